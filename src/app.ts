@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.ts';
+import type { Db } from './infra/db/database.ts';
+import { loggerOptions } from './infra/logger.ts';
+import { errorsPlugin } from './plugins/errors.ts';
+
+export interface AppOptions {
+  config: Config;
+  db: Db;
+}
+
+export type App = FastifyInstance;
+
+/** Builds the HTTP application: plugins first, then one routes plugin per module. */
+export async function buildApp({ config, db }: AppOptions): Promise<App> {
+  const app = Fastify({
+    logger: loggerOptions(config.LOG_LEVEL),
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : `req_${randomBytes(9).toString('base64url')}`;
+    },
+    requestIdHeader: false,
+    ajv: {
+      customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
+    },
+    disableRequestLogging: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(errorsPlugin);
+
+  app.get('/healthz', async () => {
+    await db.kysely.selectFrom('reference_data').select('name').limit(1).execute();
+    return { status: 'ok' };
+  });
+
+  return app;
+}

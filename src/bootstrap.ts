@@ -1,0 +1,42 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Db } from './infra/db/database.ts';
+import { migrateToLatest } from './infra/db/migrate.ts';
+import type { Enricher } from './modules/importers/enrich.ts';
+import { runImport, type ImportOptions, type ImportSummary } from './modules/importers/import.service.ts';
+import { loadLocator, normalisePhone, syncGeo } from './modules/geo/geo.ts';
+import { loadClassifier, syncTaxonomy } from './modules/taxonomy/taxonomy.ts';
+
+type Log = (message: string) => void;
+
+/** Schema migrations, then reference data (taxonomy, countries, cities) where its package version changed. */
+export async function prepareDatabase(db: Db, log: Log = () => {}): Promise<void> {
+  const migrated = await migrateToLatest(db);
+  for (const r of migrated.results ?? []) log(`migration ${r.migrationName}: ${r.status}`);
+  const taxonomy = await syncTaxonomy(db);
+  if (taxonomy.changed) log(`categories: ${taxonomy.rows} rows from ${taxonomy.version}`);
+  const geo = await syncGeo(db);
+  if (geo.changed) log(`countries and cities: ${geo.rows} rows from ${geo.version}`);
+}
+
+let enricher: Enricher | undefined;
+/** Taxonomy, gazetteer and phone library, loaded once per process. */
+export function loadEnricher(): Enricher {
+  enricher ??= { classifier: loadClassifier(), locator: loadLocator(), normalisePhone };
+  return enricher;
+}
+
+export async function importFiles(db: Db, paths: string[], options: ImportOptions = {}): Promise<ImportSummary[]> {
+  const summaries: ImportSummary[] = [];
+  for (const path of paths) summaries.push(await runImport(db, loadEnricher(), path, options));
+  return summaries;
+}
+
+/** On first start (an empty catalog) imports the bundled OpenStreetMap extracts. */
+export async function importDemoDataIfEmpty(db: Db, dir: string, log: Log = () => {}): Promise<ImportSummary[]> {
+  const any = await db.kysely.selectFrom('places').select('id').limit(1).executeTakeFirst();
+  if (any) return [];
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.osm.pbf') && f !== 'osm-pois-all.osm.pbf').sort();
+  log(`empty catalog: importing ${files.length} demo files from ${dir}`);
+  return importFiles(db, files.map((f) => join(dir, f)));
+}

@@ -1,0 +1,111 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { openDatabase, type Db } from '../infra/db/database.ts';
+import { AppError } from '../infra/errors.ts';
+import { importDemoDataIfEmpty, importFiles, prepareDatabase } from '../bootstrap.ts';
+import { buildApp } from '../app.ts';
+import { catalogStats, printStats } from './stats.ts';
+import { progressRenderer, printImportSummary } from './progress.ts';
+
+const program = new Command()
+  .name('leadatlas')
+  .description('LeadAtlas business-data API: serve, import and inspect the place catalog.\nConfiguration comes from environment variables (see README).')
+  .showHelpAfterError();
+
+const log = (m: string) => console.error(m);
+
+async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const db = openDatabase(config.DATABASE_URL);
+  try {
+    return await fn(db, config);
+  } finally {
+    await db.close();
+  }
+}
+
+program
+  .command('serve')
+  .description('apply migrations, import the demo data into an empty catalog, and serve the API')
+  .action(async () => {
+    const config = loadConfig();
+    const db = openDatabase(config.DATABASE_URL);
+    await prepareDatabase(db, log);
+    if (config.IMPORT_DEMO_DATA) {
+      for (const s of await importDemoDataIfEmpty(db, config.DEMO_DATA_DIR, log)) printImportSummary(s);
+    }
+    const app = await buildApp({ config, db });
+    const shutdown = async (signal: string) => {
+      app.log.info({ signal }, 'shutting down');
+      await app.close();
+      await db.close();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    await app.listen({ host: config.HOST, port: config.PORT });
+  });
+
+program
+  .command('migrate')
+  .description('apply schema migrations and refresh reference data (categories, countries, cities)')
+  .action(() => withDb((db) => prepareDatabase(db, log)));
+
+program
+  .command('import')
+  .description('import place files (.osm.pbf, NDJSON, CSV; gzip or plain), detecting the format unless --format is given')
+  .argument('<files...>', 'files to import')
+  .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
+  .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
+  .option('-s, --source <source>', 'source name stored with the places (defaults to the format\'s)')
+  .option('--batch-size <n>', 'places per transaction', (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > 100000) throw new InvalidArgumentError('a whole number from 1 to 100000');
+    return n;
+  })
+  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; batchSize?: number }) =>
+    withDb(async (db) => {
+      await prepareDatabase(db);
+      for (const file of files) {
+        const [summary] = await importFiles(db, [file], { ...opts, onProgress: progressRenderer(file) });
+        if (summary) printImportSummary(summary);
+      }
+    }),
+  );
+
+program
+  .command('formats')
+  .description('list the import formats and how each is detected')
+  .action(async () => {
+    const { readerFactories } = await import('../modules/importers/readers/index.ts');
+    for (const f of readerFactories) console.log(`${f.format.padEnd(18)} ${f.description}`);
+  });
+
+program
+  .command('stats')
+  .description('places per country and per category')
+  .option('--json', 'print JSON')
+  .option('--top <n>', 'categories to list', (v) => Number(v), 25)
+  .action((opts: { json?: boolean; top: number }) =>
+    withDb(async (db) => {
+      await prepareDatabase(db);
+      const stats = await catalogStats(db, opts.top);
+      if (opts.json) console.log(JSON.stringify(stats, null, 2));
+      else printStats(stats);
+    }),
+  );
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(78);
+  }
+  if (error instanceof AppError) {
+    console.error(`leadatlas: ${error.message}`);
+    for (const e of error.extras.errors ?? []) console.error(`  ${e.field}: ${e.message}${e.allowed ? ` (allowed: ${JSON.stringify(e.allowed)})` : ''}`);
+    process.exit(2);
+  }
+  throw error;
+}

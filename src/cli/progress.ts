@@ -1,0 +1,33 @@
+import { basename } from 'node:path';
+import cliProgress from 'cli-progress';
+import type { ImportProgress, ImportSummary } from '../modules/importers/import.service.ts';
+
+/** A progress bar on a terminal (stderr), nothing otherwise. */
+export function progressRenderer(file: string): ((p: ImportProgress) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let bar: cliProgress.SingleBar | undefined;
+  return (p) => {
+    if (!bar) {
+      bar = new cliProgress.SingleBar(
+        { format: `${basename(file)} {bar} {percentage}% | {places} places | {skipped} skipped`, stream: process.stderr, hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      );
+      bar.start(p.totalBytes, 0, { places: 0, skipped: 0 });
+    }
+    const c = p.counters;
+    bar.update(Math.min(p.bytesRead, p.totalBytes), { places: c.imported_count + c.updated_count + c.unchanged_count, skipped: c.skipped_count });
+    if (p.bytesRead >= p.totalBytes) bar.stop();
+  };
+}
+
+export function printImportSummary(s: ImportSummary): void {
+  const reasons = Object.entries(s.skipped_reasons)
+    .sort((a, b) => b[1] - a[1])
+    .map(([r, n]) => `${r}: ${n}`)
+    .join(', ');
+  console.error(
+    `${basename(s.path)} (${s.format}): read ${s.read_count}, imported ${s.imported_count}, updated ${s.updated_count}, ` +
+      `unchanged ${s.unchanged_count}, skipped ${s.skipped_count}${reasons ? ` (${reasons})` : ''} ` +
+      `in ${s.seconds.toFixed(2)} s, ${Math.round(s.placesPerSecond)} places/s`,
+  );
+}

@@ -1,0 +1,54 @@
+import { sql } from 'kysely';
+import type { Db } from '../infra/db/database.ts';
+
+export interface CatalogStats {
+  places: number;
+  byCountry: Array<{ country_code: string | null; country: string | null; places: number }>;
+  byCategory: Array<{ category: string | null; name: string | null; places: number }>;
+  bySource: Array<{ source: string; places: number }>;
+  imports: Array<{ id: number; path: string; status: string; read: number; imported: number; updated: number; unchanged: number; skipped: number }>;
+}
+
+export async function catalogStats(db: Db, topCategories = 25): Promise<CatalogStats> {
+  const k = db.kysely;
+  const total = await k.selectFrom('places').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  const byCountry = await k
+    .selectFrom('places')
+    .leftJoin('countries', 'countries.code', 'places.country_code')
+    .select(['places.country_code', 'countries.name as country', sql<number>`count(*)`.as('places')])
+    .groupBy(['places.country_code', 'countries.name'])
+    .orderBy('places', 'desc')
+    .execute();
+  const byCategory = await k
+    .selectFrom('places')
+    .leftJoin('categories', 'categories.slug', 'places.category')
+    .select(['places.category', 'categories.name', sql<number>`count(*)`.as('places')])
+    .groupBy(['places.category', 'categories.name'])
+    .orderBy('places', 'desc')
+    .limit(topCategories)
+    .execute();
+  const bySource = await k
+    .selectFrom('places')
+    .select(['source', sql<number>`count(*)`.as('places')])
+    .groupBy('source')
+    .orderBy('places', 'desc')
+    .execute();
+  const imports = await k
+    .selectFrom('import_runs')
+    .select(['id', 'path', 'status', 'read_count as read', 'imported_count as imported', 'updated_count as updated', 'unchanged_count as unchanged', 'skipped_count as skipped'])
+    .orderBy('id', 'desc')
+    .limit(10)
+    .execute();
+  return { places: Number(total.n), byCountry, byCategory, bySource, imports: imports.map((r) => ({ ...r, id: Number(r.id) })) };
+}
+
+export function printStats(s: CatalogStats): void {
+  const out = (line: string) => console.log(line);
+  out(`places: ${s.places}`);
+  out('\nby country');
+  for (const r of s.byCountry) out(`  ${(r.country_code ?? '--').padEnd(4)}${String(r.places).padStart(9)}  ${r.country ?? '(unknown)'}`);
+  out(`\nby category (top ${s.byCategory.length})`);
+  for (const r of s.byCategory) out(`  ${(r.category ?? '(none)').padEnd(28)}${String(r.places).padStart(9)}  ${r.name ?? ''}`);
+  out('\nby source');
+  for (const r of s.bySource) out(`  ${r.source.padEnd(12)}${String(r.places).padStart(9)}`);
+}

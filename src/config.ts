@@ -1,0 +1,57 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Every setting the process reads from its environment, parsed and validated once at start-up.
+ * Tests build a Config with `loadConfig({...})` instead of mutating process.env.
+ */
+export const ConfigSchema = Type.Object({
+  DATABASE_URL: Type.String({
+    default: 'sqlite:./var/leadatlas.db',
+    pattern: '^(sqlite:|postgres://|postgresql://)',
+    description: 'sqlite:PATH (embedded default, `sqlite::memory:` for tests) or postgres://user@host:port/db',
+  }),
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  DEMO_DATA_DIR: Type.String({ default: './data/osm', description: 'imported on first start when the catalog is empty' }),
+  IMPORT_DEMO_DATA: Type.Boolean({ default: true }),
+  DB_READ_WORKERS: Type.Integer({ default: 2, minimum: 0, maximum: 32, description: 'threads for read queries; 0 runs them on the event loop' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  SESSION_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const booleanWords: Record<string, boolean> = { true: true, '1': true, yes: true, false: false, '0': false, no: false };
+
+/** Parses and validates configuration; throws ConfigError naming each bad variable. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(ConfigSchema.properties)) {
+    const value = source[key];
+    if (value === undefined || value === '') continue;
+    const type = (schema as { type?: string }).type;
+    if (type === 'integer') raw[key] = /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+    else if (type === 'boolean') raw[key] = booleanWords[value.trim().toLowerCase()] ?? value;
+    else raw[key] = value;
+  }
+  const withDefaults = Value.Default(ConfigSchema, raw);
+  const errors = [...Value.Errors(ConfigSchema, withDefaults)];
+  if (errors.length > 0) {
+    const lines = errors.map((e) => {
+      const name = e.path.replace(/^\//, '');
+      return `  ${name}=${JSON.stringify(source[name])}: ${e.message}`;
+    });
+    throw new ConfigError(`Invalid environment:\n${[...new Set(lines)].join('\n')}`);
+  }
+  return withDefaults as Config;
+}

@@ -1,0 +1,80 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** An open database: the Kysely instance every repository uses, and what differs per dialect. */
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: DialectName;
+  /** The raw better-sqlite3 handle, for the few bulk paths that bypass the query builder (SQLite only). */
+  readonly sqlite: SQLite.Database | undefined;
+  /** File path of an SQLite database (undefined for `:memory:` and PostgreSQL), so worker threads can open it too. */
+  readonly sqlitePath: string | undefined;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  readonly?: boolean;
+}
+
+/** Pragmas for a write-ahead-logged database shared by one writer and several readers. */
+export function applySqlitePragmas(handle: SQLite.Database, readonly = false): void {
+  if (!readonly && handle.name !== ':memory:') handle.pragma('journal_mode = WAL');
+  handle.pragma('synchronous = NORMAL');
+  handle.pragma('foreign_keys = ON');
+  handle.pragma('busy_timeout = 10000');
+  handle.pragma('cache_size = -65536');
+  handle.pragma('temp_store = MEMORY');
+  handle.pragma('mmap_size = 268435456');
+}
+
+export function parseSqlitePath(url: string): string {
+  const path = url.replace(/^sqlite:(\/\/)?/, '');
+  if (path === '' ) throw new Error(`DATABASE_URL ${url} names no file`);
+  return path;
+}
+
+export function openDatabase(url: string, options: OpenOptions = {}): Db {
+  if (url.startsWith('sqlite:')) {
+    const path = parseSqlitePath(url);
+    const inMemory = path === ':memory:';
+    if (!inMemory && !options.readonly) mkdirSync(dirname(resolve(path)), { recursive: true });
+    const handle = new SQLite(path, { readonly: options.readonly ?? false });
+    applySqlitePragmas(handle, options.readonly);
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    return {
+      kysely,
+      dialect: 'sqlite',
+      sqlite: handle,
+      sqlitePath: inMemory ? undefined : resolve(path),
+      url,
+      close: async () => {
+        await kysely.destroy();
+      },
+    };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    // int8 (counts) as JS numbers: no count in this catalog comes near 2^53.
+    pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+    pg.types.setTypeParser(1700, (v) => Number.parseFloat(v));
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      kysely,
+      dialect: 'postgres',
+      sqlite: undefined,
+      sqlitePath: undefined,
+      url,
+      close: async () => {
+        await kysely.destroy();
+      },
+    };
+  }
+  throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got ${url}`);
+}

@@ -1,0 +1,9 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_catalog.ts';
+import * as m0002 from './0002_reference.ts';
+
+/** The migration chain, in order. Append new migrations here. */
+export const migrations: Record<string, Migration> = {
+  '0001_catalog': m0001,
+  '0002_reference': m0002,
+};

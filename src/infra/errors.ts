@@ -1,0 +1,50 @@
+/**
+ * The closed catalogue of errors. Domain code throws `new AppError('not_found', 'search srch_… does not exist')`;
+ * the HTTP error handler (src/plugins/errors.ts) is the only place that turns one into
+ * `application/problem+json` (RFC 9457).
+ */
+export const errorCatalog = {
+  validation_failed: { status: 400, title: 'The request is not valid' },
+  unknown_value: { status: 400, title: 'A value is not known' },
+  unauthorized: { status: 401, title: 'Authentication is required' },
+  forbidden: { status: 403, title: 'This credential may not do that' },
+  not_found: { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'Conflict' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal: { status: 500, title: 'Internal server error' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalog;
+
+/** One invalid input: which field, what is wrong, and what would be accepted. */
+export interface FieldError {
+  field: string;
+  message: string;
+  allowed?: unknown;
+}
+
+export interface AppErrorExtras {
+  errors?: FieldError[];
+  /** Extra members of the problem document (e.g. `candidates` for an unknown city). */
+  [member: string]: unknown;
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly title: string;
+  readonly extras: AppErrorExtras;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, extras: AppErrorExtras = {}, headers: Record<string, string> = {}) {
+    super(detail);
+    this.code = code;
+    this.status = errorCatalog[code].status;
+    this.title = errorCatalog[code].title;
+    this.extras = extras;
+    this.headers = headers;
+  }
+}

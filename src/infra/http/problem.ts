@@ -1,0 +1,45 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** RFC 9457 problem document: the body of every error response. */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'URI reference naming the error kind', examples: ['https://leadatlas.dev/problems/validation_failed'] }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.String({ description: 'The request path' }),
+    request_id: Type.String(),
+    code: Type.String({ description: 'Stable machine-readable error code' }),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          field: Type.String({ description: 'Where the bad value is, e.g. `query.per_page`' }),
+          message: Type.String(),
+          allowed: Type.Optional(Type.Unknown({ description: 'What would be accepted: a range, a list of values or a pattern' })),
+        }),
+      ),
+    ),
+  },
+  { $id: 'Problem', additionalProperties: true, description: 'application/problem+json (RFC 9457)' },
+);
+export type Problem = Static<typeof ProblemSchema>;
+
+export const problemTypeBase = 'https://leadatlas.dev/problems/';
+
+/** Response schema entries for the errors a route can answer, for the OpenAPI document. */
+export function problemResponses(...statuses: number[]): Record<number, unknown> {
+  const descriptions: Record<number, string> = {
+    400: 'Invalid request: `errors` lists each bad field and what is allowed',
+    401: 'Missing, malformed, unknown, expired or revoked token',
+    403: 'The token lacks the scope this route needs',
+    404: 'Not found (or owned by another account)',
+    406: 'Not acceptable',
+    409: 'Conflict',
+    415: 'Unsupported media type',
+    429: 'Rate limited',
+    500: 'Internal server error',
+  };
+  const out: Record<number, unknown> = {};
+  for (const s of statuses) out[s] = Type.Ref('Problem', { description: descriptions[s] ?? 'Error' });
+  return out;
+}
