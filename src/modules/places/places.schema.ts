@@ -1,0 +1,72 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Selectable } from 'kysely';
+import type { PlacesTable } from '../../infra/db/schema.ts';
+
+/** The public shape of a place, the same in every response and export. `fields=` narrows it. */
+export const PlaceSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Stable public id', examples: ['plc_3f7kq2m5x9ab4cde'] }),
+    name: Type.String({ examples: ['Ratskeller'] }),
+    category: Type.Union([Type.String(), Type.Null()], { description: 'Primary category slug', examples: ['restaurant'] }),
+    categories: Type.Array(Type.String(), { description: 'Every category slug, primary first' }),
+    phone: Type.Union([Type.String(), Type.Null()], { description: 'As the source wrote it', examples: ['+49 (0) 89 21 99 89 0'] }),
+    phone_e164: Type.Union([Type.String(), Type.Null()], { description: 'E.164, null when not a valid number', examples: ['+4989219989'] }),
+    website: Type.Union([Type.String(), Type.Null()]),
+    email: Type.Union([Type.String(), Type.Null()]),
+    rating: Type.Union([Type.Number(), Type.Null()], { description: 'Average rating on the source scale (usually 0–5)' }),
+    review_count: Type.Union([Type.Integer(), Type.Null()]),
+    address: Type.Union([Type.String(), Type.Null()], { description: 'One-line address' }),
+    street: Type.Union([Type.String(), Type.Null()]),
+    housenumber: Type.Union([Type.String(), Type.Null()]),
+    postcode: Type.Union([Type.String(), Type.Null()]),
+    city: Type.Union([Type.String(), Type.Null()]),
+    region: Type.Union([Type.String(), Type.Null()]),
+    country: Type.Union([Type.String(), Type.Null()], { description: 'ISO 3166-1 alpha-2', examples: ['DE'] }),
+    lat: Type.Union([Type.Number(), Type.Null()]),
+    lon: Type.Union([Type.Number(), Type.Null()]),
+    opening_hours: Type.Union([Type.String(), Type.Null()], { description: 'As the source wrote it (OSM syntax for OSM places)' }),
+    source: Type.String({ examples: ['osm'] }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Place' },
+);
+export type Place = Static<typeof PlaceSchema>;
+export type PlaceField = keyof Place;
+export const placeFields = Object.keys(PlaceSchema.properties) as PlaceField[];
+
+export type PlaceRow = Selectable<PlacesTable>;
+
+export function placeRowToPlace(row: PlaceRow): Place {
+  return {
+    id: row.public_id,
+    name: row.name,
+    category: row.category,
+    categories: JSON.parse(row.categories) as string[],
+    phone: row.phone,
+    phone_e164: row.phone_e164,
+    website: row.website,
+    email: row.email,
+    rating: row.rating,
+    review_count: row.review_count,
+    address: row.address,
+    street: row.street,
+    housenumber: row.housenumber,
+    postcode: row.postcode,
+    city: row.city,
+    region: row.region,
+    country: row.country_code,
+    lat: row.lat,
+    lon: row.lon,
+    opening_hours: row.opening_hours,
+    source: row.source,
+    updated_at: row.updated_at,
+  };
+}
+
+/** Keeps only the requested fields (all when `fields` is empty). */
+export function pickFields(place: Place, fields: readonly PlaceField[]): Partial<Place> {
+  if (fields.length === 0) return place;
+  const out: Partial<Place> = {};
+  for (const f of fields) (out as Record<string, unknown>)[f] = place[f];
+  return out;
+}
