@@ -1,0 +1,86 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { migrateToLatest } from '../../infra/db/migrate.ts';
+import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { contentHash, publicPlaceId, type PlaceRecord } from './place-record.ts';
+import { createPlaceWriter, type RunCounters } from './places.writer.ts';
+
+function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
+  const base: Omit<PlaceRecord, 'content_hash'> = {
+    public_id: publicPlaceId('test', sourceId), source: 'test', source_id: sourceId, name: `Place ${sourceId}`,
+    names: null, category: 'restaurant', categories: ['restaurant', 'cafe'], source_categories: null,
+    phone: null, phone_e164: null, website: null, email: null, street: null, housenumber: null, postcode: null,
+    address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address', city_distance_m: null,
+    country_code: 'DE', lat: 48.137, lon: 11.575, rating: 4.5, review_count: 10, opening_hours: null, attributes: null,
+    ...overrides,
+  };
+  return { ...base, content_hash: contentHash(base) };
+}
+
+const zero = (): RunCounters => ({
+  read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
+});
+
+for (const dialect of dialects) {
+  describe(`place writer on ${dialect.name}`, () => {
+    let t: TestDatabase;
+    let runId: number;
+    before(async () => {
+      t = await dialect.open();
+      await migrateToLatest(t.db);
+      const run = await t.db.kysely
+        .insertInto('import_runs')
+        .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      runId = Number(run.id);
+    });
+    after(async () => t.dispose());
+
+    test('inserts new places, leaves unchanged ones alone and updates changed ones', async () => {
+      const writer = createPlaceWriter(t.db);
+      const first = await writer.writeBatch([record('a'), record('b')], runId, zero());
+      assert.deepEqual(first, { imported: 2, updated: 0, unchanged: 0 });
+
+      const again = await writer.writeBatch([record('a'), record('b', { rating: 3.9 })], runId, zero());
+      assert.deepEqual(again, { imported: 0, updated: 1, unchanged: 1 });
+
+      const rows = await t.db.kysely.selectFrom('places').select(['source_id', 'rating', 'public_id']).orderBy('source_id').execute();
+      assert.deepEqual(rows.map((r) => [r.source_id, r.rating]), [['a', 4.5], ['b', 3.9]]);
+      assert.equal(rows[0]?.public_id, publicPlaceId('test', 'a'));
+    });
+
+    test('keeps place_categories in step with the place, primary first', async () => {
+      const writer = createPlaceWriter(t.db);
+      await writer.writeBatch([record('c', { category: 'bar', categories: ['bar'] })], runId, zero());
+      const cats = await t.db.kysely
+        .selectFrom('place_categories')
+        .innerJoin('places', 'places.id', 'place_categories.place_id')
+        .select(['place_categories.category', 'place_categories.is_primary'])
+        .where('places.source_id', '=', 'c')
+        .execute();
+      assert.deepEqual(cats, [{ category: 'bar', is_primary: 1 }]);
+      const forA = await t.db.kysely
+        .selectFrom('place_categories')
+        .innerJoin('places', 'places.id', 'place_categories.place_id')
+        .select(['place_categories.category', 'place_categories.is_primary'])
+        .where('places.source_id', '=', 'a')
+        .orderBy('place_categories.is_primary', 'desc')
+        .execute();
+      assert.deepEqual(forA, [{ category: 'restaurant', is_primary: 1 }, { category: 'cafe', is_primary: 0 }]);
+    });
+
+    test('stores the run counters in the same transaction as the batch', async () => {
+      const writer = createPlaceWriter(t.db);
+      const counters = { ...zero(), read_count: 7, skipped_count: 2, skipped_reasons: { 'no name': 2 } };
+      await writer.writeBatch([record('d')], runId, counters);
+      const run = await t.db.kysely.selectFrom('import_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
+      assert.equal(run.read_count, 7);
+      assert.equal(run.imported_count, 1);
+      assert.deepEqual(JSON.parse(run.skipped_reasons), { 'no name': 2 });
+      const n = await t.db.kysely.selectFrom('places').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(n.n), 4);
+    });
+  });
+}
