@@ -1,4 +1,6 @@
 import type { SourceReader } from '../importer.types.ts';
+import { osmNdjsonReaderFactory } from './osm-ndjson.ts';
+import { osmPbfReaderFactory } from './osm-pbf.ts';
 
 export interface OpenOptions {
   /** Text encoding when the caller knows it (`utf-8`, `latin1`, `windows-1252`…); detected otherwise. */
@@ -16,4 +18,4 @@ export interface ReaderFactory {
 }
 
 /** Every format `leadatlas import` knows, most specific first (auto-detection takes the first match). */
-export const readerFactories: ReaderFactory[] = [];
+export const readerFactories: ReaderFactory[] = [osmPbfReaderFactory, osmNdjsonReaderFactory];

@@ -1,0 +1,85 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { pipeline, type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { ReadResult, SourceReader } from '../importer.types.ts';
+import type { OpenOptions, ReaderFactory } from './index.ts';
+import { osmObjectToPlace } from './osm-tags.ts';
+
+const osmId = /^[nwr][1-9][0-9]*$/;
+
+const isTagMap = (v: unknown): v is Record<string, string> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+
+const coordinate = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/** One line of the flattened OSM export: `{id:"n60013073", extract, lat, lon, name, category, tags:{…}}`. */
+export function osmNdjsonLineToPlace(line: string): ReadResult {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return { ok: false, reason: 'invalid JSON' };
+  }
+  if (typeof record !== 'object' || record === null) return { ok: false, reason: 'not an object' };
+  const { id, tags, lat, lon } = record as Record<string, unknown>;
+  if (typeof id !== 'string' || !osmId.test(id)) return { ok: false, reason: 'no OSM id' };
+  if (!isTagMap(tags)) return { ok: false, reason: 'no tags' };
+  return osmObjectToPlace(id, tags, coordinate(lat), coordinate(lon));
+}
+
+/** The same places as the `.osm.pbf` reader gives (source `osm`, ids `n…/w…/r…`), from NDJSON, gzip or plain. */
+export class OsmNdjsonReader implements SourceReader {
+  readonly format = 'osm-ndjson';
+  private consumed = 0;
+
+  constructor(
+    private readonly path: string,
+    readonly totalBytes: number,
+    readonly source: string,
+    private readonly gzip: boolean,
+  ) {}
+
+  bytesRead(): number {
+    return this.consumed;
+  }
+
+  async *records(): AsyncIterable<ReadResult> {
+    const file = createReadStream(this.path, { highWaterMark: 1 << 20 });
+    file.on('data', (chunk) => (this.consumed += chunk.length));
+    const text: Readable = this.gzip ? pipeline(file, createGunzip(), () => {}) : file;
+    const lines = createInterface({ input: text, crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (line.trim() === '') continue;
+      yield osmNdjsonLineToPlace(line);
+    }
+  }
+}
+
+/** A first line with an OSM id and a tag map; the other NDJSON formats have neither. */
+function looksLikeOsmNdjson(head: Buffer): boolean {
+  const text = head.toString('utf8');
+  const end = text.indexOf('\n');
+  if (end < 0) return false;
+  try {
+    const first = JSON.parse(text.slice(0, end)) as Record<string, unknown>;
+    return typeof first.id === 'string' && osmId.test(first.id) && isTagMap(first.tags);
+  } catch {
+    return false;
+  }
+}
+
+export const osmNdjsonReaderFactory: ReaderFactory = {
+  format: 'osm-ndjson',
+  description: 'OpenStreetMap POIs flattened to NDJSON ({id:"n123", lat, lon, tags:{…}} per line; gzip or plain)',
+  detect: (_path, head) => looksLikeOsmNdjson(head),
+  async open(path: string, options: OpenOptions) {
+    const { size } = await stat(path);
+    const handle = createReadStream(path, { start: 0, end: 1 });
+    const magic: Buffer[] = [];
+    for await (const chunk of handle) magic.push(chunk as Buffer);
+    const gzip = Buffer.concat(magic).equals(Buffer.from([0x1f, 0x8b]));
+    return new OsmNdjsonReader(path, size, options.source ?? 'osm', gzip);
+  },
+};

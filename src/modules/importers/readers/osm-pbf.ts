@@ -1,0 +1,213 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { pipeline } from 'node:stream';
+import { OSMTransform } from 'osm-pbf-parser-node';
+import { AppError } from '../../../infra/errors.ts';
+import type { ReadResult, SourceReader } from '../importer.types.ts';
+import type { OpenOptions, ReaderFactory } from './index.ts';
+import { isPoi, osmObjectToPlace } from './osm-tags.ts';
+
+interface OsmNode { type: 'node'; id: number; lat: number; lon: number; tags?: Record<string, string> }
+interface OsmWay { type: 'way'; id: number; refs: number[]; tags?: Record<string, string> }
+interface OsmRelation {
+  type: 'relation';
+  id: number;
+  members: Array<{ type: 'node' | 'way' | 'relation'; ref: number; role: string }>;
+  tags?: Record<string, string>;
+}
+type OsmEntity = OsmNode | OsmWay | OsmRelation;
+
+/** Coordinates are kept as integers of 1e-7 degrees, the precision of OSM itself. */
+const scale = 1e7;
+
+/**
+ * Rows keyed by OSM id in typed arrays, looked up by binary search. PBF files are sorted by type then
+ * id (osmium, Geofabrik and planet files declare `Sort.Type_then_ID`); an unsorted file is sorted once
+ * on the first lookup after an out-of-order insert.
+ */
+class IdTable {
+  private ids = new Float64Array(1 << 16);
+  readonly columns: Float64Array[];
+  length = 0;
+  private sorted = true;
+
+  constructor(columnCount: number) {
+    this.columns = Array.from({ length: columnCount }, () => new Float64Array(1 << 16));
+  }
+
+  add(id: number, ...values: number[]): void {
+    if (this.length === this.ids.length) {
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.ids = grow(this.ids);
+      for (let c = 0; c < this.columns.length; c++) this.columns[c] = grow(this.columns[c]!);
+    }
+    if (this.length > 0 && id <= this.ids[this.length - 1]!) this.sorted = false;
+    this.ids[this.length] = id;
+    for (let c = 0; c < values.length; c++) this.columns[c]![this.length] = values[c]!;
+    this.length++;
+  }
+
+  /** Row index of `id`, or -1. */
+  find(id: number): number {
+    if (!this.sorted) this.sort();
+    const ids = this.ids;
+    let lo = 0;
+    let hi = this.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = ids[mid]!;
+      if (v < id) lo = mid + 1;
+      else if (v > id) hi = mid - 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /** Bytes held, for the memory note in the docs and the benchmark. */
+  bytes(): number {
+    return this.ids.byteLength * (1 + this.columns.length);
+  }
+
+  private sort(): void {
+    const order = Array.from({ length: this.length }, (_, i) => i).sort((a, b) => this.ids[a]! - this.ids[b]!);
+    const permute = (a: Float64Array) => {
+      const b = new Float64Array(a.length);
+      order.forEach((from, to) => (b[to] = a[from]!));
+      return b;
+    };
+    this.ids = permute(this.ids);
+    for (let c = 0; c < this.columns.length; c++) this.columns[c] = permute(this.columns[c]!);
+    this.sorted = true;
+  }
+}
+
+/** Running sum of vertices, so a way's or relation's point is the average of its located nodes. */
+class PointSum {
+  lat = 0;
+  lon = 0;
+  count = 0;
+
+  addNode(nodes: IdTable, id: number): void {
+    const i = nodes.find(id);
+    if (i < 0) return;
+    this.lat += nodes.columns[0]![i]!;
+    this.lon += nodes.columns[1]![i]!;
+    this.count++;
+  }
+
+  point(): { lat: number | null; lon: number | null } {
+    if (this.count === 0) return { lat: null, lon: null };
+    return { lat: Math.round(this.lat / this.count) / scale, lon: Math.round(this.lon / this.count) / scale };
+  }
+}
+
+/**
+ * Locations for ways and relations need every node seen before them: node locations take 24 bytes per
+ * node (id, lat, lon as doubles), ways 32 bytes per way (id, vertex sums, count). A country extract of
+ * 50 million nodes needs about 1.2 GB; the extracts in `shared/data` need under 20 MB.
+ */
+export class OsmPbfReader implements SourceReader {
+  readonly format = 'osm-pbf';
+  private consumed = 0;
+  private nodes = new IdTable(2);
+  private ways = new IdTable(3);
+
+  constructor(
+    private readonly path: string,
+    readonly totalBytes: number,
+    readonly source: string,
+  ) {}
+
+  bytesRead(): number {
+    return this.consumed;
+  }
+
+  /** Bytes held by the node and way location tables. */
+  locationStoreBytes(): number {
+    return this.nodes.bytes() + this.ways.bytes();
+  }
+
+  async *records(): AsyncIterable<ReadResult> {
+    const file = createReadStream(this.path, { highWaterMark: 1 << 20 });
+    file.on('data', (chunk) => (this.consumed += chunk.length));
+    const parsed = pipeline(file, new OSMTransform({ withTags: true, withInfo: false }), () => {});
+    try {
+      for await (const block of parsed as AsyncIterable<Array<OsmEntity | { type?: undefined }>>) {
+        for (const entity of block) {
+          if (entity.type === undefined) continue;
+          const result = this.entity(entity);
+          if (result) yield result;
+        }
+      }
+    } catch (error) {
+      // File-system errors (EACCES, EISDIR…) say what is wrong already; anything else is the data's fault.
+      if (error instanceof Error && 'syscall' in error) throw error;
+      throw new AppError('validation_failed', `${basename(this.path)} is not a readable .osm.pbf file (${error instanceof Error ? error.message : String(error)})`, {
+        errors: [{ field: 'file', message: `broken or truncated OSM PBF data after ${this.consumed} bytes` }],
+      });
+    }
+  }
+
+  private entity(e: OsmEntity): ReadResult | undefined {
+    if (e.type === 'node') {
+      const lat = Math.round(e.lat * scale);
+      const lon = Math.round(e.lon * scale);
+      this.nodes.add(e.id, lat, lon);
+      return isPoi(e.tags) ? osmObjectToPlace(`n${e.id}`, e.tags, lat / scale, lon / scale) : undefined;
+    }
+    if (e.type === 'way') {
+      const sum = new PointSum();
+      for (const ref of e.refs) sum.addNode(this.nodes, ref);
+      this.ways.add(e.id, sum.lat, sum.lon, sum.count);
+      if (!isPoi(e.tags)) return undefined;
+      const p = sum.point();
+      return osmObjectToPlace(`w${e.id}`, e.tags, p.lat, p.lon);
+    }
+    if (!isPoi(e.tags)) return undefined;
+    const p = this.relationPoint(e).point();
+    return osmObjectToPlace(`r${e.id}`, e.tags, p.lat, p.lon);
+  }
+
+  /**
+   * Vertex average of the outer ways (the outer ring of a multipolygon); without outer ways, of all
+   * member ways; without located ways, of the member nodes. Member relations are not followed.
+   */
+  private relationPoint(r: OsmRelation): PointSum {
+    const memberWays = r.members.filter((m) => m.type === 'way');
+    const outer = memberWays.filter((m) => m.role === 'outer');
+    const sum = new PointSum();
+    for (const m of outer.length > 0 ? outer : memberWays) {
+      const i = this.ways.find(m.ref);
+      if (i < 0) continue;
+      sum.lat += this.ways.columns[0]![i]!;
+      sum.lon += this.ways.columns[1]![i]!;
+      sum.count += this.ways.columns[2]![i]!;
+    }
+    if (sum.count === 0) {
+      for (const m of r.members) if (m.type === 'node') sum.addNode(this.nodes, m.ref);
+    }
+    return sum;
+  }
+}
+
+/** The PBF format starts with a BlobHeader whose type is `OSMHeader`. */
+function looksLikePbf(head: Buffer): boolean {
+  if (head.length < 20) return false;
+  const headerLength = head.readUInt32BE(0);
+  return headerLength > 0 && headerLength < 64 * 1024 && head.subarray(4, 4 + headerLength).includes('OSMHeader');
+}
+
+export const osmPbfReaderFactory: ReaderFactory = {
+  format: 'osm-pbf',
+  description: 'OpenStreetMap .osm.pbf: nodes, ways and relations tagged amenity/shop/craft/office/tourism/leisure/healthcare',
+  detect: (_path, head) => looksLikePbf(head),
+  async open(path: string, options: OpenOptions) {
+    const { size } = await stat(path);
+    return new OsmPbfReader(path, size, options.source ?? 'osm');
+  },
+};
