@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { Db } from './infra/db/database.ts';
 import { loggerOptions } from './infra/logger.ts';
 import { errorsPlugin } from './plugins/errors.ts';
+import { authPlugin } from './plugins/auth.ts';
 
 export interface AppOptions {
   config: Config;
@@ -33,6 +34,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   });
 
   await app.register(errorsPlugin);
+  await app.register(authPlugin, { db, config });
 
   app.get('/healthz', async () => {
     await db.kysely.selectFrom('reference_data').select('name').limit(1).execute();

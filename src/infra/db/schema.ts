@@ -19,6 +19,12 @@ export interface Database {
   cities: CitiesTable;
   city_names: CityNamesTable;
   reference_data: ReferenceDataTable;
+  accounts: AccountsTable;
+  sessions: SessionsTable;
+  api_tokens: ApiTokensTable;
+  usage_daily: UsageDailyTable;
+  exports: ExportsTable;
+  leads: LeadsTable;
 }
 
 export interface PlacesTable {
@@ -153,4 +159,88 @@ export interface ReferenceDataTable {
   version: string;
   row_count: number;
   updated_at: string;
+}
+
+export interface AccountsTable {
+  id: Generated<number>;
+  /** The address as the user typed it. */
+  email: string;
+  /** Trimmed and lower-cased: the unique key. */
+  email_norm: string;
+  /** argon2id PHC string; the password itself is never stored. */
+  password_hash: string;
+  created_at: string;
+  password_changed_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 (hex) of the session cookie value. */
+  id_hash: string;
+  account_id: number;
+  /** Synchronizer token every state-changing dashboard form must echo. */
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface ApiTokensTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** `la_pat_` and the first characters of the random part, shown in lists. */
+  display_prefix: string;
+  /** SHA-256 (hex) of the whole token. */
+  token_hash: string;
+  /** JSON array of scopes. */
+  scopes: string;
+  created_at: string;
+  /** Null: the token never expires. */
+  expires_at: string | null;
+  last_used_at: string | null;
+  last_used_ip: string | null;
+  revoked_at: string | null;
+  /** The token that replaced this one. */
+  rotated_to_id: number | null;
+  /** A rotated token keeps working until then. */
+  grace_until: string | null;
+}
+
+export interface UsageDailyTable {
+  account_id: number;
+  /** UTC day, `2026-11-21`. */
+  day: string;
+  /** The route pattern, e.g. `/api/v1/searches/:id`. */
+  route: string;
+  count: number;
+}
+
+export interface ExportsTable {
+  id: Generated<number>;
+  /** `exp_` + random, shown in the dashboard and sent as the `x-export-id` header. */
+  public_id: string;
+  account_id: number;
+  /** Public id of the saved search that was exported. */
+  search_id: string;
+  format: string;
+  /** JSON array of the exported field names. */
+  fields: string;
+  /** Rows handed to the response so far; final once status leaves `running`. */
+  row_count: Generated<number>;
+  status: 'running' | 'done' | 'aborted' | 'failed';
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface LeadsTable {
+  id: Generated<number>;
+  account_id: number;
+  place_id: number;
+  /** Public id of the search of the latest export that included the place. */
+  search_id: string;
+  /** The latest export that included the place. */
+  export_id: number;
+  first_exported_at: string;
+  last_exported_at: string;
 }
