@@ -6,6 +6,7 @@ import { importDemoDataIfEmpty, importFiles, prepareDatabase } from '../bootstra
 import { buildApp } from '../app.ts';
 import { catalogStats, printStats } from './stats.ts';
 import { progressRenderer, printImportSummary } from './progress.ts';
+import { registerAuthCommands } from '../modules/auth/auth.cli.ts';
 
 const program = new Command()
   .name('leadatlas')
@@ -94,6 +95,8 @@ program
       else printStats(stats);
     }),
   );
+
+registerAuthCommands(program, withDb);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { text } from 'node:stream/consumers';
+import { type Command, InvalidArgumentError } from 'commander';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../infra/db/database.ts';
+import { migrateToLatest } from '../../infra/db/migrate.ts';
+import { AppError } from '../../infra/errors.ts';
+import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
+import { AccountService } from './accounts.service.ts';
+import { scopes as knownScopes } from './auth.types.ts';
+import { defaultExpiryDays, maxExpiryDays, TokenService } from './tokens.service.ts';
+
+type WithDb = <T>(fn: (db: Db, config: Config) => Promise<T>) => Promise<T>;
+
+/** `--expires-in 90d`, `90` or `never` → days, or null for no expiry. */
+export function parseExpiresIn(value: string): number | null {
+  if (value.trim().toLowerCase() === 'never') return null;
+  const m = /^(\d{1,4})d?$/i.exec(value.trim());
+  const days = m ? Number(m[1]) : Number.NaN;
+  if (!Number.isInteger(days) || days < 1 || days > maxExpiryDays) {
+    throw new InvalidArgumentError(`a number of days from 1 to ${maxExpiryDays} (e.g. 90d), or "never"`);
+  }
+  return days;
+}
+
+function parseScopes(value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = list.filter((s) => !(knownScopes as readonly string[]).includes(s));
+  if (list.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`a comma-separated list of: ${knownScopes.join(', ')}`);
+  return list;
+}
+
+/** `leadatlas user create` and `leadatlas token create`: accounts and tokens for automation. */
+export function registerAuthCommands(program: Command, withDb: WithDb): void {
+  const user = program.command('user').description('manage accounts');
+  user
+    .command('create')
+    .description('create an account; without --password or --password-stdin a random password is generated and printed once')
+    .requiredOption('--email <email>', 'the account email (unique, case-insensitive)')
+    .option('--password <password>', 'the password (visible in the process list: prefer --password-stdin)')
+    .option('--password-stdin', 'read the password from standard input')
+    .action((opts: { email: string; password?: string; passwordStdin?: boolean }) =>
+      withDb(async (db) => {
+        await migrateToLatest(db);
+        const generated = opts.password === undefined && !opts.passwordStdin;
+        const password = opts.passwordStdin ? (await text(process.stdin)).replace(/\r?\n$/, '') : (opts.password ?? randomBytes(18).toString('base64url'));
+        const account = await new AccountService(db, new MemoryRateLimiter()).signUp(opts.email, password);
+        console.error(`created account ${account.id} <${account.email}>`);
+        if (generated) console.log(password);
+      }),
+    );
+
+  const token = program.command('token').description('manage personal access tokens');
+  token
+    .command('create')
+    .description('create a personal access token and print it once on standard output')
+    .requiredOption('--user <email>', 'email of the account that owns the token')
+    .requiredOption('--name <name>', 'what the token is for, e.g. "CRM sync"')
+    .option('--scopes <list>', `comma-separated scopes: ${knownScopes.join(', ')}`, parseScopes, [...knownScopes])
+    .option('--expires-in <days>', `days until expiry (1 to ${maxExpiryDays}, e.g. 30d) or "never"`, parseExpiresIn, defaultExpiryDays)
+    .action((opts: { user: string; name: string; scopes: string[]; expiresIn: number | null }) =>
+      withDb(async (db) => {
+        await migrateToLatest(db);
+        const account = await new AccountService(db, new MemoryRateLimiter()).findByEmail(opts.user);
+        if (!account) throw new AppError('not_found', `No account with email ${opts.user}`, { errors: [{ field: '--user', message: 'is not a known account email' }] });
+        const created = await new TokenService(db).createToken({ accountId: account.id, name: opts.name, scopes: opts.scopes, expiresInDays: opts.expiresIn });
+        const r = created.record;
+        console.error(`token ${r.id} "${r.name}" for ${account.email}: scopes ${r.scopes.join(',')}, expires ${r.expiresAt ?? 'never (no expiry: revoke it when no longer needed)'}`);
+        console.error('the token is shown only this once:');
+        console.log(created.token);
+      }),
+    );
+}
