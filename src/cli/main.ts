@@ -7,6 +7,7 @@ import { buildApp } from '../app.ts';
 import { catalogStats, printStats } from './stats.ts';
 import { progressRenderer, printImportSummary } from './progress.ts';
 import { registerAuthCommands } from '../modules/auth/auth.cli.ts';
+import { parseColumnMapping } from '../modules/importers/readers/generic.ts';
 
 const program = new Command()
   .name('leadatlas')
@@ -59,12 +60,13 @@ program
   .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
   .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
   .option('-s, --source <source>', 'source name stored with the places (defaults to the format\'s)')
+  .option('--columns <mapping>', 'generic csv/ndjson: field=column pairs, e.g. "name=Business Name,phone=Tel" (see docs/importing.md)', parseColumnMapping)
   .option('--batch-size <n>', 'places per transaction', (v) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1 || n > 100000) throw new InvalidArgumentError('a whole number from 1 to 100000');
     return n;
   })
-  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; batchSize?: number }) =>
+  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; columns?: Record<string, string>; batchSize?: number }) =>
     withDb(async (db) => {
       await prepareDatabase(db);
       for (const file of files) {
