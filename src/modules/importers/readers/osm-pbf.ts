@@ -18,8 +18,8 @@ interface OsmRelation {
 }
 type OsmEntity = OsmNode | OsmWay | OsmRelation;
 
-/** Coordinates are kept as integers of 1e-7 degrees, the precision of OSM itself. */
-const scale = 1e7;
+/** OSM stores coordinates in units of 1e-7 degrees; points are rounded back to that precision. */
+const roundCoordinate = (degrees: number): number => Math.round(degrees * 1e7) / 1e7;
 
 /**
  * Rows keyed by OSM id in typed arrays, looked up by binary search. PBF files are sorted by type then
@@ -102,7 +102,8 @@ class PointSum {
 
   point(): { lat: number | null; lon: number | null } {
     if (this.count === 0) return { lat: null, lon: null };
-    return { lat: Math.round(this.lat / this.count) / scale, lon: Math.round(this.lon / this.count) / scale };
+    // toFixed rounds the exact binary value, as Python's round() does in the tool that wrote the NDJSON export.
+    return { lat: Number((this.lat / this.count).toFixed(7)), lon: Number((this.lon / this.count).toFixed(7)) };
   }
 }
 
@@ -155,10 +156,10 @@ export class OsmPbfReader implements SourceReader {
 
   private entity(e: OsmEntity): ReadResult | undefined {
     if (e.type === 'node') {
-      const lat = Math.round(e.lat * scale);
-      const lon = Math.round(e.lon * scale);
+      const lat = roundCoordinate(e.lat);
+      const lon = roundCoordinate(e.lon);
       this.nodes.add(e.id, lat, lon);
-      return isPoi(e.tags) ? osmObjectToPlace(`n${e.id}`, e.tags, lat / scale, lon / scale) : undefined;
+      return isPoi(e.tags) ? osmObjectToPlace(`n${e.id}`, e.tags, lat, lon) : undefined;
     }
     if (e.type === 'way') {
       const sum = new PointSum();
@@ -170,7 +171,9 @@ export class OsmPbfReader implements SourceReader {
     }
     if (!isPoi(e.tags)) return undefined;
     const p = this.relationPoint(e).point();
-    return osmObjectToPlace(`r${e.id}`, e.tags, p.lat, p.lon);
+    // `type=multipolygon` describes how the relation is built, not the place (the NDJSON export drops it too).
+    const { type: _structure, ...tags } = e.tags;
+    return osmObjectToPlace(`r${e.id}`, tags, p.lat, p.lon);
   }
 
   /**

@@ -1,0 +1,178 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { AppError } from '../../../infra/errors.ts';
+import type { PlaceInput, ReadResult } from '../importer.types.ts';
+import { readHead } from '../import.service.ts';
+import { osmNdjsonLineToPlace, osmNdjsonReaderFactory } from './osm-ndjson.ts';
+import { osmPbfReaderFactory } from './osm-pbf.ts';
+import { poiKeys } from './osm-tags.ts';
+
+const osmDir = resolve(import.meta.dirname, '../../../../../shared/data/osm');
+const mergedPbf = join(osmDir, 'osm-pois-all.osm.pbf');
+const mergedNdjson = join(osmDir, 'osm-pois-all.ndjson.gz');
+const extracts = readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf')).sort();
+
+async function readAll(path: string): Promise<ReadResult[]> {
+  const factory = path.endsWith('.pbf') ? osmPbfReaderFactory : osmNdjsonReaderFactory;
+  const reader = await factory.open(path, {});
+  const out: ReadResult[] = [];
+  for await (const r of reader.records()) out.push(r);
+  return out;
+}
+
+const placesById = (results: ReadResult[]) =>
+  new Map(results.flatMap((r) => (r.ok ? [[r.place.sourceId, r.place] as const] : [])));
+
+/** Objects per type that `osmium tags-filter -R` keeps: only the matching objects, not what they reference. */
+function osmiumCount(file: string, ...filters: string[]): { nodes: number; ways: number; relations: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'osmium-'));
+  try {
+    let input = file;
+    filters.forEach((filter, i) => {
+      const output = join(dir, `${i}.osm.pbf`);
+      execFileSync('osmium', ['tags-filter', '-R', '-O', '-o', output, input, filter], { stdio: 'pipe' });
+      input = output;
+    });
+    const get = (what: string) => Number(execFileSync('osmium', ['fileinfo', '-e', '-g', `data.count.${what}`, input]).toString());
+    return { nodes: get('nodes'), ways: get('ways'), relations: get('relations') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const poiFilter = `nwr/${poiKeys.join(',')}`;
+
+describe('OpenStreetMap .osm.pbf reader', () => {
+  for (const file of extracts) {
+    test(`${file}: yields one place per POI that osmium counts with a name, and skips the unnamed ones`, async () => {
+      const results = await readAll(join(osmDir, file));
+      const named = osmiumCount(join(osmDir, file), poiFilter, 'nwr/name');
+      const all = osmiumCount(join(osmDir, file), poiFilter);
+      const ok = results.filter((r) => r.ok).map((r) => (r as { place: PlaceInput }).place.sourceId[0]);
+      const skipped = results.filter((r) => !r.ok).map((r) => (r as { reason: string }).reason);
+      assert.deepEqual(
+        { nodes: ok.filter((t) => t === 'n').length, ways: ok.filter((t) => t === 'w').length, relations: ok.filter((t) => t === 'r').length },
+        named,
+      );
+      // Every object in these files has a location (their ways and relations come with their nodes).
+      assert.equal(skipped.filter((r) => r === 'no location').length, 0);
+      assert.equal(results.length, all.nodes + all.ways + all.relations);
+      assert.ok(skipped.every((r) => r === 'no name'));
+    });
+  }
+
+  test('maps tags to contact, address, names, categories and attributes (Ratskeller, Munich)', async () => {
+    const place = placesById(await readAll(join(osmDir, 'munich-center-2020.osm.pbf')));
+    const ratskeller = [...place.values()].find((p) => p.name === 'Ratskeller');
+    assert.ok(ratskeller, 'Ratskeller is in the Munich extract');
+    // `phone` wins over `contact:phone` when an object has both.
+    assert.equal(ratskeller.phone, '+49 89 219 98 90');
+    assert.equal(ratskeller.osmTags?.['contact:phone'], '+49 (0) 89 21 99 89 0');
+    assert.equal(ratskeller.email, 'info@ratskeller.com');
+    assert.equal(ratskeller.countryCode, 'DE');
+    assert.equal(ratskeller.attributes?.wheelchair, 'yes');
+    assert.match(ratskeller.website ?? '', /ratskeller/i);
+    assert.equal(ratskeller.street, 'Marienplatz');
+    assert.equal(ratskeller.housenumber, '8');
+    assert.equal(ratskeller.postcode, '80331');
+    assert.equal(ratskeller.city, 'München');
+    assert.ok(ratskeller.sourceCategories.includes('amenity=restaurant'));
+    assert.ok(ratskeller.openingHours);
+    assert.equal(ratskeller.attributes?.['diet:vegetarian'], 'yes');
+    assert.equal(ratskeller.attributes?.brewery, undefined, 'only the listed attribute tags are copied');
+    assert.equal(ratskeller.names?.zh, '新市政廳地窖餐廳');
+  });
+
+  test('keeps every name:* variant and the alternative names (M/S Wäiski, Helsinki)', async () => {
+    const places = [...placesById(await readAll(join(osmDir, 'helsinki-center-2019.osm.pbf'))).values()];
+    const boat = places.find((p) => p.name === 'M/S Wäiski');
+    assert.ok(boat);
+    for (const [key, value] of Object.entries(boat.osmTags ?? {})) {
+      if (key.startsWith('name:')) assert.equal(boat.names?.[key.slice(5)], value);
+    }
+    assert.ok(Object.keys(boat.names ?? {}).length >= 2);
+    const withAlt = places.find((p) => p.osmTags?.alt_name?.includes(';'));
+    if (withAlt) assert.deepEqual(withAlt.names?.alt, withAlt.osmTags!.alt_name!.split(';').map((s) => s.trim()));
+  });
+
+  test('places a way at the average of its vertices, to OSM precision', async () => {
+    const results = await readAll(join(osmDir, 'andorra-2026.osm.pbf'));
+    const pitch = placesById(results).get('w6178964');
+    assert.ok(pitch);
+    assert.equal(pitch.lat, 42.5304269);
+    assert.equal(pitch.lon, 1.5714065);
+  });
+
+  test('moves bytesRead forward while reading and ends at the file size', async () => {
+    const reader = await osmPbfReaderFactory.open(join(osmDir, 'malta-2018.osm.pbf'), {});
+    const seen = new Set<number>();
+    for await (const _ of reader.records()) seen.add(reader.bytesRead());
+    assert.ok(seen.size > 2, `bytesRead took ${seen.size} values`);
+    assert.equal(reader.bytesRead(), reader.totalBytes);
+  });
+
+  test('rejects a truncated file with a validation error that names the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'osm-trunc-'));
+    try {
+      const path = join(dir, 'cut.osm.pbf');
+      writeFileSync(path, readFileSync(mergedPbf).subarray(0, 300_000));
+      await assert.rejects(readAll(path), (e: unknown) => e instanceof AppError && e.code === 'validation_failed' && /cut\.osm\.pbf/.test(e.message));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('is detected from the first bytes, and the NDJSON export is not taken for PBF', async () => {
+    assert.equal(osmPbfReaderFactory.detect('x.bin', await readHead(mergedPbf)), true);
+    assert.equal(osmPbfReaderFactory.detect(mergedNdjson, await readHead(mergedNdjson)), false);
+  });
+});
+
+describe('OpenStreetMap NDJSON reader', () => {
+  test('gives the same places as the PBF reader for the same objects; only some way/relation points differ', async () => {
+    const fromPbf = placesById(await readAll(mergedPbf));
+    const ndjson = await readAll(mergedNdjson);
+    const fromNdjson = placesById(ndjson);
+    assert.equal(ndjson.length, 34295);
+    assert.equal(fromNdjson.size, 19297);
+    let movedWays = 0;
+    let movedRelations = 0;
+    for (const [id, place] of fromNdjson) {
+      const other = fromPbf.get(id);
+      assert.ok(other, `${id} is in the PBF file too`);
+      assert.deepEqual({ ...place, lat: 0, lon: 0 }, { ...other, lat: 0, lon: 0 }, id);
+      if (place.lat === other.lat && place.lon === other.lon) continue;
+      // The export took nodes from each extract, the merged PBF keeps one version of a shared node, and
+      // the export's relation points were computed differently: close, not identical.
+      assert.notEqual(id[0], 'n', `node ${id} has the same point in both`);
+      if (id[0] === 'w') movedWays++;
+      else movedRelations++;
+      const metres = Math.hypot((place.lat! - other.lat!) * 111_320, (place.lon! - other.lon!) * 111_320 * Math.cos((place.lat! * Math.PI) / 180));
+      assert.ok(metres < 100, `${id} is ${Math.round(metres)} m away`);
+    }
+    assert.ok(movedWays < 0.02 * 3992, `${movedWays} way points differ`);
+    assert.ok(movedRelations <= 108, `${movedRelations} relation points differ`);
+  });
+
+  test('is detected from its first line, and the PBF file is not taken for it', async () => {
+    assert.equal(osmNdjsonReaderFactory.detect(mergedNdjson, await readHead(mergedNdjson)), true);
+    assert.equal(osmNdjsonReaderFactory.detect(mergedPbf, await readHead(mergedPbf)), false);
+    assert.equal(osmNdjsonReaderFactory.detect('x.ndjson', Buffer.from('{"id":"abc","name":"A shop"}\n')), false);
+  });
+
+  test('reports bad lines with a reason instead of failing the import', () => {
+    assert.deepEqual(osmNdjsonLineToPlace('{"id": "n1", "tags": '), { ok: false, reason: 'invalid JSON' });
+    assert.deepEqual(osmNdjsonLineToPlace('[1,2]'), { ok: false, reason: 'no OSM id' });
+    assert.deepEqual(osmNdjsonLineToPlace('{"id": "n1", "tags": {"shop": 3}}'), { ok: false, reason: 'no tags' });
+    assert.deepEqual(osmNdjsonLineToPlace('{"id": "n1", "lat": 1, "lon": 2, "tags": {"shop": "bakery"}}'), { ok: false, reason: 'no name' });
+    assert.deepEqual(osmNdjsonLineToPlace('{"id": "w7", "tags": {"shop": "bakery", "name": "Bäckerei"}}'), { ok: false, reason: 'no location' });
+    const ok = osmNdjsonLineToPlace('{"id": "n1", "lat": 47.1, "lon": 9.5, "tags": {"shop": "bakery", "name": "Bäckerei", "contact:phone": "+423 1; +423 2"}}');
+    assert.ok(ok.ok);
+    assert.equal(ok.place.phone, '+423 1');
+    assert.deepEqual(ok.place.sourceCategories, ['shop=bakery']);
+  });
+});
