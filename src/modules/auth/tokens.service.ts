@@ -159,9 +159,14 @@ export class TokenService {
     return { ok: true, auth: { accountId: token.accountId, tokenId: token.id, scopes: token.scopes, via: 'token' } };
   }
 
-  /** Waits for last-use writes in flight; call before closing the database. */
-  async close(): Promise<void> {
+  /** Waits for the last-use writes in flight. */
+  async settle(): Promise<void> {
     await Promise.all([...this.pendingWrites]);
+  }
+
+  /** Settles writes and forgets cached tokens; call before closing the database. */
+  async close(): Promise<void> {
+    await this.settle();
     this.cache.clear();
   }
 
