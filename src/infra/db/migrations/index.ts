@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_catalog.ts';
 import * as m0002 from './0002_reference.ts';
 import * as m0003 from './0003_accounts.ts';
+import * as m0004 from './0004_searches.ts';
 import * as m0005 from './0005_leads.ts';
 
 /** The migration chain, in order. Append new migrations here. */
@@ -9,5 +10,6 @@ export const migrations: Record<string, Migration> = {
   '0001_catalog': m0001,
   '0002_reference': m0002,
   '0003_accounts': m0003,
+  '0004_searches': m0004,
   '0005_leads': m0005,
 };

@@ -1,0 +1,7 @@
+// Read-pool worker under TypeScript (tests, `node --import tsx`): worker threads do not inherit tsx's
+// loader, so register it here, then load the TypeScript worker. The compiled build uses read-worker.js.
+import { register } from 'tsx/esm/api';
+
+register();
+const worker = await import('./read-worker.ts');
+export default worker.default;

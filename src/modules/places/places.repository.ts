@@ -1,0 +1,256 @@
+import { sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import type { Database } from '../../infra/db/schema.ts';
+import type { Db } from '../../infra/db/database.ts';
+import type { PlaceRow } from './places.schema.ts';
+
+/**
+ * Place queries for search and export: one set of filters, keyset paging on a unique order, exact counts.
+ * What differs per dialect (full text, geography) sits in `PlaceTextGeo` below, one implementation each.
+ */
+
+/** What a search resolved to; stored with a saved search, so re-running it never re-resolves names. */
+export interface PlaceCriteria {
+  /** Primary-category slugs (the requested type and its descendants); null = any. */
+  categories: string[] | null;
+  cityId: number | null;
+  countryCode: string | null;
+  /**
+   * Free text on names. `words` must each occur in one of the place's names; `mode: 'fuzzy'` widens the
+   * SQL to candidates sharing an exact piece of each long word and leaves the edit-distance check to the caller.
+   */
+  text: { words: string[]; mode: 'substring' | 'fuzzy' } | null;
+  minRating: number | null;
+  hasPhone: boolean | null;
+  hasWebsite: boolean | null;
+  hasEmail: boolean | null;
+  near: { lat: number; lon: number; radiusM: number } | null;
+  /** [minLon, minLat, maxLon, maxLat]. */
+  bbox: [number, number, number, number] | null;
+}
+
+export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
+export type PlaceSort = (typeof placeSorts)[number];
+
+/** Position in a sorted result: the sort key and the row id (the tie-breaker that makes the order unique). */
+export interface PlaceKey {
+  key: number | string;
+  id: number;
+}
+
+export type PlaceRowWithKey = PlaceRow & { sort_key: number | string; distance_m: number | null };
+
+type Eb = ExpressionBuilder<Database, 'places'>;
+
+/** Full-text and geography, per dialect. */
+interface PlaceTextGeo {
+  /** Places whose names contain every word (case and diacritics folded where the dialect can). */
+  containsWords(eb: Eb, words: string[]): Expression<SqlBool>;
+  /** Candidates for a fuzzy match: for each word, one of its pieces occurs exactly. */
+  containsAnyPiece(eb: Eb, piecesPerWord: string[][]): Expression<SqlBool>;
+  /** Places whose coordinates fall in the box (inclusive). */
+  inBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat: number): Expression<SqlBool>;
+}
+
+/** A phrase for FTS5: the text in double quotes, inner quotes doubled. */
+function ftsPhrase(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function exactBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat: number): Expression<SqlBool>[] {
+  return [eb('places.lat', '>=', minLat), eb('places.lat', '<=', maxLat), eb('places.lon', '>=', minLon), eb('places.lon', '<=', maxLon)];
+}
+
+const sqliteTextGeo: PlaceTextGeo = {
+  containsWords(eb, words) {
+    // The trigram tokenizer indexes pieces of three characters: shorter words (CJK pairs, "Bo") go through LIKE.
+    const long = words.filter((w) => [...w].length >= 3);
+    const short = words.filter((w) => [...w].length < 3);
+    const parts: Expression<SqlBool>[] = [];
+    if (long.length > 0) {
+      parts.push(eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${long.map(ftsPhrase).join(' ')})`));
+    }
+    for (const w of short) {
+      parts.push(eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE names LIKE ${likePattern(w)} ESCAPE '\\')`));
+    }
+    return eb.and(parts);
+  },
+  containsAnyPiece(eb, piecesPerWord) {
+    const query = piecesPerWord.map((pieces) => `(${pieces.map(ftsPhrase).join(' OR ')})`).join(' AND ');
+    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`);
+  },
+  inBox(eb, minLon, minLat, maxLon, maxLat) {
+    // The R*Tree stores 32-bit floats rounded outwards: it narrows by overlap, the columns decide exactly.
+    return eb.and([
+      eb(
+        'places.id',
+        'in',
+        sql<number>`(SELECT id FROM places_geo WHERE max_lat >= ${minLat} AND min_lat <= ${maxLat} AND max_lon >= ${minLon} AND min_lon <= ${maxLon})`,
+      ),
+      ...exactBox(eb, minLon, minLat, maxLon, maxLat),
+    ]);
+  },
+};
+
+/** PostgreSQL: case-insensitive substring on the name and the JSON of other names (pg_trgm indexes lower(name)). */
+const postgresTextGeo: PlaceTextGeo = {
+  containsWords(eb, words) {
+    return eb.and(words.map((w) => eb.or([sql<SqlBool>`lower(places.name) LIKE ${likePattern(w)}`, sql<SqlBool>`lower(places.names) LIKE ${likePattern(w)}`])));
+  },
+  containsAnyPiece(eb, piecesPerWord) {
+    return eb.and(piecesPerWord.map((pieces) => eb.or(pieces.map((p) => postgresTextGeo.containsWords(eb, [p])))));
+  },
+  inBox(eb, minLon, minLat, maxLon, maxLat) {
+    return eb.and(exactBox(eb, minLon, minLat, maxLon, maxLat));
+  },
+};
+
+function textGeo(db: Db): PlaceTextGeo {
+  return db.dialect === 'sqlite' ? sqliteTextGeo : postgresTextGeo;
+}
+
+const earthRadiusM = 6_371_008.8;
+
+/** Great-circle distance in metres from (lat, lon) to the place (haversine; both dialects have the math functions). */
+export function distanceExpr(lat: number, lon: number) {
+  return sql<number>`(${2 * earthRadiusM} * asin(sqrt(power(sin(radians(places.lat - ${lat}) / 2), 2) + cos(radians(${lat})) * cos(radians(places.lat)) * power(sin(radians(places.lon - ${lon}) / 2), 2))))`;
+}
+
+/** Degrees of latitude/longitude that cover `radiusM` around a point: the R*Tree pre-filter of `near`. */
+function boxAround(lat: number, lon: number, radiusM: number): [number, number, number, number] {
+  const dLat = (radiusM / earthRadiusM) * (180 / Math.PI);
+  const cosLat = Math.cos((lat * Math.PI) / 180);
+  const dLon = cosLat < 1e-6 ? 180 : Math.min(180, dLat / cosLat);
+  return [lon - dLon, Math.max(-90, lat - dLat), lon + dLon, Math.min(90, lat + dLat)];
+}
+
+function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb): Expression<SqlBool> {
+  const tg = textGeo(db);
+  const c: Expression<SqlBool>[] = [];
+  if (criteria.categories) c.push(eb('places.category', 'in', criteria.categories.length > 0 ? criteria.categories : ['']));
+  if (criteria.cityId !== null) c.push(eb('places.city_id', '=', criteria.cityId));
+  if (criteria.countryCode !== null) c.push(eb('places.country_code', '=', criteria.countryCode));
+  if (criteria.minRating !== null) c.push(eb('places.rating', '>=', criteria.minRating));
+  const presence = (column: 'places.phone' | 'places.website' | 'places.email', wanted: boolean | null) => {
+    if (wanted === true) c.push(eb.and([eb(column, 'is not', null), eb(column, '!=', '')]));
+    if (wanted === false) c.push(eb.or([eb(column, 'is', null), eb(column, '=', '')]));
+  };
+  presence('places.phone', criteria.hasPhone);
+  presence('places.website', criteria.hasWebsite);
+  presence('places.email', criteria.hasEmail);
+  if (criteria.bbox) c.push(tg.inBox(eb, ...criteria.bbox));
+  if (criteria.near) {
+    const { lat, lon, radiusM } = criteria.near;
+    c.push(tg.inBox(eb, ...boxAround(lat, lon, radiusM)));
+    c.push(eb(distanceExpr(lat, lon), '<=', radiusM));
+  }
+  if (criteria.text) {
+    if (criteria.text.mode === 'substring') c.push(tg.containsWords(eb, criteria.text.words));
+    else c.push(tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces)));
+  }
+  return eb.and(c);
+}
+
+/**
+ * Exact pieces of a word that a spelling with few edits must still contain (pigeonhole): with k edits
+ * allowed, split into k+1 parts and one survives intact. Words too short for 3-character pieces are kept whole.
+ */
+export function fuzzyPieces(word: string): string[] {
+  const chars = [...word];
+  const edits = allowedEdits(word);
+  if (edits === 0) return [word];
+  const parts = edits + 1;
+  const out: string[] = [];
+  for (let i = 0; i < parts; i++) {
+    out.push(chars.slice(Math.floor((i * chars.length) / parts), Math.floor(((i + 1) * chars.length) / parts)).join(''));
+  }
+  return out;
+}
+
+/** Typos tolerated in a word: none under 6 characters, 1 up to 8, 2 from 9 (every piece keeps 3 characters). */
+export function allowedEdits(word: string): number {
+  const n = [...word].length;
+  return n >= 9 ? 2 : n >= 6 ? 1 : 0;
+}
+
+/** The sort key of a row, as SQL: a number or a text, never null, so keyset comparisons stay simple. */
+export function sortKeyExpr(criteria: PlaceCriteria, sort: PlaceSort): { expr: RawBuilder<number | string>; descending: boolean } {
+  switch (sort) {
+    case 'rating':
+      return { expr: sql<number>`coalesce(places.rating, -1)`, descending: true };
+    case 'review_count':
+      return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
+    case 'name':
+      return { expr: sql<string>`places.name`, descending: false };
+    case 'distance': {
+      if (!criteria.near) throw new Error('sort=distance needs near');
+      return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
+    }
+    case 'relevance': {
+      // Names that start with the first word come first; without text, the nearest; else the most reviewed.
+      if (criteria.text && criteria.text.mode === 'substring') {
+        return { expr: sql<number>`(CASE WHEN lower(places.name) LIKE ${likePattern(criteria.text.words[0] ?? '').slice(1)} ESCAPE '\\' THEN 0 ELSE 1 END)`, descending: false };
+      }
+      if (criteria.near) return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
+      return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
+    }
+  }
+}
+
+function filtered(db: Db, criteria: PlaceCriteria) {
+  return db.kysely.selectFrom('places').where((eb) => whereCriteria(db, criteria, eb));
+}
+
+/** Exact number of places matching (the fuzzy mode counts candidates: the caller verifies them). */
+export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<number> {
+  const row = await filtered(db, criteria).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** One page in the requested order, strictly after `after`. */
+export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlaceRowWithKey[]> {
+  const { expr, descending } = sortKeyExpr(criteria, sort);
+  let q = filtered(db, criteria)
+    .selectAll('places')
+    .select(expr.as('sort_key'))
+    .select(criteria.near ? distanceExpr(criteria.near.lat, criteria.near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'));
+  if (after) {
+    q = q.where((eb) => eb.or([eb(expr, descending ? '<' : '>', after.key), eb.and([eb(expr, '=', after.key), eb('places.id', '>', after.id)])]));
+  }
+  const rows = await q
+    .orderBy(expr, descending ? 'desc' : 'asc')
+    .orderBy('places.id', 'asc')
+    .limit(limit)
+    .execute();
+  return rows as PlaceRowWithKey[];
+}
+
+/** Matching places in id order after `afterId`: the stable order exports iterate in. */
+export async function findPlacesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<PlaceRow[]> {
+  return filtered(db, criteria).selectAll('places').where('places.id', '>', afterId).orderBy('places.id', 'asc').limit(limit).execute();
+}
+
+/** Fuzzy candidates with what the caller needs to verify and order them: the names and the sort key. */
+export async function findFuzzyCandidates(
+  db: Db,
+  criteria: PlaceCriteria,
+  sort: PlaceSort,
+): Promise<Array<{ id: number; name: string; names: string | null; sort_key: number | string }>> {
+  const { expr } = sortKeyExpr(criteria, sort === 'relevance' ? 'name' : sort);
+  return filtered(db, criteria).select(['places.id', 'places.name', 'places.names']).select(expr.as('sort_key')).execute();
+}
+
+export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria['near']): Promise<Array<PlaceRow & { distance_m: number | null }>> {
+  if (ids.length === 0) return [];
+  const rows = await db.kysely
+    .selectFrom('places')
+    .selectAll('places')
+    .select(near ? distanceExpr(near.lat, near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'))
+    .where('places.id', 'in', ids)
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r): r is PlaceRow & { distance_m: number | null } => r !== undefined);
+}

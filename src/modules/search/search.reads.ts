@@ -1,0 +1,142 @@
+import type { Db } from '../../infra/db/database.ts';
+import { foldText } from '../../infra/text.ts';
+import {
+  allowedEdits,
+  countPlaces,
+  findFuzzyCandidates,
+  findPlacesAfterId,
+  findPlacesByIds,
+  findPlacesPage,
+  type PlaceCriteria,
+  type PlaceKey,
+  type PlaceSort,
+} from '../places/places.repository.ts';
+import type { PlaceRow } from '../places/places.schema.ts';
+
+/**
+ * The read side of search: what runs in the read pool's worker threads (or inline). Every function
+ * takes the Db first and only structured-cloneable arguments, and returns plain data.
+ */
+
+export interface PlacePage {
+  total: number;
+  rows: Array<PlaceRow & { distance_m: number | null }>;
+  /** Key of the last row when more rows may follow, else null. */
+  next: PlaceKey | null;
+}
+
+/** Smallest number of edits turning `pattern` into some substring of `text` (Sellers), capped at max+1. */
+export function substringEditDistance(pattern: string, text: string, max: number): number {
+  const p = [...pattern];
+  const t = [...text];
+  let prev = new Array<number>(t.length + 1).fill(0);
+  let cur = new Array<number>(t.length + 1).fill(0);
+  for (let i = 1; i <= p.length; i++) {
+    cur[0] = i;
+    let rowMin = i;
+    for (let j = 1; j <= t.length; j++) {
+      const cost = p[i - 1] === t[j - 1] ? 0 : 1;
+      cur[j] = Math.min(prev[j - 1]! + cost, prev[j]! + 1, cur[j - 1]! + 1);
+      if (cur[j]! < rowMin) rowMin = cur[j]!;
+    }
+    if (rowMin > max) return max + 1;
+    [prev, cur] = [cur, prev];
+  }
+  return Math.min(max + 1, ...prev.slice(1), p.length);
+}
+
+/** Every name of a place, folded: the display name and each string in the `names` JSON. */
+export function foldedNames(name: string, names: string | null): string {
+  const all = [name];
+  if (names) {
+    const walk = (v: unknown): void => {
+      if (typeof v === 'string') all.push(v);
+      else if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+    };
+    try {
+      walk(JSON.parse(names));
+    } catch {
+      // A names column that is not JSON still has the display name to match on.
+    }
+  }
+  return foldText(all.join(' '));
+}
+
+/** Total edits a fuzzy match needed (sum over words), or null when a word is further off than it may be. */
+export function fuzzyDistance(words: string[], name: string, names: string | null): number | null {
+  const text = foldedNames(name, names);
+  let total = 0;
+  for (const word of words) {
+    const w = foldText(word);
+    const max = allowedEdits(w);
+    const d = substringEditDistance(w, text, max);
+    if (d > max) return null;
+    total += d;
+  }
+  return total;
+}
+
+function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
+  if (a.key !== b.key) {
+    const lt = a.key < b.key;
+    return (lt ? -1 : 1) * (descending ? -1 : 1);
+  }
+  return a.id - b.id;
+}
+
+/** One page of a search plus the exact total. */
+export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
+  if (criteria.text?.mode === 'fuzzy') return fuzzyPage(db, criteria, sort, after, limit);
+  const [total, rows] = await Promise.all([countPlaces(db, criteria), findPlacesPage(db, criteria, sort, after, limit + 1)]);
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    total,
+    rows: page.map(({ sort_key: _key, ...row }) => row),
+    next: more && last ? { key: last.sort_key, id: last.id } : null,
+  };
+}
+
+/**
+ * Fuzzy text: the SQL narrows to candidates sharing an exact piece of each word; the edit distance
+ * decides. The whole verified set is ordered here, so the total stays exact.
+ */
+async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
+  const words = criteria.text?.words ?? [];
+  const candidates = await findFuzzyCandidates(db, criteria, sort);
+  // Relevance here is the edit count, fewest first; rating and review count run highest first.
+  const descending = sort === 'rating' || sort === 'review_count';
+  const matched: PlaceKey[] = [];
+  for (const c of candidates) {
+    const d = fuzzyDistance(words, c.name, c.names);
+    if (d === null) continue;
+    matched.push({ key: sort === 'relevance' ? d : c.sort_key, id: c.id });
+  }
+  matched.sort((a, b) => compareKeys(a, b, descending));
+  const start = after ? matched.findIndex((k) => compareKeys(k, after, descending) > 0) : 0;
+  const slice = start < 0 ? [] : matched.slice(start, start + limit);
+  const rows = await findPlacesByIds(
+    db,
+    slice.map((k) => k.id),
+    criteria.near,
+  );
+  const more = start >= 0 && start + limit < matched.length;
+  return { total: matched.length, rows, next: more ? (slice.at(-1) ?? null) : null };
+}
+
+/** Exact number of matches. */
+export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<number> {
+  if (criteria.text?.mode !== 'fuzzy') return countPlaces(db, criteria);
+  return (await searchPage(db, criteria, 'name', null, 0)).total;
+}
+
+/** A batch of matches in id order after `afterId` (fuzzy candidates verified), and where to continue. */
+export async function placesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<{ rows: PlaceRow[]; lastId: number | null }> {
+  const rows = await findPlacesAfterId(db, criteria, afterId, limit);
+  const lastId = rows.length === limit ? rows[rows.length - 1]!.id : null;
+  if (criteria.text?.mode !== 'fuzzy') return { rows, lastId };
+  const words = criteria.text.words;
+  return { rows: rows.filter((r) => fuzzyDistance(words, r.name, r.names) !== null), lastId };
+}

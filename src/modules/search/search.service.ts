@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../infra/db/database.ts';
+import type { ReadPool } from '../../infra/db/read-pool.ts';
+import { AppError } from '../../infra/errors.ts';
+import { foldText } from '../../infra/text.ts';
+import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
+import { type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
+import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PlaceRow } from '../places/places.schema.ts';
+import type { ApiReadTasks } from './read-tasks.ts';
+import { countMatches, placesAfterId } from './search.reads.ts';
+import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
+
+/** Resolves `type` terms through the taxonomy (any language or synonym it knows). */
+export interface TypeResolver {
+  /** The category a term names, in `lang` first, then any language; null when unknown. */
+  resolve(term: string, lang: string | null): { slug: string; name: string } | null;
+  /** Closest known terms for an unknown one, best first. */
+  suggest(term: string, lang: string | null): Array<{ term: string; slug: string }>;
+  /** The slug and every slug below it. */
+  descendants(slug: string): string[];
+}
+
+/** Resolves `city` and `country` through the gazetteer. */
+export interface PlaceNameResolver {
+  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution;
+  resolveCountry(nameOrCode: string): Country | null;
+}
+
+export interface SearchDeps {
+  db: Db;
+  reads: ReadPool<ApiReadTasks>;
+  types: () => TypeResolver;
+  places: () => PlaceNameResolver;
+}
+
+/** Search parameters after schema validation (the names of the query string). */
+export interface SearchInput {
+  type?: string;
+  city?: string;
+  country?: string;
+  query?: string;
+  min_rating?: number;
+  has_phone?: boolean;
+  has_website?: boolean;
+  has_email?: boolean;
+  near?: string;
+  radius?: number;
+  bbox?: string;
+  sort?: PlaceSort;
+}
+
+export interface CityChoice {
+  id: number;
+  name: string;
+  country: string;
+  admin1: string | null;
+  population: number;
+  lat: number;
+  lon: number;
+}
+
+/** How the names in a search were understood; returned with every page and stored with the search. */
+export interface SearchResolution {
+  type: { input: string; slug: string; name: string; includes: string[] } | null;
+  city: { input: string; chosen: CityChoice; alternatives: CityChoice[] } | null;
+  country: { input: string; code: string; name: string } | null;
+}
+
+/** A saved search as the export side sees it. */
+export interface SavedSearch {
+  /** Public id, `srch_…`. */
+  id: string;
+  accountId: number;
+  params: SearchInput;
+  criteria: PlaceCriteria;
+  resolution: SearchResolution;
+  sort: PlaceSort;
+  /** Exact number of places when the search was created. */
+  total: number;
+  createdAt: string;
+}
+
+export interface SearchPageResult {
+  search: SavedSearch;
+  total: number;
+  places: Array<{ place: Place; distanceM: number | null }>;
+  /** Opaque cursor of the next page, null on the last page. */
+  nextCursor: string | null;
+}
+
+export const perPage = { default: 20, min: 1, max: 100 } as const;
+export const radiusM = { default: 5000, min: 1, max: 200_000 } as const;
+
+function toChoice(c: City): CityChoice {
+  return { id: c.id, name: c.name, country: c.countryCode, admin1: c.admin1, population: c.population, lat: c.lat, lon: c.lon };
+}
+
+function bad(field: string, message: string, allowed?: unknown): AppError {
+  return new AppError('validation_failed', `${field}: ${message}`, { errors: [allowed === undefined ? { field, message } : { field, message, allowed }] });
+}
+
+function parseNear(near: string, radius: number): PlaceCriteria['near'] {
+  const m = /^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$/.exec(near);
+  const lat = Number(m?.[1]);
+  const lon = Number(m?.[2]);
+  if (!m || Math.abs(lat) > 90 || Math.abs(lon) > 180) throw bad('query.near', 'must be lat,lon in degrees (-90..90, -180..180)', { pattern: 'lat,lon', example: '48.137,11.575' });
+  return { lat, lon, radiusM: radius };
+}
+
+function parseBbox(bbox: string): [number, number, number, number] {
+  const parts = bbox.split(',').map((p) => Number(p.trim()));
+  const allowed = { pattern: 'minLon,minLat,maxLon,maxLat', example: '11.50,48.10,11.65,48.18' };
+  if (parts.length !== 4 || parts.some((p) => !Number.isFinite(p))) throw bad('query.bbox', 'must be four numbers: minLon,minLat,maxLon,maxLat', allowed);
+  const [minLon, minLat, maxLon, maxLat] = parts as [number, number, number, number];
+  if (Math.abs(minLon) > 180 || Math.abs(maxLon) > 180 || Math.abs(minLat) > 90 || Math.abs(maxLat) > 90) {
+    throw bad('query.bbox', 'longitudes must be within -180..180 and latitudes within -90..90', allowed);
+  }
+  if (minLon > maxLon || minLat > maxLat) throw bad('query.bbox', 'must be ordered minLon,minLat,maxLon,maxLat (min not above max)', allowed);
+  return [minLon, minLat, maxLon, maxLat];
+}
+
+/** Words of a free-text query: split on anything that is not a letter or digit. */
+export function queryWords(query: string): string[] {
+  return query
+    .split(/[^\p{L}\p{N}\p{M}]+/u)
+    .filter((w) => w.length > 0)
+    .slice(0, 8);
+}
+
+/** Turns parameters into criteria: names resolved (400 with candidates when unknown), values checked. */
+export function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: SearchInput, lang: string | null): { criteria: PlaceCriteria; resolution: SearchResolution; sort: PlaceSort } {
+  const resolution: SearchResolution = { type: null, city: null, country: null };
+  let categories: string[] | null = null;
+  if (input.type !== undefined) {
+    const types = deps.types();
+    const found = types.resolve(input.type, lang);
+    if (!found) {
+      const candidates = types.suggest(input.type, lang);
+      throw new AppError('unknown_value', `type "${input.type}" is not a kind of business the taxonomy knows`, {
+        errors: [{ field: 'query.type', message: 'is not a known kind of business', allowed: candidates.map((c) => c.term) }],
+        candidates,
+      });
+    }
+    categories = types.descendants(found.slug);
+    resolution.type = { input: input.type, slug: found.slug, name: found.name, includes: categories };
+  }
+
+  let countryCode: string | null = null;
+  if (input.country !== undefined) {
+    const country = deps.places().resolveCountry(input.country);
+    if (!country) {
+      throw new AppError('unknown_value', `country "${input.country}" is not a known country code or name`, {
+        errors: [{ field: 'query.country', message: 'is not a known ISO 3166-1 code or country name', allowed: { see: '/api/v2/countries' } }],
+      });
+    }
+    countryCode = country.code;
+    resolution.country = { input: input.country, code: country.code, name: country.name };
+  }
+
+  let cityId: number | null = null;
+  if (input.city !== undefined) {
+    const found = deps.places().resolveCity(input.city, countryCode);
+    if (!found.chosen) {
+      const candidates = found.candidates.map((c) => ({ name: c.city.name, country: c.city.countryCode, population: c.city.population, id: c.city.id }));
+      throw new AppError('unknown_value', `city "${input.city}"${countryCode ? ` in ${countryCode}` : ''} is not a known city`, {
+        errors: [{ field: 'query.city', message: 'is not a known city name', allowed: candidates.map((c) => `${c.name} (${c.country})`) }],
+        candidates,
+      });
+    }
+    cityId = found.chosen.id;
+    resolution.city = { input: input.city, chosen: toChoice(found.chosen), alternatives: found.alternatives.map(toChoice) };
+  }
+
+  const near = input.near !== undefined ? parseNear(input.near, input.radius ?? radiusM.default) : null;
+  if (input.radius !== undefined && input.near === undefined) throw bad('query.radius', 'needs near=lat,lon');
+  const sort = input.sort ?? 'relevance';
+  if (sort === 'distance' && !near) throw bad('query.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name']);
+
+  let text: PlaceCriteria['text'] = null;
+  if (input.query !== undefined) {
+    const words = queryWords(input.query);
+    if (words.length === 0) throw bad('query.query', 'must contain at least one letter or digit');
+    text = { words, mode: 'substring' };
+  }
+
+  const criteria: PlaceCriteria = {
+    categories,
+    // The city implies its country: filtering on both would only hide the city_id index.
+    cityId,
+    countryCode: cityId === null ? countryCode : null,
+    text,
+    minRating: input.min_rating ?? null,
+    hasPhone: input.has_phone ?? null,
+    hasWebsite: input.has_website ?? null,
+    hasEmail: input.has_email ?? null,
+    near,
+    bbox: input.bbox !== undefined ? parseBbox(input.bbox) : null,
+  };
+  return { criteria, resolution, sort };
+}
+
+/** Checks `fields` (comma-separated) against the public place shape. */
+export function parseFields(fields: string | undefined): PlaceField[] {
+  if (fields === undefined || fields.trim() === '') return [];
+  const asked = fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const unknown = asked.filter((f) => !(placeFields as string[]).includes(f));
+  if (unknown.length > 0) throw bad('query.fields', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, placeFields);
+  return [...new Set(asked)] as PlaceField[];
+}
+
+/** Opaque cursor: the saved search and the position after which the next page starts. */
+export function encodeCursor(searchId: string, key: PlaceKey): string {
+  return Buffer.from(JSON.stringify({ s: searchId, k: key.key, i: key.id })).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { searchId: string; key: PlaceKey } {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { s?: unknown; k?: unknown; i?: unknown };
+    if (typeof v.s === 'string' && /^srch_[a-z2-7]{16}$/.test(v.s) && (typeof v.k === 'number' || typeof v.k === 'string') && Number.isSafeInteger(v.i)) {
+      return { searchId: v.s, key: { key: v.k, id: v.i as number } };
+    }
+  } catch {
+    // Falls through to the 400 below: any undecodable cursor is the client's.
+  }
+  throw bad('query.cursor', 'is not a cursor this API issued: use links.next of a previous page');
+}
+
+function newSearchId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  return `srch_${[...randomBytes(16)].map((b) => alphabet[b & 31]).join('')}`;
+}
+
+function rowToSavedSearch(row: SearchRow): SavedSearch {
+  return {
+    id: row.public_id,
+    accountId: Number(row.account_id),
+    params: JSON.parse(row.params) as SearchInput,
+    criteria: JSON.parse(row.criteria) as PlaceCriteria,
+    resolution: JSON.parse(row.resolution) as SearchResolution,
+    sort: row.sort as PlaceSort,
+    total: Number(row.total),
+    createdAt: row.created_at,
+  };
+}
+
+function toPage(search: SavedSearch, page: Awaited<ReturnType<ApiReadTasks['searchPage']>>, fields: PlaceField[]): SearchPageResult {
+  return {
+    search,
+    total: page.total,
+    places: page.rows.map((r) => ({ place: pickFields(placeRowToPlace(r), fields) as Place, distanceM: r.distance_m === null ? null : Math.round(r.distance_m) })),
+    nextCursor: page.next ? encodeCursor(search.id, page.next) : null,
+  };
+}
+
+/**
+ * Runs a new search for an account and saves it. Text queries first match names by substring; when
+ * nothing matches, they run again tolerating typos (see search.reads.ts).
+ */
+export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
+  const { criteria, resolution, sort } = resolveSearch(deps, input, options.lang);
+  let page = await deps.reads.run('searchPage', criteria, sort, null, options.perPage);
+  if (page.total === 0 && criteria.text && criteria.text.words.some((w) => foldText(w).length >= 6)) {
+    criteria.text = { ...criteria.text, mode: 'fuzzy' };
+    page = await deps.reads.run('searchPage', criteria, sort, null, options.perPage);
+  }
+  const row = await insertSearch(deps.db, {
+    public_id: newSearchId(),
+    account_id: accountId,
+    params: JSON.stringify(input),
+    criteria: JSON.stringify(criteria),
+    resolution: JSON.stringify(resolution),
+    sort,
+    total: page.total,
+    created_at: new Date().toISOString(),
+  });
+  return toPage(rowToSavedSearch(row), page, options.fields);
+}
+
+/** The next page of a saved search, from a cursor of a previous page. */
+export async function continueSearch(deps: SearchDeps, accountId: number, cursor: string, options: { perPage: number; fields: PlaceField[] }): Promise<SearchPageResult> {
+  const { searchId, key } = decodeCursor(cursor);
+  const search = await getSearchForAccount(deps.db, accountId, searchId);
+  const page = await deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage);
+  return toPage(search, page, options.fields);
+}
+
+/**
+ * A saved search of this account. Throws AppError `not_found` for an unknown id and for another
+ * account's search alike, so ids cannot be probed.
+ */
+export async function getSearchForAccount(db: Db, accountId: number, searchId: string): Promise<SavedSearch> {
+  const row = /^srch_[a-z2-7]{16}$/.test(searchId) ? await findSearchForAccount(db, accountId, searchId) : undefined;
+  if (!row) throw new AppError('not_found', `search ${searchId} does not exist`);
+  return rowToSavedSearch(row);
+}
+
+/**
+ * Every place of a saved search, in batches of at most `batchSize`, in ascending internal id order
+ * (a stable keyset order: rows added later with a higher id come at the end, no row repeats).
+ * Each batch is one indexed query; nothing is held in memory beyond a batch.
+ */
+export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PlaceRow[]> {
+  let afterId = 0;
+  for (;;) {
+    const { rows, lastId } = await placesAfterId(db, search.criteria, afterId, batchSize);
+    if (rows.length > 0) yield rows;
+    if (lastId === null) return;
+    afterId = lastId;
+  }
+}
+
+/** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
+export function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
+  return countMatches(db, search.criteria);
+}
