@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { buildApp, type App } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { migrateToLatest } from '../infra/db/migrate.ts';
+import { dailyUsage } from '../modules/auth/usage.service.ts';
+import { createAccountWithToken } from '../../test/helpers/accounts.ts';
+import { describeAuthSuite } from '../../test/helpers/auth-suite.ts';
+import { openTestSqlite, type TestDatabase } from '../../test/helpers/databases.ts';
+
+let t: TestDatabase;
+let app: App;
+
+before(async () => {
+  t = openTestSqlite();
+  await migrateToLatest(t.db);
+  app = await buildApp({ config: loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }), db: t.db });
+  // Test-only routes standing in for the API: one plain, one addressing a resource (the caller's tokens).
+  app.get('/api/v1/_probe/search', { config: { scope: 'search' } }, async (request) => ({ accountId: request.auth?.accountId, via: request.auth?.via }));
+  app.get('/api/v1/_probe/tokens', { config: { scope: 'places:read' } }, async (request) => {
+    const accountId = request.auth?.accountId ?? -1;
+    const id = (request.query as { id?: string }).id;
+    return id === undefined ? app.tokens.listTokens(accountId) : app.tokens.getToken(accountId, Number(id));
+  });
+  app.get('/api/v1/_probe/open', async (request) => ({ auth: request.auth }));
+});
+
+after(async () => {
+  await app.close();
+  await t.dispose();
+});
+
+const context = () => ({ app, db: t.db });
+
+describeAuthSuite({ method: 'GET', url: '/api/v1/_probe/search', scope: 'search' }, context);
+describeAuthSuite(
+  {
+    method: 'GET',
+    url: '/api/v1/_probe/tokens',
+    scope: 'places:read',
+    foreignResource: async ({ owner }) => ({ url: `/api/v1/_probe/tokens?id=${owner.tokenId}` }),
+  },
+  context,
+);
+
+describe('auth plugin', () => {
+  test('sets request.auth from the token on a protected route', async () => {
+    const a = await createAccountWithToken(t.db, { scopes: ['search'] });
+    const res = await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization } });
+    assert.deepEqual(res.json(), { accountId: a.accountId, via: 'token' });
+  });
+
+  test('leaves routes without a scope open and request.auth null', async () => {
+    const res = await app.inject({ url: '/api/v1/_probe/open' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { auth: null });
+  });
+
+  test('counts authenticated requests per account, day and route for the usage chart', async () => {
+    const a = await createAccountWithToken(t.db, { scopes: ['search'] });
+    for (let i = 0; i < 3; i++) await app.inject({ url: `/api/v1/_probe/search?page=${i}`, headers: { authorization: a.authorization } });
+    await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: `${a.authorization.slice(0, -1)}x` } });
+    await app.usage.flush();
+    await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization } });
+    await app.usage.flush();
+    const days = await dailyUsage(t.db, a.accountId, 7);
+    assert.equal(days.length, 7);
+    assert.deepEqual(days.at(-1), { day: new Date().toISOString().slice(0, 10), count: 4 });
+    assert.ok(days.slice(0, -1).every((d) => d.count === 0));
+    const rows = await t.db.kysely.selectFrom('usage_daily').select(['route', 'count']).where('account_id', '=', a.accountId).execute();
+    assert.deepEqual(rows, [{ route: '/api/v1/_probe/search', count: 4 }]);
+  });
+
+  test('records when and from which IP a token was last used', async () => {
+    const a = await createAccountWithToken(t.db, { scopes: ['search'] });
+    await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization }, remoteAddress: '192.0.2.44' });
+    await app.tokens.settle();
+    const [token] = await app.tokens.listTokens(a.accountId);
+    assert.equal(token?.lastUsedIp, '192.0.2.44');
+    assert.ok(token?.lastUsedAt);
+  });
+
+  test('tokens, session cookies and passwords never appear in the logs', () => {
+    const probe = fileURLToPath(new URL('../../test/helpers/log-probe.ts', import.meta.url));
+    const run = spawnSync(process.execPath, ['--import', 'tsx', probe], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(run.status, 0, run.stderr);
+    const { statuses, secrets } = JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '{}') as { statuses: number[]; secrets: string[] };
+    assert.deepEqual(statuses, [200, 401, 401, 200]);
+    const logs = run.stdout;
+    assert.match(logs, /probe saw headers/);
+    assert.match(logs, /probe saw body/);
+    assert.match(logs, /\[redacted\]/);
+    for (const secret of secrets) {
+      assert.ok(!logs.includes(secret), 'a secret appears in the logs');
+      // The token minus its checksum (as in the malformed request) must not appear either.
+      assert.ok(!logs.includes(secret.slice(0, 20)), 'part of a secret appears in the logs');
+    }
+  });
+});
