@@ -6,6 +6,9 @@ import type { Db } from './infra/db/database.ts';
 import { loggerOptions } from './infra/logger.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { exportsRoutes } from './modules/exports/exports.routes.ts';
+import { leadsRoutes } from './modules/leads/leads.routes.ts';
+import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -40,6 +43,9 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     await db.kysely.selectFrom('reference_data').select('name').limit(1).execute();
     return { status: 'ok' };
   });
+  await app.register(dashboardRoutes, { config, db });
 
+  await app.register(exportsRoutes, { db });
+  await app.register(leadsRoutes, { db });
   return app;
 }

@@ -1,0 +1,47 @@
+import { html, type SafeHtml } from './html.ts';
+
+export interface DayCount {
+  /** UTC day, `2026-11-21`. */
+  day: string;
+  count: number;
+}
+
+/**
+ * Requests per day as an inline SVG bar chart. The SVG is decorative for screen readers
+ * (`aria-hidden`): the same numbers follow in a real table, which is the accessible form.
+ */
+export function usageChart(days: DayCount[], width = 720, height = 220): SafeHtml {
+  const max = Math.max(1, ...days.map((d) => d.count));
+  const top = niceCeiling(max);
+  const left = 44;
+  const bottom = 28;
+  const plotH = height - bottom - 10;
+  const slot = (width - left - 8) / Math.max(1, days.length);
+  const barW = Math.max(2, slot * 0.7);
+  const y = (v: number) => 10 + plotH - (v / top) * plotH;
+  const ticks = [0, top / 2, top];
+  const bars = days.map((d, i) => {
+    const x = left + i * slot + (slot - barW) / 2;
+    const h = Math.max(d.count > 0 ? 1 : 0, (d.count / top) * plotH);
+    const labelEvery = Math.ceil(days.length / 8);
+    const showLabel = i % labelEvery === 0 || i === days.length - 1;
+    return html`<rect class="chart-bar" x="${x.toFixed(1)}" y="${(10 + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}"><title>${d.day}: ${d.count}</title></rect>${
+      showLabel ? html`<text class="chart-axis" x="${(x + barW / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${d.day.slice(5)}</text>` : ''
+    }`;
+  });
+  const grid = ticks.map(
+    (t) => html`<line class="chart-grid" x1="${left}" x2="${width - 8}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}"/><text class="chart-axis" x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${formatCount(t)}</text>`,
+  );
+  return html`<svg class="chart" viewBox="0 0 ${width} ${height}" aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg">${grid}${bars}</svg>`;
+}
+
+/** The smallest 1, 2 or 5 × 10ⁿ at or above `value`, so the axis reads in round numbers. */
+export function niceCeiling(value: number): number {
+  if (value <= 1) return 1;
+  const magnitude = 10 ** Math.floor(Math.log10(value));
+  return ([1, 2, 5, 10].map((f) => f * magnitude).find((m) => m >= value) ?? value);
+}
+
+function formatCount(n: number): string {
+  return Number.isInteger(n) ? n.toLocaleString('en') : n.toFixed(1);
+}

@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { buildApp, type App } from '../../app.ts';
+import { loadConfig } from '../../config.ts';
+import { migrateToLatest } from '../../infra/db/migrate.ts';
+import { openTestSqlite } from '../../../test/helpers/databases.ts';
+
+/** A cookie jar over app.inject that fills in each form's `_csrf` from the last page, like a browser. */
+class Client {
+  cookies = new Map<string, string>();
+  lastHtml = '';
+  constructor(private readonly app: App) {}
+
+  async get(url: string) {
+    const res = await this.app.inject({ method: 'GET', url, cookies: Object.fromEntries(this.cookies) });
+    this.keep(res);
+    if (res.headers['content-type']?.toString().startsWith('text/html')) this.lastHtml = res.body;
+    return res;
+  }
+
+  async post(url: string, fields: Record<string, string | string[]>, options: { csrf?: string | null } = {}) {
+    const body = new URLSearchParams();
+    const csrf = options.csrf === undefined ? this.csrf() : options.csrf;
+    if (csrf !== null) body.append('_csrf', csrf);
+    for (const [k, v] of Object.entries(fields)) for (const one of ([] as string[]).concat(v)) body.append(k, one);
+    const res = await this.app.inject({
+      method: 'POST',
+      url,
+      cookies: Object.fromEntries(this.cookies),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: body.toString(),
+    });
+    this.keep(res);
+    if (res.headers['content-type']?.toString().startsWith('text/html')) this.lastHtml = res.body;
+    return res;
+  }
+
+  csrf(): string {
+    const m = /name="_csrf" value="([^"]+)"/.exec(this.lastHtml);
+    assert.ok(m, 'the last page has a form token');
+    return m[1] as string;
+  }
+
+  private keep(res: { cookies: Array<{ name: string; value: string; maxAge?: number; expires?: Date }> }) {
+    for (const c of res.cookies) {
+      if (c.value === '' || (c.expires && c.expires.getTime() < Date.now())) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+  }
+}
+
+const password = 'a passphrase long enough';
+
+describe('dashboard over http', () => {
+  let app: App;
+  let dispose: () => Promise<void>;
+  let db: ReturnType<typeof openTestSqlite>['db'];
+
+  before(async () => {
+    const t = openTestSqlite();
+    db = t.db;
+    dispose = t.dispose;
+    await migrateToLatest(db);
+    app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db });
+  });
+  after(async () => {
+    await app.close();
+    await dispose();
+  });
+
+  async function signedUp(): Promise<Client> {
+    const c = new Client(app);
+    await c.get('/signup');
+    const res = await c.post('/signup', { email: `u${Math.random().toString(36).slice(2)}@example.com`, password });
+    assert.equal(res.statusCode, 303);
+    await c.get(res.headers.location as string);
+    return c;
+  }
+
+  test('pages carry a strict content security policy and are never cached', async () => {
+    const res = await new Client(app).get('/signin');
+    assert.equal(res.statusCode, 200);
+    const csp = String(res.headers['content-security-policy']);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-inline/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.match(csp, /form-action 'self'/);
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.doesNotMatch(res.body, /<script>|<script [^>]*>[^<]/, 'no inline script');
+  });
+
+  test('the API keeps answering problem+json, not dashboard pages', async () => {
+    const res = await app.inject({ url: '/api/v1/no-such-route' });
+    assert.equal(res.statusCode, 404);
+    assert.match(String(res.headers['content-type']), /application\/problem\+json/);
+  });
+
+  test('a form posted without its token is refused and changes nothing', async () => {
+    const c = new Client(app);
+    await c.get('/signup');
+    const email = 'no-csrf@example.com';
+    const res = await c.post('/signup', { email, password }, { csrf: null });
+    assert.equal(res.statusCode, 403);
+    assert.match(res.body, /This form has expired/);
+    assert.equal(await app.accounts.findByEmail(email), null);
+  });
+
+  test('a signed-in form must carry the session token, not the pre-sign-in one', async () => {
+    const c = new Client(app);
+    await c.get('/signup');
+    const preToken = c.csrf();
+    await c.post('/signup', { email: 'bound@example.com', password });
+    const res = await c.post('/tokens', { name: 'x', scopes: 'search', expiry: '30' }, { csrf: preToken });
+    assert.equal(res.statusCode, 403);
+  });
+
+  test('sign-up opens a session in an HttpOnly SameSite cookie and leads to token creation', async () => {
+    const c = new Client(app);
+    await c.get('/signup');
+    const res = await c.post('/signup', { email: 'cookie@example.com', password });
+    assert.equal(res.headers.location, '/tokens/new?welcome=1');
+    const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((h) => h.startsWith('la_session='));
+    assert.ok(setCookie);
+    assert.match(setCookie, /HttpOnly/);
+    assert.match(setCookie, /SameSite=Lax/);
+    assert.doesNotMatch(setCookie, /Secure/, 'plain http keeps working in development');
+  });
+
+  test('over https the session cookie is __Host- prefixed and Secure', async () => {
+    const httpsApp = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: 'https://leads.example.com' }), db });
+    try {
+      const c = new Client(httpsApp);
+      const page = await c.get('/signup');
+      assert.match(String(page.headers['set-cookie']), /^__Host-la_csrf=.*Secure/);
+      assert.match(String(page.headers['strict-transport-security']), /max-age=31536000/);
+      const res = await c.post('/signup', { email: 'secure@example.com', password });
+      const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((h) => h.startsWith('__Host-la_session='));
+      assert.ok(setCookie, 'session cookie set');
+      assert.match(setCookie, /Secure/);
+      assert.match(setCookie, /Path=\//);
+    } finally {
+      await httpsApp.close();
+    }
+  });
+
+  test('signed-out visitors are sent to sign in and come back afterwards', async () => {
+    const c = new Client(app);
+    const res = await c.get('/tokens');
+    assert.equal(res.statusCode, 303);
+    assert.equal(res.headers.location, '/signin?next=%2Ftokens');
+    await c.get('/signup');
+    await c.post('/signup', { email: 'next@example.com', password });
+    await c.post('/signout', {});
+    await c.get('/signin?next=%2Ftokens');
+    const signin = await c.post('/signin', { email: 'next@example.com', password, next: '/tokens' });
+    assert.equal(signin.headers.location, '/tokens');
+    const offsite = await c.post('/signout', {}).then(() => c.get('/signin')).then(() => c.post('/signin', { email: 'next@example.com', password, next: '//evil.example/' }));
+    assert.equal(offsite.headers.location, '/search');
+  });
+
+  test('a wrong password re-renders the form with the error and keeps the email', async () => {
+    const c = await signedUp();
+    await c.post('/signout', {});
+    await c.get('/signin');
+    const res = await c.post('/signin', { email: 'who@example.com', password: 'wrong password here' });
+    assert.equal(res.statusCode, 401);
+    assert.match(res.body, /role="alert"/);
+    assert.match(res.body, /The email or password is not correct/);
+    assert.match(res.body, /value="who@example.com"/);
+  });
+
+  test('a new token is shown once with the first call, and the list shows only its prefix', async () => {
+    const c = await signedUp();
+    const created = await c.post('/tokens', { name: 'CRM sync', scopes: ['places:read', 'search'], expiry: '90' });
+    assert.equal(created.statusCode, 201);
+    const token = /data-testid="token-value" value="(la_pat_[0-9A-Za-z]+)"/.exec(created.body)?.[1] ?? /value="(la_pat_[0-9A-Za-z]{36})"/.exec(created.body)?.[1];
+    assert.ok(token, 'the token value is on the page');
+    assert.ok(created.body.includes(`Authorization: Bearer ${token}`));
+    assert.ok(created.body.includes('/api/v1/user-api/places'));
+    assert.equal(created.headers['cache-control'], 'no-store');
+    const list = await c.get('/tokens');
+    assert.equal(list.body.includes(token), false, 'never shown again');
+    assert.ok(list.body.includes(`${token.slice(0, 13)}…`));
+    assert.match(list.body, /CRM sync/);
+    assert.ok((await app.tokens.verifyToken(token)).ok);
+  });
+
+  test('token names are escaped in every page that shows them', async () => {
+    const c = await signedUp();
+    await c.post('/tokens', { name: '<img src=x onerror=alert(1)>', scopes: 'search', expiry: '7' });
+    const list = await c.get('/tokens');
+    assert.equal(list.body.includes('<img src=x'), false);
+    assert.ok(list.body.includes('&lt;img src=x onerror=alert(1)&gt;'));
+  });
+
+  test('no expiry needs the confirmation, and is then listed as Never', async () => {
+    const c = await signedUp();
+    const refused = await c.post('/tokens', { name: 'forever', scopes: 'search', expiry: 'never' });
+    assert.equal(refused.statusCode, 400);
+    assert.match(refused.body, /must be ticked to create a token without expiry/);
+    assert.match(refused.body, /value="forever"/, 'the name is kept');
+    const ok = await c.post('/tokens', { name: 'forever', scopes: 'search', expiry: 'never', confirm_no_expiry: 'yes' });
+    assert.equal(ok.statusCode, 201);
+    assert.match(ok.body, /Never: revoke it when you no longer need it/);
+    const list = await c.get('/tokens');
+    assert.match(list.body, /<span class="warn-text">Never<\/span>/);
+  });
+
+  test('an expiry outside the offered choices and a missing scope are reported on their fields', async () => {
+    const c = await signedUp();
+    const res = await c.post('/tokens', { name: 'x', expiry: '400' });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.body, /id="f-expiry-error"/);
+    const noScope = await c.post('/tokens', { name: 'x', expiry: '30' });
+    assert.equal(noScope.statusCode, 400);
+    assert.match(noScope.body, /at least one scope is required/);
+  });
+
+  test('revoking from the list stops the token at once', async () => {
+    const c = await signedUp();
+    const created = await c.post('/tokens', { name: 'to revoke', scopes: 'places:read', expiry: '30' });
+    const token = /value="(la_pat_[0-9A-Za-z]{36})"/.exec(created.body)?.[1] as string;
+    await c.get('/tokens');
+    const id = /action="\/tokens\/(\d+)\/revoke"/.exec(c.lastHtml)?.[1];
+    const res = await c.post(`/tokens/${id}/revoke`, {});
+    assert.equal(res.statusCode, 303);
+    const page = await c.get(res.headers.location as string);
+    assert.match(page.body, /Token “to revoke” was revoked/);
+    assert.deepEqual(await app.tokens.verifyToken(token), { ok: false, reason: 'revoked' });
+  });
+
+  test('rotating shows the new token once and keeps the old one for the chosen grace period', async () => {
+    const c = await signedUp();
+    const created = await c.post('/tokens', { name: 'deploy', scopes: 'search', expiry: '30' });
+    const oldToken = /value="(la_pat_[0-9A-Za-z]{36})"/.exec(created.body)?.[1] as string;
+    await c.get('/tokens');
+    const id = /action="\/tokens\/(\d+)\/rotate"/.exec(c.lastHtml)?.[1];
+    const res = await c.post(`/tokens/${id}/rotate`, { grace_seconds: '86400' });
+    assert.equal(res.statusCode, 201);
+    const newToken = /value="(la_pat_[0-9A-Za-z]{36})"/.exec(res.body)?.[1] as string;
+    assert.notEqual(newToken, oldToken);
+    assert.match(res.body, /keeps working until/);
+    assert.ok((await app.tokens.verifyToken(oldToken)).ok, 'old token inside its grace period');
+    assert.ok((await app.tokens.verifyToken(newToken)).ok);
+  });
+
+  test("another account's token cannot be revoked through the dashboard", async () => {
+    const owner = await signedUp();
+    await owner.post('/tokens', { name: 'mine', scopes: 'search', expiry: '30' });
+    await owner.get('/tokens');
+    const id = /action="\/tokens\/(\d+)\/revoke"/.exec(owner.lastHtml)?.[1];
+    const other = await signedUp();
+    await other.get('/tokens');
+    const res = await other.post(`/tokens/${id}/revoke`, {});
+    assert.equal(res.statusCode, 404);
+    assert.match(String(res.headers['content-type']), /text\/html/);
+  });
+
+  test('the usage page shows the last 30 days as a chart and a table', async () => {
+    const c = await signedUp();
+    const res = await c.get('/usage');
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body.match(/class="chart-bar"/g)?.length, 30);
+    assert.equal(res.body.match(/<tr><th scope="row"><time/g)?.length, 30);
+  });
+
+  test('signing out ends the session on the server', async () => {
+    const c = await signedUp();
+    const cookie = c.cookies.get('la_session');
+    assert.ok(cookie);
+    await c.get('/tokens');
+    await c.post('/signout', {});
+    assert.equal(await app.accounts.getSession(cookie), null);
+  });
+
+  test('changing the password needs the current one', async () => {
+    const c = await signedUp();
+    await c.get('/account/password');
+    const wrong = await c.post('/account/password', { current_password: 'not it at all', new_password: 'another long passphrase' });
+    assert.equal(wrong.statusCode, 400);
+    assert.match(wrong.body, /is not correct/);
+    const ok = await c.post('/account/password', { current_password: password, new_password: 'another long passphrase' });
+    assert.equal(ok.statusCode, 200);
+    assert.match(ok.body, /Your password was changed/);
+  });
+});

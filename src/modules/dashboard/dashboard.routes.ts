@@ -1,0 +1,321 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../infra/db/database.ts';
+import { AppError, type FieldError } from '../../infra/errors.ts';
+import { sessionCookieName, sessionCookieOptions, verifyCsrf, type Session } from '../auth/accounts.service.ts';
+import { dailyUsage } from '../auth/usage.service.ts';
+import type { SafeHtml } from './html.ts';
+import type { PageContext } from './layout.ts';
+import {
+  errorPage,
+  expiryChoices,
+  newTokenPage,
+  passwordPage,
+  signInPage,
+  signUpPage,
+  tokenCreatedPage,
+  tokensPage,
+  usagePage,
+  type FormState,
+} from './pages.ts';
+
+export interface DashboardOptions {
+  config: Config;
+  db: Db;
+}
+
+type FormBody = Record<string, string | string[] | undefined>;
+
+interface DashboardState {
+  session: Session | null;
+  /** The raw session cookie, needed to keep this session when the password changes. */
+  cookieValue: string | undefined;
+  csrfToken: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on dashboard routes only: the session and the form token of this request. */
+    dashboard: DashboardState | null;
+  }
+}
+
+const usageDays = 30;
+
+/**
+ * The web dashboard, served by the API process. Registered as an encapsulated plugin: its form
+ * parser, cookies, security headers (strict CSP, no inline script) and HTML error pages apply to
+ * the dashboard's routes only, and the API stays JSON and token-only.
+ *
+ * CSRF: signed-in forms carry the session's synchroniser token; the sign-in and sign-up forms
+ * (no session yet) use a double-submit cookie. Every POST is checked before its handler runs.
+ */
+export async function dashboardRoutes(app: FastifyInstance, { config, db }: DashboardOptions): Promise<void> {
+  const secure = config.PUBLIC_URL?.startsWith('https://') ?? false;
+  // `__Host-` cookies must be Secure, so the prefix only applies when served over https.
+  const sessionCookie = secure ? `__Host-${sessionCookieName}` : sessionCookieName;
+  const preSessionCookie = secure ? '__Host-la_csrf' : 'la_csrf';
+  const publicDir = findPublicDir();
+  const assetVersion = assetsHash(publicDir);
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        ...(secure ? { upgradeInsecureRequests: [] } : {}),
+      },
+    },
+    strictTransportSecurity: secure ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    referrerPolicy: { policy: 'same-origin' },
+    crossOriginEmbedderPolicy: false,
+  });
+  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  if (!app.hasRequestDecorator('cookies')) await app.register(cookie);
+  await app.register(fastifyStatic, { root: publicDir, prefix: '/assets/', decorateReply: false, maxAge: '7d' });
+
+  app.decorateRequest('dashboard', null);
+
+  const ctxOf = (request: FastifyRequest): PageContext => ({
+    email: request.dashboard?.session?.email ?? null,
+    csrfToken: request.dashboard?.csrfToken ?? '',
+    path: request.url.split('?')[0] ?? '/',
+    assetVersion,
+  });
+  const send = (reply: FastifyReply, body: SafeHtml, status = 200) =>
+    reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body.value);
+
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.url.startsWith('/assets/')) return;
+    const cookieValue = request.cookies[sessionCookie];
+    const session = await app.accounts.getSession(cookieValue);
+    let csrfToken: string;
+    if (session) csrfToken = session.csrfToken;
+    else {
+      csrfToken = request.cookies[preSessionCookie] ?? '';
+      if (!/^[\w-]{43}$/.test(csrfToken)) {
+        csrfToken = randomBytes(32).toString('base64url');
+        reply.setCookie(preSessionCookie, csrfToken, { httpOnly: true, secure, sameSite: 'strict', path: '/' });
+      }
+    }
+    request.dashboard = { session, cookieValue, csrfToken };
+    if (request.method === 'POST') {
+      const submitted = (request.body as FormBody | undefined)?._csrf;
+      const ok = session ? verifyCsrf(session, submitted) : typeof submitted === 'string' && constantTimeEqual(submitted, csrfToken);
+      if (!ok) {
+        return send(reply, errorPage(ctxOf(request), 403, 'This form has expired', 'The form was not sent from this page, or it was open too long. Go back, reload the page and try again.'), 403);
+      }
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) return send(reply, errorPage(ctxOf(request), error.status, error.title, error.message), error.status);
+    if (error.statusCode && error.statusCode < 500) return send(reply, errorPage(ctxOf(request), error.statusCode, 'The request is not valid', error.message), error.statusCode);
+    request.log.error({ err: error }, 'unhandled dashboard error');
+    return send(reply, errorPage(ctxOf(request), 500, 'Something went wrong', 'Something went wrong on our side. Quote the request id when reporting it: ' + String(request.id)), 500);
+  });
+
+  const requireSession = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.dashboard?.session) return;
+    const next = request.method === 'GET' ? request.url : '/search';
+    return reply.redirect(`/signin?next=${encodeURIComponent(next)}`, 303);
+  };
+  const session = (request: FastifyRequest): Session => request.dashboard?.session as Session;
+
+  const startSession = async (request: FastifyRequest, reply: FastifyReply, accountId: number) => {
+    const { cookieValue } = await app.accounts.createSession(accountId, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
+    reply.setCookie(sessionCookie, cookieValue, sessionCookieOptions(secure));
+    reply.clearCookie(preSessionCookie, { path: '/' });
+  };
+
+  app.get('/', async (request, reply) => reply.redirect(request.dashboard?.session ? '/search' : '/signin', 303));
+
+  app.get('/signin', async (request, reply) => {
+    if (request.dashboard?.session) return reply.redirect('/search', 303);
+    return send(reply, signInPage(ctxOf(request), undefined, safeNext((request.query as { next?: string }).next)));
+  });
+
+  app.post('/signin', async (request, reply) => {
+    const body = request.body as FormBody;
+    const email = text(body.email);
+    const next = safeNext(text(body.next));
+    try {
+      const account = await app.accounts.signIn(email, text(body.password), request.ip);
+      await startSession(request, reply, account.id);
+      return reply.redirect(next || '/search', 303);
+    } catch (error) {
+      const form = formError(error, { email });
+      return send(reply, signInPage(ctxOf(request), form, next), statusOf(error));
+    }
+  });
+
+  app.get('/signup', async (request, reply) => {
+    if (request.dashboard?.session) return reply.redirect('/search', 303);
+    return send(reply, signUpPage(ctxOf(request)));
+  });
+
+  app.post('/signup', async (request, reply) => {
+    const body = request.body as FormBody;
+    const email = text(body.email);
+    try {
+      const account = await app.accounts.signUp(email, text(body.password));
+      await startSession(request, reply, account.id);
+      return reply.redirect('/tokens/new?welcome=1', 303);
+    } catch (error) {
+      return send(reply, signUpPage(ctxOf(request), formError(error, { email })), statusOf(error));
+    }
+  });
+
+  app.post('/signout', async (request, reply) => {
+    await app.accounts.destroySession(request.dashboard?.cookieValue);
+    reply.clearCookie(sessionCookie, { path: '/' });
+    return reply.redirect('/signin', 303);
+  });
+
+  // Everything below needs a session.
+  await app.register(async (signedIn) => {
+    signedIn.addHook('preHandler', requireSession);
+
+    signedIn.get('/account/password', async (request, reply) => send(reply, passwordPage(ctxOf(request))));
+    signedIn.post('/account/password', async (request, reply) => {
+      const body = request.body as FormBody;
+      try {
+        await app.accounts.changePassword(session(request).accountId, text(body.current_password), text(body.new_password), request.dashboard?.cookieValue ?? null);
+        return send(reply, passwordPage(ctxOf(request), undefined, true));
+      } catch (error) {
+        return send(reply, passwordPage(ctxOf(request), formError(error, {})), statusOf(error));
+      }
+    });
+
+    signedIn.get('/tokens', async (request, reply) => {
+      const tokens = await app.tokens.listTokens(session(request).accountId);
+      const q = request.query as { revoked?: string };
+      const revoked = q.revoked ? tokens.find((t) => String(t.id) === q.revoked) : undefined;
+      return send(reply, tokensPage(ctxOf(request), tokens, revoked ? `Token “${revoked.name}” was revoked. Calls made with it now fail with 401.` : undefined));
+    });
+
+    signedIn.get('/tokens/new', async (request, reply) =>
+      send(reply, newTokenPage(ctxOf(request), undefined, (request.query as { welcome?: string }).welcome === '1')),
+    );
+
+    signedIn.post('/tokens', async (request, reply) => {
+      const body = request.body as FormBody;
+      const values = { name: body.name, scopes: body.scopes ?? [], expiry: body.expiry, confirm_no_expiry: body.confirm_no_expiry };
+      try {
+        const expiresInDays = parseExpiry(text(body.expiry), text(body.confirm_no_expiry) === 'yes');
+        const created = await app.tokens.createToken({
+          accountId: session(request).accountId,
+          name: text(body.name),
+          scopes: list(body.scopes),
+          expiresInDays,
+        });
+        return send(reply, tokenCreatedPage(ctxOf(request), created, baseUrl(config, request)), 201);
+      } catch (error) {
+        return send(reply, newTokenPage(ctxOf(request), formError(error, values)), statusOf(error));
+      }
+    });
+
+    signedIn.post('/tokens/:id/revoke', async (request, reply) => {
+      const id = Number((request.params as { id: string }).id);
+      await app.tokens.revokeToken(session(request).accountId, id);
+      return reply.redirect(`/tokens?revoked=${id}`, 303);
+    });
+
+    signedIn.post('/tokens/:id/rotate', async (request, reply) => {
+      const id = Number((request.params as { id: string }).id);
+      const grace = text((request.body as FormBody).grace_seconds);
+      const created = await app.tokens.rotateToken(session(request).accountId, id, /^\d+$/.test(grace) ? Number(grace) : Number.NaN);
+      return send(reply, tokenCreatedPage(ctxOf(request), created, baseUrl(config, request)), 201);
+    });
+
+    signedIn.get('/usage', async (request, reply) => {
+      const days = await dailyUsage(db, session(request).accountId, usageDays);
+      return send(reply, usagePage(ctxOf(request), days));
+    });
+  });
+}
+
+/** Form values are strings, or arrays when a name repeats; a field sent twice counts as its first value. */
+function text(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+function list(value: string | string[] | undefined): string[] {
+  return value === undefined ? [] : ([] as string[]).concat(value);
+}
+
+/** Days from the expiry radio; `never` only with the confirmation box ticked. */
+export function parseExpiry(value: string, confirmedNoExpiry: boolean): number | null {
+  if (value === 'never') {
+    if (confirmedNoExpiry) return null;
+    throw new AppError('validation_failed', 'confirm_no_expiry: tick the confirmation to create a token without expiry', {
+      errors: [{ field: 'confirm_no_expiry', message: 'must be ticked to create a token without expiry' }],
+    });
+  }
+  const days = Number(value);
+  if (!(expiryChoices as readonly number[]).includes(days)) {
+    throw new AppError('validation_failed', `expiry: must be one of ${expiryChoices.join(', ')} days or never`, {
+      errors: [{ field: 'expiry', message: `must be one of ${expiryChoices.join(', ')} days, or no expiry`, allowed: [...expiryChoices, 'never'] }],
+    });
+  }
+  return days;
+}
+
+/** Turns a service error into the form's error list; anything that is not an AppError is rethrown (500). */
+function formError(error: unknown, values: FormState['values']): FormState {
+  if (!(error instanceof AppError)) throw error;
+  const errors: FieldError[] = error.extras.errors ?? [];
+  return { values, errors, general: errors.length > 0 ? undefined : error.message };
+}
+
+function statusOf(error: unknown): number {
+  return error instanceof AppError ? error.status : 500;
+}
+
+/** Only same-site paths are followed after sign-in. */
+function safeNext(next: string | undefined): string {
+  return next && /^\/(?![/\\])/.test(next) ? next : '';
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function baseUrl(config: Config, request: FastifyRequest): string {
+  return config.PUBLIC_URL?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`;
+}
+
+/** `public/` beside this file; the compiled build (dist/) has no copy, so it falls back to the source tree. */
+function findPublicDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, 'public'), join(here, '../../../src/modules/dashboard/public')];
+  const found = candidates.find((c) => existsSync(join(c, 'app.css')));
+  if (!found) throw new Error(`dashboard assets not found in ${candidates.join(' or ')}`);
+  return found;
+}
+
+/** Changes whenever an asset changes, so asset URLs can be cached for days. */
+function assetsHash(dir: string): string {
+  const hash = createHash('sha256');
+  for (const f of readdirSync(dir).sort()) hash.update(f).update(readFileSync(join(dir, f)));
+  return hash.digest('hex').slice(0, 10);
+}
