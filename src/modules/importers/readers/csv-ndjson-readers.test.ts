@@ -253,13 +253,14 @@ describe('generic CSV and NDJSON', () => {
         'Bäckerei Huber;+49 89 123456;48.137;11.575;80331;München;DE;Bakery, Café\n' +
         '"Laden\nam Eck";089 999;48.1;11.5;80333;München;Germany;Shop\n' +
         ';0301234;52.5;13.4;10115;Berlin;DE;Bar\n' +
-        'Too;many;cells;1;2;3;4;5;6\n',
+        'Too;many;cells;1;2;3;4;5;6\n' +
+        '"Never closed;1;2;3;4;5;6;7\n',
     );
     const { reader, results } = await readAll(path, 'csv');
     assert.equal(reader.source, 'csv');
     assert.deepEqual(
       results.filter((r) => !r.ok),
-      [{ ok: false, reason: 'no name' }, { ok: false, reason: 'bad row: column count' }],
+      [{ ok: false, reason: 'no name' }, { ok: false, reason: 'bad row: column count' }, { ok: false, reason: 'bad row' }],
     );
     const [huber, laden] = places(results);
     assert.equal(huber?.name, 'Bäckerei Huber');
