@@ -26,10 +26,17 @@ const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 
 /** Opens the file as a stream of bytes, gunzipped when it starts with the gzip magic bytes. */
 function openBytes(path: string, magic: Buffer, onRead: (n: number) => void): Readable {
-  const file = createReadStream(path);
-  file.on('data', (chunk) => onRead(chunk.length));
-  if (!isGzip(magic)) return file;
-  return pipeline(file, createGunzip(), () => {});
+  const counted = pipeline(
+    createReadStream(path),
+    new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        onRead(chunk.length);
+        done(null, chunk);
+      },
+    }),
+    () => {},
+  );
+  return isGzip(magic) ? pipeline(counted, createGunzip(), () => {}) : counted;
 }
 
 async function readMagic(path: string): Promise<Buffer> {
