@@ -1,0 +1,41 @@
+import { Readable } from 'node:stream';
+import type { PlaceField } from '../../places/places.schema.ts';
+import { guardFormula, pickedPlaces, placeCells, type Cell, type PlaceBatches } from './cells.ts';
+
+/**
+ * RFC 4180 CSV for spreadsheets: UTF-8 with a byte-order mark (so Excel reads it as UTF-8), CRLF line
+ * ends, a header row of field names, a field quoted (inner quotes doubled) when it holds a comma, a
+ * quote, CR or LF, and the formula guard of `guardFormula` on text cells.
+ *
+ * The encoder is these few lines rather than csv-stringify: on a 1,000-row batch of places it is about
+ * four times faster, which is what keeps a million-row export near `sqlite3 -csv`. Its output is
+ * checked byte for byte against csv-stringify in csv.test.ts (with `quoted_match` for line breaks:
+ * csv-stringify leaves a lone LF unquoted, which Excel and many parsers read as a new record).
+ */
+export function placesToCsv(batches: PlaceBatches, fields: readonly PlaceField[]): Readable {
+  return Readable.from(csvChunks(batches, fields), { objectMode: false });
+}
+
+async function* csvChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
+  yield `\uFEFF${csvLine(fields)}`;
+  for await (const places of pickedPlaces(batches, fields)) {
+    let chunk = '';
+    for (const p of places) chunk += csvLine(placeCells(p, fields).map((c) => (typeof c === 'string' ? guardFormula(c) : c)));
+    yield chunk;
+  }
+}
+
+const needsQuotes = /[",\r\n]/;
+
+/** One CSV record with its CRLF. */
+export function csvLine(cells: readonly Cell[]): string {
+  let line = '';
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i];
+    if (i > 0) line += ',';
+    if (c === null || c === undefined) continue;
+    if (typeof c === 'number') line += String(c);
+    else line += needsQuotes.test(c) ? `"${c.replaceAll('"', '""')}"` : c;
+  }
+  return `${line}\r\n`;
+}

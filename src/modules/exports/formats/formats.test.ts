@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { buffer } from 'node:stream/consumers';
+import { setImmediate as tick } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import XLSX from 'xlsx';
+import type { PlaceRow } from '../../places/places.schema.ts';
+import { placeFields, type PlaceField } from '../../places/places.schema.ts';
+import { inBatches, placeRow } from './formats.fixtures.ts';
+import { exportFormats, exportFormatNames } from './index.ts';
+import { placesToXlsx } from './xlsx.ts';
+
+const utf8 = async (stream: NodeJS.ReadableStream) => (await buffer(stream)).toString('utf8');
+
+function readWorkbook(bytes: Buffer): XLSX.WorkBook {
+  return XLSX.read(bytes, { type: 'buffer', cellFormula: true });
+}
+
+function sheetRows(wb: XLSX.WorkBook, name: string): unknown[][] {
+  const sheet = wb.Sheets[name];
+  assert.ok(sheet, `sheet ${name} exists`);
+  return XLSX.utils.sheet_to_json<unknown[]>(sheet, { header: 1, defval: null, raw: true });
+}
+
+describe('xlsx export', () => {
+  test('reads back with an xlsx reader: header row, text as text, numbers as numbers, empty cells for null', async () => {
+    const rows = [
+      placeRow(1, { name: 'Ratskeller & <Bar>', rating: 4.5, review_count: 120, phone: '+49 (0) 89 21 99 89 0' }),
+      placeRow(2, { name: '=1+1', city: '東京', lat: 35.68, lon: 139.76 }),
+    ];
+    const fields: PlaceField[] = ['name', 'phone', 'rating', 'review_count', 'city', 'lat', 'lon', 'categories'];
+    const wb = readWorkbook(await buffer(placesToXlsx(inBatches(rows, 1), fields)));
+    assert.deepEqual(wb.SheetNames, ['places']);
+    assert.deepEqual(sheetRows(wb, 'places'), [
+      fields,
+      ['Ratskeller & <Bar>', '+49 (0) 89 21 99 89 0', 4.5, 120, 'München', 48.137, 11.575, 'restaurant;cafe'],
+      ['=1+1', null, null, null, '東京', 35.68, 139.76, 'restaurant;cafe'],
+    ]);
+    const formulaLooking = wb.Sheets.places?.A3;
+    assert.equal(formulaLooking?.t, 's', 'a text cell, not a formula');
+    assert.equal(formulaLooking?.f, undefined);
+  });
+
+  test('drops control characters XML cannot carry instead of producing a file Excel must repair', async () => {
+    const wb = readWorkbook(await buffer(placesToXlsx(inBatches([placeRow(1, { name: 'Bell\u0007 and\u0000 tab\tstay' })], 1), ['name'])));
+    assert.deepEqual(sheetRows(wb, 'places')[1], ['Bell and tab\tstay']);
+  });
+
+  test('continues on a further sheet, with its own header, when a sheet is full', async () => {
+    const rows = Array.from({ length: 7 }, (_, i) => placeRow(i + 1));
+    const wb = readWorkbook(await buffer(placesToXlsx(inBatches(rows, 2), ['id', 'name'], { rowsPerSheet: 3 })));
+    assert.deepEqual(wb.SheetNames, ['places', 'places 2', 'places 3']);
+    const names = wb.SheetNames.flatMap((s) => sheetRows(wb, s).slice(1).map((r) => r[1]));
+    assert.deepEqual(names, rows.map((r) => r.name));
+    assert.deepEqual(sheetRows(wb, 'places 3'), [['id', 'name'], [rows[6]!.public_id, 'Place 7']]);
+  });
+
+  test('a full last sheet does not leave an empty sheet behind', async () => {
+    const rows = Array.from({ length: 6 }, (_, i) => placeRow(i + 1));
+    const wb = readWorkbook(await buffer(placesToXlsx(inBatches(rows, 4), ['name'], { rowsPerSheet: 3 })));
+    assert.deepEqual(wb.SheetNames, ['places', 'places 2']);
+  });
+});
+
+describe('JSON, NDJSON and GeoJSON exports', () => {
+  const rows = [placeRow(1, { name: 'Ratskeller', rating: 4.5 }), placeRow(2, { name: 'Nowhere', lat: null, lon: null })];
+  const fields: PlaceField[] = ['id', 'name', 'rating', 'categories'];
+  const expected = rows.map((r) => ({ id: r.public_id, name: r.name, rating: r.rating, categories: ['restaurant', 'cafe'] }));
+
+  test('json is a plain array of places with the chosen fields, and [] when the search is empty', async () => {
+    assert.deepEqual(JSON.parse(await utf8(exportFormats.json.write(inBatches(rows, 1), fields))), expected);
+    assert.deepEqual(JSON.parse(await utf8(exportFormats.json.write(inBatches([], 1), fields))), []);
+  });
+
+  test('ndjson has one place per line', async () => {
+    const lines = (await utf8(exportFormats.ndjson.write(inBatches(rows, 1), fields))).split('\n');
+    assert.equal(lines.pop(), '', 'the last line ends with a newline');
+    assert.deepEqual(lines.map((l) => JSON.parse(l)), expected);
+  });
+
+  test('geojson is a FeatureCollection of Points at [lon, lat], a place without coordinates keeps a null geometry', async () => {
+    const fc = JSON.parse(await utf8(exportFormats.geojson.write(inBatches(rows, 1), fields)));
+    assert.equal(fc.type, 'FeatureCollection');
+    assert.deepEqual(fc.features, [
+      { type: 'Feature', id: rows[0]!.public_id, geometry: { type: 'Point', coordinates: [11.575, 48.137] }, properties: expected[0] },
+      { type: 'Feature', id: rows[1]!.public_id, geometry: null, properties: expected[1] },
+    ]);
+  });
+});
+
+describe('streaming', () => {
+  /** An endless search (incompressible names, so zip buffers fill like real data): counts how many batches the writer has pulled and whether it was closed. */
+  function endless(): { batches: AsyncGenerator<PlaceRow[]>; pulled: () => number; closed: () => boolean } {
+    let pulled = 0;
+    let closed = false;
+    async function* gen(): AsyncGenerator<PlaceRow[]> {
+      try {
+        for (let b = 0; ; b++) {
+          pulled++;
+          yield Array.from({ length: 100 }, (_, i) => placeRow(b * 100 + i + 1, { name: randomBytes(100).toString('hex') }));
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    return { batches: gen(), pulled: () => pulled, closed: () => closed };
+  }
+
+  for (const name of exportFormatNames) {
+    test(`${name}: reads no further ahead than the reader consumes, and closes the source when the reader goes away`, async () => {
+      const source = endless();
+      const out = exportFormats[name].write(source.batches, placeFields);
+      out.once('readable', () => out.read());
+      await once(out, 'readable');
+      for (let i = 0; i < 300; i++) await tick();
+      // Each batch is ~25 KB of output; stream buffers are 16-64 KB, so a writer with backpressure stops within a few.
+      assert.ok(source.pulled() <= 20, `pulled ${source.pulled()} batches of an endless source without being read`);
+      out.destroy();
+      for (let i = 0; i < 20 && !source.closed(); i++) await tick();
+      assert.equal(source.closed(), true, 'the source was closed');
+    });
+  }
+});
