@@ -1,0 +1,168 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { loadGazetteer, loadLocator, NEAREST_MAX_KM } from './geo.ts';
+
+const g = loadGazetteer();
+
+// GeoNames ids of the cities the assertions name.
+const VIENNA = 2761369;
+const COLOGNE = 2886242;
+const COLOGNE_IT = 3178287;
+const PRAGUE = 3067696;
+const PARIS = 2988507;
+const PARIS_TX = 4717560;
+const MUNICH = 2867714;
+const GARCHING = 2922582;
+
+describe('city resolution by name', () => {
+  test('resolves a city and its exonyms to the same single city', () => {
+    for (const [names, id] of [
+      [['Wien', 'Vienna', 'WIEN', 'Vienne'], VIENNA],
+      [['Köln', 'Koeln', 'Cologne', 'Koln'], COLOGNE],
+      [['Praha', 'Prague', 'Prag'], PRAGUE],
+      [['München', 'Munich', 'Muenchen', 'Monaco di Baviera'], MUNICH],
+    ] as const) {
+      for (const name of names) assert.equal(g.resolveCity(name).chosen?.id, id, name);
+    }
+  });
+
+  test('ranks same-named cities by population and lists the others as alternatives', () => {
+    const paris = g.resolveCity('Paris');
+    assert.equal(paris.chosen?.id, PARIS);
+    assert.equal(paris.chosen?.countryCode, 'FR');
+    assert.ok(paris.alternatives.some((c) => c.id === PARIS_TX));
+    const populations = paris.alternatives.map((c) => c.population);
+    assert.deepEqual(populations, [...populations].sort((a, b) => b - a));
+  });
+
+  test('picks the most populous city of that name within the given country', () => {
+    assert.equal(g.resolveCity('Paris', 'US').chosen?.id, PARIS_TX);
+    assert.equal(g.resolveCity('Cologne', 'IT').chosen?.id, COLOGNE_IT);
+    assert.equal(g.resolveCity('Cologne', 'Italia').chosen?.id, COLOGNE_IT);
+    assert.equal(g.resolveCity('Cologne').chosen?.id, COLOGNE);
+  });
+
+  test('puts the country’s other same-named cities before other countries’ among the alternatives', () => {
+    const alternatives = g.resolveCity('Paris', 'US').alternatives;
+    const firstForeign = alternatives.findIndex((c) => c.countryCode !== 'US');
+    assert.ok(firstForeign > 0, 'other US cities named Paris come first');
+    assert.ok(alternatives.slice(firstForeign).every((c) => c.countryCode !== 'US'));
+  });
+
+  test('suggests close spellings when no city has the name', () => {
+    const typo = g.resolveCity('Mnchen');
+    assert.equal(typo.chosen, null);
+    assert.equal(typo.candidates[0]?.city.id, MUNICH);
+    const inCountry = g.resolveCity('Pqris', 'FR');
+    assert.equal(inCountry.chosen, null);
+    assert.ok(inCountry.candidates.length > 0 && inCountry.candidates.every((c) => c.city.countryCode === 'FR'));
+    assert.ok(inCountry.candidates.some((c) => c.city.id === PARIS));
+  });
+
+  test('returns nothing, not an error, for a name that is empty after folding', () => {
+    assert.deepEqual(g.resolveCity(' -- '), { chosen: null, alternatives: [], candidates: [] });
+  });
+});
+
+describe('country resolution', () => {
+  test('accepts ISO2 and ISO3 codes in any case and names in many languages', () => {
+    for (const input of ['DE', 'de', 'DEU', 'Germany', 'Deutschland', 'Allemagne', 'Alemania', 'ドイツ', 'Германия']) {
+      assert.equal(g.countryCode(input), 'DE', input);
+    }
+    assert.equal(g.countryCode('United States'), 'US');
+    assert.equal(g.countryCode('UK'), 'GB');
+    assert.equal(g.countryCode('China Mainland'), 'CN');
+    assert.equal(g.countryCode('Atlantis'), undefined);
+  });
+
+  test('returns the country record for the API', () => {
+    assert.deepEqual(g.resolveCountry('Österreich'), { code: 'AT', name: 'Austria', nativeName: 'Österreich', continent: 'EU' });
+    assert.equal(g.resolveCountry('Narnia'), null);
+  });
+
+  test('reads every country name the Zomato file uses except a misspelling', () => {
+    const zomato = readFileSync(fileURLToPath(new URL('../../../../shared/data/ratings/zomato-country-codes.csv', import.meta.url)), 'utf8')
+      .trim()
+      .split(/\r\n|\r|\n/)
+      .slice(1)
+      .map((line) => line.split(',').slice(1).join(',').trim());
+    const unknown = zomato.filter((name) => g.countryCode(name) === undefined);
+    assert.deepEqual(unknown, ['Phillipines']);
+  });
+});
+
+describe('place locator', () => {
+  const ratskeller = (() => {
+    const line = gunzipSync(readFileSync(fileURLToPath(new URL('../../../../shared/data/osm/osm-pois-all.ndjson.gz', import.meta.url))))
+      .toString('utf8')
+      .split('\n')
+      .find((l) => l.includes('"n60013073"'));
+    assert.ok(line, 'the Ratskeller (Marienplatz, Munich) is in the OSM file');
+    return JSON.parse(line) as { lat: number; lon: number; tags: Record<string, string> };
+  })();
+
+  test('is the same process-wide instance as the gazetteer', () => {
+    assert.equal(loadLocator(), g);
+  });
+
+  test('matches the address city and keeps it as written', () => {
+    const a = g.assignCity({ city: ratskeller.tags['addr:city'], countryCode: 'DE', lat: ratskeller.lat, lon: ratskeller.lon });
+    assert.deepEqual(a, { city: 'München', cityId: MUNICH, source: 'address', distanceM: null, countryCode: 'DE' });
+  });
+
+  test('matches an address city written with its postcode or region', () => {
+    assert.equal(g.assignCity({ city: '80331 München', countryCode: 'DE' }).cityId, MUNICH);
+    assert.equal(g.assignCity({ city: 'Munich, Bavaria' }).cityId, MUNICH);
+  });
+
+  test('takes the nearest of same-named cities when the point is known and infers the country', () => {
+    const inTexas = g.assignCity({ city: 'Paris', lat: 33.66, lon: -95.55 });
+    assert.equal(inTexas.cityId, PARIS_TX);
+    assert.equal(inTexas.countryCode, 'US');
+  });
+
+  test('keeps an address city it cannot match as address_unmatched', () => {
+    assert.deepEqual(g.assignCity({ city: 'Xyzzyville', countryCode: 'DE', lat: 48.1, lon: 11.5 }), {
+      city: 'Xyzzyville',
+      cityId: null,
+      source: 'address_unmatched',
+      distanceM: null,
+      countryCode: 'DE',
+    });
+    assert.equal(g.assignCity({ city: 'Paris', countryCode: 'DE' }).source, 'address_unmatched');
+  });
+
+  test('gives a point in central Munich without an address city München as the nearest place', () => {
+    const a = g.assignCity({ lat: ratskeller.lat, lon: ratskeller.lon });
+    assert.equal(a.cityId, MUNICH);
+    assert.equal(a.city, 'Munich');
+    assert.equal(a.source, 'nearest');
+    assert.equal(a.countryCode, 'DE');
+    assert.ok(a.distanceM !== null && a.distanceM < 1000, `distance ${a.distanceM}`);
+  });
+
+  test('gives a point in an outer district the city rather than a closer district point', () => {
+    // Pasing, 8.5 km from the centre of Munich, has its own GeoNames point as a city section.
+    assert.equal(g.assignCity({ lat: 48.1497, lon: 11.4617 }).cityId, MUNICH);
+    // Garching is its own town next to Munich.
+    assert.equal(g.assignCity({ lat: 48.249, lon: 11.651 }).cityId, GARCHING);
+  });
+
+  test('stays within the given country near a border', () => {
+    const strasbourg = { lat: 48.5734, lon: 7.7521 };
+    assert.equal(g.assignCity(strasbourg).countryCode, 'FR');
+    assert.equal(g.city(g.assignCity({ ...strasbourg, countryCode: 'DE' }).cityId!)?.countryCode, 'DE');
+  });
+
+  test(`gives no city to a point in the ocean, more than ${NEAREST_MAX_KM} km from any place`, () => {
+    assert.deepEqual(g.assignCity({ lat: 30, lon: -40 }), { city: null, cityId: null, source: null, distanceM: null, countryCode: null });
+    assert.equal(g.nearestCity(30, -40), null);
+  });
+
+  test('gives no city when there is neither an address city nor a point', () => {
+    assert.deepEqual(g.assignCity({ countryCode: 'AT' }), { city: null, cityId: null, source: null, distanceM: null, countryCode: 'AT' });
+  });
+});

@@ -1,0 +1,346 @@
+import KDBush from 'kdbush';
+import { distance } from 'geokdbush';
+import { foldText } from '../../infra/text.ts';
+import type { CityAssignment, PlaceLocator } from '../importers/importer.types.ts';
+import { loadCityRows, loadCountryRows, type CityRow, type CountryRow } from './geo.data.ts';
+
+/** A GeoNames populated place, as the API and importers see it. */
+export interface City {
+  /** GeoNames id. */
+  id: number;
+  name: string;
+  countryCode: string;
+  /** GeoNames first-level admin code (`09`, `TX`). */
+  admin1: string | null;
+  lat: number;
+  lon: number;
+  population: number;
+}
+
+export interface Country {
+  code: string;
+  name: string;
+  nativeName: string | null;
+  continent: string | null;
+}
+
+export interface CitySuggestion {
+  /** The name that came close, as folded (`munchen`). */
+  name: string;
+  city: City;
+}
+
+export interface CityResolution {
+  /** The most populous city of that name (within the country when one was given); null when none. */
+  chosen: City | null;
+  /** Other cities of that name: the country's first, then by population; at most 10. */
+  alternatives: City[];
+  /** When nothing has that name (in the country): the closest spellings, fewest edits first, then by population. */
+  candidates: CitySuggestion[];
+}
+
+/**
+ * Max great-circle distance from a place to a city's point for `nearest` assignment. GeoNames lists every
+ * place of 1,000+ people, so on land a town's point is almost always within 10–20 km; 50 km keeps
+ * coastal and rural places, and leaves points at sea or in empty land (deserts, ice) without a city.
+ */
+export const NEAREST_MAX_KM = 50;
+
+/**
+ * How far a city is taken to reach from its point: 6 m × √population, at most 20 km (Munich ≈ 6.7 km,
+ * a village of 1,000 ≈ 190 m). `nearest` picks the city with the smallest distance minus reach, so a
+ * point in a big city's outer districts gets the city, not the closest village point or district point.
+ */
+const REACH_M_PER_SQRT_PERSON = 6;
+const MAX_REACH_M = 20_000;
+/** First search box for `nearest`; cities of BIG_CITY_POPULATION or more are searched in their own index. */
+const NEAR_BOX_KM = 10;
+const BIG_CITY_POPULATION = 100_000;
+const KM_PER_DEGREE = 111.32;
+/** GeoNames "section of populated place" (city districts): named by an address, never taken as `nearest`. */
+const SECTION = 'PPLX';
+
+const reach = (population: number): number => Math.min(MAX_REACH_M, REACH_M_PER_SQRT_PERSON * Math.sqrt(population));
+
+function toCity(r: CityRow): City {
+  return { id: r.id, name: r.name, countryCode: r.countryCode, admin1: r.admin1, lat: r.lat, lon: r.lon, population: r.population };
+}
+
+/** Which characters a name has, folded into 32 bits (code point mod 32). */
+function letterMask(name: string): number {
+  let mask = 0;
+  for (let i = 0; i < name.length; i++) mask |= 1 << (name.charCodeAt(i) & 31);
+  return mask;
+}
+
+function popcount(v: number): number {
+  let x = v - ((v >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Levenshtein distance when it is at most `max`, else `max + 1` (banded, stops early). */
+function boundedEditDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = new Array<number>(b.length + 1);
+  let cur = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    cur[0] = i;
+    let rowMin = i;
+    const ca = a.charCodeAt(i - 1);
+    for (let j = 1; j <= b.length; j++) {
+      const cost = ca === b.charCodeAt(j - 1) ? 0 : 1;
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      cur[j] = v;
+      if (v < rowMin) rowMin = v;
+    }
+    if (rowMin > max) return max + 1;
+    [prev, cur] = [cur, prev];
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * The in-memory gazetteer: countries by any name, cities by folded name (GeoNames names, ASCII names and
+ * exonyms), and a kd-tree of city points for the nearest populated place. Built once per process.
+ */
+export class Gazetteer implements PlaceLocator {
+  private readonly cities: CityRow[];
+  private readonly cityById = new Map<number, number>();
+  /** Folded name -> city indices, most populous first. */
+  private readonly cityNames = new Map<string, number[]>();
+  /** Distinct folded names by length with their letter masks, for suggestions. */
+  private readonly namesByLength = new Map<number, { names: string[]; masks: Int32Array }>();
+  private readonly nearIndex: KDBush;
+  private readonly nearIds: Int32Array;
+  private readonly bigIndex: KDBush;
+  private readonly bigIds: Int32Array;
+  private readonly countries = new Map<string, Country>();
+  /** Folded code or name -> ISO code; the first writer wins, so English and native names beat other languages. */
+  private readonly countryNames = new Map<string, string>();
+  private readonly countryLookups = new Map<string, string | undefined>();
+
+  constructor(countryRows: CountryRow[], cityRows: CityRow[]) {
+    for (const c of countryRows) {
+      this.countries.set(c.code, { code: c.code, name: c.name, nativeName: c.nativeName, continent: c.continent });
+    }
+    // Codes first (ISO2 then ISO3 of every country), then each country's names: `de` is Germany, never a name.
+    for (const c of countryRows) this.countryNames.set(c.code.toLowerCase(), c.code);
+    for (const c of countryRows) if (c.alpha3 && !this.countryNames.has(c.alpha3.toLowerCase())) this.countryNames.set(c.alpha3.toLowerCase(), c.code);
+    const rounds = Math.max(...countryRows.map((c) => c.names.length));
+    for (let i = 0; i < rounds; i++) {
+      for (const c of countryRows) {
+        const n = c.names[i];
+        if (n !== undefined && !this.countryNames.has(n)) this.countryNames.set(n, c.code);
+      }
+    }
+
+    this.cities = [...cityRows].sort((a, b) => b.population - a.population || a.id - b.id);
+    this.cities.forEach((c, i) => {
+      this.cityById.set(c.id, i);
+      for (const n of c.names) {
+        const list = this.cityNames.get(n);
+        if (list) list.push(i);
+        else this.cityNames.set(n, [i]);
+      }
+    });
+    const byLength = new Map<number, string[]>();
+    for (const n of this.cityNames.keys()) {
+      const bucket = byLength.get(n.length);
+      if (bucket) bucket.push(n);
+      else byLength.set(n.length, [n]);
+    }
+    for (const [length, names] of byLength) this.namesByLength.set(length, { names, masks: Int32Array.from(names, letterMask) });
+
+    const near = this.cities.flatMap((c, i) => (c.featureCode === SECTION ? [] : [i]));
+    const big = near.filter((i) => this.cities[i]!.population >= BIG_CITY_POPULATION);
+    [this.nearIndex, this.nearIds] = this.pointIndex(near);
+    [this.bigIndex, this.bigIds] = this.pointIndex(big);
+  }
+
+  private pointIndex(members: number[]): [KDBush, Int32Array] {
+    const index = new KDBush(Math.max(members.length, 1));
+    for (const i of members) index.add(this.cities[i]!.lon, this.cities[i]!.lat);
+    if (members.length === 0) index.add(0, 0);
+    index.finish();
+    return [index, Int32Array.from(members)];
+  }
+
+  countryCode(codeOrName: string): string | undefined {
+    const cached = this.countryLookups.get(codeOrName);
+    if (cached !== undefined || this.countryLookups.has(codeOrName)) return cached;
+    const code = this.countryNames.get(foldText(codeOrName));
+    if (this.countryLookups.size < 10_000) this.countryLookups.set(codeOrName, code);
+    return code;
+  }
+
+  /** A country by ISO2/ISO3 code or by a name in any language the data has; null when unknown. */
+  resolveCountry(nameOrCode: string): Country | null {
+    const code = this.countryCode(nameOrCode);
+    return code ? (this.countries.get(code) ?? null) : null;
+  }
+
+  /** Every known country, by code. */
+  listCountries(): Country[] {
+    return [...this.countries.values()];
+  }
+
+  city(id: number): City | null {
+    const i = this.cityById.get(id);
+    return i === undefined ? null : toCity(this.cities[i]!);
+  }
+
+  /** Cities named `name` (folded), most populous first; within `countryCode` when given. */
+  private named(key: string, countryCode: string | null | undefined): number[] {
+    const all = this.cityNames.get(key);
+    if (!all) return [];
+    return countryCode ? all.filter((i) => this.cities[i]!.countryCode === countryCode) : all;
+  }
+
+  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution {
+    const key = foldText(name);
+    const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
+    const all = this.cityNames.get(key) ?? [];
+    const inCountry = country ? all.filter((i) => this.cities[i]!.countryCode === country) : all;
+    const chosen = inCountry[0];
+    const rest = [...inCountry.slice(1), ...(country ? all.filter((i) => this.cities[i]!.countryCode !== country) : [])];
+    return {
+      chosen: chosen === undefined ? null : toCity(this.cities[chosen]!),
+      alternatives: rest.slice(0, 10).map((i) => toCity(this.cities[i]!)),
+      candidates: chosen === undefined && key.length > 0 ? this.suggest(key, country) : [],
+    };
+  }
+
+  /** Closest known spellings of an unknown name: 1 edit for short names, 2 up to 8 letters, else 3. */
+  private suggest(key: string, country: string | null, limit = 5): CitySuggestion[] {
+    const max = key.length <= 4 ? 1 : key.length <= 8 ? 2 : 3;
+    const found: Array<{ name: string; city: number; edits: number }> = [];
+    const mask = letterMask(key);
+    for (let len = key.length - max; len <= key.length + max; len++) {
+      const bucket = this.namesByLength.get(len);
+      if (!bucket) continue;
+      for (let k = 0; k < bucket.names.length; k++) {
+        // Each edit adds or removes at most two letters from the set, so more differing letters cannot be close.
+        if (popcount(mask ^ bucket.masks[k]!) > 2 * max) continue;
+        const n = bucket.names[k]!;
+        const edits = boundedEditDistance(key, n, max);
+        if (edits > max) continue;
+        const city = this.named(n, country)[0];
+        if (city !== undefined) found.push({ name: n, city, edits });
+      }
+    }
+    found.sort((a, b) => a.edits - b.edits || a.city - b.city);
+    const seen = new Set<number>();
+    const out: CitySuggestion[] = [];
+    for (const f of found) {
+      if (seen.has(f.city)) continue;
+      seen.add(f.city);
+      out.push({ name: f.name, city: toCity(this.cities[f.city]!) });
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
+  /** Index of the city with the smallest distance-minus-reach among `members`, with its distance in metres. */
+  private best(members: Iterable<number>, lat: number, lon: number, maxKm: number): { city: number; metres: number } | null {
+    let bestCity = -1;
+    let bestScore = Infinity;
+    let bestMetres = 0;
+    for (const i of members) {
+      const c = this.cities[i]!;
+      const metres = distance(lon, lat, c.lon, c.lat) * 1000;
+      if (metres > maxKm * 1000) continue;
+      const score = metres - reach(c.population);
+      if (score < bestScore) {
+        bestScore = score;
+        bestCity = i;
+        bestMetres = metres;
+      }
+    }
+    return bestCity < 0 ? null : { city: bestCity, metres: bestMetres };
+  }
+
+  /** The populated place a point belongs to (see NEAREST_MAX_KM and the reach rule), or null. */
+  nearestCity(lat: number, lon: number, countryCode?: string | null): { city: City; distanceM: number } | null {
+    const found = this.nearestIndex(lat, lon, countryCode ?? null);
+    return found ? { city: toCity(this.cities[found.city]!), distanceM: found.metres } : null;
+  }
+
+  /**
+   * Candidates come from bounding-box queries on the kd-trees (a box is a fraction of a microsecond; a
+   * great-circle k-nearest search costs tens): first every populated place within NEAR_BOX_KM, widened
+   * to NEAREST_MAX_KM only when that finds nothing close enough to be certain, plus the big cities within
+   * NEAREST_MAX_KM, whose reach can exceed the small box. Within the given country only, when there is one:
+   * a place near a border stays in its own country.
+   */
+  private nearestIndex(lat: number, lon: number, countryCode: string | null): { city: number; metres: number } | null {
+    const found: number[] = [];
+    this.collect(this.nearIndex, this.nearIds, lat, lon, NEAR_BOX_KM, countryCode, found);
+    this.collect(this.bigIndex, this.bigIds, lat, lon, NEAREST_MAX_KM, countryCode, found);
+    let best = this.best(found, lat, lon, NEAREST_MAX_KM);
+    // Anything outside the small box is at least NEAR_BOX_KM away, so scores at least that minus a small town's reach.
+    if (!best || best.metres - reach(this.cities[best.city]!.population) > NEAR_BOX_KM * 1000 - reach(BIG_CITY_POPULATION)) {
+      this.collect(this.nearIndex, this.nearIds, lat, lon, NEAREST_MAX_KM, countryCode, found);
+      best = this.best(found, lat, lon, NEAREST_MAX_KM);
+    }
+    return best;
+  }
+
+  /** Appends the members of `index` inside a box of ±km around the point (split at the antimeridian). */
+  private collect(index: KDBush, ids: Int32Array, lat: number, lon: number, km: number, countryCode: string | null, out: number[]): void {
+    const dLat = km / KM_PER_DEGREE;
+    const dLon = Math.min(180, km / (KM_PER_DEGREE * Math.max(Math.cos((Math.min(Math.abs(lat) + dLat, 90) * Math.PI) / 180), 0.01)));
+    const minLat = lat - dLat;
+    const maxLat = lat + dLat;
+    const boxes: Array<[number, number]> = [[Math.max(lon - dLon, -180), Math.min(lon + dLon, 180)]];
+    if (lon - dLon < -180) boxes.push([lon - dLon + 360, 180]);
+    if (lon + dLon > 180) boxes.push([-180, lon + dLon - 360]);
+    for (const [minLon, maxLon] of boxes) {
+      for (const k of index.range(minLon, minLat, maxLon, maxLat)) {
+        const i = ids[k]!;
+        if (!countryCode || this.cities[i]!.countryCode === countryCode) out.push(i);
+      }
+    }
+  }
+
+  /** Same-named cities for a written address city, trying the name as written, without postcode, before a comma or a hyphen. */
+  private addressMatches(written: string, countryCode: string | null): number[] {
+    const variants = [written, written.replace(/\d+/g, ' '), written.split(',')[0]!, written.split(/\s*-\s*|\s*\(/)[0]!];
+    let previous = '';
+    for (const v of variants) {
+      const key = foldText(v);
+      if (key === previous || key.length === 0) continue;
+      previous = key;
+      const found = this.named(key, countryCode);
+      if (found.length > 0) return found;
+    }
+    return [];
+  }
+
+  assignCity(input: { city?: string | null; countryCode?: string | null; lat?: number | null; lon?: number | null }): CityAssignment {
+    const country = input.countryCode ?? null;
+    const hasPoint = typeof input.lat === 'number' && typeof input.lon === 'number';
+    const written = input.city?.trim();
+    if (written) {
+      const matches = this.addressMatches(written, country);
+      if (matches.length === 0) return { city: written, cityId: null, source: 'address_unmatched', distanceM: null, countryCode: country };
+      const picked = hasPoint && matches.length > 1 ? this.best(matches, input.lat!, input.lon!, Infinity) : null;
+      const c = this.cities[picked ? picked.city : matches[0]!]!;
+      return { city: written, cityId: c.id, source: 'address', distanceM: null, countryCode: country ?? c.countryCode };
+    }
+    if (!hasPoint) return { city: null, cityId: null, source: null, distanceM: null, countryCode: country };
+    const found = this.nearestIndex(input.lat!, input.lon!, country);
+    if (!found) return { city: null, cityId: null, source: null, distanceM: null, countryCode: country };
+    const c = this.cities[found.city]!;
+    return { city: c.name, cityId: c.id, source: 'nearest', distanceM: found.metres, countryCode: country ?? c.countryCode };
+  }
+}
+
+let shared: Gazetteer | undefined;
+
+/** The process-wide gazetteer, built from the data packages on first use (about a second). */
+export function loadGazetteer(): Gazetteer {
+  shared ??= new Gazetteer(loadCountryRows(), loadCityRows());
+  return shared;
+}

