@@ -110,7 +110,7 @@ export async function* csvRows(text: TextSource['text'], delimiter: string): Asy
       continue;
     }
     if (raw.length !== header.length) {
-      // A trailing empty cell or a blank line made of delimiters is harmless; anything else is misaligned.
+      // Extra cells that are all empty (a trailing delimiter) are harmless; anything else is misaligned.
       if (raw.slice(header.length).some((v) => v.trim() !== '') || raw.length < header.length) {
         yield { ok: false, reason: 'bad row: column count' };
         continue;
