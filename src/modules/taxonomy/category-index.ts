@@ -1,0 +1,201 @@
+import { foldText } from '../../infra/text.ts';
+import { createOsmMatcher } from './osm-matcher.ts';
+import type { Taxonomy, TaxonomyName } from './taxonomy.build.ts';
+
+export interface Category {
+  slug: string;
+  parent: string | null;
+  /** iD preset id, e.g. `shop/optician`. */
+  presetId: string;
+  osmTags: Record<string, string>;
+  /** Name in the requested language (English when the taxonomy has none in it). */
+  name: string;
+}
+
+export interface CategoryCandidate {
+  slug: string;
+  name: string;
+  /** 1 for the best match; exact matches are relative to the best, fuzzy ones a similarity in (0, 1). */
+  score: number;
+}
+
+export interface ResolveResult {
+  /** The category the term names, or null when nothing matches exactly (then see candidates). */
+  slug: string | null;
+  /** Exact matches best first, or for an unknown term the closest categories (at most 5). */
+  candidates: CategoryCandidate[];
+}
+
+export interface CategoryIndex {
+  /**
+   * The category a user's term names: a slug (`restaurant_italian`), an OSM tag (`shop=optician`), or a name,
+   * alias or search term in any language (`Optiker`, `opticien`, `Tierarzt`), plural forms included (`restaurants`).
+   * `lang` (`de`, `pt-BR`) breaks ties in favour of that language and names the candidates.
+   */
+  resolve(term: string, lang?: string): ResolveResult;
+  get(slug: string, lang?: string): Category | undefined;
+  /** Every category below `slug` (children, grandchildren…), not `slug` itself; empty for a leaf or an unknown slug. */
+  descendants(slug: string): string[];
+  /** `slug` followed by its descendants: what a `type=` filter matches. Empty for an unknown slug. */
+  subtree(slug: string): string[];
+  /** The category's name in `lang`, else its base language, else English; undefined for an unknown slug. */
+  name(slug: string, lang?: string): string | undefined;
+  list(lang?: string): Category[];
+}
+
+const WEIGHT = { name: 4, alias: 2, term: 1 } as const;
+const FUZZY_LIMIT = 5;
+const FUZZY_MIN = 0.4;
+
+function pluralForms(norm: string): string[] {
+  const out: string[] = [];
+  if (norm.endsWith('ies')) out.push(`${norm.slice(0, -3)}y`);
+  if (norm.endsWith('es')) out.push(norm.slice(0, -2));
+  if (norm.endsWith('s') && !norm.endsWith('ss')) out.push(norm.slice(0, -1));
+  if (norm.endsWith('en')) out.push(norm.slice(0, -2), norm.slice(0, -1));
+  if (norm.endsWith('e')) out.push(norm.slice(0, -1));
+  return out;
+}
+
+function trigrams(s: string): Set<string> {
+  const padded = `  ${s} `;
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  return out;
+}
+
+function levenshtein(a: string, b: string): number {
+  if (a === b) return 0;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** Similarity in [0, 1]: the better of trigram Dice and normalised edit distance, with a bonus for a prefix. */
+function similarity(query: string, queryGrams: Set<string>, candidate: string): number {
+  const grams = trigrams(candidate);
+  let shared = 0;
+  for (const g of queryGrams) if (grams.has(g)) shared++;
+  const dice = (2 * shared) / (queryGrams.size + grams.size);
+  const edit = 1 - levenshtein(query, candidate) / Math.max(query.length, candidate.length);
+  const prefix = query.length >= 3 && candidate.startsWith(query) ? 0.5 + (0.5 * query.length) / candidate.length : 0;
+  return Math.max(dice, edit, prefix);
+}
+
+export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly TaxonomyName[]): CategoryIndex {
+  const bySlug = new Map(taxonomy.categories.map((c) => [c.slug, c]));
+  const children = new Map<string, string[]>();
+  for (const c of taxonomy.categories) {
+    if (c.parent) children.set(c.parent, [...(children.get(c.parent) ?? []), c.slug]);
+  }
+  const byNorm = new Map<string, TaxonomyName[]>();
+  const localName = new Map<string, Map<string, string>>();
+  for (const n of allNames) {
+    const list = byNorm.get(n.norm);
+    if (list) list.push(n);
+    else byNorm.set(n.norm, [n]);
+    if (n.isName) {
+      if (!localName.has(n.slug)) localName.set(n.slug, new Map());
+      localName.get(n.slug)!.set(n.lang, n.name);
+    }
+  }
+  const osm = createOsmMatcher(taxonomy.patterns);
+  const depth = (slug: string): number => bySlug.get(slug)!.presetId.split('/').length;
+
+  const name = (slug: string, lang = 'en'): string | undefined => {
+    const c = bySlug.get(slug);
+    if (!c) return undefined;
+    const names = localName.get(slug);
+    return names?.get(lang) ?? names?.get(lang.split('-')[0]!) ?? c.name;
+  };
+  const toCategory = (slug: string, lang?: string): Category => {
+    const c = bySlug.get(slug)!;
+    return { slug, parent: c.parent, presetId: c.presetId, osmTags: c.osmTags, name: name(slug, lang)! };
+  };
+  const candidate = (slug: string, score: number, lang?: string): CategoryCandidate => ({ slug, name: name(slug, lang)!, score });
+
+  const exactMatches = (norm: string, lang: string | undefined): Map<string, number> => {
+    const scores = new Map<string, number>();
+    const base = lang?.split('-')[0];
+    for (const n of byNorm.get(norm) ?? []) {
+      const inLang = lang !== undefined && (n.lang === lang || n.lang === base);
+      scores.set(n.slug, (scores.get(n.slug) ?? 0) + WEIGHT[n.kind] * (inLang ? 3 : 1));
+    }
+    return scores;
+  };
+
+  // Fuzzy matching scans the names, aliases and terms of English and the requested language (a few thousand).
+  const fuzzyPool = new Map<string, Array<{ norm: string; slug: string; kind: TaxonomyName['kind'] }>>();
+  const poolFor = (lang: string) => {
+    let pool = fuzzyPool.get(lang);
+    if (!pool) {
+      const base = lang.split('-')[0];
+      pool = allNames.filter((n) => n.lang === 'en' || n.lang === lang || n.lang === base).map((n) => ({ norm: n.norm, slug: n.slug, kind: n.kind }));
+      for (const slug of bySlug.keys()) pool.push({ norm: foldText(slug), slug, kind: 'name' });
+      fuzzyPool.set(lang, pool);
+    }
+    return pool;
+  };
+
+  return {
+    resolve(term, lang) {
+      const trimmed = term.trim();
+      if (trimmed === '') return { slug: null, candidates: [] };
+      const lower = trimmed.toLowerCase();
+      if (bySlug.has(lower)) return { slug: lower, candidates: [candidate(lower, 1, lang)] };
+      const tag = /^([a-z][a-z0-9_:]*)=(.+)$/.exec(lower);
+      if (tag) {
+        const slug = osm.match({ [tag[1]!]: tag[2]! })[0];
+        if (slug) return { slug, candidates: [candidate(slug, 1, lang)] };
+      }
+      const norm = foldText(trimmed);
+      // The term as written and its singular forms vote together (a singular form's votes count half), so that
+      // `restaurants`, a search term of one preset, still goes where `restaurant` names a category in 100 languages.
+      const scores = exactMatches(norm, lang);
+      for (const form of pluralForms(norm)) {
+        for (const [slug, s] of exactMatches(form, lang)) scores.set(slug, (scores.get(slug) ?? 0) + s / 2);
+      }
+      if (scores.size > 0) {
+        const ranked = [...scores].sort((a, b) => b[1] - a[1] || depth(a[0]) - depth(b[0]) || (a[0] < b[0] ? -1 : 1));
+        const top = ranked[0]![1];
+        const candidates = ranked.slice(0, FUZZY_LIMIT).map(([slug, s]) => candidate(slug, Math.round((s / top) * 1000) / 1000, lang));
+        return { slug: ranked[0]![0], candidates };
+      }
+      if (norm === '') return { slug: null, candidates: [] };
+      const grams = trigrams(norm);
+      const best = new Map<string, number>();
+      for (const entry of poolFor(lang ?? 'en')) {
+        const s = similarity(norm, grams, entry.norm) * (entry.kind === 'term' ? 0.9 : 1);
+        if (s > (best.get(entry.slug) ?? 0)) best.set(entry.slug, s);
+      }
+      const candidates = [...best]
+        .filter(([, s]) => s >= FUZZY_MIN)
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, FUZZY_LIMIT)
+        .map(([slug, s]) => candidate(slug, Math.round(s * 1000) / 1000, lang));
+      return { slug: null, candidates };
+    },
+    get: (slug, lang) => (bySlug.has(slug) ? toCategory(slug, lang) : undefined),
+    descendants(slug) {
+      const out: string[] = [];
+      const stack = [...(children.get(slug) ?? [])];
+      while (stack.length > 0) {
+        const s = stack.pop()!;
+        out.push(s);
+        stack.push(...(children.get(s) ?? []));
+      }
+      return out.sort();
+    },
+    subtree(slug) {
+      return bySlug.has(slug) ? [slug, ...this.descendants(slug)] : [];
+    },
+    name,
+    list: (lang) => taxonomy.categories.map((c) => toCategory(c.slug, lang)),
+  };
+}

@@ -1,0 +1,115 @@
+import type { MatchPattern } from './taxonomy.build.ts';
+
+/**
+ * Matches OSM tags against the presets the way iD's presetIndex.match does: every preset tag must be present
+ * (`key=*` presets accept any value, at half score), each matching tag adds the preset's matchScore, matching
+ * addTags add a bonus, unsearchable presets lose a hair (×0.999); the highest score wins.
+ * Geometry and locationSet are not known for imported places and are ignored.
+ */
+export interface OsmMatcher {
+  /** Category slugs, best first: the best preset overall, then the best of each other OSM key present (`amenity=cafe` + `shop=bakery`). */
+  match(tags: Record<string, string>): string[];
+}
+
+interface Candidate {
+  pattern: MatchPattern;
+  tagEntries: Array<[string, string]>;
+  addEntries: Array<[string, string]>;
+  /** The preset's OSM key (`amenity` for `amenity/restaurant/italian`). */
+  key: string;
+  generic: boolean;
+}
+
+/** Presets indexed under one tag, grouped by the key of another tag they need (`''`: none). */
+interface Bucket {
+  needs: Map<string, Candidate[]>;
+}
+
+function score(c: Candidate, tags: Record<string, string>): number {
+  const base = c.pattern.score;
+  let s = 0;
+  for (const [k, v] of c.tagEntries) {
+    const value = tags[k];
+    if (value === v) s += base;
+    else if (v === '*' && value !== undefined && value !== 'no') s += base / 2;
+    else return -1;
+  }
+  for (const [k, v] of c.addEntries) if (tags[k] === v) s += base;
+  return c.pattern.searchable ? s : s * 0.999;
+}
+
+export function createOsmMatcher(patterns: readonly MatchPattern[]): OsmMatcher {
+  // Indexed by the preset's first exact tag (`amenity` → `restaurant`), or under `*` when it only has wildcards.
+  const byKey = new Map<string, Map<string, Bucket>>();
+  for (const pattern of patterns) {
+    const tagEntries = Object.entries(pattern.tags);
+    const exact = tagEntries.find(([, v]) => v !== '*');
+    const c: Candidate = {
+      pattern,
+      tagEntries,
+      addEntries: Object.entries(pattern.addTags).filter(([k]) => !(k in pattern.tags)),
+      key: pattern.presetId.split('/')[0]!,
+      generic: !exact,
+    };
+    const [k, v] = exact ?? [tagEntries[0]![0], '*'];
+    let values = byKey.get(k);
+    if (!values) byKey.set(k, (values = new Map()));
+    let bucket = values.get(v);
+    if (!bucket) values.set(v, (bucket = { needs: new Map() }));
+    // Grouped by a second tag's key, so that 25 `amenity=restaurant` + `cuisine=…` presets cost one lookup of `cuisine`.
+    const other = tagEntries.find(([key]) => key !== k)?.[0] ?? '';
+    const group = bucket.needs.get(other);
+    if (group) group.push(c);
+    else bucket.needs.set(other, [c]);
+  }
+
+  // Called for every OSM place of an import: plain loops, no closures created per call.
+  return {
+    match(tags) {
+      const state: MatchState = { best: undefined, bestScore: 0, perKey: undefined };
+      for (const k in tags) {
+        const values = byKey.get(k);
+        if (values === undefined) continue;
+        const exact = values.get(tags[k]!);
+        if (exact !== undefined) consider(exact, tags, state);
+        const wildcard = values.get('*');
+        if (wildcard !== undefined) consider(wildcard, tags, state);
+      }
+      const { best, perKey } = state;
+      if (best === undefined) return [];
+      const primary = best.pattern.slug;
+      if (perKey === undefined || perKey.length < 2) return [primary];
+      const out = [primary];
+      for (const { c } of perKey.sort((a, b) => b.s - a.s)) if (!out.includes(c.pattern.slug)) out.push(c.pattern.slug);
+      return out;
+    },
+  };
+}
+
+interface MatchState {
+  best: Candidate | undefined;
+  bestScore: number;
+  /** The best non-generic candidate per OSM key, for secondary categories. */
+  perKey: Array<{ c: Candidate; s: number }> | undefined;
+}
+
+function consider(bucket: Bucket, tags: Record<string, string>, state: MatchState): void {
+  for (const [needed, list] of bucket.needs) {
+    if (needed !== '' && tags[needed] === undefined) continue;
+    for (let i = 0; i < list.length; i++) {
+      const c = list[i]!;
+      const s = score(c, tags);
+      if (s <= 0) continue;
+      if (s > state.bestScore) {
+        state.best = c;
+        state.bestScore = s;
+      }
+      if (c.generic) continue;
+      const perKey = (state.perKey ??= []);
+      let at = 0;
+      while (at < perKey.length && perKey[at]!.c.key !== c.key) at++;
+      if (at === perKey.length) perKey.push({ c, s });
+      else if (s > perKey[at]!.s) perKey[at] = { c, s };
+    }
+  }
+}
