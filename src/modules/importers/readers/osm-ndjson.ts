@@ -5,6 +5,7 @@ import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ReadResult, SourceReader } from '../importer.types.ts';
 import type { OpenOptions, ReaderFactory } from './index.ts';
+import { countedFileStream } from './osm-pbf.ts';
 import { osmObjectToPlace } from './osm-tags.ts';
 
 const osmId = /^[nwr][1-9][0-9]*$/;
@@ -46,8 +47,7 @@ export class OsmNdjsonReader implements SourceReader {
   }
 
   async *records(): AsyncIterable<ReadResult> {
-    const file = createReadStream(this.path, { highWaterMark: 1 << 20 });
-    file.on('data', (chunk) => (this.consumed += chunk.length));
+    const file = countedFileStream(this.path, (n) => (this.consumed += n));
     const text: Readable = this.gzip ? pipeline(file, createGunzip(), () => {}) : file;
     const lines = createInterface({ input: text, crlfDelay: Infinity });
     for await (const line of lines) {

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { pipeline } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { OSMTransform } from 'osm-pbf-parser-node';
 import { AppError } from '../../../infra/errors.ts';
 import type { ReadResult, SourceReader } from '../importer.types.ts';
@@ -86,6 +86,20 @@ class IdTable {
   }
 }
 
+/** The file's bytes, counted as they pass (a transform, so flow control stays with the consumer). */
+export function countedFileStream(path: string, onRead: (bytes: number) => void): Readable {
+  return pipeline(
+    createReadStream(path, { highWaterMark: 1 << 20 }),
+    new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        onRead(chunk.length);
+        done(null, chunk);
+      },
+    }),
+    () => {},
+  );
+}
+
 /** Running sum of vertices, so a way's or relation's point is the average of its located nodes. */
 class PointSum {
   lat = 0;
@@ -134,8 +148,7 @@ export class OsmPbfReader implements SourceReader {
   }
 
   async *records(): AsyncIterable<ReadResult> {
-    const file = createReadStream(this.path, { highWaterMark: 1 << 20 });
-    file.on('data', (chunk) => (this.consumed += chunk.length));
+    const file = countedFileStream(this.path, (n) => (this.consumed += n));
     const parsed = pipeline(file, new OSMTransform({ withTags: true, withInfo: false }), () => {});
     try {
       for await (const block of parsed as AsyncIterable<Array<OsmEntity | { type?: undefined }>>) {

@@ -1,0 +1,178 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
+import { runImport } from './import.service.ts';
+import { poiKeys } from './readers/osm-tags.ts';
+
+const repoRoot = resolve(import.meta.dirname, '../../..');
+const osmDir = resolve(repoRoot, '../shared/data/osm');
+const mergedPbf = join(osmDir, 'osm-pois-all.osm.pbf');
+const mergedNdjson = join(osmDir, 'osm-pois-all.ndjson.gz');
+const extracts = readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf') && f !== 'osm-pois-all.osm.pbf').sort();
+
+/**
+ * The counting rule: objects (nodes, ways, relations) carrying one of the seven POI keys and a `name`
+ * tag, as osmium counts them, each imported once; minus objects without a location (none in these files,
+ * whose ways and relations come with their nodes). Unnamed POIs are skipped with reason `no name`.
+ */
+function osmiumCount(file: string, ...filters: string[]): number {
+  const dir = mkdtempSync(join(tmpdir(), 'osmium-'));
+  try {
+    let input = file;
+    filters.forEach((filter, i) => {
+      const output = join(dir, `${i}.osm.pbf`);
+      execFileSync('osmium', ['tags-filter', '-R', '-O', '-o', output, input, filter], { stdio: 'pipe' });
+      input = output;
+    });
+    return ['nodes', 'ways', 'relations']
+      .map((what) => Number(execFileSync('osmium', ['fileinfo', '-e', '-g', `data.count.${what}`, input]).toString()))
+      .reduce((a, b) => a + b, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const poiFilter = `nwr/${poiKeys.join(',')}`;
+const mergedNamed = osmiumCount(mergedPbf, poiFilter, 'nwr/name');
+
+const countPlaces = (h: SQLite.Database) => (h.prepare("SELECT count(*) AS n FROM places WHERE source = 'osm'").get() as { n: number }).n;
+
+describe('importing the OpenStreetMap extracts', () => {
+  const t = openTestSqlite();
+  before(async () => prepareDatabase(t.db));
+  after(async () => t.dispose());
+
+  for (const file of extracts) {
+    test(`${file} imports one place per named POI that osmium counts`, async () => {
+      const path = join(osmDir, file);
+      const named = osmiumCount(path, poiFilter, 'nwr/name');
+      const all = osmiumCount(path, poiFilter);
+      const before = countPlaces(t.db.sqlite!);
+      const s = await runImport(t.db, loadEnricher(), path);
+      assert.equal(s.format, 'osm-pbf');
+      assert.equal(s.imported_count, named);
+      assert.equal(s.read_count, all);
+      assert.deepEqual(s.skipped_reasons, all > named ? { 'no name': all - named } : {});
+      assert.equal(countPlaces(t.db.sqlite!) - before, named);
+    });
+  }
+
+  test('assigns the nearest city to places whose address has no city', async () => {
+    const h = t.db.sqlite!;
+    const rows = h
+      .prepare("SELECT city_source, count(*) AS n FROM places WHERE source = 'osm' GROUP BY city_source")
+      .all() as Array<{ city_source: string | null; n: number }>;
+    const by = Object.fromEntries(rows.map((r) => [String(r.city_source), r.n]));
+    // Without addr:city (city_source not address*), nearly every place lies within reach of a city.
+    const withoutAddressCity = (by.nearest ?? 0) + (by.null ?? 0);
+    assert.ok(withoutAddressCity > 10_000, JSON.stringify(by));
+    assert.ok((by.nearest ?? 0) >= 0.99 * withoutAddressCity, JSON.stringify(by));
+    // Restaurant Einstein, St.-Jakobs-Platz, Munich: no addr:city in OSM.
+    const einstein = h
+      .prepare("SELECT name, city, city_source, city_distance_m, country_code FROM places WHERE source = 'osm' AND source_id = 'n261737139'")
+      .get() as { name: string; city: string; city_source: string; city_distance_m: number; country_code: string } | undefined;
+    assert.ok(einstein);
+    assert.equal(einstein.name, 'Einstein');
+    assert.equal(einstein.city_source, 'nearest');
+    assert.match(einstein.city, /^(Munich|München)$/);
+    assert.equal(einstein.country_code, 'DE');
+    assert.ok(einstein.city_distance_m < 5000);
+    const noAddressCity = h
+      .prepare("SELECT count(*) AS n FROM places WHERE source = 'osm' AND city_source = 'nearest' AND (city IS NULL OR city_id IS NULL)")
+      .get() as { n: number };
+    assert.equal(noAddressCity.n, 0);
+  });
+});
+
+describe('re-importing OpenStreetMap data', () => {
+  const t = openTestSqlite();
+  before(async () => prepareDatabase(t.db));
+  after(async () => t.dispose());
+
+  test('a second import of the same file changes nothing', async () => {
+    const first = await runImport(t.db, loadEnricher(), mergedPbf);
+    assert.equal(first.imported_count, mergedNamed);
+    const second = await runImport(t.db, loadEnricher(), mergedPbf);
+    assert.deepEqual(
+      { imported: second.imported_count, updated: second.updated_count, unchanged: second.unchanged_count },
+      { imported: 0, updated: 0, unchanged: mergedNamed },
+    );
+    assert.equal(countPlaces(t.db.sqlite!), mergedNamed);
+  });
+
+  test('the NDJSON export of the same POIs adds no row and only moves some way and relation points', async () => {
+    const s = await runImport(t.db, loadEnricher(), mergedNdjson);
+    assert.equal(s.format, 'osm-ndjson');
+    assert.equal(s.imported_count, 0);
+    assert.equal(s.updated_count + s.unchanged_count, 19_297);
+    // The export computed some way/relation points from other node versions or another method (see the
+    // reader tests): those rows are updated, everything else is identical.
+    assert.ok(s.updated_count <= 200, `${s.updated_count} updated`);
+    const nodesUpdated = await t.db.kysely
+      .selectFrom('places')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('import_run_id', '=', s.runId)
+      .where('source_id', 'like', 'n%')
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(nodesUpdated.n), 0);
+    assert.equal(countPlaces(t.db.sqlite!), mergedNamed);
+  });
+});
+
+describe('an import killed with SIGKILL', () => {
+  const t = openTestSqlite();
+  after(async () => t.dispose());
+
+  test('leaves a consistent database, and running it again completes the import', async () => {
+    // The CLI prepares the database itself; a small batch size gives many commits to cut between.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', mergedPbf, '--batch-size', '10'], {
+      cwd: repoRoot,
+      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = once(child, 'exit');
+    let committed = 0;
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline && child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 25));
+      try {
+        committed = countPlaces(t.db.sqlite!);
+      } catch {
+        continue; // tables not created yet
+      }
+      if (committed >= 1000) break;
+    }
+    child.kill('SIGKILL');
+    const [code, signal] = await exited;
+    assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr}`);
+
+    const h = t.db.sqlite!;
+    assert.equal((h.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');
+    const cut = h.prepare("SELECT id, status, imported_count FROM import_runs WHERE path = ? ORDER BY id DESC LIMIT 1").get(mergedPbf) as
+      { id: number; status: string; imported_count: number };
+    assert.equal(cut.status, 'running');
+    const atKill = countPlaces(h);
+    assert.ok(atKill > 0 && atKill < mergedNamed, `${atKill} places at the kill`);
+    // Counters are committed with each batch, so they match the rows exactly.
+    assert.equal(cut.imported_count, atKill);
+    const orphans = h.prepare('SELECT count(*) AS n FROM place_categories WHERE place_id NOT IN (SELECT id FROM places)').get() as { n: number };
+    assert.equal(orphans.n, 0);
+
+    await prepareDatabase(t.db);
+    const again = await runImport(t.db, loadEnricher(), mergedPbf);
+    assert.equal(again.imported_count, mergedNamed - atKill);
+    assert.equal(again.unchanged_count, atKill);
+    assert.equal(countPlaces(h), mergedNamed);
+    const previous = h.prepare('SELECT status, error FROM import_runs WHERE id = ?').get(cut.id) as { status: string; error: string };
+    assert.deepEqual(previous, { status: 'failed', error: 'interrupted' });
+  });
+});
