@@ -243,7 +243,7 @@ export class Gazetteer implements PlaceLocator {
   }
 
   /** Index of the city with the smallest distance-minus-reach among `members`, with its distance in metres. */
-  private best(members: Iterable<number>, lat: number, lon: number, maxKm: number): { city: number; metres: number } | null {
+  private best(members: Iterable<number>, lat: number, lon: number, maxKm: number): { city: number; metres: number; score: number } | null {
     let bestCity = -1;
     let bestScore = Infinity;
     let bestMetres = 0;
@@ -258,7 +258,7 @@ export class Gazetteer implements PlaceLocator {
         bestMetres = metres;
       }
     }
-    return bestCity < 0 ? null : { city: bestCity, metres: bestMetres };
+    return bestCity < 0 ? null : { city: bestCity, metres: bestMetres, score: bestScore };
   }
 
   /** The populated place a point belongs to (see NEAREST_MAX_KM and the reach rule), or null. */
@@ -268,23 +268,26 @@ export class Gazetteer implements PlaceLocator {
   }
 
   /**
-   * Candidates come from bounding-box queries on the kd-trees (a box is a fraction of a microsecond; a
-   * great-circle k-nearest search costs tens): first every populated place within NEAR_BOX_KM, widened
-   * to NEAREST_MAX_KM only when that finds nothing close enough to be certain, plus the big cities within
-   * NEAREST_MAX_KM, whose reach can exceed the small box. Within the given country only, when there is one:
-   * a place near a border stays in its own country.
+   * Candidates come from bounding-box queries on the kd-trees (a box costs about a microsecond; a
+   * great-circle k-nearest search costs tens). First every populated place within NEAR_BOX_KM. A place
+   * outside that box is further than NEAR_BOX_KM, so it can only win if it is a big city whose reach makes
+   * up the difference: the big-city index is searched as far as that is possible, and the whole index out
+   * to NEAREST_MAX_KM only when the small box found nothing close enough to rule small places out.
+   * Within the given country only, when there is one: a place near a border stays in its own country.
    */
   private nearestIndex(lat: number, lon: number, countryCode: string | null): { city: number; metres: number } | null {
     const found: number[] = [];
     this.collect(this.nearIndex, this.nearIds, lat, lon, NEAR_BOX_KM, countryCode, found);
-    this.collect(this.bigIndex, this.bigIds, lat, lon, NEAREST_MAX_KM, countryCode, found);
-    let best = this.best(found, lat, lon, NEAREST_MAX_KM);
-    // Anything outside the small box is at least NEAR_BOX_KM away, so scores at least that minus a small town's reach.
-    if (!best || best.metres - reach(this.cities[best.city]!.population) > NEAR_BOX_KM * 1000 - reach(BIG_CITY_POPULATION)) {
+    const near = this.best(found, lat, lon, NEAREST_MAX_KM);
+    if (!near || near.score > NEAR_BOX_KM * 1000 - reach(BIG_CITY_POPULATION)) {
+      found.length = 0;
       this.collect(this.nearIndex, this.nearIds, lat, lon, NEAREST_MAX_KM, countryCode, found);
-      best = this.best(found, lat, lon, NEAREST_MAX_KM);
+      return this.best(found, lat, lon, NEAREST_MAX_KM);
     }
-    return best;
+    const bigKm = Math.min(NEAREST_MAX_KM, (near.score + MAX_REACH_M) / 1000);
+    if (bigKm <= NEAR_BOX_KM) return near;
+    this.collect(this.bigIndex, this.bigIds, lat, lon, bigKm, countryCode, found);
+    return this.best(found, lat, lon, NEAREST_MAX_KM);
   }
 
   /** Appends the members of `index` inside a box of ±km around the point (split at the antimeridian). */
