@@ -194,6 +194,14 @@ describe('real files', () => {
     assert.equal(p.attributes?.max_price, 340);
   });
 
+  test('a Michelin phone a spreadsheet rounded to scientific notation (4.95362E+11) is dropped, not kept as a number', async () => {
+    const { results } = await readReal('places/michelin-guide-2022-6510.csv.gz');
+    const aqua = byId(results, 'https://guide.michelin.com/en/niedersachsen/wolfsburg/restaurant/aqua79029');
+    assert.equal(aqua.name, 'Aqua');
+    assert.equal(aqua.phone, null);
+    assert.equal(places(results).filter((p) => /E\+/.test(p.phone ?? '')).length, 0);
+  });
+
   test('the Overture record for Hideaway Pizza maps the point, the first phone and website and the address', async () => {
     const { results } = await readReal('places/overture-places-boulder-3545.ndjson.gz');
     const p = byId(results, '5d181e52-949d-4557-ba62-93ba3bd8fba1');

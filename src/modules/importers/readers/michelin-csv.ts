@@ -6,10 +6,14 @@ import { csvHeader, hasColumns, openCsvReader, refuseColumns, type CsvRow } from
 /** Columns of the michelin-my-maps CSV (ngshiheng/michelin-my-maps), 2022 and later layouts. */
 const signature = ['Name', 'Address', 'Location', 'Cuisine', 'Longitude', 'Latitude', 'Url', 'Award'];
 
-/** The guide writes phone numbers as international digits without the `+` (`3905526311`). */
+/**
+ * The guide writes phone numbers as international digits without the `+` (`3905526311`). A quarter of the
+ * 2022 file went through a spreadsheet that rounded them to `4.95362E+11`: the digits are gone, so the
+ * value is not a phone number and is dropped.
+ */
 function michelinPhone(value: unknown): string | null {
   const t = text(value);
-  if (t === null) return null;
+  if (t === null || /^\d+(\.\d+)?E\+?\d+$/i.test(t)) return null;
   return /^\d{8,15}$/.test(t) ? `+${t}` : t;
 }
 
