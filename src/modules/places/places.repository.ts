@@ -79,7 +79,10 @@ const sqliteTextGeo: PlaceTextGeo = {
     return eb.and(parts);
   },
   containsAnyPiece(eb, piecesPerWord) {
-    const query = piecesPerWord.map((pieces) => `(${pieces.map(ftsPhrase).join(' OR ')})`).join(' AND ');
+    // Words under 3 characters cannot use the trigram index; the caller's check still requires them.
+    const indexable = piecesPerWord.filter((pieces) => pieces.every((p) => [...p].length >= 3));
+    if (indexable.length === 0) return eb.and([]);
+    const query = indexable.map((pieces) => `(${pieces.map(ftsPhrase).join(' OR ')})`).join(' AND ');
     return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`);
   },
   inBox(eb, minLon, minLat, maxLon, maxLat) {

@@ -4,7 +4,7 @@ import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
-import { type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
+import { allowedEdits, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { countMatches, placesAfterId } from './search.reads.ts';
@@ -14,7 +14,7 @@ import { findSearchForAccount, insertSearch, type SearchRow } from './search.rep
 export interface TypeResolver {
   /** The category a term names, in `lang` first, then any language; null when unknown. */
   resolve(term: string, lang: string | null): { slug: string; name: string } | null;
-  /** Closest known terms for an unknown one, best first. */
+  /** Closest known categories for an unknown term, best first: their name and slug. */
   suggest(term: string, lang: string | null): Array<{ term: string; slug: string }>;
   /** The slug and every slug below it. */
   descendants(slug: string): string[];
@@ -29,7 +29,8 @@ export interface PlaceNameResolver {
 export interface SearchDeps {
   db: Db;
   reads: ReadPool<ApiReadTasks>;
-  types: () => TypeResolver;
+  /** Loaded on first use, then kept. */
+  types: () => Promise<TypeResolver>;
   places: () => PlaceNameResolver;
 }
 
@@ -128,11 +129,15 @@ export function queryWords(query: string): string[] {
 }
 
 /** Turns parameters into criteria: names resolved (400 with candidates when unknown), values checked. */
-export function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: SearchInput, lang: string | null): { criteria: PlaceCriteria; resolution: SearchResolution; sort: PlaceSort } {
+export async function resolveSearch(
+  deps: Pick<SearchDeps, 'types' | 'places'>,
+  input: SearchInput,
+  lang: string | null,
+): Promise<{ criteria: PlaceCriteria; resolution: SearchResolution; sort: PlaceSort }> {
   const resolution: SearchResolution = { type: null, city: null, country: null };
   let categories: string[] | null = null;
   if (input.type !== undefined) {
-    const types = deps.types();
+    const types = await deps.types();
     const found = types.resolve(input.type, lang);
     if (!found) {
       const candidates = types.suggest(input.type, lang);
@@ -257,12 +262,8 @@ function toPage(search: SavedSearch, page: Awaited<ReturnType<ApiReadTasks['sear
  * nothing matches, they run again tolerating typos (see search.reads.ts).
  */
 export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
-  const { criteria, resolution, sort } = resolveSearch(deps, input, options.lang);
-  let page = await deps.reads.run('searchPage', criteria, sort, null, options.perPage);
-  if (page.total === 0 && criteria.text && criteria.text.words.some((w) => foldText(w).length >= 6)) {
-    criteria.text = { ...criteria.text, mode: 'fuzzy' };
-    page = await deps.reads.run('searchPage', criteria, sort, null, options.perPage);
-  }
+  const { criteria, resolution, sort } = await resolveSearch(deps, input, options.lang);
+  const page = await runWithTypoFallback(deps, criteria, sort, options.perPage);
   const row = await insertSearch(deps.db, {
     public_id: newSearchId(),
     account_id: accountId,
@@ -274,6 +275,25 @@ export async function createSearch(deps: SearchDeps, accountId: number, input: S
     created_at: new Date().toISOString(),
   });
   return toPage(rowToSavedSearch(row), page, options.fields);
+}
+
+/** A search that is not saved: the exact total and the first page (for `/v1/search`). */
+export async function quickSearch(
+  deps: SearchDeps,
+  input: Pick<SearchInput, 'type' | 'city' | 'country' | 'query'>,
+  options: { perPage: number; lang: string | null },
+): Promise<{ total: number; places: Array<{ place: Place; distanceM: number | null }>; resolution: SearchResolution }> {
+  const { criteria, resolution, sort } = await resolveSearch(deps, input, options.lang);
+  const page = await runWithTypoFallback(deps, criteria, sort, options.perPage);
+  return { total: page.total, places: page.rows.map((r) => ({ place: placeRowToPlace(r), distanceM: null })), resolution };
+}
+
+/** Exact substring matching first; when it finds nothing, the same search tolerating typos (criteria updated). */
+async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number) {
+  const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
+  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return page;
+  criteria.text = { ...criteria.text, mode: 'fuzzy' };
+  return deps.reads.run('searchPage', criteria, sort, null, limit);
 }
 
 /** The next page of a saved search, from a cursor of a previous page. */

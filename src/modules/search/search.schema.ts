@@ -1,0 +1,145 @@
+import { Type } from '@sinclair/typebox';
+import { placeSorts } from '../places/places.repository.ts';
+import { PlaceSchema, placeFields } from '../places/places.schema.ts';
+import { perPage, radiusM } from './search.service.ts';
+
+const text = (description: string, examples: string[]) => Type.String({ minLength: 1, maxLength: 200, description, examples });
+
+const filterProperties = {
+  type: text('A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it.', ['restaurant', 'Tierarzt', 'opticien']),
+  city: text('A city name or exonym. An ambiguous name resolves to the most populous match (within `country` when given); `resolved.city` says which and lists the alternatives.', ['Köln', 'Cologne']),
+  country: Type.String({ minLength: 2, maxLength: 100, description: 'ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX', examples: ['DE', 'France'] }),
+  query: text('Free text on names (every localised and alternative name): each word must occur; case, accents and script are folded; typos are tolerated when nothing matches exactly.', ['ratskeller', 'Koln']),
+  min_rating: Type.Number({ minimum: 0, maximum: 5, description: 'Only places rated at least this (0–5)', examples: [4] }),
+  has_phone: Type.Boolean({ description: 'true: only places with a phone number; false: only places without one' }),
+  has_website: Type.Boolean({ description: 'true: only places with a website; false: only without' }),
+  has_email: Type.Boolean({ description: 'true: only places with an email address; false: only without' }),
+  near: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*,\\s*-?\\d+(\\.\\d+)?\\s*$', description: 'Centre point `lat,lon` in degrees; with `radius`', examples: ['48.1374,11.5755'] }),
+  radius: Type.Integer({ minimum: radiusM.min, maximum: radiusM.max, description: `Radius around \`near\` in metres (default ${radiusM.default})`, examples: [1000] }),
+  bbox: Type.String({ description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees', examples: ['11.50,48.10,11.65,48.18'] }),
+  sort: Type.Union(
+    placeSorts.map((s) => Type.Literal(s)),
+    {
+      description:
+        'Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.',
+    },
+  ),
+};
+
+const pagingProperties = {
+  per_page: Type.Integer({ minimum: perPage.min, maximum: perPage.max, default: perPage.default, description: `Places per page, ${perPage.min}–${perPage.max} (default ${perPage.default})` }),
+  fields: Type.String({
+    description: `Comma-separated place fields to return (default all). Allowed: ${placeFields.join(', ')}`,
+    examples: ['name,phone,website,rating'],
+  }),
+};
+
+export const MapSearchQuerySchema = Type.Object(
+  {
+    ...Object.fromEntries(Object.entries(filterProperties).map(([k, v]) => [k, Type.Optional(v)])),
+    ...Object.fromEntries(Object.entries(pagingProperties).map(([k, v]) => [k, Type.Optional(v)])),
+    cursor: Type.Optional(Type.String({ maxLength: 500, description: 'Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only.' })),
+    lang: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', description: 'Language of `type` and of category names in the response; defaults to Accept-Language', examples: ['de'] })),
+  },
+  { additionalProperties: false },
+);
+export interface MapSearchQuery {
+  type?: string;
+  city?: string;
+  country?: string;
+  query?: string;
+  min_rating?: number;
+  has_phone?: boolean;
+  has_website?: boolean;
+  has_email?: boolean;
+  near?: string;
+  radius?: number;
+  bbox?: string;
+  sort?: (typeof placeSorts)[number];
+  per_page: number;
+  fields?: string;
+  cursor?: string;
+  lang?: string;
+}
+
+/** A place in a search response: the public shape narrowed by `fields`, plus the distance when `near` was given. */
+export const PlaceItemSchema = Type.Composite(
+  [
+    Type.Partial(Type.Object(PlaceSchema.properties)),
+    Type.Object({ distance_m: Type.Optional(Type.Integer({ description: 'Metres from `near` (only with `near`)' })) }),
+  ],
+  { description: 'A place (the Place fields); `fields=` keeps only the fields asked for' },
+);
+
+const CitySchema = Type.Object({
+  id: Type.Integer({ description: 'GeoNames id' }),
+  name: Type.String(),
+  country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+  admin1: Type.Union([Type.String(), Type.Null()], { description: 'First-level region code' }),
+  population: Type.Integer(),
+  lat: Type.Number(),
+  lon: Type.Number(),
+});
+
+export const ResolutionSchema = Type.Object(
+  {
+    type: Type.Union([
+      Type.Object({
+        input: Type.String(),
+        slug: Type.String({ examples: ['veterinary'] }),
+        name: Type.String({ examples: ['Veterinary'] }),
+        includes: Type.Array(Type.String(), { description: 'The category and the ones below it, all matched' }),
+      }),
+      Type.Null(),
+    ]),
+    city: Type.Union([
+      Type.Object({
+        input: Type.String(),
+        chosen: CitySchema,
+        alternatives: Type.Array(CitySchema, { description: 'Other cities of that name, most likely first (at most 10)' }),
+      }),
+      Type.Null(),
+    ]),
+    country: Type.Union([Type.Object({ input: Type.String(), code: Type.String(), name: Type.String() }), Type.Null()]),
+  },
+  { description: 'How `type`, `city` and `country` were understood' },
+);
+
+export const SearchPageSchema = Type.Object({
+  search_id: Type.String({ description: 'The saved search (exports take it)', examples: ['srch_k3v9x2q7m4p8a6td'] }),
+  total: Type.Integer({ description: 'Exact number of matching places' }),
+  per_page: Type.Integer(),
+  sort: Type.String(),
+  resolved: ResolutionSchema,
+  data: Type.Array(PlaceItemSchema),
+  links: Type.Object({
+    self: Type.String(),
+    next: Type.Union([Type.String(), Type.Null()], { description: 'The next page, null on the last' }),
+  }),
+});
+
+const v1Properties = {
+  query: filterProperties.query,
+  city: filterProperties.city,
+  country: filterProperties.country,
+  type: filterProperties.type,
+  per_page: pagingProperties.per_page,
+};
+
+export const V1SearchBodySchema = Type.Object(
+  Object.fromEntries(Object.entries(v1Properties).map(([k, v]) => [k, Type.Optional(v)])),
+  { additionalProperties: false, description: 'At least one of `query`, `city`, `type`', examples: [{ query: 'ratskeller', city: 'München' }] },
+);
+export interface V1SearchInput {
+  query?: string;
+  city?: string;
+  country?: string;
+  type?: string;
+  per_page?: number;
+}
+
+export const V1SearchResponseSchema = Type.Object({
+  total: Type.Integer({ description: 'Exact number of matching places' }),
+  data: Type.Array(PlaceItemSchema, { description: 'The first `per_page` places, best match first' }),
+  resolved: ResolutionSchema,
+});

@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import swagger from '@fastify/swagger';
+import { Type } from '@sinclair/typebox';
+import { readFileSync } from 'node:fs';
+import { renderDocsPage, type OpenApiDocument } from './openapi.docs.ts';
+
+export interface OpenapiPluginOptions {
+  /** Where the API is served, for the document's `servers`. */
+  publicUrl?: string;
+}
+
+/** Paths that belong to the public API; everything else (dashboard pages, health) stays out of the document. */
+const apiPath = /^\/(api|v1)\//;
+
+// src/plugins/ and dist/plugins/ are both two levels below the package root.
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const problem = (description: string) => Type.Ref('Problem', { description });
+
+/**
+ * The OpenAPI 3.1 document generated from the route schemas (`/openapi.json`) and a reference page
+ * rendered from it on the server (`/docs`, no scripts or CDN, works offline).
+ * Register before the route plugins so every route is collected.
+ */
+export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstance, options: OpenapiPluginOptions) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'LeadAtlas API',
+        version,
+        description:
+          'Business data (places) for lead generation: search the catalog by kind of business and city, save searches and export them. ' +
+          'Authenticate with a personal access token: `Authorization: Bearer la_pat_…`, created in the dashboard or with `leadatlas token create`. ' +
+          'Errors are `application/problem+json` (RFC 9457) with a `request_id`; validation errors list each bad field in `errors` with what is allowed. ' +
+          'Place data © OpenStreetMap contributors (ODbL) and the other sources named in each place\'s `source`.',
+      },
+      ...(options.publicUrl ? { servers: [{ url: options.publicUrl }] } : {}),
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal access token (`la_pat_…`) with the scope the operation names' },
+        },
+      },
+      tags: [
+        { name: 'search', description: 'Searching the catalog; every map search is saved for the account' },
+        { name: 'reference', description: 'The taxonomy and countries that searches understand' },
+      ],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+    transform: ({ schema, url, route }) => {
+      if (!apiPath.test(url)) return { schema: { ...schema, hide: true } as typeof schema, url };
+      const scope = route.config?.scope;
+      const response = { ...(schema.response as Record<string, unknown> | undefined) };
+      if (scope) {
+        response['401'] ??= problem('Missing, malformed, unknown, expired or revoked token');
+        response['403'] ??= problem(`The token lacks the \`${scope}\` scope`);
+      }
+      response['500'] ??= problem('Internal server error (quote the request id)');
+      const described = scope
+        ? { security: [{ bearerAuth: [] }], description: `${(schema as { description?: string }).description ?? ''}\n\nRequires a token with the \`${scope}\` scope.`.trim() }
+        : {};
+      return { schema: { ...schema, ...described, response }, url };
+    },
+  });
+
+  let cached: OpenApiDocument | undefined;
+  const document = (): OpenApiDocument => {
+    cached ??= errorsAsProblemJson(structuredClone(app.swagger() as unknown as OpenApiDocument));
+    return cached;
+  };
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => document());
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderDocsPage(document())));
+});
+
+/** Error responses are served as application/problem+json; the generator labels every response application/json. */
+function errorsAsProblemJson(doc: OpenApiDocument): OpenApiDocument {
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        const json = response.content?.['application/json'];
+        if (Number(status) >= 400 && json && response.content) {
+          delete response.content['application/json'];
+          response.content['application/problem+json'] = json;
+        }
+      }
+    }
+  }
+  return doc;
+}
