@@ -5,6 +5,11 @@ import type { Config } from './config.ts';
 import type { Db } from './infra/db/database.ts';
 import { loggerOptions } from './infra/logger.ts';
 import { errorsPlugin } from './plugins/errors.ts';
+import { openapiPlugin } from './plugins/openapi.ts';
+import { createReadPool } from './infra/db/read-pool.ts';
+import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
+import { searchRoutes } from './modules/search/search.routes.ts';
+import { referenceRoutes } from './modules/reference/reference.routes.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
@@ -37,6 +42,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   });
 
   await app.register(errorsPlugin);
+  await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(authPlugin, { db, config });
 
   app.get('/healthz', async () => {
@@ -47,5 +53,10 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
 
   await app.register(exportsRoutes, { db });
   await app.register(leadsRoutes, { db });
+
+  const reads = createReadPool({ db, workers: config.DB_READ_WORKERS, tasks: readTasks, tasksModule: readTasksModule });
+  app.addHook('onClose', () => reads.close());
+  await app.register(searchRoutes, { db, config, reads });
+  await app.register(referenceRoutes, { db, reads });
   return app;
 }
