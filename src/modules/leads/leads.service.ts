@@ -1,0 +1,71 @@
+import type { Db } from '../../infra/db/database.ts';
+import { AppError } from '../../infra/errors.ts';
+import { placeRowToPlace } from '../places/places.schema.ts';
+import { countLeads, countLeadsByCategory, listLeads, type LeadFilters, type LeadKey, type LeadPlaceRow } from './leads.repository.ts';
+import { leadsPerPage, type Lead, type LeadCategories, type LeadsPage, type LeadsQuery } from './leads.schema.ts';
+
+/** The account's leads newest first: by `cursor` (keyset) or `page` (offset), never both. */
+export async function listAccountLeads(db: Db, accountId: number, query: LeadsQuery): Promise<LeadsPage> {
+  if (query.cursor !== undefined && query.page !== undefined) {
+    throw new AppError('validation_failed', 'Pass either cursor or page, not both', {
+      errors: [{ field: 'query.page', message: 'cannot be combined with cursor' }],
+    });
+  }
+  const filters: LeadFilters = {
+    category: query.category,
+    city: query.city,
+    country: query.country,
+    hasPhone: query.has_phone,
+    hasWebsite: query.has_website,
+    minRating: query.min_rating,
+  };
+  const perPage = query.per_page ?? leadsPerPage.default;
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  const offset = query.page === undefined ? undefined : (query.page - 1) * perPage;
+  const [rows, total] = await Promise.all([
+    listLeads(db, accountId, filters, { limit: perPage + 1, after, offset }),
+    countLeads(db, accountId, filters),
+  ]);
+  const pageRows = rows.slice(0, perPage);
+  const last = pageRows.at(-1);
+  return {
+    data: pageRows.map(leadRowToLead),
+    total,
+    per_page: perPage,
+    page: query.cursor === undefined ? (query.page ?? 1) : null,
+    next_cursor: rows.length > perPage && last ? encodeCursor({ lastExportedAt: last.last_exported_at, id: last.lead_id }) : null,
+  };
+}
+
+export async function leadCategories(db: Db, accountId: number): Promise<LeadCategories> {
+  const counts = await countLeadsByCategory(db, accountId);
+  const data = counts.flatMap((c) => (c.slug === null ? [] : [{ slug: c.slug, name: c.name, count: c.count }]));
+  return {
+    data,
+    total: counts.reduce((sum, c) => sum + c.count, 0),
+    uncategorised: counts.find((c) => c.slug === null)?.count ?? 0,
+  };
+}
+
+function leadRowToLead(row: LeadPlaceRow): Lead {
+  return {
+    ...placeRowToPlace(row),
+    lead: { search_id: row.lead_search_id, first_exported_at: row.first_exported_at, last_exported_at: row.last_exported_at },
+  };
+}
+
+function encodeCursor(key: LeadKey): string {
+  return Buffer.from(JSON.stringify([key.lastExportedAt, key.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): LeadKey {
+  try {
+    const [lastExportedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof lastExportedAt === 'string' && Number.isSafeInteger(id)) return { lastExportedAt, id: id as number };
+  } catch {
+    // falls through to the error below
+  }
+  throw new AppError('validation_failed', 'cursor is not one this API returned', {
+    errors: [{ field: 'query.cursor', message: 'pass the next_cursor of the previous page unchanged' }],
+  });
+}
