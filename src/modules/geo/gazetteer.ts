@@ -57,6 +57,7 @@ const MAX_REACH_M = 20_000;
 const NEAR_BOX_KM = 10;
 const BIG_CITY_POPULATION = 100_000;
 const KM_PER_DEGREE = 111.32;
+const ADDRESS_CACHE_SIZE = 50_000;
 /** GeoNames "section of populated place" (city districts): named by an address, never taken as `nearest`. */
 const SECTION = 'PPLX';
 
@@ -120,6 +121,7 @@ export class Gazetteer implements PlaceLocator {
   /** Folded code or name -> ISO code; the first writer wins, so English and native names beat other languages. */
   private readonly countryNames = new Map<string, string>();
   private readonly countryLookups = new Map<string, string | undefined>();
+  private readonly addressLookups = new Map<string, number[]>();
 
   constructor(countryRows: CountryRow[], cityRows: CityRow[]) {
     for (const c of countryRows) {
@@ -309,6 +311,17 @@ export class Gazetteer implements PlaceLocator {
 
   /** Same-named cities for a written address city, trying the name as written, without postcode, before a comma or a hyphen. */
   private addressMatches(written: string, countryCode: string | null): number[] {
+    // Address cities repeat a lot within an import (every place in München says so): remember recent answers.
+    const cacheKey = `${countryCode ?? ''}|${written}`;
+    const cached = this.addressLookups.get(cacheKey);
+    if (cached) return cached;
+    const found = this.matchAddressCity(written, countryCode);
+    if (this.addressLookups.size >= ADDRESS_CACHE_SIZE) this.addressLookups.clear();
+    this.addressLookups.set(cacheKey, found);
+    return found;
+  }
+
+  private matchAddressCity(written: string, countryCode: string | null): number[] {
     const variants = [written, written.replace(/\d+/g, ' '), written.split(',')[0]!, written.split(/\s*-\s*|\s*\(/)[0]!];
     let previous = '';
     for (const v of variants) {
