@@ -82,11 +82,16 @@ export function createTermMatcher(
     const key = termKey(n.name);
     termSlugs.set(key, [...(termSlugs.get(key) ?? []), n.slug]);
   }
-  const terms = new Map<string, string>();
+  // A term of one category and its sub-categories is a strong hit (`veterinarian`); one shared more widely (`bar`) is weak.
+  const within = (slug: string, ancestor: string): boolean => {
+    for (let s: string | null = slug; s; s = categories.get(s)!.parent) if (s === ancestor) return true;
+    return false;
+  };
+  const terms = new Map<string, TermHit>();
   for (const [key, slugs] of termSlugs) {
     const inName = (slug: string) => Number(!termKey(categories.get(slug)!.name).includes(key));
     const ranked = [...new Set(slugs)].sort((a, b) => inName(a) - inName(b) || depth(a) - depth(b) || (a < b ? -1 : 1));
-    terms.set(key, ranked[0]!);
+    terms.set(key, { slug: ranked[0]!, strong: ranked.every((s) => within(s, ranked[0]!)) });
   }
 
   // Cuisine value or English label → its restaurant preset, else café or fast-food preset, else `restaurant`.
@@ -127,17 +132,17 @@ export function createTermMatcher(
     overrides.set(source, keyed);
   }
 
-  // Other languages: each language's name (4 votes) or alias (2) for the folded term votes for its category,
+  // Other languages: each language's name (4 votes), alias (2) or search term (1) votes for its category,
   // so `Optiker` goes to the optician (its name in German, Danish, Swedish…), not to one language's optometrist.
   let other: Map<string, string> | undefined;
   const otherLanguageName = (norm: string): string | undefined => {
     if (!other) {
       const votes = new Map<string, Map<string, number>>();
       for (const n of otherNames()) {
-        if (n.kind === 'term' || n.lang === 'en') continue;
+        if (n.lang === 'en') continue;
         if (!votes.has(n.norm)) votes.set(n.norm, new Map());
         const v = votes.get(n.norm)!;
-        v.set(n.slug, (v.get(n.slug) ?? 0) + (n.kind === 'name' ? 4 : 2));
+        v.set(n.slug, (v.get(n.slug) ?? 0) + (n.kind === 'name' ? 4 : n.kind === 'alias' ? 2 : 1));
       }
       other = new Map();
       for (const [key, v] of votes) other.set(key, [...v].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0]);
@@ -179,8 +184,8 @@ export function createTermMatcher(
     if (direct === 'unmapped') return null;
     if (direct) return direct;
     for (const f of forms(key)) {
-      const slug = terms.get(f);
-      if (slug) return { slug, strong: false };
+      const hit = terms.get(f);
+      if (hit) return hit;
     }
     const words = key.split(' ');
     for (let i = 1; i < words.length; i++) {
@@ -198,8 +203,9 @@ export function createTermMatcher(
 
   const resolve = (source: string, raw: string): TermHit | null => {
     const hit = find(source, raw);
-    if (!RESTAURANT_SOURCES.has(source)) return hit;
-    return hit && isFood(hit.slug) ? hit : { slug: 'restaurant', strong: false };
+    if (RESTAURANT_SOURCES.has(source)) return hit && isFood(hit.slug) ? hit : { slug: 'restaurant', strong: false };
+    // A key's generic category (`shop`, `healthcare`) is a broad parent: it goes after the specific ones.
+    return hit && hit.strong && !categories.get(hit.slug)!.presetId.includes('/') ? { slug: hit.slug, strong: false } : hit;
   };
 
   const cache = new Map<string, TermHit | null>();

@@ -42,6 +42,7 @@ export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
     'business to business services': 'company',
     // Trades and services the presets name differently.
     pharmacy: 'pharmacy',
+    veterinarian: 'veterinary',
     'police department': 'police',
     'fire department': 'fire_station',
     'bed breakfast': 'guest_house',

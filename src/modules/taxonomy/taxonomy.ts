@@ -3,7 +3,7 @@ import type { Classifier } from '../importers/importer.types.ts';
 import { createCategoryIndex, type CategoryIndex } from './category-index.ts';
 import { createClassifier, createTermMatcher } from './classifier.ts';
 import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
-import { findTaxonomyVersion, replaceTaxonomy } from './taxonomy.repository.ts';
+import { findTaxonomyVersion, taxonomyStore } from './taxonomy.repository.ts';
 
 export type { Category, CategoryCandidate, CategoryIndex, ResolveResult } from './category-index.ts';
 
@@ -14,12 +14,11 @@ export type { Category, CategoryCandidate, CategoryIndex, ResolveResult } from '
  */
 export async function syncTaxonomy(db: Db): Promise<{ version: string; rows: number; changed: boolean }> {
   const version = taxonomyVersion();
-  const current = await findTaxonomyVersion(db.kysely);
+  const current = await findTaxonomyVersion(db);
   if (current?.version === version) return { version, rows: current.rowCount, changed: false };
-  const { categories } = loadTaxonomy();
-  const names = loadTaxonomyNames();
-  const rows = await db.kysely.transaction().execute((trx) => replaceTaxonomy(trx, version, categories, names, new Date().toISOString()));
-  return { version, rows, changed: true };
+  // Built outside the transaction (reading every translation takes a second), checked again inside it.
+  const rows = { categories: loadTaxonomy().categories, names: loadTaxonomyNames() };
+  return { version, ...(await taxonomyStore(db).replaceUnlessCurrent(version, rows)) };
 }
 
 let classifier: Classifier | undefined;
