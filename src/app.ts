@@ -49,7 +49,6 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     await db.kysely.selectFrom('reference_data').select('name').limit(1).execute();
     return { status: 'ok' };
   });
-  await app.register(dashboardRoutes, { config, db });
 
   await app.register(exportsRoutes, { db });
   await app.register(leadsRoutes, { db });
@@ -58,5 +57,6 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   app.addHook('onClose', () => reads.close());
   await app.register(searchRoutes, { db, config, reads });
   await app.register(referenceRoutes, { db, reads });
+  await app.register(dashboardRoutes, { config, db, reads });
   return app;
 }

@@ -19,12 +19,14 @@ export function usageChart(days: DayCount[], width = 720, height = 220): SafeHtm
   const slot = (width - left - 8) / Math.max(1, days.length);
   const barW = Math.max(2, slot * 0.7);
   const y = (v: number) => 10 + plotH - (v / top) * plotH;
-  const ticks = [0, top / 2, top];
+  // Counts are whole numbers: a half-way line only when it falls on one.
+  const ticks = top % 2 === 0 ? [0, top / 2, top] : [0, top];
   const bars = days.map((d, i) => {
     const x = left + i * slot + (slot - barW) / 2;
     const h = Math.max(d.count > 0 ? 1 : 0, (d.count / top) * plotH);
     const labelEvery = Math.ceil(days.length / 8);
-    const showLabel = i % labelEvery === 0 || i === days.length - 1;
+    // Counted from the last day, so today is always labelled and labels never collide.
+    const showLabel = (days.length - 1 - i) % labelEvery === 0;
     return html`<rect class="chart-bar" x="${x.toFixed(1)}" y="${(10 + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}"><title>${d.day}: ${d.count}</title></rect>${
       showLabel ? html`<text class="chart-axis" x="${(x + barW / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${d.day.slice(5)}</text>` : ''
     }`;

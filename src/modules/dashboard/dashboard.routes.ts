@@ -9,11 +9,28 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
+import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { sessionCookieName, sessionCookieOptions, verifyCsrf, type Session } from '../auth/accounts.service.ts';
 import { dailyUsage } from '../auth/usage.service.ts';
+import { startExport } from '../exports/exports.service.ts';
+import { exportFormatNames, type ExportFormatName } from '../exports/formats/index.ts';
+import type { PlaceCriteria } from '../places/places.repository.ts';
+import { placeRowToPlace } from '../places/places.schema.ts';
+import type { ApiReadTasks } from '../search/read-tasks.ts';
+import {
+  createSearch,
+  decodeCursor,
+  encodeCursor,
+  getSearchForAccount,
+  iterateSearchPlaces,
+  type SearchInput,
+} from '../search/search.service.ts';
+import { createSearchDeps } from '../search/type-resolver.ts';
+import { citiesInBox, listRecentExports, listRecentSearches } from './dashboard.repository.ts';
 import type { SafeHtml } from './html.ts';
 import type { PageContext } from './layout.ts';
+import { renderMap, viewBox, type MapResult } from './map.ts';
 import {
   errorPage,
   expiryChoices,
@@ -26,10 +43,13 @@ import {
   usagePage,
   type FormState,
 } from './pages.ts';
+import { resultsPage, searchesPage, searchPage } from './search.views.ts';
 
 export interface DashboardOptions {
   config: Config;
   db: Db;
+  /** The API's read pool: the dashboard's searches run off the event loop like the API's. */
+  reads: ReadPool<ApiReadTasks>;
 }
 
 type FormBody = Record<string, string | string[] | undefined>;
@@ -49,6 +69,11 @@ declare module 'fastify' {
 }
 
 const usageDays = 30;
+const resultsPerPage = 25;
+/** Results drawn on the map; past this the caption says how many are shown. */
+const mapMaxResults = 3000;
+/** Other places drawn as the settlement footprint. */
+const mapMaxContext = 8000;
 
 /**
  * The web dashboard, served by the API process. Registered as an encapsulated plugin: its form
@@ -58,7 +83,7 @@ const usageDays = 30;
  * CSRF: signed-in forms carry the session's synchroniser token; the sign-in and sign-up forms
  * (no session yet) use a double-submit cookie. Every POST is checked before its handler runs.
  */
-export async function dashboardRoutes(app: FastifyInstance, { config, db }: DashboardOptions): Promise<void> {
+export async function dashboardRoutes(app: FastifyInstance, { config, db, reads }: DashboardOptions): Promise<void> {
   const secure = config.PUBLIC_URL?.startsWith('https://') ?? false;
   // `__Host-` cookies must be Secure, so the prefix only applies when served over https.
   const sessionCookie = secure ? `__Host-${sessionCookieName}` : sessionCookieName;
@@ -92,6 +117,8 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db }: Dash
   await app.register(fastifyStatic, { root: publicDir, prefix: '/assets/', decorateReply: false, maxAge: '7d' });
 
   app.decorateRequest('dashboard', null);
+
+  const searchDeps = createSearchDeps(db, reads);
 
   const ctxOf = (request: FastifyRequest): PageContext => ({
     email: request.dashboard?.session?.email ?? null,
@@ -245,6 +272,100 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db }: Dash
       return send(reply, tokenCreatedPage(ctxOf(request), created, baseUrl(config, request)), 201);
     });
 
+    signedIn.get('/search', async (request, reply) => {
+      const recent = await listRecentSearches(db, session(request).accountId, 5);
+      return send(reply, searchPage(ctxOf(request), { values: request.query as FormBody, errors: [] }, recent));
+    });
+
+    signedIn.post('/search', async (request, reply) => {
+      const body = request.body as FormBody;
+      const values = { ...body, _csrf: undefined };
+      try {
+        const result = await createSearch(searchDeps, session(request).accountId, searchInput(body), { perPage: 1, fields: [], lang: null });
+        return reply.redirect(`/searches/${result.search.id}`, 303);
+      } catch (error) {
+        const recent = await listRecentSearches(db, session(request).accountId, 5);
+        return send(reply, searchPage(ctxOf(request), formError(error, values), recent), statusOf(error));
+      }
+    });
+
+    signedIn.get('/searches', async (request, reply) => {
+      const accountId = session(request).accountId;
+      const [searches, exports] = await Promise.all([listRecentSearches(db, accountId, 50), listRecentExports(db, accountId, 50)]);
+      return send(reply, searchesPage(ctxOf(request), searches, exports));
+    });
+
+    signedIn.get('/searches/:id', async (request, reply) => {
+      const search = await getSearchForAccount(db, session(request).accountId, (request.params as { id: string }).id);
+      const q = request.query as { cursor?: string; from?: string };
+      const after = q.cursor ? decodeCursor(q.cursor) : null;
+      if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
+      const page = await reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, resultsPerPage);
+      const results: MapResult[] = [];
+      let withoutCoordinates = 0;
+      for await (const batch of iterateSearchPlaces(db, search, 1000)) {
+        for (const row of batch) {
+          if (row.lat === null || row.lon === null) withoutCoordinates++;
+          else if (results.length < mapMaxResults) results.push({ lat: row.lat, lon: row.lon, name: row.name });
+        }
+      }
+      const chosenCity = search.resolution.city?.chosen;
+      const center = chosenCity ? { lat: chosenCity.lat, lon: chosenCity.lon } : undefined;
+      const box = viewBox(results, center);
+      const contextCriteria: PlaceCriteria = {
+        categories: null, cityId: null, countryCode: null, text: null, minRating: null,
+        hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: [box.west, box.south, box.east, box.north],
+      };
+      const [context, labels] = await Promise.all([reads.run('placesAfterId', contextCriteria, 0, mapMaxContext), citiesInBox(db, box, 12)]);
+      const total = page.total;
+      const shown = results.length;
+      const mapCaption = [
+        shown === total - withoutCoordinates ? `All ${shown.toLocaleString('en')} places with coordinates, in orange.` : `The first ${shown.toLocaleString('en')} places, in orange.`,
+        withoutCoordinates > 0 ? `${withoutCoordinates.toLocaleString('en')} have no coordinates.` : '',
+        'Grey: every other place in view, which traces the streets and built-up areas.',
+      ].filter(Boolean).join(' ');
+      const from = /^\d{1,9}$/.test(q.from ?? '') ? Number(q.from) : 1;
+      return send(
+        reply,
+        resultsPage(ctxOf(request), {
+          search,
+          total,
+          places: page.rows.map((r) => placeRowToPlace(r)),
+          offset: after ? from : 1,
+          nextCursor: page.next ? encodeCursor(search.id, page.next) : null,
+          isFirstPage: after === null,
+          map: renderMap({
+            results,
+            context: context.rows.filter((r) => r.lat !== null && r.lon !== null).map((r) => ({ lat: r.lat as number, lon: r.lon as number })),
+            labels,
+            center,
+            title: `Map of ${shown.toLocaleString('en')} places`,
+          }),
+          mapCaption,
+        }),
+      );
+    });
+
+    // A POST with the form token, not a link: an export records leads, so a cross-site link must not start one.
+    signedIn.post('/searches/:id/export', async (request, reply) => {
+      const format = text((request.body as FormBody).format);
+      if (!(exportFormatNames as string[]).includes(format)) {
+        throw new AppError('validation_failed', `format must be one of ${exportFormatNames.join(', ')}`, { errors: [{ field: 'format', message: 'is not a known format', allowed: exportFormatNames }] });
+      }
+      const started = await startExport(db, {
+        accountId: session(request).accountId,
+        searchId: (request.params as { id: string }).id,
+        format: format as ExportFormatName,
+        fields: undefined,
+      });
+      return reply
+        .header('content-type', started.contentType)
+        .header('content-disposition', started.contentDisposition)
+        .header('x-export-id', started.exportId)
+        .header('cache-control', 'no-store')
+        .send(started.body);
+    });
+
     signedIn.get('/usage', async (request, reply) => {
       const days = await dailyUsage(db, session(request).accountId, usageDays);
       return send(reply, usagePage(ctxOf(request), days));
@@ -259,6 +380,35 @@ function text(value: string | string[] | undefined): string {
 
 function list(value: string | string[] | undefined): string[] {
   return value === undefined ? [] : ([] as string[]).concat(value);
+}
+
+/** The search form's fields as the search service takes them: empty inputs left out, ticks as booleans. */
+function searchInput(body: FormBody): SearchInput {
+  const input: SearchInput = {};
+  for (const name of ['type', 'city', 'country', 'query'] as const) {
+    const value = text(body[name]).trim();
+    if (value !== '') input[name] = value;
+  }
+  for (const name of ['has_phone', 'has_website', 'has_email'] as const) if (text(body[name]) === 'yes') input[name] = true;
+  const rating = text(body.min_rating);
+  if (rating !== '') {
+    const value = Number(rating);
+    if (!Number.isFinite(value) || value < 0 || value > 5) {
+      throw new AppError('validation_failed', 'min_rating: must be a number from 0 to 5', { errors: [{ field: 'min_rating', message: 'must be a number from 0 to 5', allowed: { minimum: 0, maximum: 5 } }] });
+    }
+    input.min_rating = value;
+  }
+  const sort = text(body.sort);
+  if (sort === 'rating' || sort === 'review_count' || sort === 'name' || sort === 'relevance') input.sort = sort;
+  if (!input.type && !input.city && !input.country && !input.query) {
+    throw new AppError('validation_failed', 'Enter a type of business, a city, or both', {
+      errors: [
+        { field: 'type', message: 'or a city is needed' },
+        { field: 'city', message: 'or a type of business is needed' },
+      ],
+    });
+  }
+  return input;
 }
 
 /** Days from the expiry radio; `never` only with the confirmation box ticked. */

@@ -21,11 +21,16 @@ const nav: Array<{ href: string; label: string }> = [
   { href: '/account/password', label: 'Account' },
 ];
 
+/** `/tokens/new` belongs to `/tokens`; `/searches/…` does not belong to `/search`. */
+function isCurrent(path: string, href: string): boolean {
+  return path === href || path.startsWith(`${href}/`);
+}
+
 export function page(ctx: PageContext, title: string, body: HtmlValue, options: { scripts?: string[] } = {}): SafeHtml {
   const scripts = (options.scripts ?? []).map((s) => html`<script src="/assets/${s}?v=${ctx.assetVersion}" defer></script>`);
   const header = ctx.email
     ? html`<nav class="nav" aria-label="Main">
-        <ul>${nav.map((n) => html`<li><a href="${n.href}"${ctx.path.startsWith(n.href) ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}</ul>
+        <ul>${nav.map((n) => html`<li><a href="${n.href}"${isCurrent(ctx.path, n.href) ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}</ul>
       </nav>
       <form class="signout" method="post" action="/signout">
         ${csrfField(ctx)}

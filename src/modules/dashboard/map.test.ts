@@ -14,10 +14,11 @@ test('the map draws one marker per result with its name as an escaped tooltip', 
   assert.ok(svg.includes('<title id="map-title">2 results in Monaco</title>'));
 });
 
-test('a city-scale map leaves out the coarse land fill but keeps borders, footprint and a metre scale', () => {
+test('a city-scale map leaves out the coarse Natural Earth layers and keeps footprint, labels and a metre scale', () => {
   const svg = renderMap({ results: monaco, context: [{ lat: 43.735, lon: 7.42 }], labels: [{ lat: 43.7396, lon: 7.4278, name: 'Monte-Carlo' }], title: 't' }).value;
   assert.equal(svg.includes('class="map-land"'), false);
-  assert.match(svg, /class="map-border" d="M[-\d.]+ [-\d.]+L/, 'the Monaco–France border is drawn');
+  assert.equal(svg.includes('class="map-border"'), false);
+  assert.equal(svg.match(/<g class="map-footprint"><circle /g)?.length, 1);
   assert.ok(svg.includes('>Monte-Carlo</text>'));
   assert.match(svg, /<text x="0" y="-7">\d+ m<\/text>/);
 });
@@ -30,6 +31,7 @@ test('a country-scale map fills land from Natural Earth over a sea background', 
   const svg = renderMap({ results, context: [], labels: [], title: 't' }).value;
   assert.ok(svg.includes('class="map-sea"'));
   assert.match(svg, /class="map-land" d="M/);
+  assert.match(svg, /class="map-border" d="M[-\d.]+ [-\d.]+L/, 'the French–Monegasque and other borders are drawn');
   assert.match(svg, /<text x="0" y="-7">\d+ km<\/text>/);
 });
 

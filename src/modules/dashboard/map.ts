@@ -10,9 +10,9 @@ import { html, raw, type SafeHtml } from './html.ts';
  * so it works offline, without JavaScript and in a screenshot.
  *
  * Layers, bottom to top:
- * - sea and land from Natural Earth 1:10m (`world-atlas`), only when the view is wider than a
- *   region: at city scale its ~300 m quantisation would put seaside places in the water;
- * - country borders (Natural Earth, dashed);
+ * - sea, land and country borders from Natural Earth 1:10m (`world-atlas`), only when the view is
+ *   wider than a region: at city scale its ~300 m quantisation would put seaside places in the
+ *   water and draw borders through the wrong streets;
  * - the settlement footprint: every catalogued place in view as a soft disc, so streets and
  *   built-up areas emerge from the data itself;
  * - names of gazetteer cities and quarters in view;
@@ -50,8 +50,8 @@ export interface GeoBox {
 }
 
 const earthCircumference = 40_075_016.686;
-/** Below this view width (metres) the Natural Earth land fill is left out, see above. */
-const landFillMinWidth = 40_000;
+/** Below this view width (metres) the Natural Earth layers are left out, see above. */
+const naturalEarthMinWidth = 40_000;
 /** The narrowest view: a single result still shows its street block. */
 const minViewWidth = 1_500;
 
@@ -116,11 +116,10 @@ export function renderMap(input: MapInput): SafeHtml {
   const height = input.height ?? 540;
   const view = fitView(input.results, input.center, width, height);
   const px = (p: LatLon): [number, number] => [(mercX(p.lon) - view.x0) * view.k, (mercY(p.lat) - view.y0) * view.k];
-  const wide = view.metresPerPx * width >= landFillMinWidth;
-  const base = loadBaseMap();
-
-  const land = wide ? raw(`<path class="map-land" d="${polygonsPath(base.land, view)}"/>`) : '';
-  const borders = raw(`<path class="map-border" d="${linesPath(base.borders, view)}"/>`);
+  const wide = view.metresPerPx * width >= naturalEarthMinWidth;
+  const base = wide ? loadBaseMap() : null;
+  const land = base ? raw(`<path class="map-land" d="${polygonsPath(base.land, view)}"/>`) : '';
+  const borders = base ? raw(`<path class="map-border" d="${linesPath(base.borders, view)}"/>`) : '';
   // A disc of ~45 m around each place: neighbouring places on a street merge into a band.
   const r = Math.max(1.2, 45 / view.metresPerPx).toFixed(1);
   const footprint = input.context
@@ -153,7 +152,7 @@ ${labels}
 <path d="M0 -4 V4 H${scale.px.toFixed(1)} V-4"/>
 <text x="0" y="-7">${scale.label}</text>
 </g>
-<text class="map-attribution" x="${width - 8}" y="${height - 8}">Places © OpenStreetMap contributors · Borders: Natural Earth</text>
+<text class="map-attribution" x="${width - 8}" y="${height - 8}">Places © OpenStreetMap contributors${base ? ' · Land and borders: Natural Earth' : ''}</text>
 </svg>`;
 }
 
@@ -191,26 +190,79 @@ function loadBaseMap(): BaseMap {
   return baseMap;
 }
 
-/**
- * Projects a ring or line, clamping it to a box three views wide: vertices far outside collapse onto
- * the box's edge (the visible part is unchanged) and consecutive duplicates are dropped, so a
- * continent costs a few hundred bytes instead of megabytes.
- */
-function projectClamped(coords: Position[], view: View): string {
-  const lo = -Math.max(view.width, view.height);
-  const hiX = view.width - lo;
-  const hiY = view.height - lo;
-  let out = '';
-  let last = '';
-  for (const [lon, lat] of coords) {
-    const x = Math.min(hiX, Math.max(lo, (mercX(lon as number) - view.x0) * view.k));
-    const y = Math.min(hiY, Math.max(lo, (mercY(lat as number) - view.y0) * view.k));
-    const pt = `${x.toFixed(1)} ${y.toFixed(1)}`;
-    if (pt === last) continue;
-    out += (out === '' ? 'M' : 'L') + pt;
-    last = pt;
+type Pt = [number, number];
+
+function project(coords: Position[], view: View): Pt[] {
+  return coords.map(([lon, lat]) => [(mercX(lon as number) - view.x0) * view.k, (mercY(lat as number) - view.y0) * view.k]);
+}
+
+/** The view plus a margin, so clipped edges and stroke ends stay out of sight. */
+function clipBox(view: View): { x0: number; y0: number; x1: number; y1: number } {
+  const m = 0.05 * Math.max(view.width, view.height);
+  return { x0: -m, y0: -m, x1: view.width + m, y1: view.height + m };
+}
+
+/** Sutherland–Hodgman: the part of a ring inside the clip box (a coastline around a continent shrinks to the view). */
+export function clipRing(ring: Pt[], box: { x0: number; y0: number; x1: number; y1: number }): Pt[] {
+  const edges: Array<[(p: Pt) => boolean, (a: Pt, b: Pt) => Pt]> = [
+    [(p) => p[0] >= box.x0, (a, b) => cutX(a, b, box.x0)],
+    [(p) => p[0] <= box.x1, (a, b) => cutX(a, b, box.x1)],
+    [(p) => p[1] >= box.y0, (a, b) => cutY(a, b, box.y0)],
+    [(p) => p[1] <= box.y1, (a, b) => cutY(a, b, box.y1)],
+  ];
+  let out = ring;
+  for (const [inside, cut] of edges) {
+    const input = out;
+    out = [];
+    for (let i = 0; i < input.length; i++) {
+      const cur = input[i] as Pt;
+      const prev = input[(i + input.length - 1) % input.length] as Pt;
+      if (inside(cur)) {
+        if (!inside(prev)) out.push(cut(prev, cur));
+        out.push(cur);
+      } else if (inside(prev)) out.push(cut(prev, cur));
+    }
+    if (out.length === 0) break;
   }
   return out;
+}
+
+const cutX = (a: Pt, b: Pt, x: number): Pt => [x, a[1] + ((b[1] - a[1]) * (x - a[0])) / (b[0] - a[0])];
+const cutY = (a: Pt, b: Pt, y: number): Pt => [a[0] + ((b[0] - a[0]) * (y - a[1])) / (b[1] - a[1]), y];
+
+/** Path data for points, dropping those under a pixel from the previous one; `M` starts each run. */
+function pathData(runs: Pt[][], close: boolean): string {
+  let d = '';
+  for (const run of runs) {
+    let part = '';
+    let last: Pt | null = null;
+    for (const p of run) {
+      if (last && Math.abs(p[0] - last[0]) + Math.abs(p[1] - last[1]) < 1) continue;
+      part += `${part === '' ? 'M' : 'L'}${p[0].toFixed(1)} ${p[1].toFixed(1)}`;
+      last = p;
+    }
+    if (part.includes('L')) d += close ? `${part}Z` : part;
+  }
+  return d;
+}
+
+/** Splits a line into the runs of segments that touch the clip box. */
+function clipLine(line: Pt[], box: { x0: number; y0: number; x1: number; y1: number }): Pt[][] {
+  const inBox = (p: Pt) => p[0] >= box.x0 && p[0] <= box.x1 && p[1] >= box.y0 && p[1] <= box.y1;
+  const runs: Pt[][] = [];
+  let run: Pt[] = [];
+  for (let i = 0; i < line.length; i++) {
+    const p = line[i] as Pt;
+    const next = line[i + 1];
+    const prev = line[i - 1];
+    if (inBox(p) || (next && inBox(next)) || (prev && inBox(prev))) run.push(p);
+    else if (run.length > 0) {
+      runs.push(run);
+      run = [];
+    }
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 function intersects(coords: Position[], box: GeoBox): boolean {
@@ -222,19 +274,19 @@ function intersects(coords: Position[], box: GeoBox): boolean {
 }
 
 function polygonsPath(polygons: Position[][][], view: View): string {
-  let d = '';
+  const box = clipBox(view);
+  const rings: Pt[][] = [];
   for (const polygon of polygons) {
     const outer = polygon[0];
     if (!outer || !ringBoxOverlaps(outer, view.box)) continue;
-    for (const ring of polygon) d += `${projectClamped(ring, view)}Z`;
+    for (const ring of polygon) rings.push(clipRing(project(ring, view), box));
   }
-  return d;
+  return pathData(rings, true);
 }
 
 function linesPath(lines: Position[][], view: View): string {
-  let d = '';
-  for (const line of lines) if (intersects(line, view.box)) d += projectClamped(line, view);
-  return d;
+  const box = clipBox(view);
+  return pathData(lines.filter((l) => intersects(l, view.box)).flatMap((l) => clipLine(project(l, view), box)), false);
 }
 
 function ringBoxOverlaps(ring: Position[], box: GeoBox): boolean {

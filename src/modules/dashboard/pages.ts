@@ -114,7 +114,7 @@ export function tokensPage(ctx: PageContext, tokens: TokenRecord[], notice?: str
 }
 
 const graceChoices: Array<[number, string]> = [
-  [0, 'none: the old token stops now'],
+  [0, 'no grace: stops now'],
   [3600, '1 hour'],
   [86400, '1 day'],
   [604800, '7 days'],
@@ -125,7 +125,7 @@ function tokenActions(ctx: PageContext, t: TokenRecord): SafeHtml {
     t.status === 'active'
       ? html`<form method="post" action="/tokens/${t.id}/rotate" class="inline-form">
       ${csrfField(ctx)}
-      <label for="grace-${t.id}">Old token keeps working</label>
+      <label for="grace-${t.id}">Old token works for</label>
       <select id="grace-${t.id}" name="grace_seconds">${graceChoices.map(([s, l]) => html`<option value="${s}"${s === 3600 ? html` selected` : ''}>${l}</option>`)}</select>
       <button type="submit" class="button button-secondary">Rotate<span class="visually-hidden"> ${t.name}</span></button>
     </form>`
@@ -191,7 +191,7 @@ export interface CreatedToken {
 /** Shown once, right after creation or rotation; the response is `no-store`. */
 export function tokenCreatedPage(ctx: PageContext, created: CreatedToken, baseUrl: string): SafeHtml {
   const { token, record, previous } = created;
-  const curl = `curl -H "Authorization: Bearer ${token}" \\\n  "${baseUrl}/api/v1/user-api/places?limit=5"`;
+  const curl = `curl -H "Authorization: Bearer ${token}" \\\n  "${baseUrl}/api/v1/user-api/places"`;
   return page(
     ctx,
     previous ? 'Token rotated' : 'Your new token',

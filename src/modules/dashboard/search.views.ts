@@ -1,0 +1,219 @@
+import type { Place } from '../places/places.schema.ts';
+import type { SavedSearch, SearchInput, SearchResolution } from '../search/search.service.ts';
+import type { ExportListRow, SearchListRow } from './dashboard.repository.ts';
+import { html, safeUrl, type SafeHtml } from './html.ts';
+import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
+import type { FormState } from './pages.ts';
+
+/** Kinds of business offered as suggestions; any term the taxonomy knows (in any language) works. */
+const typeSuggestions = [
+  'restaurant', 'cafe', 'bar', 'hotel', 'bakery', 'pharmacy', 'dentist', 'doctors', 'hairdresser', 'supermarket',
+  'clothes', 'florist', 'optician', 'car_repair', 'bank', 'fast_food', 'jewelry', 'beauty', 'fitness_centre', 'veterinary',
+];
+
+export const downloadFormats: Array<{ format: string; label: string }> = [
+  { format: 'csv', label: 'CSV' },
+  { format: 'xlsx', label: 'Excel (XLSX)' },
+  { format: 'geojson', label: 'GeoJSON' },
+  { format: 'json', label: 'JSON' },
+];
+
+const str = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? '') : (v ?? ''));
+
+/** Field errors of the search API are named `query.type`; the form's inputs are named `type`. */
+function errorFor(form: FormState, name: string) {
+  return form.errors.find((e) => e.field === name || e.field === `query.${name}`);
+}
+
+function textField(form: FormState, name: string, label: string, hint: string, options: { list?: string; required?: boolean } = {}): SafeHtml {
+  const error = errorFor(form, name);
+  const id = `f-${name}`;
+  const allowed = Array.isArray(error?.allowed) ? (error.allowed as unknown[]).filter((a): a is string => typeof a === 'string').slice(0, 6) : [];
+  return html`<div class="field${error ? ' field-error' : ''}">
+    <label for="${id}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
+    <p class="hint" id="${id}-hint">${hint}</p>
+    ${error ? html`<p class="error" id="${id}-error"><span class="visually-hidden">Error:</span> ${error.message}${allowed.length > 0 ? html`. Did you mean: ${allowed.join(', ')}?` : ''}</p>` : ''}
+    <input id="${id}" name="${name}" type="text" value="${str(form.values[name])}"${options.list ? html` list="${options.list}"` : ''} aria-describedby="${id}-hint${error ? ` ${id}-error` : ''}"${error ? html` aria-invalid="true"` : ''}>
+  </div>`;
+}
+
+function checkbox(form: FormState, name: string, label: string): SafeHtml {
+  return html`<div class="check"><input type="checkbox" id="f-${name}" name="${name}" value="yes"${str(form.values[name]) === 'yes' ? html` checked` : ''}><label for="f-${name}">${label}</label></div>`;
+}
+
+export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
+  const rating = str(form.values.min_rating);
+  const sort = str(form.values.sort) || 'relevance';
+  return html`<form method="post" action="/search" class="card search-form" novalidate aria-label="Search places">
+    ${csrfField(ctx)}
+    ${textField(form, 'type', 'Type of business', 'Any language: restaurant, Friseur…', { list: 'type-suggestions', required: true })}
+    <datalist id="type-suggestions">${typeSuggestions.map((t) => html`<option value="${t}"></option>`)}</datalist>
+    ${textField(form, 'city', 'City', 'e.g. Monaco, München, Porto', { required: true })}
+    ${textField(form, 'country', 'Country', 'Picks between cities of one name')}
+    ${textField(form, 'query', 'Name contains', 'Words in the name')}
+    <fieldset class="filters">
+      <legend>Only places with</legend>
+      ${checkbox(form, 'has_phone', 'a phone number')}
+      ${checkbox(form, 'has_website', 'a website')}
+      ${checkbox(form, 'has_email', 'an email address')}
+    </fieldset>
+    <div class="field">
+      <label for="f-min_rating">Minimum rating</label>
+      <select id="f-min_rating" name="min_rating">
+        ${[['', 'Any'], ['3', '3 and up'], ['4', '4 and up'], ['4.5', '4.5 and up']].map(([v, l]) => html`<option value="${v}"${rating === v ? html` selected` : ''}>${l}</option>`)}
+      </select>
+    </div>
+    <div class="field">
+      <label for="f-sort">Sort by</label>
+      <select id="f-sort" name="sort">
+        ${[['relevance', 'Relevance'], ['rating', 'Rating'], ['review_count', 'Number of reviews'], ['name', 'Name']].map(([v, l]) => html`<option value="${v}"${sort === v ? html` selected` : ''}>${l}</option>`)}
+      </select>
+    </div>
+    <div class="form-actions"><button type="submit" class="button">Search</button></div>
+  </form>`;
+}
+
+export function searchPage(ctx: PageContext, form: FormState, recent: SearchListRow[]): SafeHtml {
+  return page(
+    ctx,
+    'Search places',
+    html`<p class="lede">Find businesses by type and city. Every search is saved with its exact total, so you can page through it, see it on the map and export it.</p>
+    ${errorSummary(form.errors.map((e) => ({ ...e, field: e.field.replace(/^query\./, '') })), form.general)}
+    ${searchForm(ctx, form)}
+    ${recent.length > 0 ? html`<h2>Recent searches</h2>${searchesTable(ctx, recent, 'Your recent searches')}<p><a href="/searches">All searches and exports</a></p>` : ''}`,
+  );
+}
+
+/** `Restaurants in Monaco (MC)`: what a saved search looks for, from how its names resolved. */
+export function searchTitle(params: SearchInput, resolution: SearchResolution): string {
+  const what = resolution.type?.name ?? params.type ?? (params.query ? `“${params.query}”` : 'Places');
+  const where = resolution.city ? `${resolution.city.chosen.name} (${resolution.city.chosen.country})` : (resolution.country?.name ?? params.country ?? '');
+  return where ? `${what} in ${where}` : what;
+}
+
+function filtersText(params: SearchInput): string {
+  const parts: string[] = [];
+  if (params.query && (params.type || params.city)) parts.push(`name contains “${params.query}”`);
+  if (params.has_phone) parts.push('with phone');
+  if (params.has_website) parts.push('with website');
+  if (params.has_email) parts.push('with email');
+  if (params.min_rating !== undefined) parts.push(`rating ≥ ${params.min_rating}`);
+  return parts.join(', ');
+}
+
+export function downloadButtons(ctx: PageContext, searchId: string, formats = downloadFormats): SafeHtml {
+  return html`<div class="downloads">${formats.map(
+    (f) => html`<form method="post" action="/searches/${searchId}/export" class="inline-form">
+      ${csrfField(ctx)}<input type="hidden" name="format" value="${f.format}">
+      <button type="submit" class="button button-secondary button-small" data-testid="download-${f.format}">${f.label}</button>
+    </form>`,
+  )}</div>`;
+}
+
+function searchesTable(ctx: PageContext, rows: SearchListRow[], caption: string): SafeHtml {
+  return html`<div class="table-wrap"><table>
+    <caption class="visually-hidden">${caption}</caption>
+    <thead><tr><th scope="col">Search</th><th scope="col">Filters</th><th scope="col" class="num">Total</th><th scope="col">Saved</th><th scope="col">Download</th></tr></thead>
+    <tbody>${rows.map((r) => {
+      const params = JSON.parse(r.params) as SearchInput;
+      const resolution = JSON.parse(r.resolution) as SearchResolution;
+      return html`<tr>
+        <th scope="row"><a href="/searches/${r.public_id}">${searchTitle(params, resolution)}</a></th>
+        <td>${filtersText(params) || html`<span class="muted">none</span>`}</td>
+        <td class="num">${formatCount(Number(r.total))}</td>
+        <td>${time(r.created_at)}</td>
+        <td>${downloadButtons(ctx, r.public_id, downloadFormats.slice(0, 2))}</td>
+      </tr>`;
+    })}</tbody>
+  </table></div>`;
+}
+
+export function searchesPage(ctx: PageContext, searches: SearchListRow[], exports: ExportListRow[]): SafeHtml {
+  const statusLabel: Record<string, string> = { running: 'In progress', done: 'Complete', aborted: 'Cut short', failed: 'Failed' };
+  return page(
+    ctx,
+    'Searches & exports',
+    html`<p class="lede">Your saved searches and the files exported from them. Exported places become your leads, also available from the API at <code>/api/v1/user-api/places</code>.</p>
+    <p><a class="button" href="/search">New search</a></p>
+    <h2>Saved searches</h2>
+    ${searches.length > 0 ? searchesTable(ctx, searches, 'Saved searches') : html`<p class="empty">No searches yet. <a href="/search">Run your first search</a>.</p>`}
+    <h2>Exports</h2>
+    ${
+      exports.length > 0
+        ? html`<div class="table-wrap"><table>
+      <caption class="visually-hidden">Exports</caption>
+      <thead><tr><th scope="col">Export</th><th scope="col">Search</th><th scope="col">Format</th><th scope="col" class="num">Rows</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Download again</th></tr></thead>
+      <tbody>${exports.map(
+        (e) => html`<tr>
+        <th scope="row"><code>${e.public_id}</code></th>
+        <td><a href="/searches/${e.search_id}">${e.search_id}</a></td>
+        <td>${e.format.toUpperCase()}</td>
+        <td class="num">${formatCount(Number(e.row_count))}</td>
+        <td>${statusLabel[e.status] ?? e.status}</td>
+        <td>${time(e.created_at)}</td>
+        <td>${downloadButtons(ctx, e.search_id, downloadFormats.filter((f) => f.format === e.format))}</td>
+      </tr>`,
+      )}</tbody></table></div>`
+        : html`<p class="empty">No exports yet: open a search and pick a format.</p>`
+    }`,
+  );
+}
+
+export interface ResultsView {
+  search: SavedSearch;
+  total: number;
+  places: Place[];
+  /** 1-based position of the first row of this page. */
+  offset: number;
+  nextCursor: string | null;
+  isFirstPage: boolean;
+  map: SafeHtml;
+  mapCaption: string;
+}
+
+export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
+  const { search } = v;
+  const res = search.resolution;
+  const alternatives = res.city?.alternatives ?? [];
+  const filters = filtersText(search.params);
+  return page(
+    ctx,
+    searchTitle(search.params, res),
+    html`<div class="result-head">
+      <p class="total" data-testid="total"><strong data-total="${v.total}">${formatCount(v.total)}</strong> ${v.total === 1 ? 'place' : 'places'}${filters ? ` · ${filters}` : ''}</p>
+      <div><span class="muted">Download all ${formatCount(v.total)}:</span> ${downloadButtons(ctx, search.id)}</div>
+    </div>
+    <p class="resolution">${res.type ? html`Type <strong>${res.type.name}</strong>${res.type.includes.length > 1 ? html` (with ${res.type.includes.length - 1} more specific kinds)` : ''}. ` : ''}${
+      res.city
+        ? html`City <strong>${res.city.chosen.name}</strong>, ${res.city.chosen.country}${res.city.chosen.population > 0 ? html`, pop. ${formatCount(res.city.chosen.population)}` : ''}.${
+            alternatives.length > 0 ? html` Other places with that name: ${alternatives.slice(0, 4).map((a, i) => html`${i > 0 ? ', ' : ''}${a.name} (${a.country}${a.admin1 ? ` ${a.admin1}` : ''})`)}; add a country to choose.` : ''
+          }`
+        : ''
+    } Saved ${time(search.createdAt)} as <code>${search.id}</code>.</p>
+    <figure class="card map-card">
+      ${v.map}
+      <figcaption>${v.mapCaption}</figcaption>
+    </figure>
+    ${
+      v.places.length > 0
+        ? html`<div class="table-wrap"><table class="results">
+      <caption>Places ${formatCount(v.offset)}–${formatCount(v.offset + v.places.length - 1)} of ${formatCount(v.total)}</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Address</th><th scope="col">Phone</th><th scope="col">Website</th><th scope="col" class="num">Rating</th></tr></thead>
+      <tbody>${v.places.map(
+        (p) => html`<tr>
+        <th scope="row">${p.name}</th>
+        <td>${p.category?.replaceAll('_', ' ') ?? '—'}</td>
+        <td>${p.address ?? p.city ?? '—'}</td>
+        <td class="nowrap">${p.phone_e164 ? html`<a href="tel:${p.phone_e164}">${p.phone ?? p.phone_e164}</a>` : (p.phone ?? '—')}</td>
+        <td>${p.website ? html`<a href="${safeUrl(p.website)}" rel="noopener noreferrer nofollow">${p.website.replace(/^https?:\/\/(www\.)?/, '').replace(/\/$/, '')}</a>` : '—'}</td>
+        <td class="num">${p.rating ?? '—'}${p.review_count ? html` <span class="muted">(${p.review_count})</span>` : ''}</td>
+      </tr>`,
+      )}</tbody></table></div>`
+        : html`<p class="empty">Nothing matches this search. Try a broader type, drop a filter, or check the city.</p>`
+    }
+    <nav class="pager" aria-label="Result pages">
+      ${v.isFirstPage ? '' : html`<a class="button button-quiet" href="/searches/${search.id}">First page</a>`}
+      ${v.nextCursor ? html`<a class="button button-secondary" href="/searches/${search.id}?cursor=${encodeURIComponent(v.nextCursor)}&amp;from=${v.offset + v.places.length}" rel="next">Next page</a>` : ''}
+    </nav>`,
+  );
+}
