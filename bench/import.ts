@@ -1,0 +1,152 @@
+/**
+ * Import throughput: places per second for the merged OpenStreetMap file and for NDJSON, each into a fresh
+ * SQLite file, next to osm2pgsql importing the same .osm.pbf into the local PostgreSQL, in one run.
+ *
+ *   node --import tsx bench/import.ts [--ndjson-lines 500000] [--keep]
+ *
+ * Environment: BENCH_OSM_DIR (default ../shared/data/osm), BENCH_PG_URL (default
+ * postgres://postgres@127.0.0.1:5432/test; osm2pgsql gets a database of its own, created and dropped here).
+ */
+import { spawnSync } from 'node:child_process';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import { pipeline } from 'node:stream';
+import pg from 'pg';
+import { openDatabase } from '../src/infra/db/database.ts';
+import { loadEnricher, prepareDatabase } from '../src/bootstrap.ts';
+import { runImport, type ImportSummary } from '../src/modules/importers/import.service.ts';
+
+const args = process.argv.slice(2);
+const argValue = (name: string, fallback: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
+};
+const ndjsonLines = Number(argValue('--ndjson-lines', '500000'));
+if (!Number.isInteger(ndjsonLines) || ndjsonLines < 1000) throw new Error('--ndjson-lines must be a whole number of at least 1000');
+const keep = args.includes('--keep');
+
+const osmDir = resolve(process.env.BENCH_OSM_DIR ?? resolve(import.meta.dirname, '../../shared/data/osm'));
+const pbfPath = join(osmDir, 'osm-pois-all.osm.pbf');
+const ndjsonSource = join(osmDir, 'osm-pois-all.ndjson.gz');
+const pgUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const work = mkdtempSync(join(tmpdir(), 'leadatlas-bench-import-'));
+
+/**
+ * A larger NDJSON in the export's shape, so the rate is measured over seconds: the named POIs of
+ * `osm-pois-all.ndjson.gz` drawn in turn, each copy with a new id and its point moved by up to ~1 km.
+ * Every line is a place (unnamed objects are left out), so lines/s and places/s are the same figure.
+ */
+async function buildNdjson(path: string, lines: number): Promise<void> {
+  const named: Array<Record<string, unknown> & { id: string; lat: number; lon: number }> = [];
+  const input = pipeline(createReadStream(ndjsonSource), createGunzip(), () => {});
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    const r = JSON.parse(line) as { id: string; name: string | null; lat: number; lon: number };
+    if (r.name) named.push(r);
+  }
+  let seed = 42;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const out = createWriteStream(path);
+  let chunk = '';
+  for (let i = 0; i < lines; i++) {
+    const r = named[i % named.length]!;
+    const copy = {
+      ...r,
+      id: `${r.id[0]}${9_000_000_000 + i}`,
+      lat: Number((r.lat + (random() - 0.5) * 0.02).toFixed(7)),
+      lon: Number((r.lon + (random() - 0.5) * 0.02).toFixed(7)),
+    };
+    chunk += JSON.stringify(copy) + '\n';
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await once(out, 'drain');
+      chunk = '';
+    }
+  }
+  out.end(chunk);
+  await once(out, 'finish');
+}
+
+async function leadatlasImport(label: string, file: string): Promise<{ label: string; summary: ImportSummary }> {
+  const db = openDatabase(`sqlite:${join(work, `${label}.db`)}`);
+  try {
+    await prepareDatabase(db);
+    const enricher = loadEnricher();
+    const summary = await runImport(db, enricher, file, { batchSize: 5000 });
+    return { label, summary };
+  } finally {
+    await db.close();
+  }
+}
+
+/** osm2pgsql with its default style (pgsql output, all objects), timed from start to exit. */
+async function osm2pgsqlImport(): Promise<{ seconds: number } | { error: string }> {
+  const which = spawnSync('osm2pgsql', ['--version']);
+  if (which.error) return { error: 'osm2pgsql is not installed (Debian package osm2pgsql)' };
+  const database = `bench_osm2pgsql_${process.pid}`;
+  const admin = new pg.Client({ connectionString: pgUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${database}`);
+    const target = new pg.Client({ connectionString: pgUrl.replace(/\/[^/?]+(\?|$)/, `/${database}$1`) });
+    await target.connect();
+    try {
+      await target.query('CREATE EXTENSION postgis');
+    } catch (error) {
+      return { error: `PostGIS is missing for osm2pgsql (Debian package postgresql-15-postgis-3): ${(error as Error).message}` };
+    } finally {
+      await target.end();
+    }
+    const url = new URL(pgUrl);
+    const started = performance.now();
+    const run = spawnSync(
+      'osm2pgsql',
+      ['--create', '--number-processes', '2', '-d', database, '-H', url.hostname, '-P', url.port || '5432', '-U', url.username || 'postgres', pbfPath],
+      { encoding: 'utf8' },
+    );
+    const seconds = (performance.now() - started) / 1000;
+    if (run.status !== 0) return { error: `osm2pgsql failed: ${(run.stderr || run.stdout).split('\n').slice(-5).join(' ')}` };
+    return { seconds };
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${database}`);
+    await admin.end();
+  }
+}
+
+const rate = (s: ImportSummary) => Math.round(s.placesPerSecond);
+const stored = (s: ImportSummary) => s.imported_count + s.updated_count + s.unchanged_count;
+
+try {
+  const ndjsonPath = join(work, 'osm-pois-resampled.ndjson');
+  console.log(`building ${ndjsonLines} NDJSON lines from ${ndjsonSource} …`);
+  await buildNdjson(ndjsonPath, ndjsonLines);
+
+  const pbf = await leadatlasImport('osm-pbf', pbfPath);
+  const ndjson = await leadatlasImport('osm-ndjson', ndjsonPath);
+  const osm2pgsql = await osm2pgsqlImport();
+
+  const rows: Array<[string, string, string, string]> = [
+    ['import', 'places', 'seconds', 'places/s'],
+    [`LeadAtlas ${pbf.summary.format} → SQLite (osm-pois-all.osm.pbf)`, String(stored(pbf.summary)), pbf.summary.seconds.toFixed(2), String(rate(pbf.summary))],
+    [`LeadAtlas ${ndjson.summary.format} → SQLite (${ndjsonLines} lines)`, String(stored(ndjson.summary)), ndjson.summary.seconds.toFixed(2), String(rate(ndjson.summary))],
+  ];
+  if ('seconds' in osm2pgsql) {
+    // osm2pgsql stores every object of the file; the rate is given per named POI, the same count LeadAtlas stores.
+    rows.push(['osm2pgsql → PostgreSQL (same .osm.pbf, default style)', String(stored(pbf.summary)), osm2pgsql.seconds.toFixed(2), String(Math.round(stored(pbf.summary) / osm2pgsql.seconds))]);
+  }
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((v, c) => (c === 0 ? v.padEnd(widths[c]!) : v.padStart(widths[c]!))).join('  '));
+  console.log('');
+  if ('seconds' in osm2pgsql) {
+    console.log(`OSM file: LeadAtlas takes ${(pbf.summary.seconds / osm2pgsql.seconds).toFixed(2)}× osm2pgsql's time (target ≤ 1.00)`);
+  } else {
+    console.log(`osm2pgsql not measured: ${osm2pgsql.error}`);
+  }
+  console.log(`NDJSON: ${rate(ndjson.summary)} places/s (target ≥ 50000): ${rate(ndjson.summary) >= 50000 ? 'met' : 'NOT met'}`);
+  console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`);
+} finally {
+  if (keep) console.log(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}
