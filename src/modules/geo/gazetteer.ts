@@ -111,8 +111,8 @@ export class Gazetteer implements PlaceLocator {
   private readonly cityById = new Map<number, number>();
   /** Folded name -> city indices, most populous first. */
   private readonly cityNames = new Map<string, number[]>();
-  /** Distinct folded names by length with their letter masks, for suggestions. */
-  private readonly namesByLength = new Map<number, { names: string[]; masks: Int32Array }>();
+  /** Distinct folded names by length with their letter masks, for suggestions; built on first use (importers never need it). */
+  private namesByLengthIndex: Map<number, { names: string[]; masks: Int32Array }> | undefined;
   private readonly nearIndex: KDBush;
   private readonly nearIds: Int32Array;
   private readonly bigIndex: KDBush;
@@ -147,13 +147,6 @@ export class Gazetteer implements PlaceLocator {
         else this.cityNames.set(n, [i]);
       }
     });
-    const byLength = new Map<number, string[]>();
-    for (const n of this.cityNames.keys()) {
-      const bucket = byLength.get(n.length);
-      if (bucket) bucket.push(n);
-      else byLength.set(n.length, [n]);
-    }
-    for (const [length, names] of byLength) this.namesByLength.set(length, { names, masks: Int32Array.from(names, letterMask) });
 
     const near = this.cities.flatMap((c, i) => (c.featureCode === SECTION ? [] : [i]));
     const big = near.filter((i) => this.cities[i]!.population >= BIG_CITY_POPULATION);
@@ -212,6 +205,18 @@ export class Gazetteer implements PlaceLocator {
       alternatives: rest.slice(0, 10).map((i) => toCity(this.cities[i]!)),
       candidates: chosen === undefined && key.length > 0 ? this.suggest(key, country) : [],
     };
+  }
+
+  private get namesByLength(): Map<number, { names: string[]; masks: Int32Array }> {
+    if (this.namesByLengthIndex) return this.namesByLengthIndex;
+    const byLength = new Map<number, string[]>();
+    for (const n of this.cityNames.keys()) {
+      const bucket = byLength.get(n.length);
+      if (bucket) bucket.push(n);
+      else byLength.set(n.length, [n]);
+    }
+    this.namesByLengthIndex = new Map([...byLength].map(([length, names]) => [length, { names, masks: Int32Array.from(names, letterMask) }]));
+    return this.namesByLengthIndex;
   }
 
   /** Closest known spellings of an unknown name: 1 edit for short names, 2 up to 8 letters, else 3. */
