@@ -105,7 +105,7 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
       localName.get(n.slug)!.set(n.lang, n.name);
     }
   }
-  const osm = createOsmMatcher(taxonomy.patterns);
+  const osm = createOsmMatcher(taxonomy);
   const depth = (slug: string): number => bySlug.get(slug)!.presetId.split('/').length;
 
   const name = (slug: string, lang = 'en'): string | undefined => {

@@ -34,6 +34,17 @@ describe('classifying OpenStreetMap places on their tags', () => {
     assert.deepEqual(classify('osm', [], { amenity: 'veterinary' }), ['veterinary']);
   });
 
+  test('gives the same answer whatever the order of the tags', () => {
+    assert.deepEqual(classify('osm', [], { shop: 'bakery', amenity: 'cafe' }), ['cafe', 'bakery']);
+    assert.deepEqual(classify('osm', [], { amenity: 'cafe', shop: 'bakery' }), ['cafe', 'bakery']);
+  });
+
+  test('upgrades deprecated tags and cuts multi-values when only a generic preset matched', () => {
+    assert.deepEqual(classify('osm', [], { amenity: 'gym' }), ['fitness_centre']);
+    assert.deepEqual(classify('osm', [], { shop: 'jewellery' }), ['jewelry']);
+    assert.deepEqual(classify('osm', [], { shop: 'hairdresser;beauty' }), ['hairdresser']);
+  });
+
   test('returns nothing for tags no category preset matches', () => {
     assert.deepEqual(classify('osm', [], { highway: 'bus_stop', name: 'Central' }), []);
     assert.deepEqual(classify('osm', [], { shop: 'no' }), []);

@@ -230,7 +230,7 @@ export function createTermMatcher(
  * (`restaurant` next to `restaurant_italian`). Strong matches come first, in the source's order.
  */
 export function createClassifier(taxonomy: Taxonomy, terms: TermMatcher): Classifier {
-  const osm = createOsmMatcher(taxonomy.patterns);
+  const osm = createOsmMatcher(taxonomy);
   const parent = new Map(taxonomy.categories.map((c) => [c.slug, c.parent]));
   const isAncestorOfAny = (slug: string, others: readonly string[]): boolean =>
     others.some((o) => {

@@ -42,6 +42,8 @@ export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
     'business to business services': 'company',
     // Trades and services the presets name differently.
     pharmacy: 'pharmacy',
+    barbeque: 'restaurant_barbecue',
+    'body shops': 'car_repair',
     veterinarian: 'veterinary',
     'police department': 'police',
     'fire department': 'fire_station',
@@ -135,6 +137,8 @@ export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
     'formal wear': 'clothes_suits',
     'lingerie store': 'clothes_underwear',
     't shirt store': 'clothes',
+    'bridal shop': 'clothes_wedding',
+    'ski snowboard shop': 'sports',
     'flowers gifts': 'florist',
     'flowers gifts shop': 'florist',
     'chocolatiers shops': 'chocolate',
@@ -378,6 +382,13 @@ export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
     dominican: 'restaurant',
     nicaraguan: 'restaurant',
     food: null,
+    // Yelp's bare food words name restaurants (its shops say so: `Seafood Markets`).
+    seafood: 'restaurant_seafood',
+    coffee: 'cafe',
+    bbq: 'restaurant_barbecue',
+    vegetarian: 'restaurant',
+    vegan: 'restaurant',
+    raw_food: 'restaurant',
   },
   overture: {
     college_university: 'university',

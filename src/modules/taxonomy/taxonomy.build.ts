@@ -62,6 +62,8 @@ export interface Taxonomy {
   patterns: MatchPattern[];
   /** `cuisine` tag values with their English labels (from the preset field), for cuisine-only sources. */
   cuisines: Array<{ value: string; label: string }>;
+  /** Deprecated single tags and what replaces them (`amenity=gym` → `leisure=fitness_centre`), from deprecated.json. */
+  upgrades: Record<string, Record<string, string>>;
 }
 
 interface RawPreset {
@@ -229,7 +231,15 @@ export function loadTaxonomy(): Taxonomy {
     .filter((e): e is [string, string] => typeof e[1] === 'string')
     .map(([value, label]) => ({ value, label }));
 
-  cached = { version: taxonomyVersion(), categories, patterns, cuisines };
+  const upgrades: Record<string, Record<string, string>> = {};
+  for (const d of deprecated) {
+    const old = Object.entries(d.old);
+    if (old.length === 1 && d.replace && old[0]![1] !== '*' && !Object.values(d.replace).includes('$1')) {
+      upgrades[`${old[0]![0]}=${old[0]![1]}`] = d.replace;
+    }
+  }
+
+  cached = { version: taxonomyVersion(), categories, patterns, cuisines, upgrades };
   return cached;
 }
 
