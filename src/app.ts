@@ -32,7 +32,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     },
     requestIdHeader: false,
     ajv: {
-      customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
+      customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, verbose: true },
     },
     disableRequestLogging: false,
   }).withTypeProvider<TypeBoxTypeProvider>();

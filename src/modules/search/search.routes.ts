@@ -122,7 +122,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         const extra = filterNames.filter((n) => query[n] !== undefined);
         if (extra.length > 0) {
           throw new AppError('validation_failed', 'A cursor continues a saved search: send it with per_page and fields only', {
-            errors: extra.map((n) => ({ field: `query.${n}`, message: 'is not allowed with cursor', allowed: ['cursor', 'per_page', 'fields'] })),
+            errors: extra.map((n) => ({ field: `querystring.${n}`, message: 'is not allowed with cursor', allowed: ['cursor', 'per_page', 'fields'] })),
           });
         }
         const result = await continueSearch(deps, accountId, query.cursor, { perPage: query.per_page, fields });
@@ -130,7 +130,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       }
       if (!criteriaNames.some((n) => query[n] !== undefined)) {
         throw new AppError('validation_failed', `Say what to search for: at least one of ${criteriaNames.join(', ')}`, {
-          errors: [{ field: 'query', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
+          errors: [{ field: 'querystring', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
         });
       }
       const { per_page: perPage, fields: _fields, cursor: _cursor, lang, ...input } = query;
@@ -143,7 +143,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     'Typo-tolerant search on place names (diacritics folded, any script), optionally in a city, country or kind of business. ' +
     'Answers the exact `total` and the first `per_page` places. The parameters travel as a JSON body (`GET` with a body, or `POST`) ' +
     'or, for clients that cannot send a body on GET, as query parameters. At least one of `query`, `city`, `type` is required.';
-  const v1 = async (request: FastifyRequest, input: V1SearchInput | undefined, where: 'body' | 'query') => {
+  const v1 = async (request: FastifyRequest, input: V1SearchInput | undefined, where: 'body' | 'querystring') => {
     if (!input || (input.query === undefined && input.city === undefined && input.type === undefined)) {
       throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
         errors: [{ field: where, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'per_page'] }],
@@ -174,11 +174,11 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       const hasQuery = Object.keys(query).some((k) => k !== 'per_page');
       if (body !== undefined && hasQuery) {
         throw new AppError('validation_failed', 'Send the search either as a JSON body or as query parameters, not both', {
-          errors: [{ field: 'query', message: 'is not allowed together with a JSON body' }],
+          errors: [{ field: 'querystring', message: 'is not allowed together with a JSON body' }],
         });
       }
       if (body !== undefined) return v1(request, validateV1Body(body), 'body');
-      return v1(request, query, 'query');
+      return v1(request, query, 'querystring');
     },
   );
 

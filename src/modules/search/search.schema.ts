@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { placeSorts } from '../places/places.repository.ts';
+import { placeSorts, type PlaceSort } from '../places/places.repository.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { perPage, radiusM } from './search.service.ts';
 
@@ -17,13 +17,13 @@ const filterProperties = {
   near: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*,\\s*-?\\d+(\\.\\d+)?\\s*$', description: 'Centre point `lat,lon` in degrees; with `radius`', examples: ['48.1374,11.5755'] }),
   radius: Type.Integer({ minimum: radiusM.min, maximum: radiusM.max, description: `Radius around \`near\` in metres (default ${radiusM.default})`, examples: [1000] }),
   bbox: Type.String({ description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees', examples: ['11.50,48.10,11.65,48.18'] }),
-  sort: Type.Union(
-    placeSorts.map((s) => Type.Literal(s)),
-    {
-      description:
-        'Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.',
-    },
-  ),
+  // An enum rather than a union of literals: one validation error naming the allowed values, not one per value.
+  sort: Type.Unsafe<PlaceSort>({
+    type: 'string',
+    enum: [...placeSorts],
+    description:
+      'Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.',
+  }),
 };
 
 const pagingProperties = {
@@ -55,7 +55,7 @@ export interface MapSearchQuery {
   near?: string;
   radius?: number;
   bbox?: string;
-  sort?: (typeof placeSorts)[number];
+  sort?: PlaceSort;
   per_page: number;
   fields?: string;
   cursor?: string;

@@ -104,19 +104,19 @@ function parseNear(near: string, radius: number): PlaceCriteria['near'] {
   const m = /^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$/.exec(near);
   const lat = Number(m?.[1]);
   const lon = Number(m?.[2]);
-  if (!m || Math.abs(lat) > 90 || Math.abs(lon) > 180) throw bad('query.near', 'must be lat,lon in degrees (-90..90, -180..180)', { pattern: 'lat,lon', example: '48.137,11.575' });
+  if (!m || Math.abs(lat) > 90 || Math.abs(lon) > 180) throw bad('querystring.near', 'must be lat,lon in degrees (-90..90, -180..180)', { pattern: 'lat,lon', example: '48.137,11.575' });
   return { lat, lon, radiusM: radius };
 }
 
 function parseBbox(bbox: string): [number, number, number, number] {
   const parts = bbox.split(',').map((p) => Number(p.trim()));
   const allowed = { pattern: 'minLon,minLat,maxLon,maxLat', example: '11.50,48.10,11.65,48.18' };
-  if (parts.length !== 4 || parts.some((p) => !Number.isFinite(p))) throw bad('query.bbox', 'must be four numbers: minLon,minLat,maxLon,maxLat', allowed);
+  if (parts.length !== 4 || parts.some((p) => !Number.isFinite(p))) throw bad('querystring.bbox', 'must be four numbers: minLon,minLat,maxLon,maxLat', allowed);
   const [minLon, minLat, maxLon, maxLat] = parts as [number, number, number, number];
   if (Math.abs(minLon) > 180 || Math.abs(maxLon) > 180 || Math.abs(minLat) > 90 || Math.abs(maxLat) > 90) {
-    throw bad('query.bbox', 'longitudes must be within -180..180 and latitudes within -90..90', allowed);
+    throw bad('querystring.bbox', 'longitudes must be within -180..180 and latitudes within -90..90', allowed);
   }
-  if (minLon > maxLon || minLat > maxLat) throw bad('query.bbox', 'must be ordered minLon,minLat,maxLon,maxLat (min not above max)', allowed);
+  if (minLon > maxLon || minLat > maxLat) throw bad('querystring.bbox', 'must be ordered minLon,minLat,maxLon,maxLat (min not above max)', allowed);
   return [minLon, minLat, maxLon, maxLat];
 }
 
@@ -142,7 +142,7 @@ export async function resolveSearch(
     if (!found) {
       const candidates = types.suggest(input.type, lang);
       throw new AppError('unknown_value', `type "${input.type}" is not a kind of business the taxonomy knows`, {
-        errors: [{ field: 'query.type', message: 'is not a known kind of business', allowed: candidates.map((c) => c.term) }],
+        errors: [{ field: 'querystring.type', message: 'is not a known kind of business', allowed: candidates.map((c) => c.term) }],
         candidates,
       });
     }
@@ -155,7 +155,7 @@ export async function resolveSearch(
     const country = deps.places().resolveCountry(input.country);
     if (!country) {
       throw new AppError('unknown_value', `country "${input.country}" is not a known country code or name`, {
-        errors: [{ field: 'query.country', message: 'is not a known ISO 3166-1 code or country name', allowed: { see: '/api/v2/countries' } }],
+        errors: [{ field: 'querystring.country', message: 'is not a known ISO 3166-1 code or country name', allowed: { see: '/api/v2/countries' } }],
       });
     }
     countryCode = country.code;
@@ -168,7 +168,7 @@ export async function resolveSearch(
     if (!found.chosen) {
       const candidates = found.candidates.map((c) => ({ name: c.city.name, country: c.city.countryCode, population: c.city.population, id: c.city.id }));
       throw new AppError('unknown_value', `city "${input.city}"${countryCode ? ` in ${countryCode}` : ''} is not a known city`, {
-        errors: [{ field: 'query.city', message: 'is not a known city name', allowed: candidates.map((c) => `${c.name} (${c.country})`) }],
+        errors: [{ field: 'querystring.city', message: 'is not a known city name', allowed: candidates.map((c) => `${c.name} (${c.country})`) }],
         candidates,
       });
     }
@@ -177,14 +177,14 @@ export async function resolveSearch(
   }
 
   const near = input.near !== undefined ? parseNear(input.near, input.radius ?? radiusM.default) : null;
-  if (input.radius !== undefined && input.near === undefined) throw bad('query.radius', 'needs near=lat,lon');
+  if (input.radius !== undefined && input.near === undefined) throw bad('querystring.radius', 'needs near=lat,lon');
   const sort = input.sort ?? 'relevance';
-  if (sort === 'distance' && !near) throw bad('query.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name']);
+  if (sort === 'distance' && !near) throw bad('querystring.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name']);
 
   let text: PlaceCriteria['text'] = null;
   if (input.query !== undefined) {
     const words = queryWords(input.query);
-    if (words.length === 0) throw bad('query.query', 'must contain at least one letter or digit');
+    if (words.length === 0) throw bad('querystring.query', 'must contain at least one letter or digit');
     text = { words, mode: 'substring' };
   }
 
@@ -209,7 +209,7 @@ export function parseFields(fields: string | undefined): PlaceField[] {
   if (fields === undefined || fields.trim() === '') return [];
   const asked = fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
   const unknown = asked.filter((f) => !(placeFields as string[]).includes(f));
-  if (unknown.length > 0) throw bad('query.fields', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, placeFields);
+  if (unknown.length > 0) throw bad('querystring.fields', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, placeFields);
   return [...new Set(asked)] as PlaceField[];
 }
 
@@ -227,7 +227,7 @@ export function decodeCursor(cursor: string): { searchId: string; key: PlaceKey 
   } catch {
     // Falls through to the 400 below: any undecodable cursor is the client's.
   }
-  throw bad('query.cursor', 'is not a cursor this API issued: use links.next of a previous page');
+  throw bad('querystring.cursor', 'is not a cursor this API issued: use links.next of a previous page');
 }
 
 function newSearchId(): string {
