@@ -81,7 +81,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     const trgm = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'pg_trgm'`.execute(db);
     if ((trgm.rows[0]?.n ?? 0) > 0) {
       await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
-      await sql`CREATE INDEX places_name_trgm_idx ON places USING gin (lower(name) gin_trgm_ops)`.execute(db);
+      // The extension lives in one schema per database (often public), which need not be on this connection's search_path.
+      const where = await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db);
+      const opclass = sql.raw(`${sql.id(where.rows[0]?.schema ?? 'public').compile(db).sql}.gin_trgm_ops`);
+      await sql`CREATE INDEX places_name_trgm_idx ON places USING gin (lower(name) ${opclass})`.execute(db);
     }
     await db.schema.createIndex('places_lat_lon_idx').on('places').columns(['lat', 'lon']).execute();
   }

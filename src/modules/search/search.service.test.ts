@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { migrateToLatest } from '../../infra/db/migrate.ts';
+import { createReadPool } from '../../infra/db/read-pool.ts';
+import { AppError } from '../../infra/errors.ts';
+import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
+import type { PlaceCriteria } from '../places/places.repository.ts';
+import { createPlaceWriter } from '../places/places.writer.ts';
+import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
+import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { readTasks, readTasksModule } from './read-tasks.ts';
+import { fuzzyDistance, searchPage, substringEditDistance } from './search.reads.ts';
+import { countSearchPlaces, getSearchForAccount, iterateSearchPlaces, quickSearch, type SavedSearch, type SearchDeps } from './search.service.ts';
+import { createSearchDeps } from './type-resolver.ts';
+import { createSearch } from './search.service.ts';
+
+/** Places spread over a small grid in Munich (city 2867714) and one in Helsinki, named to exercise matching. */
+const names = ['Ratskeller', 'Café Königin', 'Pizzeria Napoli', 'Augustiner Bräu', '寿司 銀座', 'Wirtshaus Zum Straßenbahner'];
+function record(i: number, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
+  const base: Omit<PlaceRecord, 'content_hash'> = {
+    public_id: publicPlaceId('test', `p${i}`), source: 'test', source_id: `p${i}`, name: `${names[i % names.length]} ${i}`,
+    names: i % names.length === 0 ? JSON.stringify({ en: `Town Hall Cellar ${i}`, alt: ['Ratskeller München'] }) : null,
+    category: i % 2 === 0 ? 'restaurant' : 'cafe', categories: [i % 2 === 0 ? 'restaurant' : 'cafe'], source_categories: null,
+    phone: i % 3 === 0 ? '+49 89 1234' : null, phone_e164: null, website: null, email: null, street: null, housenumber: null,
+    postcode: null, address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address', city_distance_m: null,
+    country_code: 'DE', lat: 48.13 + (i % 10) * 0.001, lon: 11.57 + Math.floor(i / 10) * 0.001, rating: (i % 5) + 0.5,
+    review_count: i, opening_hours: null, attributes: null, ...overrides,
+  };
+  return { ...base, content_hash: contentHash(base) };
+}
+
+async function seed(t: TestDatabase, count: number): Promise<void> {
+  const run = await t.db.kysely
+    .insertInto('import_runs')
+    .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
+  const records = Array.from({ length: count }, (_, i) => record(i));
+  records.push(record(count, { city_id: 658225, city: 'Helsinki', country_code: 'FI', lat: 60.17, lon: 24.94, name: 'Ratskeller Helsinki' }));
+  await createPlaceWriter(t.db).writeBatch(records, Number(run.id), counters);
+}
+
+const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({
+  categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null,
+  near: null, bbox: null, ...over,
+});
+
+for (const dialect of dialects) {
+  describe(`search on ${dialect.name}`, () => {
+    let t: TestDatabase;
+    let deps: SearchDeps;
+    before(async () => {
+      t = await dialect.open();
+      await migrateToLatest(t.db);
+      await seed(t, 240);
+      deps = { ...createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule })) };
+    });
+    after(async () => t.dispose());
+
+    test('counts exactly and pages by keyset to the end without repeating a place', async () => {
+      const c = criteria({ cityId: 2867714, categories: ['restaurant'] });
+      const seen: number[] = [];
+      let after = null;
+      let total = -1;
+      for (;;) {
+        const page = await searchPage(t.db, c, 'rating', after, 7);
+        total = page.total;
+        seen.push(...page.rows.map((r) => r.id));
+        const ratings = page.rows.map((r) => r.rating ?? -1);
+        for (let i = 1; i < ratings.length; i++) assert.ok(ratings[i - 1]! >= ratings[i]!);
+        if (!page.next) break;
+        after = page.next;
+      }
+      assert.equal(total, 120);
+      assert.equal(seen.length, 120);
+      assert.equal(new Set(seen).size, 120);
+    });
+
+    test('matches every name of a place, the display name and the localised and alternative ones', async () => {
+      const byAlt = await searchPage(t.db, criteria({ text: { words: ['Town', 'Hall'], mode: 'substring' } }), 'name', null, 100);
+      // Every sixth place has the alternative names (places 0, 6, … 240, the last one in Helsinki).
+      assert.equal(byAlt.total, 41);
+      const byName = await searchPage(t.db, criteria({ text: { words: ['ratskeller'], mode: 'substring' } }), 'name', null, 100);
+      assert.equal(byName.total, 41);
+    });
+
+    test('finds places near a point and inside a box', async () => {
+      const near = await searchPage(t.db, criteria({ near: { lat: 48.13, lon: 11.57, radiusM: 140 } }), 'distance', null, 100);
+      // Within 140 m of the grid corner: 0–1 steps north (111 m) and 0–1 steps east (74 m); the diagonal is 134 m.
+      assert.deepEqual(near.rows.map((r) => `${r.lat}|${r.lon}`).sort(), ['48.13|11.57', '48.13|11.571', '48.131|11.57', '48.131|11.571'].sort());
+      assert.ok(near.rows.every((r, i) => i === 0 || (r.distance_m ?? 0) >= (near.rows[i - 1]!.distance_m ?? 0)));
+      const box = await searchPage(t.db, criteria({ bbox: [11.5695, 48.1295, 11.5715, 48.1315] }), 'name', null, 100);
+      assert.equal(box.total, 4);
+    });
+
+    test('tolerates typos only as far as the word length allows', async () => {
+      const deps0 = deps;
+      const oneTypo = await quickSearch(deps0, { query: 'Ratskelelr' }, { perPage: 5, lang: null });
+      assert.equal(oneTypo.total, 41);
+      const shortTypo = await quickSearch(deps0, { query: 'Napili' }, { perPage: 5, lang: null });
+      assert.equal(shortTypo.total, 40);
+      const tooFar = await quickSearch(deps0, { query: 'Ratxxxller' }, { perPage: 5, lang: null });
+      assert.equal(tooFar.total, 0);
+    });
+
+    test('lets an account load its own saved search and iterate all its places in id batches, and hides it from others', async () => {
+      const owner = await createAccountWithToken(t.db);
+      const other = await createAccountWithToken(t.db);
+      const created = await createSearch(deps, owner.accountId, { query: 'Ratskeler', sort: 'rating' }, { perPage: 3, fields: [], lang: null });
+      const search: SavedSearch = await getSearchForAccount(t.db, owner.accountId, created.search.id);
+      assert.equal(search.total, 41);
+      assert.equal(search.criteria.text?.mode, 'fuzzy');
+      const batches: number[][] = [];
+      for await (const batch of iterateSearchPlaces(t.db, search, 10)) batches.push(batch.map((r) => r.id));
+      const ids = batches.flat();
+      assert.ok(batches.every((b) => b.length > 0 && b.length <= 10));
+      assert.equal(ids.length, 41);
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+      assert.equal(await countSearchPlaces(t.db, search), 41);
+      for (const [account, id] of [[other.accountId, created.search.id], [owner.accountId, 'srch_aaaaaaaaaaaaaaaa'], [owner.accountId, 'nonsense']] as const) {
+        await assert.rejects(getSearchForAccount(t.db, account, id), (e: unknown) => e instanceof AppError && e.code === 'not_found');
+      }
+    });
+  });
+}
+
+describe('full-text and geo indexes on SQLite', () => {
+  let t: ReturnType<typeof openTestSqlite>;
+  before(async () => {
+    t = openTestSqlite();
+    await migrateToLatest(t.db);
+    await seed(t, 12);
+  });
+  after(async () => t.dispose());
+
+  test('follow updates and deletes of places (the triggers keep them in step)', async () => {
+    const find = async (word: string) => (await searchPage(t.db, criteria({ text: { words: [word], mode: 'substring' } }), 'name', null, 100)).total;
+    assert.equal(await find('Napoli'), 2);
+    await t.db.kysely.updateTable('places').set({ name: 'Trattoria Roma' }).where('source_id', '=', 'p2').execute();
+    assert.equal(await find('Napoli'), 1);
+    assert.equal(await find('Trattoria'), 1);
+    await t.db.kysely.deleteFrom('places').where('source_id', '=', 'p2').execute();
+    assert.equal(await find('Trattoria'), 0);
+    const inBox = async () => (await searchPage(t.db, criteria({ bbox: [0, 0, 1, 1] }), 'name', null, 100)).total;
+    assert.equal(await inBox(), 0);
+    await t.db.kysely.updateTable('places').set({ lat: 0.5, lon: 0.5 }).where('source_id', '=', 'p3').execute();
+    assert.equal(await inBox(), 1);
+  });
+
+  test('gives the same pages from the worker pool as inline', async () => {
+    const pool = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule: readTasksModule });
+    try {
+      assert.equal(pool.threads, 1);
+      const c = criteria({ cityId: 2867714, text: { words: ['caf'], mode: 'substring' } });
+      assert.deepEqual(await pool.run('searchPage', c, 'name', null, 5), await searchPage(t.db, c, 'name', null, 5));
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('edit distance', () => {
+  test('measures the fewest edits to any part of the text', () => {
+    assert.equal(substringEditDistance('keller', 'ratskeller am markt', 2), 0);
+    assert.equal(substringEditDistance('kelelr', 'ratskeller', 2), 2);
+    assert.equal(substringEditDistance('kellr', 'ratskeller', 2), 1);
+    assert.equal(substringEditDistance('xyzzy', 'ratskeller', 2), 3);
+  });
+
+  test('folds case, accents and ß before comparing, and allows no typo in short words', () => {
+    assert.equal(fuzzyDistance(['strassenbahner'], 'Wirtshaus Zum Straßenbahner', null), 0);
+    assert.equal(fuzzyDistance(['KONIGIN'], 'Café Königin', null), 0);
+    assert.equal(fuzzyDistance(['kafe'], 'Café Königin', null), null);
+    assert.equal(fuzzyDistance(['rathaus'], 'Ratskeller', JSON.stringify({ de: 'Ratskeller im Rathaus' })), 0);
+  });
+});
