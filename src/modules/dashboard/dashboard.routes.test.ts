@@ -284,4 +284,60 @@ describe('dashboard over http', () => {
     assert.equal(ok.statusCode, 200);
     assert.match(ok.body, /Your password was changed/);
   });
+
+  test('an empty search form asks for a type of business or a city', async () => {
+    const c = await signedUp();
+    await c.get('/search');
+    const res = await c.post('/search', { type: '', city: '' });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.body, /Enter a type of business, a city, or both|or a city is needed/);
+    assert.match(res.body, /id="f-type" name="type"[^>]*aria-invalid="true"/);
+  });
+
+  test('an unknown city re-renders the form with its error and keeps what was typed', async () => {
+    const c = await signedUp();
+    await c.get('/search');
+    const res = await c.post('/search', { type: 'restaurant', city: 'Nowhereville-sur-Mer' });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.body, /is not a known city name/);
+    assert.match(res.body, /value="Nowhereville-sur-Mer"/);
+    assert.match(res.body, /value="restaurant"/);
+  });
+
+  test('a search is saved and shown with its exact total; another account cannot open it', async () => {
+    const c = await signedUp();
+    await c.get('/search');
+    const res = await c.post('/search', { type: 'restaurant', city: 'Monaco', country: 'MC' });
+    assert.equal(res.statusCode, 303);
+    const url = res.headers.location as string;
+    assert.match(url, /^\/searches\/srch_[a-z2-7]{16}$/);
+    const page = await c.get(url);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /data-total="0"/, 'this database has no places');
+    assert.match(page.body, /<svg class="map"/);
+    const other = await signedUp();
+    const denied = await other.get(url);
+    assert.equal(denied.statusCode, 404);
+    const exported = await other.post(`${url}/export`, { format: 'csv' });
+    assert.equal(exported.statusCode, 404);
+  });
+
+  test('an export needs the form token and a known format', async () => {
+    const c = await signedUp();
+    await c.get('/search');
+    const url = (await c.post('/search', { type: 'restaurant', city: 'Monaco', country: 'MC' })).headers.location as string;
+    await c.get(url);
+    const noToken = await c.post(`${url}/export`, { format: 'csv' }, { csrf: null });
+    assert.equal(noToken.statusCode, 403);
+    const badFormat = await c.post(`${url}/export`, { format: 'pdf' });
+    assert.equal(badFormat.statusCode, 400);
+    assert.match(badFormat.body, /format must be one of csv, xlsx/);
+    const csv = await c.post(`${url}/export`, { format: 'csv' });
+    assert.equal(csv.statusCode, 200);
+    assert.match(String(csv.headers['content-disposition']), /^attachment; filename="leadatlas-monaco-restaurant-/);
+    assert.match(String(csv.headers['x-export-id']), /^exp_/);
+    const searches = await c.get('/searches');
+    assert.match(searches.body, /Restaurant in Monaco \(MC\)/);
+    assert.ok(searches.body.includes(String(csv.headers['x-export-id'])));
+  });
 });

@@ -119,10 +119,15 @@ export function field(o: FieldOptions): SafeHtml {
 </div>`;
 }
 
-/** `2026-11-21T05:49:00.000Z` → `2026-11-21 05:49 UTC`, inside a <time> element. */
-export function time(iso: string | null, empty = '—'): SafeHtml {
-  if (!iso) return html`${empty}`;
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+/**
+ * `2026-11-21T05:49:00.000Z` → `2026-11-21 05:49 UTC` inside a <time> element; `compact` drops the
+ * zone (tables say "UTC" once in their caption) and `dateOnly` the time, keeping it in the title.
+ */
+export function time(iso: string | null, options: { compact?: boolean; dateOnly?: boolean } = {}): SafeHtml {
+  if (!iso) return html`—`;
+  const full = `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+  const shown = options.dateOnly ? iso.slice(0, 10) : options.compact ? iso.slice(0, 16).replace('T', ' ') : full;
+  return html`<time datetime="${iso}" title="${full}">${shown}</time>`;
 }
 
 export function formatCount(n: number): string {

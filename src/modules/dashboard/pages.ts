@@ -91,14 +91,14 @@ export function tokensPage(ctx: PageContext, tokens: TokenRecord[], notice?: str
     <th scope="row">${t.name}</th>
     <td><code>${t.displayPrefix}…</code></td>
     <td>${t.scopes.map((s) => html`<span class="scope">${s}</span> `)}</td>
-    <td>${time(t.createdAt)}</td>
-    <td>${t.lastUsedAt ? html`${time(t.lastUsedAt)}<br><span class="muted">from ${t.lastUsedIp ?? 'unknown IP'}</span>` : html`<span class="muted">Never used</span>`}</td>
-    <td>${t.status === 'rotating' ? html`Until ${time(t.graceUntil)}` : t.expiresAt ? time(t.expiresAt) : html`<span class="warn-text">Never</span>`}</td>
+    <td>${time(t.createdAt, { dateOnly: true })}</td>
+    <td>${t.lastUsedAt ? html`${time(t.lastUsedAt, { compact: true })}<br><span class="muted">from ${t.lastUsedIp ?? 'unknown IP'}</span>` : html`<span class="muted">Never used</span>`}</td>
+    <td>${t.status === 'rotating' ? html`Until ${time(t.graceUntil, { compact: true })}` : t.expiresAt ? time(t.expiresAt, { dateOnly: true }) : html`<span class="warn-text">Never</span>`}</td>
     <td>${statusBadge(t)}</td>
     <td class="actions">${t.status === 'active' || t.status === 'rotating' ? tokenActions(ctx, t) : ''}</td>
   </tr>`;
   const table = (list: TokenRecord[], caption: string) => html`<div class="table-wrap"><table>
-    <caption>${caption}</caption>
+    <caption>${caption} <span class="muted">(times in UTC)</span></caption>
     <thead><tr><th scope="col">Name</th><th scope="col">Token</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${list.map(row)}</tbody>
   </table></div>`;
@@ -108,7 +108,7 @@ export function tokensPage(ctx: PageContext, tokens: TokenRecord[], notice?: str
     html`${notice ? html`<div class="alert alert-success" role="status">${notice}</div>` : ''}
     <p class="lede">Tokens let your code call the API as you. Each token is shown once, when it is created; here you see its first characters only.</p>
     <p><a class="button" href="/tokens/new">Create a token</a></p>
-    ${live.length > 0 ? table(live, 'Active tokens') : html`<p class="empty">You have no active tokens yet.</p>`}
+    ${live.length > 0 ? table(live, 'Active tokens') : html`<p class="empty">${past.length > 0 ? "No active tokens: create one to call the API." : "You have no tokens yet."}</p>`}
     ${past.length > 0 ? html`<details class="past"><summary>Revoked and expired tokens (${past.length})</summary>${table(past, 'Revoked and expired tokens')}</details>` : ''}`,
   );
 }
@@ -126,8 +126,8 @@ function tokenActions(ctx: PageContext, t: TokenRecord): SafeHtml {
       ? html`<form method="post" action="/tokens/${t.id}/rotate" class="inline-form">
       ${csrfField(ctx)}
       <label for="grace-${t.id}">Old token works for</label>
-      <select id="grace-${t.id}" name="grace_seconds">${graceChoices.map(([s, l]) => html`<option value="${s}"${s === 3600 ? html` selected` : ''}>${l}</option>`)}</select>
-      <button type="submit" class="button button-secondary">Rotate<span class="visually-hidden"> ${t.name}</span></button>
+      <span class="nowrap"><select id="grace-${t.id}" name="grace_seconds">${graceChoices.map(([s, l]) => html`<option value="${s}"${s === 3600 ? html` selected` : ''}>${l}</option>`)}</select>
+      <button type="submit" class="button button-secondary">Rotate<span class="visually-hidden"> ${t.name}</span></button></span>
     </form>`
       : '';
   return html`${rotate}<form method="post" action="/tokens/${t.id}/revoke" class="inline-form">

@@ -113,7 +113,7 @@ export function downloadButtons(ctx: PageContext, searchId: string, formats = do
 function searchesTable(ctx: PageContext, rows: SearchListRow[], caption: string): SafeHtml {
   return html`<div class="table-wrap"><table>
     <caption class="visually-hidden">${caption}</caption>
-    <thead><tr><th scope="col">Search</th><th scope="col">Filters</th><th scope="col" class="num">Total</th><th scope="col">Saved</th><th scope="col">Download</th></tr></thead>
+    <thead><tr><th scope="col">Search</th><th scope="col">Filters</th><th scope="col" class="num">Total</th><th scope="col">Saved (UTC)</th><th scope="col">Download</th></tr></thead>
     <tbody>${rows.map((r) => {
       const params = JSON.parse(r.params) as SearchInput;
       const resolution = JSON.parse(r.resolution) as SearchResolution;
@@ -121,7 +121,7 @@ function searchesTable(ctx: PageContext, rows: SearchListRow[], caption: string)
         <th scope="row"><a href="/searches/${r.public_id}">${searchTitle(params, resolution)}</a></th>
         <td>${filtersText(params) || html`<span class="muted">none</span>`}</td>
         <td class="num">${formatCount(Number(r.total))}</td>
-        <td>${time(r.created_at)}</td>
+        <td>${time(r.created_at, { compact: true })}</td>
         <td>${downloadButtons(ctx, r.public_id, downloadFormats.slice(0, 2))}</td>
       </tr>`;
     })}</tbody>
@@ -142,7 +142,7 @@ export function searchesPage(ctx: PageContext, searches: SearchListRow[], export
       exports.length > 0
         ? html`<div class="table-wrap"><table>
       <caption class="visually-hidden">Exports</caption>
-      <thead><tr><th scope="col">Export</th><th scope="col">Search</th><th scope="col">Format</th><th scope="col" class="num">Rows</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Download again</th></tr></thead>
+      <thead><tr><th scope="col">Export</th><th scope="col">Search</th><th scope="col">Format</th><th scope="col" class="num">Rows</th><th scope="col">Status</th><th scope="col">Started (UTC)</th><th scope="col">Download again</th></tr></thead>
       <tbody>${exports.map(
         (e) => html`<tr>
         <th scope="row"><code>${e.public_id}</code></th>
@@ -150,7 +150,7 @@ export function searchesPage(ctx: PageContext, searches: SearchListRow[], export
         <td>${e.format.toUpperCase()}</td>
         <td class="num">${formatCount(Number(e.row_count))}</td>
         <td>${statusLabel[e.status] ?? e.status}</td>
-        <td>${time(e.created_at)}</td>
+        <td>${time(e.created_at, { compact: true })}</td>
         <td>${downloadButtons(ctx, e.search_id, downloadFormats.filter((f) => f.format === e.format))}</td>
       </tr>`,
       )}</tbody></table></div>`
