@@ -208,15 +208,17 @@ export function createTermMatcher(
     return hit && hit.strong && !categories.get(hit.slug)!.presetId.includes('/') ? { slug: hit.slug, strong: false } : hit;
   };
 
-  const cache = new Map<string, TermHit | null>();
+  // Per source, then per term as written: an import repeats the same few hundred terms.
+  const cache = new Map<string, Map<string, TermHit | null>>();
   return {
     match(source, term) {
-      const key = `${source}\u0000${term}`;
-      let hit = cache.get(key);
+      let bySource = cache.get(source);
+      if (bySource === undefined) cache.set(source, (bySource = new Map()));
+      let hit = bySource.get(term);
       if (hit === undefined) {
         hit = resolve(source, term);
-        if (cache.size >= CACHE_LIMIT) cache.clear();
-        cache.set(key, hit);
+        if (bySource.size >= CACHE_LIMIT) bySource.clear();
+        bySource.set(term, hit);
       }
       return hit;
     },
@@ -232,30 +234,30 @@ export function createTermMatcher(
 export function createClassifier(taxonomy: Taxonomy, terms: TermMatcher): Classifier {
   const osm = createOsmMatcher(taxonomy);
   const parent = new Map(taxonomy.categories.map((c) => [c.slug, c.parent]));
-  const isAncestorOfAny = (slug: string, others: readonly string[]): boolean =>
-    others.some((o) => {
-      for (let p = parent.get(o); p; p = parent.get(p)) if (p === slug) return true;
-      return false;
-    });
+  const isAncestorOfAny = (slug: string, others: readonly string[]): boolean => {
+    for (const o of others) for (let p = parent.get(o); p; p = parent.get(p)) if (p === slug) return true;
+    return false;
+  };
 
   const fromTerms = (source: string, place: PlaceInput): string[] => {
-    const strong: string[] = [];
-    const weak: string[] = [];
+    let out: string[] = [];
+    let weak: string[] | undefined;
     let osmTags: Record<string, string> | undefined;
     for (const term of place.sourceCategories) {
-      const tag = osmTagPattern.exec(term.trim());
+      const tag = term.includes('=') ? osmTagPattern.exec(term.trim()) : null;
       if (tag) {
         (osmTags ??= {})[tag[1]!] = tag[2]!;
         continue;
       }
       const hit = terms.match(source, term);
-      if (!hit) continue;
-      const list = hit.strong ? strong : weak;
-      if (!list.includes(hit.slug)) list.push(hit.slug);
+      if (hit === null) continue;
+      if (hit.strong) {
+        if (!out.includes(hit.slug)) out.push(hit.slug);
+      } else if (!(weak ??= []).includes(hit.slug)) weak.push(hit.slug);
     }
-    const fromTags = osmTags ? osm.match(osmTags) : [];
-    const all = [...fromTags, ...strong, ...weak.filter((s) => !strong.includes(s))].filter((s, i, a) => a.indexOf(s) === i);
-    return all.length > 1 ? all.filter((s) => !isAncestorOfAny(s, all)) : all;
+    if (osmTags) out = [...osm.match(osmTags).filter((s) => !out.includes(s)), ...out];
+    if (weak) for (const s of weak) if (!out.includes(s)) out.push(s);
+    return out.length > 1 ? out.filter((s) => !isAncestorOfAny(s, out)) : out;
   };
 
   return {
