@@ -58,6 +58,8 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
         response['401'] ??= problem('Missing, malformed, unknown, expired or revoked token');
         response['403'] ??= problem(`The token lacks the \`${scope}\` scope`);
       }
+      const validated = ['querystring', 'body', 'params', 'headers'].some((k) => (schema as Record<string, unknown>)[k] !== undefined);
+      if (validated) response['400'] ??= problem('Invalid request: `errors` lists each bad field and what is allowed');
       response['500'] ??= problem('Internal server error (quote the request id)');
       const described = scope
         ? { security: [{ bearerAuth: [] }], description: `${(schema as { description?: string }).description ?? ''}\n\nRequires a token with the \`${scope}\` scope.`.trim() }

@@ -52,7 +52,7 @@ export class ReferenceService {
     const index = this.deps.categories();
     if (parent !== undefined && !index.get(parent)) {
       throw new AppError('unknown_value', `parent "${parent}" is not a category slug`, {
-        errors: [{ field: 'query.parent', message: 'is not a category slug', allowed: { see: '/api/v2/categories' } }],
+        errors: [{ field: 'querystring.parent', message: 'is not a category slug', allowed: { see: '/api/v2/categories' } }],
       });
     }
     const counts = await this.cached('categoryCounts', 'countPlacesByCategory');
