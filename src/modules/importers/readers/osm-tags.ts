@@ -12,6 +12,8 @@ export function isPoi(tags: Record<string, string> | undefined): tags is Record<
   return false;
 }
 
+/** `name:de`, `name:zh-Hant`, `name:ja_kana`; not `name:etymology:wikidata`, `name:signed`, `name:left`. */
+const languageName = /^name:[a-z]{2,3}([-_][A-Za-z]{2,8})*$/;
 const nameListKeys = ['alt_name', 'old_name', 'official_name', 'int_name', 'short_name', 'loc_name'] as const;
 const phoneKeys = ['phone', 'contact:phone', 'mobile', 'contact:mobile'] as const;
 const websiteKeys = ['website', 'contact:website', 'url'] as const;
@@ -48,7 +50,7 @@ export function osmObjectToPlace(sourceId: string, tags: Record<string, string>,
 
   const names: Record<string, string | string[]> = {};
   for (const key in tags) {
-    if (key.startsWith('name:')) names[key.slice(5)] = tags[key]!;
+    if (languageName.test(key)) names[key.slice(5)] = tags[key]!;
   }
   for (const key of nameListKeys) {
     const value = tags[key];
