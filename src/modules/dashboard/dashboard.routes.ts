@@ -303,10 +303,16 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
       const page = await reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, resultsPerPage);
       const results: MapResult[] = [];
       let withoutCoordinates = 0;
-      for await (const batch of iterateSearchPlaces(db, search, 1000)) {
+      let capped = false;
+      // Stops at the cap: a search of 100,000 places must not read them all to draw a page.
+      outer: for await (const batch of iterateSearchPlaces(db, search, 1000)) {
         for (const row of batch) {
+          if (results.length === mapMaxResults) {
+            capped = true;
+            break outer;
+          }
           if (row.lat === null || row.lon === null) withoutCoordinates++;
-          else if (results.length < mapMaxResults) results.push({ lat: row.lat, lon: row.lon, name: row.name });
+          else results.push({ lat: row.lat, lon: row.lon, name: row.name });
         }
       }
       const chosenCity = search.resolution.city?.chosen;
@@ -320,8 +326,8 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
       const total = page.total;
       const shown = results.length;
       const mapCaption = [
-        shown === total - withoutCoordinates ? `All ${shown.toLocaleString('en')} places with coordinates, in orange.` : `The first ${shown.toLocaleString('en')} places, in orange.`,
-        withoutCoordinates > 0 ? `${withoutCoordinates.toLocaleString('en')} have no coordinates.` : '',
+        capped ? `The first ${shown.toLocaleString('en')} of ${total.toLocaleString('en')} places, in orange.` : `All ${shown.toLocaleString('en')} places with coordinates, in orange.`,
+        !capped && withoutCoordinates > 0 ? `${withoutCoordinates.toLocaleString('en')} have no coordinates.` : '',
         'Grey: every other place in view, which traces the streets and built-up areas.',
       ].filter(Boolean).join(' ');
       const from = /^\d{1,9}$/.test(q.from ?? '') ? Number(q.from) : 1;
