@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import type { Db } from '../infra/db/database.ts';
@@ -6,7 +6,7 @@ import { AppError } from '../infra/errors.ts';
 import { createRateLimiter, type RateLimiter } from '../infra/ratelimit/ratelimit.ts';
 import { AccountService } from '../modules/auth/accounts.service.ts';
 import type { Scope } from '../modules/auth/auth.types.ts';
-import { TokenService, type TokenServiceOptions, type VerifyFailure } from '../modules/auth/tokens.service.ts';
+import { TokenService, type TokenServiceOptions, type VerifyFailure, type VerifyResult } from '../modules/auth/tokens.service.ts';
 import { UsageRecorder } from '../modules/auth/usage.service.ts';
 
 export interface AuthPluginOptions {
@@ -61,18 +61,30 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
   app.decorate('usage', usage);
   app.decorateRequest('auth', null);
 
-  app.addHook('onRequest', async (request) => {
-    const scope = request.routeOptions.config?.scope;
+  // The check is attached only to routes that declare a scope, when they are added: other routes
+  // pay nothing, and the scope and route pattern are known once instead of looked up per request.
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope;
     if (!scope) return;
-    const header = request.headers.authorization;
-    if (header === undefined || header.trim() === '') throw unauthorized('missing');
-    const match = /^Bearer +([^\s]+) *$/i.exec(header);
-    if (!match?.[1]) throw unauthorized('malformed');
-    const result = await tokens.verifyToken(match[1], request.ip);
-    if (!result.ok) throw unauthorized(result.reason);
-    if (!result.auth.scopes.has(scope)) throw forbidden(scope);
-    request.auth = result.auth;
-    usage.record(result.auth.accountId, request.routeOptions.url ?? request.url.split('?')[0] ?? '');
+    const routeUrl = route.url;
+    const settle = (request: FastifyRequest, result: VerifyResult, done: HookHandlerDoneFunction) => {
+      if (!result.ok) return done(unauthorized(result.reason));
+      if (!result.auth.scopes.has(scope)) return done(forbidden(scope));
+      request.auth = result.auth;
+      usage.record(result.auth.accountId, routeUrl);
+      done();
+    };
+    // Callback style, not async: a token seen in the last seconds is answered without a promise hop.
+    const authenticate: onRequestHookHandler = (request, _reply, done) => {
+      const header = request.headers.authorization;
+      if (header === undefined || header.trim() === '') return done(unauthorized('missing'));
+      const match = /^Bearer +([^\s]+) *$/i.exec(header);
+      if (!match?.[1]) return done(unauthorized('malformed'));
+      const immediate = tokens.verifyTokenNow(match[1], request.ip);
+      if (immediate) return settle(request, immediate, done);
+      tokens.verifyToken(match[1], request.ip).then((result) => settle(request, result, done), done);
+    };
+    route.onRequest = route.onRequest ? [authenticate, ...[route.onRequest].flat()] : [authenticate];
   });
 
   app.addHook('onClose', async () => {

@@ -24,11 +24,22 @@ export class UsageRecorder {
   }
 
   record(accountId: number, route: string): void {
-    const day = this.now().toISOString().slice(0, 10);
+    const day = this.today();
     const key = `${accountId}\u0000${day}\u0000${route}`;
     const entry = this.pending.get(key);
     if (entry) entry.count += 1;
     else this.pending.set(key, { accountId, day, route, count: 1 });
+  }
+
+  private day = { name: '', endsAt: 0 };
+  /** The UTC day, recomputed only when it changes (this runs on every API request). */
+  private today(): string {
+    const now = this.now().getTime();
+    if (now >= this.day.endsAt || now < this.day.endsAt - 86_400_000) {
+      const start = now - (now % 86_400_000);
+      this.day = { name: new Date(start).toISOString().slice(0, 10), endsAt: start + 86_400_000 };
+    }
+    return this.day.name;
   }
 
   /** Writes the counts gathered so far; flushes run one after another. */
