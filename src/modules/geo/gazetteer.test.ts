@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { parse } from 'csv-parse/sync';
 import { loadGazetteer, loadLocator, NEAREST_MAX_KM } from './geo.ts';
 
 const g = loadGazetteer();
@@ -16,6 +17,8 @@ const PARIS = 2988507;
 const PARIS_TX = 4717560;
 const MUNICH = 2867714;
 const GARCHING = 2922582;
+const FRANKFURT = 2925533;
+const GLASGOW = 2648579;
 
 describe('city resolution by name', () => {
   test('resolves a city and its exonyms to the same single city', () => {
@@ -116,6 +119,20 @@ describe('place locator', () => {
   test('matches an address city written with its postcode or region', () => {
     assert.equal(g.assignCity({ city: '80331 München', countryCode: 'DE' }).cityId, MUNICH);
     assert.equal(g.assignCity({ city: 'Munich, Bavaria' }).cityId, MUNICH);
+  });
+
+  test('matches a written city that contains the name of a city at the point (Michelin: Frankfurt on the Main, Glasgow City)', () => {
+    const michelin = parse(gunzipSync(readFileSync(fileURLToPath(new URL('../../../../shared/data/places/michelin-guide-2022-6510.csv.gz', import.meta.url)))), {
+      columns: true,
+    }) as Array<Record<string, string>>;
+    for (const [location, id] of [['Frankfurt on the Main', FRANKFURT], ['Glasgow City', GLASGOW]] as const) {
+      const row = michelin.find((r) => r.Location === location);
+      assert.ok(row, `the Michelin file has a restaurant in ${location}`);
+      const country = g.countryCode(row.Address!.split(',').pop()!.trim()) ?? null;
+      const a = g.assignCity({ city: row.Location, countryCode: country, lat: Number(row.Latitude), lon: Number(row.Longitude) });
+      assert.deepEqual([a.source, a.cityId, a.city], ['address', id, location]);
+    }
+    assert.equal(g.assignCity({ city: 'Frankfurt on the Main', countryCode: 'DE' }).source, 'address_unmatched', 'without a point there is nothing to compare with');
   });
 
   test('takes the nearest of same-named cities when the point is known and infers the country', () => {

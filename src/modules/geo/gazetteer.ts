@@ -58,6 +58,7 @@ const NEAR_BOX_KM = 10;
 const BIG_CITY_POPULATION = 100_000;
 const KM_PER_DEGREE = 111.32;
 const ADDRESS_CACHE_SIZE = 50_000;
+const MIN_CONTAINED_NAME = 4;
 /** GeoNames "section of populated place" (city districts): named by an address, never taken as `nearest`. */
 const SECTION = 'PPLX';
 
@@ -335,12 +336,25 @@ export class Gazetteer implements PlaceLocator {
     return [];
   }
 
+  /**
+   * Cities near the point (within NEAR_BOX_KM) one of whose names appears as whole words in the written
+   * city: `Glasgow City`, `City of Bristol`, `Frankfurt on the Main`, `Brighton and Hove`. Names shorter
+   * than MIN_CONTAINED_NAME letters are ignored, so `Le`, `San` or `Bad` do not match everything.
+   */
+  private nearbyNamedIn(written: string, lat: number, lon: number, countryCode: string | null): number[] {
+    const key = ` ${foldText(written)} `;
+    const near: number[] = [];
+    this.collect(this.nearIndex, this.nearIds, lat, lon, NEAR_BOX_KM, countryCode, near);
+    return near.filter((i) => this.cities[i]!.names.some((n) => n.length >= MIN_CONTAINED_NAME && key.includes(` ${n} `)));
+  }
+
   assignCity(input: { city?: string | null; countryCode?: string | null; lat?: number | null; lon?: number | null }): CityAssignment {
     const country = input.countryCode ?? null;
     const hasPoint = typeof input.lat === 'number' && typeof input.lon === 'number';
     const written = input.city?.trim();
     if (written) {
-      const matches = this.addressMatches(written, country);
+      let matches = this.addressMatches(written, country);
+      if (matches.length === 0 && hasPoint) matches = this.nearbyNamedIn(written, input.lat!, input.lon!, country);
       if (matches.length === 0) return { city: written, cityId: null, source: 'address_unmatched', distanceM: null, countryCode: country };
       const picked = hasPoint && matches.length > 1 ? this.best(matches, input.lat!, input.lon!, Infinity) : null;
       const c = this.cities[picked ? picked.city : matches[0]!]!;
