@@ -18,6 +18,17 @@ describe('resolving category terms for the API', () => {
     assert.equal(index.resolve('bakeries').slug, 'bakery');
   });
 
+  test('resolves English trade words without the word for the premises', () => {
+    assert.equal(index.resolve('car repair').slug, 'car_repair');
+    assert.equal(index.resolve('beauty salon').slug, 'beauty');
+    assert.equal(index.resolve('Optiker Shop').slug, 'optician');
+  });
+
+  test('lets English break a tie between languages when no language is given', () => {
+    assert.equal(index.resolve('coffee shop').slug, 'cafe_coffee_shop');
+    assert.equal(index.resolve('gym').slug, 'fitness_centre');
+  });
+
   test('accepts slugs and OSM tags', () => {
     assert.equal(index.resolve('restaurant_italian').slug, 'restaurant_italian');
     assert.equal(index.resolve('shop=optician').slug, 'optician');

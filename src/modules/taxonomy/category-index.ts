@@ -1,4 +1,5 @@
 import { foldText } from '../../infra/text.ts';
+import { GENERIC_LAST_WORD } from './classifier.ts';
 import { createOsmMatcher } from './osm-matcher.ts';
 import type { Taxonomy, TaxonomyName } from './taxonomy.build.ts';
 
@@ -85,7 +86,8 @@ function similarity(query: string, queryGrams: Set<string>, candidate: string): 
   const dice = (2 * shared) / (queryGrams.size + grams.size);
   const edit = 1 - levenshtein(query, candidate) / Math.max(query.length, candidate.length);
   const prefix = query.length >= 3 && candidate.startsWith(query) ? 0.5 + (0.5 * query.length) / candidate.length : 0;
-  return Math.max(dice, edit, prefix);
+  // Below 1: an exact match is not a fuzzy one.
+  return Math.min(0.99, Math.max(dice, edit, prefix));
 }
 
 export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly TaxonomyName[]): CategoryIndex {
@@ -105,6 +107,16 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
       localName.get(n.slug)!.set(n.lang, n.name);
     }
   }
+  // English names without their generic last word (`Car Repair Shop` → `car repair`) count as aliases.
+  for (const c of taxonomy.categories) {
+    const folded = foldText(c.name);
+    const norm = folded.replace(GENERIC_LAST_WORD, '');
+    if (norm === folded || byNorm.get(norm)?.some((n) => n.slug === c.slug && n.lang === 'en')) continue;
+    const entry: TaxonomyName = { norm, slug: c.slug, lang: 'en', name: c.name, isName: false, kind: 'alias' };
+    const list = byNorm.get(norm);
+    if (list) list.push(entry);
+    else byNorm.set(norm, [entry]);
+  }
   const osm = createOsmMatcher(taxonomy);
   const depth = (slug: string): number => bySlug.get(slug)!.presetId.split('/').length;
 
@@ -120,12 +132,33 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
   };
   const candidate = (slug: string, score: number, lang?: string): CategoryCandidate => ({ slug, name: name(slug, lang)!, score });
 
-  const exactMatches = (norm: string, lang: string | undefined): Map<string, number> => {
+  const hasAncestor = (slug: string, among: ReadonlySet<string>): boolean => {
+    for (let p = bySlug.get(slug)!.parent; p; p = bySlug.get(p)!.parent) if (among.has(p)) return true;
+    return false;
+  };
+  const englishWords = new Map(taxonomy.categories.map((c) => [c.slug, ` ${foldText(c.name)} `]));
+
+  /**
+   * Votes of every language's entries for the folded term. A sub-preset repeats its parent's search terms, so
+   * within one language a category's vote is dropped when its ancestor got one too (`fitness` does not count
+   * twelve times for the fitness-station family). A search term that is a word of the category's English name
+   * (`pizza` for `Pizza Restaurant`) weighs as a name.
+   */
+  const exactMatches = (norm: string, lang: string, langWeight: number): Map<string, number> => {
     const scores = new Map<string, number>();
-    const base = lang?.split('-')[0];
-    for (const n of byNorm.get(norm) ?? []) {
-      const inLang = lang !== undefined && (n.lang === lang || n.lang === base);
-      scores.set(n.slug, (scores.get(n.slug) ?? 0) + WEIGHT[n.kind] * (inLang ? 3 : 1));
+    const entries = byNorm.get(norm);
+    if (!entries) return scores;
+    const base = lang.split('-')[0];
+    const perLang = new Map<string, Set<string>>();
+    for (const n of entries) {
+      if (!perLang.has(n.lang)) perLang.set(n.lang, new Set());
+      perLang.get(n.lang)!.add(n.slug);
+    }
+    for (const n of entries) {
+      if (hasAncestor(n.slug, perLang.get(n.lang)!)) continue;
+      const inLang = n.lang === lang || n.lang === base;
+      const kind = n.kind === 'term' && englishWords.get(n.slug)!.includes(` ${norm} `) ? 'name' : n.kind;
+      scores.set(n.slug, (scores.get(n.slug) ?? 0) + WEIGHT[kind] * (inLang ? langWeight : 1));
     }
     return scores;
   };
@@ -143,6 +176,40 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
     return pool;
   };
 
+  /**
+   * The term as written and its singular forms vote together (a singular form's votes count half), so that
+   * `restaurants`, a search term of one preset, still goes where `restaurant` names a category in 100 languages.
+   * The requested language's votes count triple; without one, English counts 1.5 and so breaks ties
+   * (`coffee shop`: a café in English, a cannabis shop in Polish).
+   */
+  const voted = (norm: string, lang: string | undefined): ResolveResult | null => {
+    const voteLang = lang ?? 'en';
+    const langWeight = lang ? 3 : 1.5;
+    const scores = exactMatches(norm, voteLang, langWeight);
+    for (const form of pluralForms(norm)) {
+      for (const [slug, s] of exactMatches(form, voteLang, langWeight)) scores.set(slug, (scores.get(slug) ?? 0) + s / 2);
+    }
+    if (scores.size === 0) return null;
+    const ranked = [...scores].sort((a, b) => b[1] - a[1] || depth(a[0]) - depth(b[0]) || (a[0] < b[0] ? -1 : 1));
+    const top = ranked[0]![1];
+    const candidates = ranked.slice(0, FUZZY_LIMIT).map(([slug, s]) => candidate(slug, Math.round((s / top) * 1000) / 1000, lang));
+    return { slug: ranked[0]![0], candidates };
+  };
+
+  const fuzzy = (norm: string, lang: string | undefined): CategoryCandidate[] => {
+    const grams = trigrams(norm);
+    const best = new Map<string, number>();
+    for (const entry of poolFor(lang ?? 'en')) {
+      const s = similarity(norm, grams, entry.norm) * (entry.kind === 'term' ? 0.9 : 1);
+      if (s > (best.get(entry.slug) ?? 0)) best.set(entry.slug, s);
+    }
+    return [...best]
+      .filter(([, s]) => s >= FUZZY_MIN)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, FUZZY_LIMIT)
+      .map(([slug, s]) => candidate(slug, Math.round(s * 1000) / 1000, lang));
+  };
+
   return {
     resolve(term, lang) {
       const trimmed = term.trim();
@@ -155,31 +222,10 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
         if (slug) return { slug, candidates: [candidate(slug, 1, lang)] };
       }
       const norm = foldText(trimmed);
-      // The term as written and its singular forms vote together (a singular form's votes count half), so that
-      // `restaurants`, a search term of one preset, still goes where `restaurant` names a category in 100 languages.
-      const scores = exactMatches(norm, lang);
-      for (const form of pluralForms(norm)) {
-        for (const [slug, s] of exactMatches(form, lang)) scores.set(slug, (scores.get(slug) ?? 0) + s / 2);
-      }
-      if (scores.size > 0) {
-        const ranked = [...scores].sort((a, b) => b[1] - a[1] || depth(a[0]) - depth(b[0]) || (a[0] < b[0] ? -1 : 1));
-        const top = ranked[0]![1];
-        const candidates = ranked.slice(0, FUZZY_LIMIT).map(([slug, s]) => candidate(slug, Math.round((s / top) * 1000) / 1000, lang));
-        return { slug: ranked[0]![0], candidates };
-      }
       if (norm === '') return { slug: null, candidates: [] };
-      const grams = trigrams(norm);
-      const best = new Map<string, number>();
-      for (const entry of poolFor(lang ?? 'en')) {
-        const s = similarity(norm, grams, entry.norm) * (entry.kind === 'term' ? 0.9 : 1);
-        if (s > (best.get(entry.slug) ?? 0)) best.set(entry.slug, s);
-      }
-      const candidates = [...best]
-        .filter(([, s]) => s >= FUZZY_MIN)
-        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-        .slice(0, FUZZY_LIMIT)
-        .map(([slug, s]) => candidate(slug, Math.round(s * 1000) / 1000, lang));
-      return { slug: null, candidates };
+      // `beauty salon`, `optiker shop`: else the trade without the word for its premises.
+      const trade = norm.replace(GENERIC_LAST_WORD, '');
+      return voted(norm, lang) ?? (trade !== norm ? voted(trade, lang) : null) ?? { slug: null, candidates: fuzzy(norm, lang) };
     },
     get: (slug, lang) => (bySlug.has(slug) ? toCategory(slug, lang) : undefined),
     descendants(slug) {

@@ -17,7 +17,8 @@ export interface TermMatcher {
 
 const CACHE_LIMIT = 200_000;
 const osmTagPattern = /^([a-z][a-z0-9_:]*)=(.+)$/;
-const GENERIC_LAST_WORD = / (store|shop|office|grounds|building|lot|facility|center|centre|practitioner|company|agency|station|service|services|provider)$/;
+/** Last words that only say "a place of this trade": `Electronics Store`, `Parking Lot`, `Car Repair Shop`. */
+export const GENERIC_LAST_WORD = / (store|shop|office|grounds|building|lot|facility|center|centre|practitioner|company|agency|station|service|services|provider|salon|parlor|parlour)$/;
 
 /** Folded, without `and`/`or`: `Beauty & Spas`, `beauty_and_spa` → `beauty spas`, `beauty spa`. */
 export function termKey(text: string): string {
