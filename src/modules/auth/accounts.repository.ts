@@ -59,6 +59,6 @@ export async function deleteOtherSessions(db: Kysely<Database>, accountId: numbe
   await q.execute();
 }
 
-export async function deleteExpiredSessions(db: Kysely<Database>, now: string): Promise<void> {
-  await db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+export async function deleteExpiredSessions(db: Kysely<Database>, accountId: number, now: string): Promise<void> {
+  await db.deleteFrom('sessions').where('account_id', '=', accountId).where('expires_at', '<=', now).execute();
 }

@@ -4,7 +4,7 @@ import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { AppError } from '../../infra/errors.ts';
 import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
-import { AccountService, loginLimits, verifyCsrf } from './accounts.service.ts';
+import { AccountService, loginLimits, sessionLifetimeDays, verifyCsrf } from './accounts.service.ts';
 
 const password = 'a long enough password';
 let n = 0;
@@ -104,6 +104,21 @@ for (const dialect of dialects) {
       await accounts.destroySession(cookieValue);
       assert.equal(await accounts.getSession(cookieValue), null);
       assert.equal(await accounts.getSession('made-up'), null);
+    });
+
+    test('a session ends after 14 days, and the next sign-in clears it from the table', async () => {
+      let now = Date.parse('2026-11-21T08:00:00.000Z');
+      const clocked = new AccountService(t.db, new MemoryRateLimiter(), () => new Date(now));
+      const account = await clocked.signUp(uniqueEmail(), password);
+      const first = await clocked.createSession(account.id, { ip: null, userAgent: null });
+      assert.equal(first.session.expiresAt, new Date(now + sessionLifetimeDays * 86_400_000).toISOString());
+      now += sessionLifetimeDays * 86_400_000 - 1;
+      assert.ok(await clocked.getSession(first.cookieValue));
+      now += 1;
+      assert.equal(await clocked.getSession(first.cookieValue), null);
+      await clocked.createSession(account.id, { ip: null, userAgent: null });
+      const rows = await t.db.kysely.selectFrom('sessions').select('expires_at').where('account_id', '=', account.id).execute();
+      assert.equal(rows.length, 1);
     });
 
     test('changing the password needs the current one and signs out the other sessions', async () => {

@@ -113,6 +113,8 @@ export class AccountService {
       user_agent: client.userAgent?.slice(0, 512) ?? null,
     };
     await repo.insertSession(this.db.kysely, row);
+    // Expired sessions are never read again; each sign-in clears the account's old ones.
+    await repo.deleteExpiredSessions(this.db.kysely, accountId, row.created_at);
     return { cookieValue, session: toSession({ ...row, email: account.email }) };
   }
 
@@ -141,10 +143,6 @@ export class AccountService {
     }
     await repo.updatePasswordHash(this.db.kysely, accountId, await hashPassword(newPassword), this.now().toISOString());
     await repo.deleteOtherSessions(this.db.kysely, accountId, keepCookieValue ? sha256(keepCookieValue) : null);
-  }
-
-  async deleteExpiredSessions(): Promise<void> {
-    await repo.deleteExpiredSessions(this.db.kysely, this.now().toISOString());
   }
 }
 
