@@ -272,6 +272,13 @@ export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
     'travel company': 'travel_agency',
     'travel agents': 'travel_agency',
     // Food words the cuisine list does not have.
+    'fast food restaurant': 'fast_food',
+    'hamburger restaurant': 'fast_food_burger',
+    'gyro restaurant': 'fast_food_kebab',
+    'shawarma restaurant': 'fast_food_kebab',
+    'taco restaurant': 'restaurant_mexican',
+    'tapas restaurant': 'restaurant_spanish',
+    'chophouse restaurant': 'restaurant_steakhouse',
     'breakfast brunch': 'restaurant',
     'american new': 'restaurant_american',
     'american traditional': 'restaurant_american',
