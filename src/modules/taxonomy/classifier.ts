@@ -21,7 +21,7 @@ const osmTagPattern = /^([a-z][a-z0-9_:]*)=(.+)$/;
 export const GENERIC_LAST_WORD = / (store|shop|office|grounds|building|lot|facility|center|centre|practitioner|company|agency|station|service|services|provider|salon|parlor|parlour)$/;
 
 /** Folded, without `and`/`or`: `Beauty & Spas`, `beauty_and_spa` → `beauty spas`, `beauty spa`. */
-export function termKey(text: string): string {
+function termKey(text: string): string {
   return foldText(text)
     .split(' ')
     .filter((w) => w !== 'and' && w !== 'or')
@@ -191,8 +191,7 @@ export function createTermMatcher(
     const words = key.split(' ');
     for (let i = 1; i < words.length; i++) {
       const hit = exact(table, words.slice(i).join(' '), restaurantsOnly);
-      if (hit === 'unmapped') return null;
-      if (hit) return hit;
+      if (hit && hit !== 'unmapped') return hit;
     }
     const bare = termKey(raw.replace(/\(.*?\)/g, ' '));
     if (bare !== key && bare) return find(source, bare);
