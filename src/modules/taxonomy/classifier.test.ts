@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import type { PlaceInput } from '../importers/importer.types.ts';
+import { SOURCE_OVERRIDES } from './source-overrides.ts';
+import { loadTaxonomy } from './taxonomy.build.ts';
 import { readSourceSamples } from './taxonomy.samples.ts';
 import { loadClassifier } from './taxonomy.ts';
 
@@ -96,6 +98,13 @@ describe('classifying other sources on their category terms', () => {
     assert.deepEqual(classify('zomato', ['North Indian', 'Chinese']), ['restaurant_indian', 'restaurant_chinese']);
     assert.deepEqual(classify('zomato', ['Cafe']), ['cafe']);
     assert.deepEqual(classify('zomato', ['Vegetarian']), ['restaurant']);
+  });
+
+  test('has override tables that name existing categories only', () => {
+    const slugs = new Set(loadTaxonomy().categories.map((c) => c.slug));
+    for (const [source, table] of Object.entries(SOURCE_OVERRIDES)) {
+      for (const [term, slug] of Object.entries(table)) if (slug !== null) assert.ok(slugs.has(slug), `${source}: ${term} → ${slug}`);
+    }
   });
 
   test('falls back to names in other languages for any source', () => {
