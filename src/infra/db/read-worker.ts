@@ -1,11 +1,35 @@
 import { workerData } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
 import { openDatabase, type Db } from './database.ts';
 import type { ReadTasks } from './read-pool.ts';
 
 /** One read-pool thread: a read-only connection and the task module, then one call per message. */
 const { url, tasksModule } = workerData as { url: string; tasksModule: string };
 const db = openDatabase(url, { readonly: true });
+cacheStatements(db.sqlite!, 200);
 const { readTasks } = (await import(tasksModule)) as { readTasks: ReadTasks };
+
+/**
+ * Kysely prepares every query anew; a search's SQL text repeats with new parameters, and preparing a
+ * page query over a type with subcategories costs more than running it. A thread runs one task at a
+ * time and its tasks read whole results (no open iterators), so a prepared statement is never busy
+ * when it is reused.
+ */
+function cacheStatements(handle: SQLite.Database, size: number): void {
+  const prepare = handle.prepare.bind(handle);
+  const cache = new Map<string, SQLite.Statement>();
+  handle.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (statement) {
+      cache.delete(source);
+    } else {
+      statement = prepare(source);
+      if (cache.size >= size) cache.delete(cache.keys().next().value!);
+    }
+    cache.set(source, statement);
+    return statement;
+  }) as typeof handle.prepare;
+}
 
 export default function runReadTask({ task, args }: { task: string; args: unknown[] }): Promise<unknown> {
   const fn = readTasks[task] as ((db: Db, ...a: unknown[]) => Promise<unknown>) | undefined;

@@ -31,7 +31,7 @@ export interface PlaceCriteria {
 export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
 export type PlaceSort = (typeof placeSorts)[number];
 
-/** Position in a sorted result: the sort key and the row id (the tie-breaker that makes the order unique). */
+/** Position in a sorted result: the sort key and the row id (the tie-breaker, in the key's direction, that makes the order unique). */
 export interface PlaceKey {
   key: number | string;
   id: number;
@@ -213,20 +213,26 @@ export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<numb
   return Number(row.n);
 }
 
-/** One page in the requested order, strictly after `after`. */
+/**
+ * One page in the requested order, strictly after `after`. Sorting happens on ids and sort keys only
+ * (a covering index serves city/category searches by review count or rating), then the page's rows are read:
+ * thousands of matches cost an index scan, not thousands of row reads.
+ */
 export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlaceRowWithKey[]> {
   const { expr, descending } = sortKeyExpr(criteria, sort);
-  let q = filtered(db, criteria)
+  // Ties break on the id in the same direction as the key, so an index on the key gives the whole order.
+  const direction = descending ? 'desc' : 'asc';
+  const past = descending ? '<' : '>';
+  let ids = filtered(db, criteria).select('places.id');
+  if (after) ids = ids.where((eb) => eb.or([eb(expr, past, after.key), eb.and([eb(expr, '=', after.key), eb('places.id', past, after.id)])]));
+  const rows = await db.kysely
+    .selectFrom('places')
     .selectAll('places')
     .select(expr.as('sort_key'))
-    .select(criteria.near ? distanceExpr(criteria.near.lat, criteria.near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'));
-  if (after) {
-    q = q.where((eb) => eb.or([eb(expr, descending ? '<' : '>', after.key), eb.and([eb(expr, '=', after.key), eb('places.id', '>', after.id)])]));
-  }
-  const rows = await q
-    .orderBy(expr, descending ? 'desc' : 'asc')
-    .orderBy('places.id', 'asc')
-    .limit(limit)
+    .select(criteria.near ? distanceExpr(criteria.near.lat, criteria.near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'))
+    .where('places.id', 'in', ids.orderBy(expr, direction).orderBy('places.id', direction).limit(limit))
+    .orderBy(expr, direction)
+    .orderBy('places.id', direction)
     .execute();
   return rows as PlaceRowWithKey[];
 }

@@ -77,12 +77,11 @@ export function fuzzyDistance(words: string[], name: string, names: string | nul
   return total;
 }
 
+/** The order of findPlacesPage: by key, then by id, both in the key's direction. */
 function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
-  if (a.key !== b.key) {
-    const lt = a.key < b.key;
-    return (lt ? -1 : 1) * (descending ? -1 : 1);
-  }
-  return a.id - b.id;
+  const sign = descending ? -1 : 1;
+  if (a.key !== b.key) return (a.key < b.key ? -1 : 1) * sign;
+  return (a.id - b.id) * sign;
 }
 
 /** One page of a search plus the exact total. */
