@@ -48,16 +48,15 @@ export function isWellFormedToken(value: string): boolean {
   return given === (crc ^ 0xffffffff) >>> 0;
 }
 
-/** SHA-256 of the token. `crypto.hash` (Node ≥ 20.12) skips the Hash object `createHash` allocates. */
-export const tokenDigest: (token: string) => Buffer =
+/**
+ * SHA-256 (hex) of the token: what the database stores and looks up. `crypto.hash` (Node ≥ 20.12)
+ * returns the hex string without the Hash object and Buffer that `createHash` allocates; this runs
+ * on every API request.
+ */
+export const hashToken: (token: string) => string =
   typeof crypto.hash === 'function'
-    ? (token) => crypto.hash('sha256', token, 'buffer') as unknown as Buffer
-    : (token) => crypto.createHash('sha256').update(token).digest();
-
-/** SHA-256 (hex) of the token: what the database stores and looks up. */
-export function hashToken(token: string): string {
-  return tokenDigest(token).toString('hex');
-}
+    ? (token) => crypto.hash('sha256', token, 'hex')
+    : (token) => crypto.createHash('sha256').update(token).digest('hex');
 
 function randomBase62(length: number): string {
   let out = '';

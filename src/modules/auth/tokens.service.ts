@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { scopes as knownScopes, type AuthContext, type Scope } from './auth.types.ts';
-import { generateToken, isWellFormedToken, tokenDigest } from './token-format.ts';
+import { generateToken, hashToken, isWellFormedToken } from './token-format.ts';
 import * as repo from './tokens.repository.ts';
 
 export const defaultExpiryDays = 90;
@@ -44,6 +44,7 @@ export interface CreateTokenInput {
 export type VerifyFailure = 'malformed' | 'unknown' | 'expired' | 'revoked';
 export type VerifyResult = { ok: true; auth: AuthContext } | { ok: false; reason: VerifyFailure };
 
+const digestScratch = Buffer.alloc(32);
 const malformed: VerifyResult = Object.freeze({ ok: false, reason: 'malformed' });
 
 interface CachedToken {
@@ -154,9 +155,9 @@ export class TokenService {
    */
   async verifyToken(raw: string, ip: string | null = null): Promise<VerifyResult> {
     if (!isWellFormedToken(raw)) return malformed;
-    const digest = tokenDigest(raw);
+    const hash = hashToken(raw);
     const nowMs = this.nowMs();
-    return this.judge(await this.lookup(digest.toString('hex'), nowMs), digest, nowMs, ip);
+    return this.judge(await this.lookup(hash, nowMs), hash, nowMs, ip);
   }
 
   /**
@@ -166,15 +167,18 @@ export class TokenService {
    */
   verifyTokenNow(raw: string, ip: string | null = null): VerifyResult | undefined {
     if (!isWellFormedToken(raw)) return malformed;
-    const digest = tokenDigest(raw);
+    const hash = hashToken(raw);
     const nowMs = this.nowMs();
-    const cached = this.cache.get(digest.toString('hex'));
+    const cached = this.cache.get(hash);
     if (!cached || nowMs - cached.fetchedAt >= this.cacheTtlMs) return undefined;
-    return this.judge(cached, digest, nowMs, ip);
+    return this.judge(cached, hash, nowMs, ip);
   }
 
-  private judge(token: CachedToken | null, digest: Buffer, nowMs: number, ip: string | null): VerifyResult {
-    if (!token || !timingSafeEqual(token.tokenHash, digest)) return { ok: false, reason: 'unknown' };
+  private judge(token: CachedToken | null, hash: string, nowMs: number, ip: string | null): VerifyResult {
+    if (!token) return { ok: false, reason: 'unknown' };
+    // Decoded into a reused buffer: no allocation per request (verification is synchronous from here).
+    digestScratch.write(hash, 'hex');
+    if (!timingSafeEqual(token.tokenHash, digestScratch)) return { ok: false, reason: 'unknown' };
     if (token.revoked || (token.graceUntil !== null && nowMs >= token.graceUntil)) return { ok: false, reason: 'revoked' };
     if (token.expiresAt !== null && nowMs >= token.expiresAt) return { ok: false, reason: 'expired' };
     this.noteUse(token.id, nowMs, ip);

@@ -10,14 +10,15 @@ export class UsageRecorder {
   private pending = new Map<string, UsageIncrement>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
-  private readonly now: () => Date;
+  private readonly nowMs: () => number;
   private readonly onError: (error: unknown) => void;
 
   constructor(
     private readonly db: Db,
     options: { flushIntervalMs?: number; onError?: (error: unknown) => void; now?: () => Date } = {},
   ) {
-    this.now = options.now ?? (() => new Date());
+    const now = options.now;
+    this.nowMs = now ? () => now().getTime() : Date.now;
     this.onError = options.onError ?? (() => {});
     this.timer = setInterval(() => void this.flush().catch(this.onError), options.flushIntervalMs ?? 10_000);
     this.timer.unref();
@@ -34,7 +35,7 @@ export class UsageRecorder {
   private day = { name: '', endsAt: 0 };
   /** The UTC day, recomputed only when it changes (this runs on every API request). */
   private today(): string {
-    const now = this.now().getTime();
+    const now = this.nowMs();
     if (now >= this.day.endsAt || now < this.day.endsAt - 86_400_000) {
       const start = now - (now % 86_400_000);
       this.day = { name: new Date(start).toISOString().slice(0, 10), endsAt: start + 86_400_000 };
