@@ -49,6 +49,13 @@ interface PlaceTextGeo {
   containsAnyPiece(eb: Eb, piecesPerWord: string[][]): Expression<SqlBool>;
   /** Places whose coordinates fall in the box (inclusive). */
   inBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat: number): Expression<SqlBool>;
+  /** Text relevance: 0 when the display name starts with `word`, else 1. */
+  startsWith(word: string): RawBuilder<number>;
+  /**
+   * A search on text alone, answered from the text index without reading `places`: the matching ids in
+   * relevance order and their count. Null where the dialect has no such index.
+   */
+  textOnly: { count(words: string[]): RawBuilder<{ n: number }>; page(words: string[], after: PlaceKey | null, limit: number): RawBuilder<{ id: number; k: number }> } | null;
 }
 
 /** A phrase for FTS5: the text in double quotes, inner quotes doubled. */
@@ -64,19 +71,27 @@ function exactBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat
   return [eb('places.lat', '>=', minLat), eb('places.lat', '<=', maxLat), eb('places.lon', '>=', minLon), eb('places.lon', '<=', maxLon)];
 }
 
+/** The FTS5 condition on `places_fts` for names containing every word. */
+function ftsWords(words: string[]): RawBuilder<SqlBool> {
+  // The trigram tokenizer indexes pieces of three characters: shorter words (CJK pairs, "Bo") go through LIKE.
+  const long = words.filter((w) => [...w].length >= 3);
+  const short = words.filter((w) => [...w].length < 3);
+  const parts = [
+    ...(long.length > 0 ? [sql`places_fts MATCH ${long.map(ftsPhrase).join(' ')}`] : []),
+    ...short.map((w) => sql`names LIKE ${likePattern(w)} ESCAPE '\\'`),
+  ];
+  return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
+}
+
+/** Relevance from the text index alone: 0 when the id's display name starts with `word` (`^"word"`: the first characters of the names column), else 1. */
+function ftsStartsWith(id: RawBuilder<number>, word: string): RawBuilder<number> {
+  const prefix = [...word].length >= 3 ? sql`places_fts MATCH ${`^${ftsPhrase(word)}`}` : sql`names LIKE ${likePattern(word).slice(1)} ESCAPE '\\'`;
+  return sql<number>`(CASE WHEN ${id} IN (SELECT rowid FROM places_fts WHERE ${prefix}) THEN 0 ELSE 1 END)`;
+}
+
 const sqliteTextGeo: PlaceTextGeo = {
   containsWords(eb, words) {
-    // The trigram tokenizer indexes pieces of three characters: shorter words (CJK pairs, "Bo") go through LIKE.
-    const long = words.filter((w) => [...w].length >= 3);
-    const short = words.filter((w) => [...w].length < 3);
-    const parts: Expression<SqlBool>[] = [];
-    if (long.length > 0) {
-      parts.push(eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${long.map(ftsPhrase).join(' ')})`));
-    }
-    for (const w of short) {
-      parts.push(eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE names LIKE ${likePattern(w)} ESCAPE '\\')`));
-    }
-    return eb.and(parts);
+    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE ${ftsWords(words)})`);
   },
   containsAnyPiece(eb, piecesPerWord) {
     // Words under 3 characters cannot use the trigram index; the caller's check still requires them.
@@ -96,6 +111,25 @@ const sqliteTextGeo: PlaceTextGeo = {
       ...exactBox(eb, minLon, minLat, maxLon, maxLat),
     ]);
   },
+  startsWith: (word) => ftsStartsWith(sql<number>`places.id`, word),
+  textOnly: {
+    count: (words) => sql<{ n: number }>`SELECT count(*) AS n FROM places_fts WHERE ${ftsWords(words)}`,
+    page(words, after, limit) {
+      // Two streams in id order, each stopping after `limit` rows (FTS5 reads doclists lazily): names that
+      // start with the first word (key 0), then the other matches (key 1). No sort over every match.
+      const [first = '', ...rest] = words.map(ftsPhrase);
+      const others = rest.map((w) => ` AND ${w}`).join('');
+      const starting = `^${first}${others}`;
+      const remaining = `(${[first, ...rest].join(' AND ')}) NOT ^${first}`;
+      const fromStarting = after === null || after.key === 0 ? (after?.id ?? 0) : Number.MAX_SAFE_INTEGER;
+      const fromRemaining = after?.key === 1 ? after.id : 0;
+      return sql<{ id: number; k: number }>`SELECT id, k FROM (
+          SELECT * FROM (SELECT rowid AS id, 0 AS k FROM places_fts WHERE places_fts MATCH ${starting} AND rowid > ${fromStarting} ORDER BY rowid LIMIT ${limit})
+          UNION ALL
+          SELECT * FROM (SELECT rowid AS id, 1 AS k FROM places_fts WHERE places_fts MATCH ${remaining} AND rowid > ${fromRemaining} ORDER BY rowid LIMIT ${limit})
+        ) ORDER BY k, id LIMIT ${limit}`;
+    },
+  },
 };
 
 /** PostgreSQL: case-insensitive substring on the name and the JSON of other names (pg_trgm indexes lower(name)). */
@@ -109,6 +143,10 @@ const postgresTextGeo: PlaceTextGeo = {
   inBox(eb, minLon, minLat, maxLon, maxLat) {
     return eb.and(exactBox(eb, minLon, minLat, maxLon, maxLat));
   },
+  startsWith(word) {
+    return sql<number>`(CASE WHEN lower(places.name) LIKE ${likePattern(word).slice(1)} ESCAPE '\\' THEN 0 ELSE 1 END)`;
+  },
+  textOnly: null,
 };
 
 function textGeo(db: Db): PlaceTextGeo {
@@ -180,7 +218,7 @@ export function allowedEdits(word: string): number {
 }
 
 /** The sort key of a row, as SQL: a number or a text, never null, so keyset comparisons stay simple. */
-export function sortKeyExpr(criteria: PlaceCriteria, sort: PlaceSort): { expr: RawBuilder<number | string>; descending: boolean } {
+export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): { expr: RawBuilder<number | string>; descending: boolean } {
   switch (sort) {
     case 'rating':
       return { expr: sql<number>`coalesce(places.rating, -1)`, descending: true };
@@ -194,9 +232,7 @@ export function sortKeyExpr(criteria: PlaceCriteria, sort: PlaceSort): { expr: R
     }
     case 'relevance': {
       // Names that start with the first word come first; without text, the nearest; else the most reviewed.
-      if (criteria.text && criteria.text.mode === 'substring') {
-        return { expr: sql<number>`(CASE WHEN lower(places.name) LIKE ${likePattern(criteria.text.words[0] ?? '').slice(1)} ESCAPE '\\' THEN 0 ELSE 1 END)`, descending: false };
-      }
+      if (criteria.text && criteria.text.mode === 'substring') return { expr: textGeo(db).startsWith(criteria.text.words[0] ?? ''), descending: false };
       if (criteria.near) return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
       return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
     }
@@ -207,8 +243,30 @@ function filtered(db: Db, criteria: PlaceCriteria) {
   return db.kysely.selectFrom('places').where((eb) => whereCriteria(db, criteria, eb));
 }
 
+/** Moves whenever `places` changes (migration 0007): what a cached count is checked against. */
+export async function placesVersion(db: Db): Promise<number> {
+  const row = await db.kysely
+    .withTables<{ places_version: { id: number; version: number } }>()
+    .selectFrom('places_version')
+    .select('version')
+    .where('id', '=', 1)
+    .executeTakeFirstOrThrow();
+  return Number(row.version);
+}
+
+/** The text index alone answers a substring search with no other criterion (no `places` row is read). */
+function textOnlySearch(db: Db, criteria: PlaceCriteria) {
+  const { text, ...rest } = criteria;
+  if (!text || text.mode !== 'substring' || Object.values(rest).some((v) => v !== null)) return null;
+  // Words under 3 characters are matched by LIKE, outside the index.
+  if (text.words.some((w) => [...w].length < 3)) return null;
+  return textGeo(db).textOnly;
+}
+
 /** Exact number of places matching (the fuzzy mode counts candidates: the caller verifies them). */
 export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<number> {
+  const textOnly = textOnlySearch(db, criteria);
+  if (textOnly) return Number((await textOnly.count(criteria.text!.words).execute(db.kysely)).rows[0]?.n ?? 0);
   const row = await filtered(db, criteria).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -219,10 +277,22 @@ export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<numb
  * thousands of matches cost an index scan, not thousands of row reads.
  */
 export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlaceRowWithKey[]> {
-  const { expr, descending } = sortKeyExpr(criteria, sort);
+  const { expr, descending } = sortKeyExpr(db, criteria, sort);
   // Ties break on the id in the same direction as the key, so an index on the key gives the whole order.
   const direction = descending ? 'desc' : 'asc';
   const past = descending ? '<' : '>';
+  const textOnly = sort === 'relevance' ? textOnlySearch(db, criteria) : null;
+  if (textOnly) {
+    const page = sql<{ id: number; k: number }>`(${textOnly.page(criteria.text!.words, after, limit)})`;
+    return (await db.kysely
+      .selectFrom(page.as('page'))
+      .innerJoin('places', 'places.id', 'page.id')
+      .selectAll('places')
+      .select(['page.k as sort_key', sql<null>`NULL`.as('distance_m')])
+      .orderBy('page.k')
+      .orderBy('page.id')
+      .execute()) as PlaceRowWithKey[];
+  }
   let ids = filtered(db, criteria).select('places.id');
   if (after) ids = ids.where((eb) => eb.or([eb(expr, past, after.key), eb.and([eb(expr, '=', after.key), eb('places.id', past, after.id)])]));
   const rows = await db.kysely
@@ -248,7 +318,7 @@ export async function findFuzzyCandidates(
   criteria: PlaceCriteria,
   sort: PlaceSort,
 ): Promise<Array<{ id: number; name: string; names: string | null; sort_key: number | string }>> {
-  const { expr } = sortKeyExpr(criteria, sort === 'relevance' ? 'name' : sort);
+  const { expr } = sortKeyExpr(db, criteria, sort === 'relevance' ? 'name' : sort);
   return filtered(db, criteria).select(['places.id', 'places.name', 'places.names']).select(expr.as('sort_key')).execute();
 }
 

@@ -7,6 +7,7 @@ import {
   findPlacesAfterId,
   findPlacesByIds,
   findPlacesPage,
+  placesVersion,
   type PlaceCriteria,
   type PlaceKey,
   type PlaceSort,
@@ -78,6 +79,26 @@ export function fuzzyDistance(words: string[], name: string, names: string | nul
 }
 
 /** The order of findPlacesPage: by key, then by id, both in the key's direction. */
+/**
+ * Exact counts, remembered per thread while `places` does not change: paging a search, or the same
+ * popular search from many clients, counts once. Checked against the places version read first, so a
+ * count taken while an import commits is at worst recounted, never stale.
+ */
+const countCache = new Map<string, { version: number; total: number }>();
+const countCacheSize = 1000;
+
+async function exactCount(db: Db, criteria: PlaceCriteria): Promise<number> {
+  const version = await placesVersion(db);
+  const key = JSON.stringify(criteria);
+  const hit = countCache.get(key);
+  if (hit && hit.version === version) return hit.total;
+  const total = await countPlaces(db, criteria);
+  countCache.delete(key);
+  if (countCache.size >= countCacheSize) countCache.delete(countCache.keys().next().value!);
+  countCache.set(key, { version, total });
+  return total;
+}
+
 function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
   const sign = descending ? -1 : 1;
   if (a.key !== b.key) return (a.key < b.key ? -1 : 1) * sign;
@@ -87,7 +108,7 @@ function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
 /** One page of a search plus the exact total. */
 export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
   if (criteria.text?.mode === 'fuzzy') return fuzzyPage(db, criteria, sort, after, limit);
-  const [total, rows] = await Promise.all([countPlaces(db, criteria), findPlacesPage(db, criteria, sort, after, limit + 1)]);
+  const [total, rows] = await Promise.all([exactCount(db, criteria), findPlacesPage(db, criteria, sort, after, limit + 1)]);
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
@@ -127,7 +148,7 @@ async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after
 
 /** Exact number of matches. */
 export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<number> {
-  if (criteria.text?.mode !== 'fuzzy') return countPlaces(db, criteria);
+  if (criteria.text?.mode !== 'fuzzy') return exactCount(db, criteria);
   return (await searchPage(db, criteria, 'name', null, 0)).total;
 }
 

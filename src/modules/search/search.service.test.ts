@@ -77,6 +77,16 @@ for (const dialect of dialects) {
       assert.equal(new Set(seen).size, 120);
     });
 
+    test('keeps totals exact when places change after a search was counted', async () => {
+      const c = criteria({ text: { words: ['Kellerbar'], mode: 'substring' } });
+      assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 0);
+      const base = record(9000, { name: 'Kellerbar Nord' });
+      await t.db.kysely.insertInto('places').values({ ...base, categories: JSON.stringify(base.categories), first_seen_at: 'x', updated_at: 'x' }).execute();
+      assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 1);
+      await t.db.kysely.deleteFrom('places').where('source_id', '=', 'p9000').execute();
+      assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 0);
+    });
+
     test('matches every name of a place, the display name and the localised and alternative ones', async () => {
       const byAlt = await searchPage(t.db, criteria({ text: { words: ['Town', 'Hall'], mode: 'substring' } }), 'name', null, 100);
       // Every sixth place has the alternative names (places 0, 6, … 240, the last one in Helsinki).

@@ -5,6 +5,7 @@ import * as m0003 from './0003_accounts.ts';
 import * as m0004 from './0004_searches.ts';
 import * as m0005 from './0005_leads.ts';
 import * as m0006 from './0006_search_order.ts';
+import * as m0007 from './0007_places_version.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_searches': m0004,
   '0005_leads': m0005,
   '0006_search_order': m0006,
+  '0007_places_version': m0007,
 };
