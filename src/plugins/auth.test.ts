@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { Agent, request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type App } from '../app.ts';
@@ -80,6 +81,37 @@ describe('auth plugin', () => {
     const [token] = await app.tokens.listTokens(a.accountId);
     assert.equal(token?.lastUsedIp, '192.0.2.44');
     assert.ok(token?.lastUsedAt);
+  });
+
+  test('over one keep-alive connection, a token revoked between two requests is refused on the second', async () => {
+    const server = await buildApp({ config: loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }), db: t.db });
+    server.get('/api/v1/_probe/socket', { config: { scope: 'search' } }, async (request) => ({ accountId: request.auth?.accountId }));
+    const address = await server.listen({ host: '127.0.0.1', port: 0 });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (authorization: string) =>
+      new Promise<{ status: number; reused: boolean; body: string }>((resolve, reject) => {
+        const req = httpRequest(`${address}/api/v1/_probe/socket`, { agent, headers: { authorization } }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const a = await createAccountWithToken(t.db, { scopes: ['search'] });
+      const first = await get(a.authorization);
+      const second = await get(a.authorization);
+      assert.deepEqual([first.status, second.status, second.reused], [200, 200, true]);
+      await server.tokens.revokeToken(a.accountId, a.tokenId);
+      const third = await get(a.authorization);
+      assert.equal(third.reused, true);
+      assert.equal(third.status, 401);
+      assert.equal(JSON.parse(third.body).reason, 'revoked');
+    } finally {
+      agent.destroy();
+      await server.close();
+    }
   });
 
   test('tokens, session cookies and passwords never appear in the logs', () => {

@@ -61,14 +61,23 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
   app.decorate('usage', usage);
   app.decorateRequest('auth', null);
 
+  /**
+   * The last Authorization header a keep-alive connection presented successfully, with its token
+   * hash: the connection's next request with the same header skips the SHA-256. It holds only
+   * what that connection itself sent, and is re-checked against the token cache every time, so
+   * revocation and expiry apply at once.
+   */
+  const connectionMemo = new WeakMap<object, { header: string; tokenHash: string }>();
+
   // The check is attached only to routes that declare a scope, when they are added: other routes
   // pay nothing, and the scope and route pattern are known once instead of looked up per request.
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope;
     if (!scope) return;
     const routeUrl = route.url;
-    const settle = (request: FastifyRequest, result: VerifyResult, done: HookHandlerDoneFunction) => {
+    const settle = (request: FastifyRequest, result: VerifyResult, done: HookHandlerDoneFunction, header: string) => {
       if (!result.ok) return done(unauthorized(result.reason));
+      connectionMemo.set(request.raw.socket, { header, tokenHash: result.tokenHash });
       if (!result.auth.scopes.has(scope)) return done(forbidden(scope));
       request.auth = result.auth;
       usage.record(result.auth.accountId, routeUrl);
@@ -78,11 +87,16 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
     const authenticate: onRequestHookHandler = (request, _reply, done) => {
       const header = request.headers.authorization;
       if (header === undefined || header.trim() === '') return done(unauthorized('missing'));
+      const memo = connectionMemo.get(request.raw.socket);
+      if (memo && memo.header === header) {
+        const again = tokens.verifyHashNow(memo.tokenHash, request.ip);
+        if (again) return settle(request, again, done, header);
+      }
       const match = /^Bearer +([^\s]+) *$/i.exec(header);
       if (!match?.[1]) return done(unauthorized('malformed'));
       const immediate = tokens.verifyTokenNow(match[1], request.ip);
-      if (immediate) return settle(request, immediate, done);
-      tokens.verifyToken(match[1], request.ip).then((result) => settle(request, result, done), done);
+      if (immediate) return settle(request, immediate, done, header);
+      tokens.verifyToken(match[1], request.ip).then((result) => settle(request, result, done, header), done);
     };
     route.onRequest = route.onRequest ? [authenticate, ...[route.onRequest].flat()] : [authenticate];
   });

@@ -42,7 +42,8 @@ export interface CreateTokenInput {
 }
 
 export type VerifyFailure = 'malformed' | 'unknown' | 'expired' | 'revoked';
-export type VerifyResult = { ok: true; auth: AuthContext } | { ok: false; reason: VerifyFailure };
+/** On success, `tokenHash` lets a caller that keeps the presented value re-check it with `verifyHashNow`. */
+export type VerifyResult = { ok: true; auth: AuthContext; tokenHash: string } | { ok: false; reason: VerifyFailure };
 
 const digestScratch = Buffer.alloc(32);
 const malformed: VerifyResult = Object.freeze({ ok: false, reason: 'malformed' });
@@ -167,7 +168,15 @@ export class TokenService {
    */
   verifyTokenNow(raw: string, ip: string | null = null): VerifyResult | undefined {
     if (!isWellFormedToken(raw)) return malformed;
-    const hash = hashToken(raw);
+    return this.verifyHashNow(hashToken(raw), ip);
+  }
+
+  /**
+   * `verifyTokenNow` for a value whose hash an earlier successful verification returned, sparing
+   * the SHA-256 (the costliest step) when a connection presents the same token again. Undefined
+   * once the token has left the cache: revoked or rotated here, or older than the cache TTL.
+   */
+  verifyHashNow(hash: string, ip: string | null = null): VerifyResult | undefined {
     const nowMs = this.nowMs();
     const cached = this.cache.get(hash);
     if (!cached || nowMs - cached.fetchedAt >= this.cacheTtlMs) return undefined;
@@ -182,7 +191,7 @@ export class TokenService {
     if (token.revoked || (token.graceUntil !== null && nowMs >= token.graceUntil)) return { ok: false, reason: 'revoked' };
     if (token.expiresAt !== null && nowMs >= token.expiresAt) return { ok: false, reason: 'expired' };
     this.noteUse(token.id, nowMs, ip);
-    return { ok: true, auth: token.auth };
+    return { ok: true, auth: token.auth, tokenHash: hash };
   }
 
   /** Waits for the last-use writes in flight. */
