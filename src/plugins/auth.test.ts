@@ -53,6 +53,16 @@ describe('auth plugin', () => {
     assert.deepEqual(res.json(), { accountId: a.accountId, via: 'token' });
   });
 
+  test('protected answers, refusals included, carry the API security headers', async () => {
+    const a = await createAccountWithToken(t.db, { scopes: ['search'] });
+    for (const authorization of [a.authorization, undefined]) {
+      const res = await app.inject({ url: '/api/v1/_probe/search', headers: authorization ? { authorization } : {} });
+      assert.equal(res.headers['cache-control'], 'no-store');
+      assert.equal(res.headers['x-content-type-options'], 'nosniff');
+      assert.equal(res.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'");
+    }
+  });
+
   test('leaves routes without a scope open and request.auth null', async () => {
     const res = await app.inject({ url: '/api/v1/_probe/open' });
     assert.equal(res.statusCode, 200);

@@ -42,7 +42,8 @@ const failures: Record<'missing' | VerifyFailure, string> = {
 
 /**
  * Bearer-token authentication for every route that declares `config: { scope }`, answering
- * 401/403 problem+json itself (RFC 6750 WWW-Authenticate), and counting the account's usage.
+ * 401/403 problem+json itself (RFC 6750 WWW-Authenticate), setting the API's security headers
+ * (OWASP REST recommendations) and counting the account's usage.
  * Also provides the account, token and rate-limit services to the dashboard and the CLI.
  */
 export const authPlugin = fp(async function authPlugin(app: FastifyInstance, options: AuthPluginOptions) {
@@ -67,6 +68,14 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
    * what that connection itself sent, and is re-checked against the token cache every time, so
    * revocation and expiry apply at once.
    */
+  const apiSecurityHeaders: Record<string, string> = {
+    // Answers to credentialed requests stay out of shared caches; a route may set its own policy.
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    // JSON is never a page: nothing may frame it or run from it.
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    ...(options.config.PUBLIC_URL?.startsWith('https://') ? { 'strict-transport-security': 'max-age=31536000; includeSubDomains' } : {}),
+  };
   const connectionMemo = new WeakMap<object, { header: string; tokenHash: string }>();
 
   // The check is attached only to routes that declare a scope, when they are added: other routes
@@ -84,7 +93,8 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
       done();
     };
     // Callback style, not async: a token seen in the last seconds is answered without a promise hop.
-    const authenticate: onRequestHookHandler = (request, _reply, done) => {
+    const authenticate: onRequestHookHandler = (request, reply, done) => {
+      reply.headers(apiSecurityHeaders);
       const header = request.headers.authorization;
       if (header === undefined || header.trim() === '') return done(unauthorized('missing'));
       const memo = connectionMemo.get(request.raw.socket);
