@@ -62,12 +62,6 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
   app.decorate('usage', usage);
   app.decorateRequest('auth', null);
 
-  /**
-   * The last Authorization header a keep-alive connection presented successfully, with its token
-   * hash: the connection's next request with the same header skips the SHA-256. It holds only
-   * what that connection itself sent, and is re-checked against the token cache every time, so
-   * revocation and expiry apply at once.
-   */
   const apiSecurityHeaders: Record<string, string> = {
     // Answers to credentialed requests stay out of shared caches; a route may set its own policy.
     'cache-control': 'no-store',
@@ -76,6 +70,12 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
     'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
     ...(options.config.PUBLIC_URL?.startsWith('https://') ? { 'strict-transport-security': 'max-age=31536000; includeSubDomains' } : {}),
   };
+  /**
+   * The last Authorization header a keep-alive connection presented successfully, with its token
+   * hash: the connection's next request with the same header skips the SHA-256. It holds only
+   * what that connection itself sent, and is re-checked against the token cache every time, so
+   * revocation and expiry apply at once.
+   */
   const connectionMemo = new WeakMap<object, { header: string; tokenHash: string }>();
 
   // The check is attached only to routes that declare a scope, when they are added: other routes
