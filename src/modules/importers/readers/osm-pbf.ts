@@ -68,11 +68,6 @@ class IdTable {
     return -1;
   }
 
-  /** Bytes held, for the memory note in the docs and the benchmark. */
-  bytes(): number {
-    return this.ids.byteLength * (1 + this.columns.length);
-  }
-
   private sort(): void {
     const order = Array.from({ length: this.length }, (_, i) => i).sort((a, b) => this.ids[a]! - this.ids[b]!);
     const permute = (a: Float64Array) => {
@@ -123,8 +118,9 @@ class PointSum {
 
 /**
  * Locations for ways and relations need every node seen before them: node locations take 24 bytes per
- * node (id, lat, lon as doubles), ways 32 bytes per way (id, vertex sums, count). A country extract of
- * 50 million nodes needs about 1.2 GB; the extracts in `shared/data` need under 20 MB.
+ * node (id, lat, lon as doubles), ways 32 bytes per way (id, vertex sums, count), up to twice that while
+ * the arrays grow by doubling. A country extract of 50 million nodes needs 1.2–2.4 GB; the extracts in
+ * `shared/data` need under 20 MB.
  */
 export class OsmPbfReader implements SourceReader {
   readonly format = 'osm-pbf';
@@ -140,11 +136,6 @@ export class OsmPbfReader implements SourceReader {
 
   bytesRead(): number {
     return this.consumed;
-  }
-
-  /** Bytes held by the node and way location tables. */
-  locationStoreBytes(): number {
-    return this.nodes.bytes() + this.ways.bytes();
   }
 
   async *records(): AsyncIterable<ReadResult> {
