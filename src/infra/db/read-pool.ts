@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { AppError } from '../errors.ts';
 import type { Db } from './database.ts';
 
 /**
@@ -44,6 +45,8 @@ function workerFile(): string {
   return fileURLToPath(new URL(name, import.meta.url));
 }
 
+const maxQueuedReads = 2048;
+
 export function createReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>): ReadPool<T> {
   const { db, tasks } = options;
   if (options.workers === 0 || db.dialect !== 'sqlite' || !db.sqlitePath) {
@@ -58,14 +61,20 @@ export function createReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>)
     filename: workerFile(),
     minThreads: threads,
     maxThreads: threads,
-    // Queue rather than fail under a burst; the HTTP layer's timeouts bound the wait.
-    maxQueue: 'auto',
+    // Queue bursts (every in-flight request may wait here); beyond this the service is overloaded: 503.
+    maxQueue: maxQueuedReads,
     idleTimeout: 60_000,
     workerData: { url: `sqlite:${db.sqlitePath}`, tasksModule: options.tasksModule.href },
   });
   return {
     threads,
-    run: (task, ...args) => piscina.run({ task, args }) as Promise<never>,
+    run: (task, ...args) =>
+      (piscina.run({ task, args }) as Promise<never>).catch((err: unknown) => {
+        if (piscina.queueSize >= maxQueuedReads) {
+          throw new AppError('unavailable', 'Too many searches are waiting for the database; retry in a moment', {}, { 'retry-after': '1' });
+        }
+        throw err;
+      }),
     close: () => piscina.destroy(),
   };
 }

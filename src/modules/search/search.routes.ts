@@ -9,7 +9,7 @@ import { problemResponses } from '../../infra/http/problem.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { continueSearch, createSearch, parseFields, quickSearch, type SearchPageResult } from './search.service.ts';
-import { createSearchDeps } from './type-resolver.ts';
+import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
 export interface SearchRoutesOptions {
   db: Db;
@@ -95,6 +95,13 @@ function validateV1Body(body: unknown): V1SearchInput {
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
   const deps = createSearchDeps(options.db, options.reads);
+  // The taxonomy and gazetteer take seconds to build: once the server listens, not on a client's first search.
+  app.addHook('onListen', async () => {
+    setImmediate(() => {
+      void loadTypeResolver();
+      loadPlaceNameResolver();
+    });
+  });
   const base = options.config.PUBLIC_URL?.replace(/\/$/, '') ?? '';
 
   app.get(

@@ -3,7 +3,7 @@ import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
 import { loadCategoryIndex, type CategoryIndex } from '../taxonomy/taxonomy.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
-import type { SearchDeps, TypeResolver } from './search.service.ts';
+import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
 
 /** `type=` through the taxonomy's category index: a name, alias or term in any language, plurals, slugs, OSM tags. */
 export function typeResolver(index: CategoryIndex): TypeResolver {
@@ -17,12 +17,45 @@ export function typeResolver(index: CategoryIndex): TypeResolver {
   };
 }
 
-/** The process-wide resolver (the category index is built once, about 1.5 s, on first use). */
+/**
+ * Remembers the answers of a pure function of its arguments (the taxonomy and gazetteer do not change
+ * while the process runs): the same `type`/`city` from many requests is folded and looked up once.
+ */
+function memoize<A extends unknown[], R>(fn: (...args: A) => R, size = 5000): (...args: A) => R {
+  const cache = new Map<string, R>();
+  return (...args: A) => {
+    const key = JSON.stringify(args);
+    const hit = cache.get(key);
+    if (hit !== undefined || cache.has(key)) return hit as R;
+    const value = fn(...args);
+    if (cache.size >= size) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
+    return value;
+  };
+}
+
+let shared: TypeResolver | undefined;
+let places: PlaceNameResolver | undefined;
+
+/** The process-wide resolver (the category index is built once, about 1.5 s, on first use), answers remembered. */
 export async function loadTypeResolver(): Promise<TypeResolver> {
-  return typeResolver(loadCategoryIndex());
+  if (!shared) {
+    const plain = typeResolver(loadCategoryIndex());
+    shared = { resolve: memoize(plain.resolve), suggest: plain.suggest, descendants: memoize(plain.descendants) };
+  }
+  return shared;
+}
+
+/** The process-wide gazetteer for `city`/`country`, answers remembered. */
+export function loadPlaceNameResolver(): PlaceNameResolver {
+  if (!places) {
+    const gazetteer = loadGazetteer();
+    places = { resolveCity: memoize(gazetteer.resolveCity.bind(gazetteer)), resolveCountry: memoize(gazetteer.resolveCountry.bind(gazetteer)) };
+  }
+  return places;
 }
 
 /** What the search service needs, wired to the taxonomy and the gazetteer: for the API and the dashboard alike. */
 export function createSearchDeps(db: Db, reads: ReadPool<ApiReadTasks>): SearchDeps {
-  return { db, reads, types: loadTypeResolver, places: loadGazetteer };
+  return { db, reads, types: loadTypeResolver, places: loadPlaceNameResolver };
 }
