@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
+import { overloaded } from '../search/search.schema.ts';
 import type { ApiReadTasks } from '../search/read-tasks.ts';
 import { requestLang } from '../search/search.routes.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
@@ -29,7 +30,7 @@ export async function referenceRoutes(appBase: FastifyInstance, options: Referen
         summary: 'The category taxonomy',
         description: `Every category a \`type=\` search understands: slug, name in the language asked for (\`lang\` or Accept-Language), parent and place counts. ${counts}`,
         querystring: CategoriesQuerySchema,
-        response: { 200: CategoriesResponseSchema, ...problemResponses(400) },
+        response: { 200: CategoriesResponseSchema, ...problemResponses(400), ...overloaded },
       },
     },
     async (request) => service.listCategories(requestLang(request, request.query.lang), request.query.parent),
@@ -45,7 +46,7 @@ export async function referenceRoutes(appBase: FastifyInstance, options: Referen
         summary: 'Countries with ISO codes and place counts',
         description: `Every country the gazetteer knows, with ISO 3166-1 alpha-2 and alpha-3 codes, names (localised with \`lang\` or Accept-Language) and place counts. ${counts}`,
         querystring: CountriesQuerySchema,
-        response: { 200: CountriesResponseSchema, ...problemResponses(400) },
+        response: { 200: CountriesResponseSchema, ...problemResponses(400), ...overloaded },
       },
     },
     async (request) => service.listCountries(requestLang(request, request.query.lang)),

@@ -7,7 +7,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError } from '../../infra/errors.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
-import { MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import { overloaded, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { continueSearch, createSearch, parseFields, quickSearch, type SearchPageResult } from './search.service.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
@@ -118,7 +118,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
           'continues with a keyset cursor (send only `cursor`, `per_page`, `fields` with it). At least one of `type`, `city`, `country`, `query`, ' +
           '`near`, `bbox` is required. An unknown `type` or `city` answers 400 with the closest `candidates`.',
         querystring: MapSearchQuerySchema,
-        response: { 200: SearchPageSchema, ...problemResponses(400, 404) },
+        response: { 200: SearchPageSchema, ...problemResponses(400, 404), ...overloaded },
       },
     },
     async (request) => {
@@ -172,7 +172,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         summary: 'Search places by name (GET, JSON body or query parameters)',
         description: v1Description,
         querystring: V1SearchBodySchema,
-        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415) },
+        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloaded },
       },
     },
     async (request) => {
@@ -199,7 +199,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         summary: 'Search places by name (POST, JSON body)',
         description: v1Description,
         body: V1SearchBodySchema,
-        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415) },
+        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloaded },
       },
     },
     async (request) => v1(request, request.body as V1SearchInput | undefined, 'body'),

@@ -143,3 +143,8 @@ export const V1SearchResponseSchema = Type.Object({
   data: Type.Array(PlaceItemSchema, { description: 'The first `per_page` places, best match first' }),
   resolved: ResolutionSchema,
 });
+
+/** Routes that read through the read pool can answer 503 when too many reads are queued. */
+export const overloaded = {
+  503: Type.Ref('Problem', { description: 'Too many reads are waiting for the database: retry after the Retry-After header (seconds)' }),
+};

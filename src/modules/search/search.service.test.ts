@@ -9,7 +9,7 @@ import { createPlaceWriter } from '../places/places.writer.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { readTasks, readTasksModule } from './read-tasks.ts';
-import { fuzzyDistance, searchPage, substringEditDistance } from './search.reads.ts';
+import { countMatches, fuzzyDistance, searchPage, substringEditDistance } from './search.reads.ts';
 import { countSearchPlaces, getSearchForAccount, iterateSearchPlaces, quickSearch, type SavedSearch, type SearchDeps } from './search.service.ts';
 import { createSearchDeps } from './type-resolver.ts';
 import { createSearch } from './search.service.ts';
@@ -164,6 +164,21 @@ describe('full-text and geo indexes on SQLite', () => {
       assert.equal(pool.threads, 1);
       const c = criteria({ cityId: 2867714, text: { words: ['caf'], mode: 'substring' } });
       assert.deepEqual(await pool.run('searchPage', c, 'name', null, 5), await searchPage(t.db, c, 'name', null, 5));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('answers 503 unavailable for reads beyond the queue, and still serves the rest', async () => {
+    const pool = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule: readTasksModule });
+    try {
+      const c = criteria({ cityId: 2867714 });
+      const expected = await countMatches(t.db, c);
+      const results = await Promise.allSettled(Array.from({ length: 2100 }, () => pool.run('countMatches', c)));
+      const rejected = results.filter((r) => r.status === 'rejected');
+      assert.ok(rejected.length > 0 && rejected.length < 100, `${rejected.length} rejected`);
+      for (const r of rejected) assert.ok(r.reason instanceof AppError && r.reason.code === 'unavailable' && r.reason.headers['retry-after'] === '1');
+      for (const r of results) if (r.status === 'fulfilled') assert.equal(r.value, expected);
     } finally {
       await pool.close();
     }
