@@ -120,7 +120,7 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     ]);
     const field = await exportOf(account, { search_id: searchId, fields: 'name,colour' });
     assert.equal(field.statusCode, 400);
-    assert.deepEqual(field.json().errors, [{ field: 'query.fields', message: 'unknown field: colour', allowed: placeFields }]);
+    assert.deepEqual(field.json().errors, [{ field: 'querystring.fields', message: 'unknown field: colour', allowed: placeFields }]);
     const id = await exportOf(account, { search_id: 'search-1' });
     assert.equal(id.statusCode, 400);
     assert.equal(id.json().errors[0].field, 'querystring.search_id');

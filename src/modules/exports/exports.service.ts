@@ -4,7 +4,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { placeFields, type PlaceField, type PlaceRow } from '../places/places.schema.ts';
 import { getSearchForAccount, iterateSearchPlaces, parseFields, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
-import { finishExport, insertExport, recordExportedBatch, type ExportRow } from './exports.repository.ts';
+import { createLeadRecorder, finishExport, insertExport, type ExportRow, type LeadRecorder } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormatName } from './formats/index.ts';
 
@@ -31,7 +31,7 @@ export interface StartedExport {
  * account (another account's id is `not_found`, like an unknown one).
  *
  * Leads: each batch becomes leads of the account once the format writer has taken it and asks for
- * the next one, in a transaction of its own (see `recordExportedBatch`). A download cut short
+ * the next one, in a transaction of its own (see `LeadRecorder`). A download cut short
  * therefore counts the batches already handed to the response, and the export is logged `aborted`
  * with that row count; the batch in flight when the client left is not counted. Memory stays at
  * about one batch whatever the size of the search.
@@ -54,7 +54,7 @@ export async function startExport(db: Db, request: ExportRequest, now = new Date
     exportId: exp.public_id,
     contentType: format.contentType,
     contentDisposition: attachmentDisposition(exportFilename({ ...labels, date: now, extension: format.extension })),
-    body: format.write(recordingLeads(db, exp, iterateSearchPlaces(db, search, exportBatchSize)), chosen),
+    body: format.write(recordingLeads(db, createLeadRecorder(db), exp, iterateSearchPlaces(db, search, exportBatchSize)), chosen),
   };
 }
 
@@ -66,13 +66,13 @@ function searchLabels(search: SavedSearch): { city: string | null; type: string 
   };
 }
 
-async function* recordingLeads(db: Db, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<PlaceRow[]> {
+async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<PlaceRow[]> {
   let status: 'done' | 'aborted' | 'failed' = 'aborted';
   try {
     for await (const batch of batches) {
       yield batch;
       // Reached only when the writer asks for the next batch: this one is in the response stream.
-      await recordExportedBatch(db, exp, batch.map((r) => r.id), new Date().toISOString());
+      await leads.recordBatch(exp, batch.map((r) => r.id), new Date().toISOString());
     }
     status = 'done';
   } catch (err) {

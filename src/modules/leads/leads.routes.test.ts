@@ -127,10 +127,10 @@ describe("the account's leads on the Munich OpenStreetMap extract", () => {
     const account = await createAccountWithToken(t.db);
     const bad = await get(account, '/api/v1/user-api/places?cursor=bm90LWEtY3Vyc29y');
     assert.equal(bad.statusCode, 400);
-    assert.equal(bad.json().errors[0].field, 'query.cursor');
+    assert.equal(bad.json().errors[0].field, 'querystring.cursor');
     const both = await get(account, '/api/v1/user-api/places?cursor=bm90LWEtY3Vyc29y&page=2');
     assert.equal(both.statusCode, 400);
-    assert.equal(both.json().errors[0].field, 'query.page');
+    assert.equal(both.json().errors[0].field, 'querystring.page');
   });
 
   test("shows an account only its own leads", async () => {

@@ -8,7 +8,7 @@ import { leadsPerPage, type Lead, type LeadCategories, type LeadsPage, type Lead
 export async function listAccountLeads(db: Db, accountId: number, query: LeadsQuery): Promise<LeadsPage> {
   if (query.cursor !== undefined && query.page !== undefined) {
     throw new AppError('validation_failed', 'Pass either cursor or page, not both', {
-      errors: [{ field: 'query.page', message: 'cannot be combined with cursor' }],
+      errors: [{ field: 'querystring.page', message: 'cannot be combined with cursor' }],
     });
   }
   const filters: LeadFilters = {
@@ -66,6 +66,6 @@ function decodeCursor(cursor: string): LeadKey {
     // falls through to the error below
   }
   throw new AppError('validation_failed', 'cursor is not one this API returned', {
-    errors: [{ field: 'query.cursor', message: 'pass the next_cursor of the previous page unchanged' }],
+    errors: [{ field: 'querystring.cursor', message: 'pass the next_cursor of the previous page unchanged' }],
   });
 }

@@ -14,6 +14,11 @@ export async function* pickedPlaces(batches: PlaceBatches, fields: readonly Plac
   for await (const rows of batches) yield rows.map((row) => pickFields(placeRowToPlace(row), fields));
 }
 
+/** The cells of each row for tabular formats, batch by batch (no narrowed object in between). */
+export async function* placeCellBatches(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<Cell[][]> {
+  for await (const rows of batches) yield rows.map((row) => placeCells(placeRowToPlace(row), fields));
+}
+
 export function placeCells(place: Partial<Place>, fields: readonly PlaceField[]): Cell[] {
   return fields.map((f) => {
     const v = place[f];

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { guardFormula, pickedPlaces, placeCells, type Cell, type PlaceBatches } from './cells.ts';
+import { guardFormula, placeCellBatches, type Cell, type PlaceBatches } from './cells.ts';
 
 /**
  * RFC 4180 CSV for spreadsheets: UTF-8 with a byte-order mark (so Excel reads it as UTF-8), CRLF line
@@ -18,9 +18,15 @@ export function placesToCsv(batches: PlaceBatches, fields: readonly PlaceField[]
 
 async function* csvChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
   yield `\uFEFF${csvLine(fields)}`;
-  for await (const places of pickedPlaces(batches, fields)) {
+  for await (const rows of placeCellBatches(batches, fields)) {
     let chunk = '';
-    for (const p of places) chunk += csvLine(placeCells(p, fields).map((c) => (typeof c === 'string' ? guardFormula(c) : c)));
+    for (const cells of rows) {
+      for (let i = 0; i < cells.length; i++) {
+        const c = cells[i];
+        if (typeof c === 'string') cells[i] = guardFormula(c);
+      }
+      chunk += csvLine(cells);
+    }
     yield chunk;
   }
 }

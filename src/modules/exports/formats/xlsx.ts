@@ -1,7 +1,7 @@
 import { PassThrough, Readable, pipeline } from 'node:stream';
 import yazl from 'yazl';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { pickedPlaces, placeCells, type Cell, type PlaceBatches } from './cells.ts';
+import { placeCellBatches, type Cell, type PlaceBatches } from './cells.ts';
 
 /** Excel's limits: 1,048,576 rows per sheet (one is the header here) and 32,767 characters per cell. */
 export const excelMaxRows = 1_048_576;
@@ -65,8 +65,8 @@ export function placesToXlsx(batches: PlaceBatches, fields: readonly PlaceField[
 
 /** Each data row as SpreadsheetML `<c>` elements (the `<row>` wrapper is added with its number). */
 async function* sheetRows(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
-  for await (const places of pickedPlaces(batches, fields)) {
-    for (const p of places) yield cellsXml(placeCells(p, fields));
+  for await (const rows of placeCellBatches(batches, fields)) {
+    for (const cells of rows) yield cellsXml(cells);
   }
 }
 
