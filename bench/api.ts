@@ -1,0 +1,323 @@
+/**
+ * API benchmark on a catalog of at least 1,000,000 places resampled from the real data, in one run:
+ *
+ *   npm run bench:api -- [--size 1000000] [--duration 10] [--connections 50]
+ *
+ * 1. ceiling: a bare Fastify returning a fixed JSON body (same machine, same load generator);
+ * 2. GET /api/v2/map/search?type=…&city=… at 50 connections (p50, p99), target p99 < 25 ms;
+ * 3. /v1/search full-text name search, target p99 < 50 ms;
+ * 4. cheap requests (GET /healthz) while heavy searches run on other connections, target p99 < 25 ms;
+ * 5. a CSV export of a saved search matching every place, and of a world-bbox search made through the
+ *    API, each against `sqlite3 -csv` on the same rows and columns: target time < 2x, server peak RSS
+ *    (VmHWM, reset before the export) < 250 MB. Exported places become the bench account's leads, so
+ *    the figure includes recording them.
+ *
+ * The app runs as a child process (`src/cli/main.ts serve`), as in production; autocannon runs here,
+ * on the same 2 cores, for every figure including the ceiling. A measurement whose route is not there
+ * (404 from the app) is reported as skipped. The catalog is cached under var/bench/ (see lib/catalog.ts).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { openSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { openDatabase } from '../src/infra/db/database.ts';
+import { TokenService } from '../src/modules/auth/tokens.service.ts';
+import { scopes } from '../src/modules/auth/auth.types.ts';
+import { placeFields } from '../src/modules/places/places.schema.ts';
+import { buildCatalog } from './lib/catalog.ts';
+
+const root = resolve(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const argNumber = (name: string, fallback: number) => {
+  const i = args.indexOf(name);
+  const value = i >= 0 ? Number(args[i + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+};
+const size = argNumber('--size', 1_000_000);
+const duration = argNumber('--duration', 10);
+const connections = argNumber('--connections', 50);
+const log = (m: string) => console.log(m);
+
+interface Row {
+  figure: string;
+  value: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  verdict: string;
+}
+const rows: Row[] = [];
+const skipped: string[] = [];
+const failures: string[] = [];
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+// ---------------------------------------------------------------- catalog and credentials
+log(`catalog: ${size} places with coordinates (cached under var/bench/)`);
+const catalog = await buildCatalog({ size, dir: resolve(root, 'var/bench'), dataDir: resolve(root, '../shared/data'), log });
+log(`catalog ${catalog.built ? 'built' : 'reused'} in ${catalog.seconds.toFixed(0)} s: ${catalog.rows} places (${catalog.realRows} imported from the real files) at ${catalog.path}`);
+
+const db = openDatabase(catalog.url);
+const now = new Date().toISOString();
+const email = `bench-${Date.now()}@example.com`;
+const account = await db.kysely
+  .insertInto('accounts')
+  .values({ email, email_norm: email, password_hash: 'unused: the benchmark authenticates with a token', created_at: now, password_changed_at: now })
+  .returning('id')
+  .executeTakeFirstOrThrow();
+const tokens = new TokenService(db);
+const { token } = await tokens.createToken({ accountId: Number(account.id), name: 'bench', scopes: [...scopes], expiresInDays: 1 });
+await tokens.close();
+const authorization = `Bearer ${token}`;
+
+// Workload: the (city, type) pairs with the most places, and words from real names.
+const pairs = await db.kysely
+  .selectFrom('places')
+  .innerJoin('cities', 'cities.id', 'places.city_id')
+  .innerJoin('categories', 'categories.slug', 'places.category')
+  .select(['cities.name as city', 'cities.country_code as country', 'places.category as type', (eb) => eb.fn.countAll<number>().as('n')])
+  .groupBy(['cities.name', 'cities.country_code', 'places.category'])
+  .orderBy('n', 'desc')
+  .limit(40)
+  .execute();
+const sampleNames = await db.kysely.selectFrom('places').select('name').where('source_id', 'not like', '%#r%').orderBy('id').execute();
+const words = [...new Set(sampleNames.flatMap((r) => r.name.split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 5 && /^\p{L}+$/u.test(w)))];
+const textQueries = Array.from({ length: 200 }, (_, i) => words[(i * 7919) % words.length]!);
+const exportColumns = placeFields;
+await db.close();
+
+// ---------------------------------------------------------------- servers
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  return port;
+}
+
+async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const ok = await new Promise<boolean>((done) => {
+      const req = request(url, (res) => {
+        res.resume();
+        done((res.statusCode ?? 500) < 500);
+      });
+      req.on('error', () => done(false));
+      req.end();
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+const serverLog = resolve(root, 'var/bench/server.log');
+const children: ChildProcess[] = [];
+
+/** A server as a child process, its output appended to var/bench/server.log. */
+function start(script: string[], env: Record<string, string>): ChildProcess {
+  const out = openSync(serverLog, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', ...script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+  children.push(child);
+  return child;
+}
+// Never leave a server behind, whatever happens to the benchmark.
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
+process.on('uncaughtException', (err) => {
+  console.error(err);
+  process.exit(1);
+});
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+interface Load {
+  url: string;
+  connections: number;
+  paths: string[];
+  method?: 'GET' | 'POST';
+  body?: (i: number) => string;
+}
+
+async function cannon(load: Load, seconds = duration): Promise<autocannon.Result> {
+  let i = 0;
+  return autocannon({
+    url: load.url,
+    connections: load.connections,
+    duration: seconds,
+    headers: { authorization, 'content-type': 'application/json' },
+    requests: [
+      {
+        method: load.method ?? 'GET',
+        setupRequest: (req) => {
+          const k = i++;
+          return { ...req, path: load.paths[k % load.paths.length]!, ...(load.body ? { body: load.body(k) } : {}) };
+        },
+      },
+    ],
+  });
+}
+
+/** Warm-up, then the measured run. Failed requests are counted and reported next to the figure (an error is fast). */
+async function measure(name: string, load: Load): Promise<autocannon.Result | null> {
+  const probe = await fetch(`${load.url}${load.paths[0]}`, { method: load.method ?? 'GET', headers: { authorization, 'content-type': 'application/json' }, body: load.body?.(0) });
+  if (probe.status === 404 && (await probe.text()).includes('No route')) {
+    skipped.push(`${name}: the route is not there (404)`);
+    return null;
+  }
+  await cannon(load, 2);
+  const result = await cannon(load);
+  const bad = result.non2xx + result.errors + result.timeouts;
+  log(`  ${name}: ${result.requests.total} requests, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${result.requests.average} req/s, ${bad} failed`);
+  if (bad > 0) failures.push(`${name}: ${bad} of ${result.requests.total} requests failed (non-2xx, errors or timeouts; see ${serverLog})`);
+  return result;
+}
+
+const ceilingPort = await freePort();
+const ceiling = start(['bench/lib/ceiling-server.ts'], { PORT: String(ceilingPort) });
+await waitFor(`http://127.0.0.1:${ceilingPort}/`, ceiling);
+log('\nceiling (bare Fastify, fixed JSON)');
+const ceil = (await measure('ceiling', { url: `http://127.0.0.1:${ceilingPort}`, connections, paths: ['/'] }))!;
+await stop(ceiling);
+
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const app = start(['src/cli/main.ts', 'serve'], { DATABASE_URL: catalog.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', IMPORT_DEMO_DATA: 'false' });
+await waitFor(`${base}/healthz`, app);
+
+const ratioTo = (value: number, baseline: number) => `${(value / baseline).toFixed(2)}x`;
+const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
+
+// ---------------------------------------------------------------- searches
+log('\ntype + city search');
+const typeCity = pairs.map((p) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '20' })}`);
+const tc = await measure('type+city', { url: base, connections, paths: typeCity });
+if (tc) {
+  rows.push({ figure: `type+city search p50 (${connections} conn.)`, value: ms(tc.latency.p50), baseline: ms(ceil.latency.p50), ratio: ratioTo(tc.latency.p50, ceil.latency.p50), target: '', verdict: '' });
+  rows.push({ figure: `type+city search p99 (${connections} conn.)`, value: ms(tc.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(tc.latency.p99, ceil.latency.p99), target: '< 25 ms', verdict: verdict(tc.latency.p99 < 25) });
+  rows.push({ figure: 'type+city search throughput', value: `${tc.requests.average} req/s`, baseline: `${ceil.requests.average} req/s`, ratio: ratioTo(tc.requests.average, ceil.requests.average), target: '', verdict: '' });
+}
+
+log('\n/v1/search full text');
+const fullText = textQueries.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`);
+const ft = await measure('full-text', { url: base, connections, paths: fullText });
+if (ft) {
+  rows.push({ figure: `/v1/search full-text p50 (${connections} conn.)`, value: ms(ft.latency.p50), baseline: ms(ceil.latency.p50), ratio: ratioTo(ft.latency.p50, ceil.latency.p50), target: '', verdict: '' });
+  rows.push({ figure: `/v1/search full-text p99 (${connections} conn.)`, value: ms(ft.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(ft.latency.p99, ceil.latency.p99), target: '< 50 ms', verdict: verdict(ft.latency.p99 < 50) });
+}
+
+log('\ncheap requests alone, then while heavy searches run');
+const cheapLoad: Load = { url: base, connections: 10, paths: ['/healthz'] };
+const cheapAlone = await measure('cheap alone', cheapLoad);
+if (cheapAlone && (tc || ft)) {
+  const heavyPaths = [...(ft ? fullText : []), ...(tc ? typeCity : [])];
+  const [cheapBusy, heavy] = await Promise.all([cannon(cheapLoad), cannon({ url: base, connections: Math.max(1, connections - 10), paths: heavyPaths })]);
+  if (cheapBusy.non2xx + cheapBusy.errors + heavy.non2xx + heavy.errors > 0) {
+    failures.push(`concurrent run: ${cheapBusy.non2xx + cheapBusy.errors} cheap and ${heavy.non2xx + heavy.errors} heavy requests failed`);
+  }
+  log(`  cheap under load: p50 ${cheapBusy.latency.p50} ms, p99 ${cheapBusy.latency.p99} ms; heavy alongside: p99 ${heavy.latency.p99} ms, ${heavy.requests.average} req/s, ${heavy.non2xx + heavy.errors} failed`);
+  rows.push({ figure: `cheap p99 while ${Math.max(1, connections - 10)} conn. search`, value: ms(cheapBusy.latency.p99), baseline: `${ms(cheapAlone.latency.p99)} (alone)`, ratio: ratioTo(cheapBusy.latency.p99, cheapAlone.latency.p99), target: '< 25 ms', verdict: verdict(cheapBusy.latency.p99 < 25) });
+} else skipped.push('cheap requests while heavy searches run: needs the search routes');
+
+// ---------------------------------------------------------------- export
+// The API saves a search only with at least one filter; "every place" is stored the way the search side
+// stores one (criteria without filters). A world bbox through the API is measured too: it adds the
+// R*Tree probe per batch, which is the search side's cost.
+log('\nCSV export of every place vs sqlite3 -csv on the same rows and columns');
+{
+  const bench = openDatabase(catalog.url);
+  const everyPlace = `srch_${'b'.repeat(8)}${Date.now().toString(32).slice(-8).padStart(8, 'a').replace(/[^a-z2-7]/g, 'a')}`;
+  const noFilter = { categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: null };
+  await bench.kysely
+    .withTables<{ searches: { public_id: string; account_id: number; params: string; criteria: string; resolution: string; sort: string; total: number; created_at: string } }>()
+    .insertInto('searches')
+    .values({ public_id: everyPlace, account_id: Number(account.id), params: '{}', criteria: JSON.stringify(noFilter), resolution: JSON.stringify({ type: null, city: null, country: null }), sort: 'name', total: 0, created_at: new Date().toISOString() })
+    .execute();
+  await bench.close();
+  await exportFigure('every place', everyPlace, '');
+
+  const world = await fetch(`${base}/api/v2/map/search?bbox=-180,-90,180,90&per_page=1`, { headers: { authorization } });
+  if (world.status === 404) skipped.push('CSV export of a world bbox search: needs /api/v2/map/search');
+  else {
+    const found = (await world.json()) as { search_id?: string };
+    if (!found.search_id) throw new Error(`the world bbox search failed: ${JSON.stringify(found)}`);
+    await exportFigure('world bbox search', found.search_id, 'WHERE lat IS NOT NULL AND lon IS NOT NULL AND lon BETWEEN -180 AND 180 AND lat BETWEEN -90 AND 90');
+  }
+}
+
+async function exportFigure(label: string, searchId: string, where: string): Promise<void> {
+  const pid = app.pid!;
+  // Resets the server's peak RSS (VmHWM) so the figure is the export's, not the searches' before it.
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  const rssBefore = procStatus(pid, 'VmRSS');
+  const t0 = performance.now();
+  const { bytes, lines, status } = await download(`${base}/api/v2/map/export?search_id=${searchId}&format=csv`);
+  const exportSeconds = (performance.now() - t0) / 1000;
+  const peak = procStatus(pid, 'VmHWM');
+  if (status !== 200) throw new Error(`export answered ${status}`);
+  const rowsExported = lines - 1;
+  log(`  ${label}: ${rowsExported} rows, ${(bytes / 1e6).toFixed(0)} MB in ${exportSeconds.toFixed(2)} s; server RSS ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB`);
+
+  const sql = `SELECT ${exportColumns.map((f) => sqliteColumn(f)).join(', ')} FROM places ${where} ORDER BY id`;
+  const t1 = performance.now();
+  const baseline = spawnSync('sh', ['-c', `sqlite3 -readonly -csv -header '${catalog.path}' "${sql}" | wc -lc`], { encoding: 'utf8' });
+  const sqliteSeconds = (performance.now() - t1) / 1000;
+  if (baseline.status !== 0) throw new Error(`sqlite3 failed: ${baseline.stderr}`);
+  const [sqliteLines, sqliteBytes] = baseline.stdout.trim().split(/\s+/).map(Number);
+  log(`  sqlite3 -csv: ${sqliteLines! - 1} rows, ${(sqliteBytes! / 1e6).toFixed(0)} MB in ${sqliteSeconds.toFixed(2)} s`);
+  if (sqliteLines! - 1 !== rowsExported) log(`  note: sqlite3 selected ${sqliteLines! - 1} rows, the export ${rowsExported}`);
+  rows.push({ figure: `CSV export, ${label}, ${rowsExported} rows`, value: `${exportSeconds.toFixed(2)} s`, baseline: `${sqliteSeconds.toFixed(2)} s (sqlite3 -csv)`, ratio: ratioTo(exportSeconds, sqliteSeconds), target: '< 2x', verdict: verdict(exportSeconds < 2 * sqliteSeconds) });
+  rows.push({ figure: `  server peak RSS (VmHWM)`, value: `${peak.toFixed(0)} MB`, baseline: `${rssBefore.toFixed(0)} MB (before)`, ratio: ratioTo(peak, rssBefore), target: '< 250 MB', verdict: verdict(peak < 250) });
+  rows.push({ figure: `  growth during the export`, value: `${(peak - rssBefore).toFixed(0)} MB`, baseline: '', ratio: '', target: '', verdict: '' });
+}
+
+await stop(app);
+
+// ---------------------------------------------------------------- report
+log(`\nLeadAtlas API benchmark: ${catalog.rows} places, ${connections} connections, ${duration} s per run, autocannon on the same machine`);
+const header: Row = { figure: 'figure', value: 'value', baseline: 'baseline', ratio: 'ratio', target: 'target', verdict: '' };
+const width = (k: keyof Row) => Math.max(...[header, ...rows].map((r) => r[k].length));
+for (const r of [header, ...rows]) {
+  log(`${r.figure.padEnd(width('figure'))}  ${r.value.padStart(width('value'))}  ${r.baseline.padEnd(width('baseline'))}  ${r.ratio.padStart(width('ratio'))}  ${r.target.padEnd(width('target'))}  ${r.verdict}`);
+}
+for (const s of skipped) log(`SKIPPED ${s}`);
+for (const f of failures) log(`FAILED REQUESTS ${f}`);
+
+function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/** Streams a response to nowhere, counting bytes and lines. */
+function download(url: string): Promise<{ status: number; bytes: number; lines: number }> {
+  return new Promise((done, fail) => {
+    const req = request(url, { headers: { authorization } }, (res) => {
+      let bytes = 0;
+      let lines = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+      });
+      res.on('end', () => done({ status: res.statusCode ?? 0, bytes, lines }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** The SQL expression sqlite3 prints for a public field (same values as the export, without the JSON decoding). */
+function sqliteColumn(field: string): string {
+  const names: Record<string, string> = { id: 'public_id', country: 'country_code' };
+  return `${names[field] ?? field} AS ${field}`;
+}
