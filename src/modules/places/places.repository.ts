@@ -211,10 +211,21 @@ export function fuzzyPieces(word: string): string[] {
   return out;
 }
 
-/** Typos tolerated in a word: none under 6 characters, 1 up to 8, 2 from 9 (every piece keeps 3 characters). */
+/**
+ * Typos tolerated in a word: none under 4 characters, 1 up to 8, 2 from 9. From 6 characters every piece
+ * keeps 3 characters and the text index finds the candidates; a 4–5 character word's pieces are too short
+ * for it, so its candidates must come from the other criteria (see `fuzzyNarrowed`).
+ */
 export function allowedEdits(word: string): number {
   const n = [...word].length;
-  return n >= 9 ? 2 : n >= 6 ? 1 : 0;
+  return n >= 9 ? 2 : n >= 4 ? 1 : 0;
+}
+
+/** Whether a typo-tolerant search would be narrowed by an index (a long word's pieces, or a city, area…), not a scan of every place. */
+export function fuzzyNarrowed(criteria: PlaceCriteria): boolean {
+  const { text, minRating: _rating, hasPhone: _phone, hasWebsite: _website, hasEmail: _email, ...narrowing } = criteria;
+  const indexedWord = (text?.words ?? []).some((w) => fuzzyPieces(w).every((p) => [...p].length >= 3));
+  return indexedWord || Object.values(narrowing).some((v) => v !== null);
 }
 
 /** The sort key of a row, as SQL: a number or a text, never null, so keyset comparisons stay simple. */

@@ -112,6 +112,13 @@ for (const dialect of dialects) {
       assert.equal(shortTypo.total, 40);
       const tooFar = await quickSearch(deps0, { query: 'Ratxxxller' }, { perPage: 5, lang: null });
       assert.equal(tooFar.total, 0);
+      // A 5-letter word with a typo in the middle: no piece long enough for the index, so only within a city.
+      const shortWithCity = await quickSearch(deps0, { query: 'Caxfe', city: 'Helsinki' }, { perPage: 5, lang: null });
+      assert.equal(shortWithCity.total, 0);
+      const shortInMunich = await quickSearch(deps0, { query: 'Cafx', city: 'München' }, { perPage: 5, lang: null });
+      assert.equal(shortInMunich.total, 40);
+      const shortAlone = await quickSearch(deps0, { query: 'Cafx' }, { perPage: 5, lang: null });
+      assert.equal(shortAlone.total, 0);
     });
 
     test('lets an account load its own saved search and iterate all its places in id batches, and hides it from others', async () => {
@@ -193,10 +200,12 @@ describe('edit distance', () => {
     assert.equal(substringEditDistance('xyzzy', 'ratskeller', 2), 3);
   });
 
-  test('folds case, accents and ß before comparing, and allows no typo in short words', () => {
+  test('folds case, accents and ß before comparing, and allows one typo from 4 letters, none below', () => {
     assert.equal(fuzzyDistance(['strassenbahner'], 'Wirtshaus Zum Straßenbahner', null), 0);
     assert.equal(fuzzyDistance(['KONIGIN'], 'Café Königin', null), 0);
-    assert.equal(fuzzyDistance(['kafe'], 'Café Königin', null), null);
+    assert.equal(fuzzyDistance(['kafe'], 'Café Königin', null), 1);
+    assert.equal(fuzzyDistance(['bar'], 'Café Königin', null), null);
+    assert.equal(fuzzyDistance(['kafx'], 'Café Königin', null), null);
     assert.equal(fuzzyDistance(['rathaus'], 'Ratskeller', JSON.stringify({ de: 'Ratskeller im Rathaus' })), 0);
   });
 });

@@ -4,7 +4,7 @@ import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
-import { allowedEdits, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
+import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { countMatches, placesAfterId } from './search.reads.ts';
@@ -292,7 +292,10 @@ export async function quickSearch(
 async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number) {
   const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
   if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return page;
-  criteria.text = { ...criteria.text, mode: 'fuzzy' };
+  const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' } };
+  // Short words alone would mean checking every place in the catalog: they need a city, type or area too.
+  if (!fuzzyNarrowed(fuzzy)) return page;
+  criteria.text = fuzzy.text;
   return deps.reads.run('searchPage', criteria, sort, null, limit);
 }
 
