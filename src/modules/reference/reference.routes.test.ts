@@ -91,6 +91,14 @@ describe('GET /api/v2/countries', () => {
     assert.equal(body.data.find((c) => c.code === 'JP')!.place_count, 0);
   });
 
+  test('counts again after the catalog changes, so the counts stay exact', async () => {
+    const monaco = async () => ((await get('/api/v2/countries')).json() as { data: Array<{ code: string; place_count: number }> }).data.find((c) => c.code === 'MC')!.place_count;
+    const before = await monaco();
+    const victim = await t.db.kysely.selectFrom('places').select('id').where('country_code', '=', 'MC').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+    await t.db.kysely.deleteFrom('places').where('id', '=', victim.id).execute();
+    assert.equal(await monaco(), before - 1);
+  });
+
   test('names countries in the language asked for', async () => {
     const body = (await get('/api/v2/countries?lang=de')).json() as { lang: string; data: Array<{ code: string; name: string }> };
     assert.equal(body.lang, 'de');

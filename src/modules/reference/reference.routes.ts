@@ -8,7 +8,7 @@ import type { ApiReadTasks } from '../search/read-tasks.ts';
 import { requestLang } from '../search/search.routes.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
 import { CategoriesQuerySchema, CategoriesResponseSchema, CountriesQuerySchema, CountriesResponseSchema } from './reference.schema.ts';
-import { countsTtlMs, ReferenceService } from './reference.service.ts';
+import { ReferenceService } from './reference.service.ts';
 
 export interface ReferenceRoutesOptions {
   db: Db;
@@ -18,7 +18,7 @@ export interface ReferenceRoutesOptions {
 export async function referenceRoutes(appBase: FastifyInstance, options: ReferenceRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
   const service = new ReferenceService({ ...options, categories: loadCategoryIndex });
-  const counts = `Place counts are refreshed at most every ${countsTtlMs / 1000} seconds.`;
+  const counts = 'Place counts are exact (counted again after any change to the catalog).';
 
   app.get(
     '/api/v2/categories',

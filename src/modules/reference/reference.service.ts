@@ -12,40 +12,17 @@ const isoCountries = require('i18n-iso-countries') as {
   alpha2ToAlpha3(code: string): string | undefined;
 };
 
-/**
- * Place counts change only with imports, and counting a million rows per request would be the most
- * expensive thing these lists do: counts are computed off the event loop and kept for `countsTtlMs`.
- */
-export const countsTtlMs = 60_000;
-
 export interface ReferenceDeps {
   db: Db;
   reads: ReadPool<ApiReadTasks>;
   categories: () => CategoryIndex;
-  now?: () => number;
-}
-
-interface Cached<T> {
-  at: number;
-  value: Promise<T>;
 }
 
 export class ReferenceService {
-  private categoryCounts: Cached<Map<string, number>> | undefined;
-  private countryCounts: Cached<Map<string, number>> | undefined;
-
   constructor(private readonly deps: ReferenceDeps) {}
 
-  private cached(slot: 'categoryCounts' | 'countryCounts', task: 'countPlacesByCategory' | 'countPlacesByCountry'): Promise<Map<string, number>> {
-    const now = (this.deps.now ?? Date.now)();
-    const hit = this[slot];
-    if (hit && now - hit.at < countsTtlMs) return hit.value;
-    const value = this.deps.reads.run(task).then((pairs) => new Map(pairs));
-    value.catch(() => {
-      if (this[slot]?.value === value) this[slot] = undefined;
-    });
-    this[slot] = { at: now, value };
-    return value;
+  private async counts(task: 'placeCountsByCategory' | 'placeCountsByCountry'): Promise<Map<string, number>> {
+    return new Map(await this.deps.reads.run(task));
   }
 
   async listCategories(lang: string | null, parent: string | undefined) {
@@ -55,7 +32,7 @@ export class ReferenceService {
         errors: [{ field: 'querystring.parent', message: 'is not a category slug', allowed: { see: '/api/v2/categories' } }],
       });
     }
-    const counts = await this.cached('categoryCounts', 'countPlacesByCategory');
+    const counts = await this.counts('placeCountsByCategory');
     const withChildren = (slug: string) => index.subtree(slug).reduce((n, s) => n + (counts.get(s) ?? 0), 0);
     const data = index
       .list(lang ?? undefined)
@@ -66,7 +43,7 @@ export class ReferenceService {
 
   async listCountries(lang: string | null) {
     const primary = lang ? lang.split('-')[0]!.toLowerCase() : 'en';
-    const [rows, counts] = await Promise.all([listCountryRows(this.deps.db), this.cached('countryCounts', 'countPlacesByCountry')]);
+    const [rows, counts] = await Promise.all([listCountryRows(this.deps.db), this.counts('placeCountsByCountry')]);
     const localised = rows.some((r) => isoCountries.getName(r.code, primary) !== undefined);
     const data = rows.map((r) => ({
       code: r.code,
