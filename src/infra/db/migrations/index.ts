@@ -6,6 +6,7 @@ import * as m0004 from './0004_searches.ts';
 import * as m0005 from './0005_leads.ts';
 import * as m0006 from './0006_search_order.ts';
 import * as m0007 from './0007_places_version.ts';
+import * as m0008 from './0008_search_country_order.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_leads': m0005,
   '0006_search_order': m0006,
   '0007_places_version': m0007,
+  '0008_search_country_order': m0008,
 };
