@@ -34,7 +34,7 @@ export interface OpenApiOperation {
   description?: string;
   operationId?: string;
   security?: unknown[];
-  parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema }>;
+  parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema; examples?: Record<string, { value?: unknown }> }>;
   requestBody?: { content?: Record<string, MediaType>; required?: boolean };
   responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
 }
@@ -109,7 +109,12 @@ function operation(method: string, path: string, op: OpenApiOperation): string {
   const id = op.operationId ?? `${method}-${path}`;
   const params = op.parameters ?? [];
   const paramRows = params
-    .map((p) => `<tr><td><code>${esc(p.name)}</code> <small>${esc(p.in)}${p.required ? ', required' : ''}</small></td><td>${typeLabel(p.schema)}</td><td>${prose(p.description)}${notes(p.schema)}</td></tr>`)
+    .map((p) => {
+      // The generator moves a parameter's examples out of its schema.
+      const examples = Object.values(p.examples ?? {}).map((e) => e.value);
+      const schema = examples.length > 0 ? { ...p.schema, examples } : p.schema;
+      return `<tr><td><code>${esc(p.name)}</code> <small>${esc(p.in)}${p.required ? ', required' : ''}</small></td><td>${typeLabel(p.schema)}</td><td>${prose(p.description)}${notes(schema)}</td></tr>`;
+    })
     .join('');
   const body = op.requestBody?.content ? Object.entries(op.requestBody.content) : [];
   const responses = Object.entries(op.responses ?? {})

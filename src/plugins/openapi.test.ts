@@ -67,6 +67,7 @@ describe('/docs', () => {
     assert.match(String(res.headers['content-type']), /^text\/html/);
     for (const p of Object.keys(doc.paths ?? {})) assert.ok(res.body.includes(`<code>${p}</code>`), p);
     assert.match(res.body, /per_page/);
+    assert.match(res.body, /Example: <code>restaurant<\/code>, <code>Tierarzt<\/code>/);
     assert.doesNotMatch(res.body, /<script|https?:\/\/(cdn|unpkg|fonts)/);
   });
 });
