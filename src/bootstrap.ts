@@ -2,10 +2,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db } from './infra/db/database.ts';
 import { migrateToLatest } from './infra/db/migrate.ts';
-import type { Enricher } from './modules/importers/enrich.ts';
 import { runImport, type ImportOptions, type ImportSummary } from './modules/importers/import.service.ts';
-import { loadLocator, normalisePhone, syncGeo } from './modules/geo/geo.ts';
-import { loadClassifier, syncTaxonomy } from './modules/taxonomy/taxonomy.ts';
+import { syncGeo } from './modules/geo/geo.ts';
+import { syncTaxonomy } from './modules/taxonomy/taxonomy.ts';
 
 type Log = (message: string) => void;
 
@@ -19,16 +18,12 @@ export async function prepareDatabase(db: Db, log: Log = () => {}): Promise<void
   if (geo.changed) log(`countries and cities: ${geo.rows} rows from ${geo.version}`);
 }
 
-let enricher: Enricher | undefined;
-/** Taxonomy, gazetteer and phone library, loaded once per process. */
-export function loadEnricher(): Enricher {
-  enricher ??= { classifier: loadClassifier(), locator: loadLocator(), normalisePhone };
-  return enricher;
-}
+export { loadEnricher } from './modules/importers/enricher.ts';
 
 export async function importFiles(db: Db, paths: string[], options: ImportOptions = {}): Promise<ImportSummary[]> {
   const summaries: ImportSummary[] = [];
-  for (const path of paths) summaries.push(await runImport(db, loadEnricher(), path, options));
+  // Reading and enriching run on a worker thread while this one writes.
+  for (const path of paths) summaries.push(await runImport(db, null, path, options));
   return summaries;
 }
 

@@ -3,11 +3,13 @@ import { open, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { basename, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import type { PlaceRecord } from '../places/place-record.ts';
 import { createPlaceWriter, type RunCounters } from '../places/places.writer.ts';
-import { enrichPlace, type Enricher } from './enrich.ts';
+import type { Enricher } from './enrich.ts';
+import { enrichedChunks, type EnrichedChunk } from './enriched-chunks.ts';
+import type { FromWorker, ToWorker, WorkerJob } from './import-worker.protocol.ts';
 import { readerFactories, type OpenOptions, type ReaderFactory } from './readers/index.ts';
 
 export interface ImportOptions extends OpenOptions {
@@ -74,8 +76,11 @@ async function sha256File(path: string): Promise<string> {
  * Streams a file into the catalog. Each batch is written in its own transaction together with the
  * run's counters, so a crash leaves whole batches only; running the same import again skips rows
  * whose content hash is unchanged and completes the rest.
+ *
+ * With `enricher` null, reading and enriching run on a worker thread while this thread writes
+ * (what the CLI and the server do); with an Enricher, everything runs on this thread.
  */
-export async function runImport(db: Db, enricher: Enricher, path: string, options: ImportOptions = {}): Promise<ImportSummary> {
+export async function runImport(db: Db, enricher: Enricher | null, path: string, options: ImportOptions = {}): Promise<ImportSummary> {
   const absolute = resolve(path);
   await stat(absolute).catch(() => {
     throw new AppError('not_found', `no such file: ${path}`);
@@ -86,7 +91,15 @@ export async function runImport(db: Db, enricher: Enricher, path: string, option
       errors: [{ field: 'format', message: 'unknown format', allowed: readerFactories.map((f) => f.format) }],
     });
   }
-  const reader = await factory.open(absolute, options);
+  const batchSize = options.batchSize ?? 2000;
+  const openOptions: OpenOptions = {
+    ...(options.encoding ? { encoding: options.encoding } : {}),
+    ...(options.source ? { source: options.source } : {}),
+    ...(options.columns ? { columns: options.columns } : {}),
+  };
+  const input = enricher
+    ? await inlineChunks(factory, absolute, openOptions, enricher, batchSize)
+    : await workerChunks({ path: absolute, format: factory.format, options: openOptions, batchSize });
   const writer = createPlaceWriter(db);
   const started = Date.now();
 
@@ -100,7 +113,7 @@ export async function runImport(db: Db, enricher: Enricher, path: string, option
   const run = await db.kysely
     .insertInto('import_runs')
     .values({
-      source: reader.source,
+      source: input.source,
       format: factory.format,
       path: absolute,
       file_sha256: await sha256File(absolute),
@@ -114,38 +127,21 @@ export async function runImport(db: Db, enricher: Enricher, path: string, option
   const counters: RunCounters = {
     read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
   };
-  const skip = (reason: string) => {
-    counters.skipped_count++;
-    counters.skipped_reasons[reason] = (counters.skipped_reasons[reason] ?? 0) + 1;
-  };
-  const batchSize = options.batchSize ?? 2000;
-  let batch: PlaceRecord[] = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const r = await writer.writeBatch(batch, runId, counters);
-    counters.imported_count += r.imported;
-    counters.updated_count += r.updated;
-    counters.unchanged_count += r.unchanged;
-    batch = [];
-    options.onProgress?.({ bytesRead: reader.bytesRead(), totalBytes: reader.totalBytes, counters });
-  };
-
   try {
-    for await (const item of reader.records()) {
-      counters.read_count++;
-      if (!item.ok) {
-        skip(item.reason);
-        continue;
+    for await (const chunk of input.chunks) {
+      counters.read_count += chunk.read;
+      for (const [reason, n] of Object.entries(chunk.skipped)) {
+        counters.skipped_count += n;
+        counters.skipped_reasons[reason] = (counters.skipped_reasons[reason] ?? 0) + n;
       }
-      const enriched = enrichPlace(reader.source, item.place, enricher);
-      if (!enriched.ok) {
-        skip(enriched.reason);
-        continue;
+      if (chunk.records.length > 0) {
+        const r = await writer.writeBatch(chunk.records, runId, counters);
+        counters.imported_count += r.imported;
+        counters.updated_count += r.updated;
+        counters.unchanged_count += r.unchanged;
       }
-      batch.push(enriched.record);
-      if (batch.length >= batchSize) await flush();
+      options.onProgress?.({ bytesRead: chunk.bytesRead, totalBytes: input.totalBytes, counters });
     }
-    await flush();
   } catch (error) {
     await db.kysely
       .updateTable('import_runs')
@@ -153,6 +149,8 @@ export async function runImport(db: Db, enricher: Enricher, path: string, option
       .where('id', '=', runId)
       .execute();
     throw error;
+  } finally {
+    await input.close();
   }
   await db.kysely
     .updateTable('import_runs')
@@ -171,9 +169,74 @@ export async function runImport(db: Db, enricher: Enricher, path: string, option
     ...counters,
     runId,
     path: absolute,
-    source: reader.source,
+    source: input.source,
     format: factory.format,
     seconds,
     placesPerSecond: seconds > 0 ? stored / seconds : stored,
+  };
+}
+
+interface ChunkInput {
+  source: string;
+  totalBytes: number;
+  chunks: AsyncIterable<EnrichedChunk>;
+  close(): Promise<void>;
+}
+
+async function inlineChunks(factory: ReaderFactory, path: string, options: OpenOptions, enricher: Enricher, batchSize: number): Promise<ChunkInput> {
+  const reader = await factory.open(path, options);
+  return { source: reader.source, totalBytes: reader.totalBytes, chunks: enrichedChunks(reader, enricher, batchSize), close: async () => {} };
+}
+
+/** The worker module: compiled JS in the build; under TypeScript a bootstrap that registers tsx in the thread first. */
+function importWorkerFile(): URL {
+  return new URL(import.meta.url.endsWith('.ts') ? './import-worker-tsx.mjs' : './import.worker.js', import.meta.url);
+}
+
+async function workerChunks(job: WorkerJob): Promise<ChunkInput> {
+  const worker = new Worker(importWorkerFile(), { workerData: job });
+  const queue: FromWorker[] = [];
+  let wake: (() => void) | undefined;
+  const push = (m: FromWorker) => {
+    queue.push(m);
+    wake?.();
+  };
+  worker.on('message', push);
+  worker.on('error', (error) => push({ type: 'error', message: error.message }));
+  worker.on('exit', (code) => {
+    if (code !== 0) push({ type: 'error', message: `import worker exited with code ${code}` });
+  });
+  const next = async (): Promise<FromWorker> => {
+    while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    return queue.shift()!;
+  };
+  const toError = (m: Extract<FromWorker, { type: 'error' }>) =>
+    m.appError ? new AppError(m.appError.code, m.message, m.appError.extras) : new Error(m.message);
+
+  const first = await next();
+  if (first.type === 'error') {
+    await worker.terminate();
+    throw toError(first);
+  }
+  if (first.type !== 'open') throw new Error(`import worker: unexpected ${first.type}`);
+  async function* chunks(): AsyncGenerator<EnrichedChunk> {
+    for (;;) {
+      const m = await next();
+      if (m.type === 'done') return;
+      if (m.type === 'error') throw toError(m);
+      if (m.type === 'chunk') {
+        yield m.chunk;
+        worker.postMessage({ type: 'ack' } satisfies ToWorker);
+      }
+    }
+  }
+  return {
+    source: first.source,
+    totalBytes: first.totalBytes,
+    chunks: chunks(),
+    // The worker keeps listening for acknowledgements, so it ends only when terminated.
+    close: async () => {
+      await worker.terminate();
+    },
   };
 }

@@ -1,0 +1,44 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { AppError } from '../../infra/errors.ts';
+import { enrichedChunks } from './enriched-chunks.ts';
+import { loadEnricher } from './enricher.ts';
+import { readerFactories, type OpenOptions } from './readers/index.ts';
+import type { FromWorker, ToWorker, WorkerJob } from './import-worker.protocol.ts';
+
+/**
+ * Import worker: reads and enriches on its own thread while the main thread writes, so parsing,
+ * classification, gazetteer look-ups and phone parsing overlap with SQLite's work.
+ * Keeps at most `maxAhead` chunks in flight: the main thread acknowledges each chunk it has written.
+ */
+const job = workerData as WorkerJob;
+const port = parentPort!;
+const maxAhead = 2;
+let credits = maxAhead;
+let wake: (() => void) | undefined;
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'ack') {
+    credits++;
+    wake?.();
+  }
+});
+const post = (m: FromWorker) => port.postMessage(m);
+
+try {
+  const factory = readerFactories.find((f) => f.format === job.format);
+  if (!factory) throw new Error(`unknown format ${job.format}`);
+  const reader = await factory.open(job.path, job.options as OpenOptions);
+  const enricher = loadEnricher();
+  post({ type: 'open', source: reader.source, totalBytes: reader.totalBytes });
+  for await (const chunk of enrichedChunks(reader, enricher, job.batchSize)) {
+    while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+    credits--;
+    post({ type: 'chunk', chunk });
+  }
+  post({ type: 'done' });
+} catch (error) {
+  post({
+    type: 'error',
+    message: error instanceof Error ? error.message : String(error),
+    ...(error instanceof AppError ? { appError: { code: error.code, extras: error.extras } } : {}),
+  });
+}
