@@ -80,7 +80,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   } else {
     const trgm = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'pg_trgm'`.execute(db);
     if ((trgm.rows[0]?.n ?? 0) > 0) {
-      await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
+      // In public, never in a connection's own schema: dropping that schema would drop the extension
+      // and with it the trigram indexes of every other schema on the database.
+      await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`.execute(db);
       // The extension lives in one schema per database (often public), which need not be on this connection's search_path.
       const where = await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db);
       const opclass = sql.raw(`${sql.id(where.rows[0]?.schema ?? 'public').compile(db).sql}.gin_trgm_ops`);
