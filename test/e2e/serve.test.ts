@@ -1,0 +1,105 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '../..');
+const cli = join(root, 'src/cli/main.ts');
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function runCli(args: string[], env: Record<string, string>) {
+  return spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
+}
+
+describe('leadatlas serve on a fresh database', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-serve-'));
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'var', 'leadatlas.db')}`, HOST: '127.0.0.1', PORT: '0' };
+  let server: ChildProcess;
+  let base = '';
+
+  before(async () => {
+    env.PORT = String(await freePort());
+    base = `http://127.0.0.1:${env.PORT}`;
+    server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'pipe' });
+    let stderr = '';
+    server.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      if (server.exitCode !== null) throw new Error(`serve exited with ${server.exitCode}: ${stderr}`);
+      const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`serve did not answer in time: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+
+  after(() => {
+    if (server.exitCode === null) server.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('creates the SQLite file, imports the demo data and answers /healthz', async () => {
+    const health = await fetch(`${base}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+  });
+
+  test('stats reports the demo places per country and per category', () => {
+    const out = runCli(['stats', '--json'], env);
+    assert.equal(out.status, 0, out.stderr);
+    const stats = JSON.parse(out.stdout) as {
+      places: number;
+      byCountry: Array<{ country_code: string | null; places: number }>;
+      byCategory: Array<{ category: string | null; places: number }>;
+    };
+    // The nine bundled extracts: Andorra, Helsinki, Liechtenstein, London, Malta, Monaco, Munich, Porto, Tokyo.
+    assert.ok(stats.places > 15000, `places: ${stats.places}`);
+    const countries = new Set(stats.byCountry.map((c) => c.country_code));
+    for (const code of ['AD', 'FI', 'LI', 'GB', 'MT', 'MC', 'DE', 'PT', 'JP']) assert.ok(countries.has(code), `country ${code} in ${[...countries].join(',')}`);
+    assert.equal(stats.byCountry.reduce((n, c) => n + c.places, 0), stats.places);
+    assert.ok(stats.byCategory.some((c) => c.category === 'restaurant' && c.places > 1000));
+  });
+
+  test('a second start finds the catalog in place and does not import again', async () => {
+    const before = runCli(['stats', '--json'], env);
+    const runs = (JSON.parse(before.stdout) as { imports: unknown[] }).imports.length;
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    assert.equal(server.exitCode, 0, 'SIGTERM shuts the server down cleanly');
+    const again = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 240; i++) {
+        if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const after = runCli(['stats', '--json'], env);
+      assert.equal((JSON.parse(after.stdout) as { imports: unknown[] }).imports.length, runs);
+    } finally {
+      again.kill('SIGKILL');
+    }
+  });
+});
+
+test('a bad environment variable stops the CLI before it starts, naming the variable', () => {
+  const out = runCli(['stats'], { PORT: 'eighty', DATABASE_URL: 'mysql://localhost/x' });
+  assert.equal(out.status, 78);
+  assert.match(out.stderr, /PORT="eighty"/);
+  assert.match(out.stderr, /DATABASE_URL="mysql:\/\/localhost\/x"/);
+});
