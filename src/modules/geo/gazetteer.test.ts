@@ -48,6 +48,14 @@ describe('city resolution by name', () => {
     assert.equal(g.resolveCity('Cologne').chosen?.id, COLOGNE);
   });
 
+  test('takes the city of the country a name also names, listing the exonym match as an alternative', () => {
+    const monaco = g.resolveCity('Monaco');
+    assert.equal(monaco.chosen?.countryCode, 'MC');
+    assert.ok(monaco.alternatives.some((c) => c.id === MUNICH), 'München (Monaco in Italian) is offered');
+    assert.equal(g.resolveCity('Monaco', 'DE').chosen?.id, MUNICH);
+    assert.equal(g.resolveCity('Luxembourg').chosen?.countryCode, 'LU');
+  });
+
   test('puts the country’s other same-named cities before other countries’ among the alternatives', () => {
     const alternatives = g.resolveCity('Paris', 'US').alternatives;
     const firstForeign = alternatives.findIndex((c) => c.countryCode !== 'US');

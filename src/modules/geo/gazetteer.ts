@@ -194,7 +194,14 @@ export class Gazetteer implements PlaceLocator {
     const key = foldText(name);
     const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
     const all = this.cityNames.get(key) ?? [];
-    const inCountry = country ? all.filter((i) => this.cities[i]!.countryCode === country) : all;
+    // A name that is also a country's (Monaco, Singapore, Luxembourg) means that country's city, even
+    // when a bigger city elsewhere carries it as an exonym (München is Monaco in Italian).
+    const namesCountry = !country && key.length > 3 ? this.countryCode(name) : undefined;
+    const inCountry = country
+      ? all.filter((i) => this.cities[i]!.countryCode === country)
+      : namesCountry
+        ? [...all.filter((i) => this.cities[i]!.countryCode === namesCountry), ...all.filter((i) => this.cities[i]!.countryCode !== namesCountry)]
+        : all;
     const chosen = inCountry[0];
     const rest = [...inCountry.slice(1), ...(country ? all.filter((i) => this.cities[i]!.countryCode !== country) : [])];
     return {
