@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
-import { placeFields, type PlaceField, type PlaceRow } from '../places/places.schema.ts';
+import { placeFields, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { getSearchForAccount, iterateSearchPlaces, parseFields, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportRow, type LeadRecorder } from './exports.repository.ts';
@@ -66,7 +66,7 @@ function searchLabels(search: SavedSearch): { city: string | null; type: string 
   };
 }
 
-async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<PlaceRow[]> {
+async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<PublicPlaceRow[]> {
   let status: 'done' | 'aborted' | 'failed' = 'aborted';
   try {
     for await (const batch of batches) {

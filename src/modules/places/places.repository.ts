@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../infra/db/schema.ts';
 import type { Db } from '../../infra/db/database.ts';
-import type { PlaceRow } from './places.schema.ts';
+import { publicPlaceColumns, type PlaceRow, type PublicPlaceRow } from './places.schema.ts';
 
 /**
  * Place queries for search and export: one set of filters, keyset paging on a unique order, exact counts.
@@ -319,8 +319,17 @@ export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: Plac
 }
 
 /** Matching places in id order after `afterId`: the stable order exports iterate in. */
-export async function findPlacesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<PlaceRow[]> {
-  return filtered(db, criteria).selectAll('places').where('places.id', '>', afterId).orderBy('places.id', 'asc').limit(limit).execute();
+/**
+ * The public columns plus `names` (fuzzy matches are verified on every name): exports read every match,
+ * and the other JSON columns (attributes, source categories) would add bytes nobody reads.
+ */
+export async function findPlacesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<Array<PublicPlaceRow & Pick<PlaceRow, 'names'>>> {
+  return filtered(db, criteria)
+    .select([...publicPlaceColumns.map((c) => `places.${c}` as const), 'places.names'])
+    .where('places.id', '>', afterId)
+    .orderBy('places.id', 'asc')
+    .limit(limit)
+    .execute();
 }
 
 /** Fuzzy candidates with what the caller needs to verify and order them: the names and the sort key. */

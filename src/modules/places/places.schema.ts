@@ -36,7 +36,15 @@ export const placeFields = Object.keys(PlaceSchema.properties) as PlaceField[];
 
 export type PlaceRow = Selectable<PlacesTable>;
 
-export function placeRowToPlace(row: PlaceRow): Place {
+/** The columns the public shape is made of (plus `id`): what a bulk read such as an export needs to select. */
+export const publicPlaceColumns = [
+  'id', 'public_id', 'name', 'category', 'categories', 'phone', 'phone_e164', 'website', 'email', 'rating',
+  'review_count', 'address', 'street', 'housenumber', 'postcode', 'city', 'region', 'country_code', 'lat', 'lon',
+  'opening_hours', 'source', 'updated_at',
+] as const satisfies ReadonlyArray<keyof PlaceRow>;
+export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
+
+export function placeRowToPlace(row: PublicPlaceRow): Place {
   return {
     id: row.public_id,
     name: row.name,

@@ -12,7 +12,7 @@ import {
   type PlaceKey,
   type PlaceSort,
 } from '../places/places.repository.ts';
-import type { PlaceRow } from '../places/places.schema.ts';
+import type { PlaceRow, PublicPlaceRow } from '../places/places.schema.ts';
 
 /**
  * The read side of search: what runs in the read pool's worker threads (or inline). Every function
@@ -153,7 +153,7 @@ export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<num
 }
 
 /** A batch of matches in id order after `afterId` (fuzzy candidates verified), and where to continue. */
-export async function placesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<{ rows: PlaceRow[]; lastId: number | null }> {
+export async function placesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<{ rows: PublicPlaceRow[]; lastId: number | null }> {
   const rows = await findPlacesAfterId(db, criteria, afterId, limit);
   const lastId = rows.length === limit ? rows[rows.length - 1]!.id : null;
   if (criteria.text?.mode !== 'fuzzy') return { rows, lastId };

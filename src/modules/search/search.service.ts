@@ -5,7 +5,7 @@ import { AppError } from '../../infra/errors.ts';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
-import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PlaceRow } from '../places/places.schema.ts';
+import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PlaceRow, type PublicPlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { countMatches, placesAfterId } from './search.reads.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
@@ -322,7 +322,7 @@ export async function getSearchForAccount(db: Db, accountId: number, searchId: s
  * (a stable keyset order: rows added later with a higher id come at the end, no row repeats).
  * Each batch is one indexed query; nothing is held in memory beyond a batch.
  */
-export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PlaceRow[]> {
+export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
   let afterId = 0;
   for (;;) {
     const { rows, lastId } = await placesAfterId(db, search.criteria, afterId, batchSize);

@@ -1,7 +1,7 @@
-import { placeRowToPlace, pickFields, type Place, type PlaceField, type PlaceRow } from '../../places/places.schema.ts';
+import { placeRowToPlace, pickFields, type Place, type PlaceField, type PublicPlaceRow } from '../../places/places.schema.ts';
 
 /** What every export format reads: batches of place rows, in the search's order. */
-export type PlaceBatches = AsyncIterable<PlaceRow[]>;
+export type PlaceBatches = AsyncIterable<PublicPlaceRow[]>;
 
 /** One cell of a tabular export (CSV, xlsx): numbers stay numbers, lists are joined, null is an empty cell. */
 export type Cell = string | number | null;
