@@ -5,7 +5,7 @@ import { AppError } from '../../infra/errors.ts';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
-import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PlaceRow, type PublicPlaceRow } from '../places/places.schema.ts';
+import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { countMatches, placesAfterId } from './search.reads.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
