@@ -29,6 +29,12 @@ export interface ProtectedRoute {
    * request addressing it; the suite then asks for it with another account's token and expects 404.
    */
   foreignResource?: (ctx: ForeignResourceContext) => Promise<{ url: string; payload?: string | object }>;
+  /**
+   * For a route that only succeeds on a resource of the caller's own (an export of a saved search):
+   * creates one owned by `account` and returns its URL. The suite then uses it for that account's calls;
+   * `url` still serves the calls made without a valid token.
+   */
+  ownResource?: (ctx: AuthSuiteContext, account: TestAccount) => Promise<string>;
 }
 
 /**
@@ -46,13 +52,22 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
       ...(payload === undefined ? {} : { payload }),
     });
   };
-  const account = (scopes: readonly Scope[] = [route.scope], expiresInDays?: number | null) =>
-    createAccountWithToken(context().db, { scopes, expiresInDays });
+  // With `ownResource`, each new account's calls go to a resource of its own.
+  const ownUrls = new Map<number, string>();
+  const account = async (scopes: readonly Scope[] = [route.scope], expiresInDays?: number | null) => {
+    const a = await createAccountWithToken(context().db, { scopes, expiresInDays });
+    if (route.ownResource) ownUrls.set(a.accountId, await route.ownResource(context(), a));
+    return a;
+  };
+  const callAs = (a: TestAccount, authorization = a.authorization) => {
+    const url = ownUrls.get(a.accountId);
+    return call(authorization, url ? { url } : {});
+  };
 
   describe(`${route.method} ${route.url} authentication (scope ${route.scope})`, () => {
     test('accepts a valid token that has the scope', async () => {
       const a = await account();
-      assertWorks(await call(a.authorization));
+      assertWorks(await callAs(a));
     });
 
     test('answers 401 "missing" with a bare Bearer challenge when no token is sent', async () => {
@@ -82,36 +97,36 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
     test('answers 401 "expired" for a token past its expiry', async () => {
       const a = await account();
       await context().db.kysely.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', a.tokenId).execute();
-      assertUnauthorized(await call(a.authorization), 'expired');
+      assertUnauthorized(await callAs(a), 'expired');
     });
 
     test('answers 401 "revoked" for a token revoked after it was used', async () => {
       const a = await account();
-      assertWorks(await call(a.authorization));
+      assertWorks(await callAs(a));
       await context().app.tokens.revokeToken(a.accountId, a.tokenId);
-      assertUnauthorized(await call(a.authorization), 'revoked');
+      assertUnauthorized(await callAs(a), 'revoked');
     });
 
     test('keeps a rotated token working within its grace period, alongside the new one', async () => {
       const a = await account();
-      assertWorks(await call(a.authorization));
+      assertWorks(await callAs(a));
       const rotated = await context().app.tokens.rotateToken(a.accountId, a.tokenId, 3600);
-      assertWorks(await call(a.authorization));
-      assertWorks(await call(`Bearer ${rotated.token}`));
+      assertWorks(await callAs(a));
+      assertWorks(await callAs(a, `Bearer ${rotated.token}`));
     });
 
     test('answers 401 "revoked" for a rotated token after its grace period, while the new one works', async () => {
       const a = await account();
       const rotated = await context().app.tokens.rotateToken(a.accountId, a.tokenId, 3600);
       await context().db.kysely.updateTable('api_tokens').set({ grace_until: new Date(Date.now() - 1000).toISOString() }).where('id', '=', a.tokenId).execute();
-      assertUnauthorized(await call(a.authorization), 'revoked');
-      assertWorks(await call(`Bearer ${rotated.token}`));
+      assertUnauthorized(await callAs(a), 'revoked');
+      assertWorks(await callAs(a, `Bearer ${rotated.token}`));
     });
 
     test(`answers 403 naming the "${route.scope}" scope for a token without it`, async () => {
       const others = allScopes.filter((s) => s !== route.scope);
       const a = await account(others);
-      const res = await call(a.authorization);
+      const res = await callAs(a);
       assert.equal(res.statusCode, 403, res.body);
       assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
       const body = res.json();

@@ -8,6 +8,7 @@ import { loadConfig } from '../../config.ts';
 import { placeFields, type Place, type PlaceField } from '../places/places.schema.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { exportBatchSize, startExport } from './exports.service.ts';
 import { prepareMunich, saveSearch, type TestCity } from './exports.test-helpers.ts';
 import { guardFormula, listSeparator } from './formats/cells.ts';
@@ -28,6 +29,17 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
   });
 
   const saveRestaurants = (account: TestAccount) => saveSearch(t.db, account.accountId, city, 'restaurant');
+
+  describeAuthSuite(
+    {
+      method: 'GET',
+      url: '/api/v2/map/export?search_id=srch_aaaaaaaaaaaaaaaa&format=csv',
+      scope: 'export',
+      ownResource: async (_ctx, account) => `/api/v2/map/export?search_id=${await saveRestaurants(account)}&format=csv`,
+      foreignResource: async ({ owner }) => ({ url: `/api/v2/map/export?search_id=${await saveRestaurants(owner)}&format=csv` }),
+    },
+    () => ({ app, db: t.db }),
+  );
 
   const exportOf = (account: TestAccount, query: Record<string, string>) =>
     app.inject({ method: 'GET', url: `/api/v2/map/export?${new URLSearchParams(query)}`, headers: { authorization: account.authorization } });
