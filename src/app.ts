@@ -34,7 +34,6 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, verbose: true },
     },
-    disableRequestLogging: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onSend', async (request, reply) => {
