@@ -97,11 +97,12 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
     ...(options.source ? { source: options.source } : {}),
     ...(options.columns ? { columns: options.columns } : {}),
   };
+  // The clock starts before the worker does: loading the taxonomy and gazetteer is part of the wait.
+  const started = Date.now();
   const input = enricher
     ? await inlineChunks(factory, absolute, openOptions, enricher, batchSize)
     : await workerChunks({ path: absolute, format: factory.format, options: openOptions, batchSize });
   const writer = createPlaceWriter(db);
-  const started = Date.now();
 
   // A run still marked running was cut off (crash, kill -9): say so, this one takes over.
   await db.kysely
