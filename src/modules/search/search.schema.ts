@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { placeSorts, type PlaceSort } from '../places/places.repository.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { perPage, radiusM } from './search.service.ts';
@@ -43,19 +43,10 @@ export const MapSearchQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export interface MapSearchQuery {
-  type?: string;
-  city?: string;
-  country?: string;
-  query?: string;
-  min_rating?: number;
-  has_phone?: boolean;
-  has_website?: boolean;
-  has_email?: boolean;
-  near?: string;
-  radius?: number;
-  bbox?: string;
-  sort?: PlaceSort;
+/** The filters of a search, as validated: the service's input. */
+const SearchFiltersSchema = Type.Partial(Type.Object(filterProperties));
+export type SearchFilters = Static<typeof SearchFiltersSchema>;
+export interface MapSearchQuery extends SearchFilters {
   per_page: number;
   fields?: string;
   cursor?: string;

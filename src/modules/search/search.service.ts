@@ -8,6 +8,7 @@ import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type Pl
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { countMatches, placesAfterId } from './search.reads.ts';
+import type { SearchFilters } from './search.schema.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
 /** Resolves `type` terms through the taxonomy (any language or synonym it knows). */
@@ -35,20 +36,7 @@ export interface SearchDeps {
 }
 
 /** Search parameters after schema validation (the names of the query string). */
-export interface SearchInput {
-  type?: string;
-  city?: string;
-  country?: string;
-  query?: string;
-  min_rating?: number;
-  has_phone?: boolean;
-  has_website?: boolean;
-  has_email?: boolean;
-  near?: string;
-  radius?: number;
-  bbox?: string;
-  sort?: PlaceSort;
-}
+export type SearchInput = SearchFilters;
 
 export interface CityChoice {
   id: number;
