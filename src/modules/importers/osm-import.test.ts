@@ -1,46 +1,24 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { runImport } from './import.service.ts';
-import { poiKeys } from './readers/osm-tags.ts';
+import { mergedNdjson, mergedPbf, osmDir, osmExtracts, osmiumCount, poiFilter } from '../../../test/helpers/osm.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
-const osmDir = resolve(repoRoot, '../shared/data/osm');
-const mergedPbf = join(osmDir, 'osm-pois-all.osm.pbf');
-const mergedNdjson = join(osmDir, 'osm-pois-all.ndjson.gz');
-const extracts = readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf') && f !== 'osm-pois-all.osm.pbf').sort();
+const extracts = osmExtracts;
 
 /**
  * The counting rule: objects (nodes, ways, relations) carrying one of the seven POI keys and a `name`
  * tag, as osmium counts them, each imported once; minus objects without a location (none in these files,
  * whose ways and relations come with their nodes). Unnamed POIs are skipped with reason `no name`.
  */
-function osmiumCount(file: string, ...filters: string[]): number {
-  const dir = mkdtempSync(join(tmpdir(), 'osmium-'));
-  try {
-    let input = file;
-    filters.forEach((filter, i) => {
-      const output = join(dir, `${i}.osm.pbf`);
-      execFileSync('osmium', ['tags-filter', '-R', '-O', '-o', output, input, filter], { stdio: 'pipe' });
-      input = output;
-    });
-    return ['nodes', 'ways', 'relations']
-      .map((what) => Number(execFileSync('osmium', ['fileinfo', '-e', '-g', `data.count.${what}`, input]).toString()))
-      .reduce((a, b) => a + b, 0);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-const poiFilter = `nwr/${poiKeys.join(',')}`;
-const mergedNamed = osmiumCount(mergedPbf, poiFilter, 'nwr/name');
+const mergedNamed = osmiumCount(mergedPbf, poiFilter, 'nwr/name').total;
 
 const countPlaces = (h: SQLite.Database) => (h.prepare("SELECT count(*) AS n FROM places WHERE source = 'osm'").get() as { n: number }).n;
 
@@ -52,8 +30,8 @@ describe('importing the OpenStreetMap extracts', () => {
   for (const file of extracts) {
     test(`${file} imports one place per named POI that osmium counts`, async () => {
       const path = join(osmDir, file);
-      const named = osmiumCount(path, poiFilter, 'nwr/name');
-      const all = osmiumCount(path, poiFilter);
+      const named = osmiumCount(path, poiFilter, 'nwr/name').total;
+      const all = osmiumCount(path, poiFilter).total;
       const before = countPlaces(t.db.sqlite!);
       const s = await runImport(t.db, loadEnricher(), path);
       assert.equal(s.format, 'osm-pbf');

@@ -1,19 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { AppError } from '../../../infra/errors.ts';
 import type { PlaceInput, ReadResult } from '../importer.types.ts';
 import { readHead } from '../import.service.ts';
 import { osmNdjsonLineToPlace, osmNdjsonReaderFactory } from './osm-ndjson.ts';
 import { osmPbfReaderFactory } from './osm-pbf.ts';
-import { poiKeys } from './osm-tags.ts';
+import { mergedNdjson, mergedPbf, osmDir, osmiumCount, poiFilter } from '../../../../test/helpers/osm.ts';
 
-const osmDir = resolve(import.meta.dirname, '../../../../../shared/data/osm');
-const mergedPbf = join(osmDir, 'osm-pois-all.osm.pbf');
-const mergedNdjson = join(osmDir, 'osm-pois-all.ndjson.gz');
 const extracts = readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf')).sort();
 
 async function readAll(path: string): Promise<ReadResult[]> {
@@ -27,25 +23,6 @@ async function readAll(path: string): Promise<ReadResult[]> {
 const placesById = (results: ReadResult[]) =>
   new Map(results.flatMap((r) => (r.ok ? [[r.place.sourceId, r.place] as const] : [])));
 
-/** Objects per type that `osmium tags-filter -R` keeps: only the matching objects, not what they reference. */
-function osmiumCount(file: string, ...filters: string[]): { nodes: number; ways: number; relations: number } {
-  const dir = mkdtempSync(join(tmpdir(), 'osmium-'));
-  try {
-    let input = file;
-    filters.forEach((filter, i) => {
-      const output = join(dir, `${i}.osm.pbf`);
-      execFileSync('osmium', ['tags-filter', '-R', '-O', '-o', output, input, filter], { stdio: 'pipe' });
-      input = output;
-    });
-    const get = (what: string) => Number(execFileSync('osmium', ['fileinfo', '-e', '-g', `data.count.${what}`, input]).toString());
-    return { nodes: get('nodes'), ways: get('ways'), relations: get('relations') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const poiFilter = `nwr/${poiKeys.join(',')}`;
-
 describe('OpenStreetMap .osm.pbf reader', () => {
   for (const file of extracts) {
     test(`${file}: yields one place per POI that osmium counts with a name, and skips the unnamed ones`, async () => {
@@ -56,7 +33,7 @@ describe('OpenStreetMap .osm.pbf reader', () => {
       const skipped = results.filter((r) => !r.ok).map((r) => (r as { reason: string }).reason);
       assert.deepEqual(
         { nodes: ok.filter((t) => t === 'n').length, ways: ok.filter((t) => t === 'w').length, relations: ok.filter((t) => t === 'r').length },
-        named,
+        { nodes: named.nodes, ways: named.ways, relations: named.relations },
       );
       // Every object in these files has a location (their ways and relations come with their nodes).
       assert.equal(skipped.filter((r) => r === 'no location').length, 0);
