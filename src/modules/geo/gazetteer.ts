@@ -4,18 +4,8 @@ import { foldText } from '../../infra/text.ts';
 import type { CityAssignment, PlaceLocator } from '../importers/importer.types.ts';
 import { loadCityRows, loadCountryRows, type CityRow, type CountryRow } from './geo.data.ts';
 
-/** A GeoNames populated place, as the API and importers see it. */
-export interface City {
-  /** GeoNames id. */
-  id: number;
-  name: string;
-  countryCode: string;
-  /** GeoNames first-level admin code (`09`, `TX`). */
-  admin1: string | null;
-  lat: number;
-  lon: number;
-  population: number;
-}
+/** A GeoNames populated place, as the API and importers see it: a city row without its matching data. */
+export type City = Omit<CityRow, 'featureCode' | 'names'>;
 
 export interface Country {
   code: string;

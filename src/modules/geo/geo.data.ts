@@ -168,6 +168,7 @@ export interface CityRow {
   id: number;
   name: string;
   countryCode: string;
+  /** GeoNames first-level admin code (`09`, `TX`). */
   admin1: string | null;
   lat: number;
   lon: number;
