@@ -4,10 +4,10 @@ import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
-import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
+import { allowedEdits, fuzzyNarrowed, streamPlaces, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
-import { countMatches, placesAfterId } from './search.reads.ts';
+import { countMatches, fuzzyDistance } from './search.reads.ts';
 import type { SearchFilters } from './search.schema.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
@@ -307,16 +307,14 @@ export async function getSearchForAccount(db: Db, accountId: number, searchId: s
 
 /**
  * Every place of a saved search, in batches of at most `batchSize`, in ascending internal id order
- * (a stable keyset order: rows added later with a higher id come at the end, no row repeats).
- * Each batch is one indexed query; nothing is held in memory beyond a batch.
+ * (no row repeats). One streamed query on SQLite (`streamPlaces`); nothing is held beyond a batch.
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
-  let afterId = 0;
-  for (;;) {
-    const { rows, lastId } = await placesAfterId(db, search.criteria, afterId, batchSize);
-    if (rows.length > 0) yield rows;
-    if (lastId === null) return;
-    afterId = lastId;
+  const text = search.criteria.text;
+  for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
+    // Fuzzy criteria select candidates; the edit distance on every name decides.
+    const matches = text?.mode === 'fuzzy' ? rows.filter((r) => fuzzyDistance(text.words, r.name, r.names) !== null) : rows;
+    if (matches.length > 0) yield matches;
   }
 }
 
