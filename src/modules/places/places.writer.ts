@@ -109,7 +109,11 @@ class KyselyPlaceWriter implements PlaceWriter {
       const result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
       const now = new Date().toISOString();
       const bySource = new Map<string, PlaceRecord[]>();
-      for (const r of batch) bySource.set(r.source, [...(bySource.get(r.source) ?? []), r]);
+      for (const r of batch) {
+        const group = bySource.get(r.source);
+        if (group) group.push(r);
+        else bySource.set(r.source, [r]);
+      }
       const found = new Map<string, { id: number; content_hash: string }>();
       for (const [source, rs] of bySource) {
         const rows = await trx
