@@ -4,7 +4,6 @@ import {
   allowedEdits,
   countPlaces,
   findFuzzyCandidates,
-  findPlacesAfterId,
   findPlacesByIds,
   findPlacesPage,
   placesVersion,
@@ -13,6 +12,7 @@ import {
   type PlaceSort,
 } from '../places/places.repository.ts';
 import type { PlaceRow, PublicPlaceRow } from '../places/places.schema.ts';
+import { findPlacesAfterId } from '../places/places.stream.ts';
 
 /**
  * The read side of search: what runs in the read pool's worker threads (or inline). Every function

@@ -1,0 +1,67 @@
+import SQLite from 'better-sqlite3';
+import { applySqlitePragmas, type Db } from '../../infra/db/database.ts';
+import { filtered, type PlaceCriteria } from './places.repository.ts';
+import { publicPlaceColumns, type PlaceRow, type PublicPlaceRow } from './places.schema.ts';
+
+/**
+ * Bulk reads of places for exports: every match of a search, in id order (the stable order exports
+ * iterate in), with the public columns. The filters are the search side's (`filtered` in places.repository.ts).
+ */
+
+/** What a bulk read returns: the public columns, plus `names` for verifying fuzzy matches. */
+export type BulkPlaceRow = PublicPlaceRow & Pick<PlaceRow, 'names'>;
+
+function bulkSelect(db: Db, criteria: PlaceCriteria) {
+  return filtered(db, criteria).select([...publicPlaceColumns.map((c) => `places.${c}` as const), 'places.names']);
+}
+
+/**
+ * Every place matching, in id order, in batches of `batchSize`, for exports.
+ * SQLite: one query, streamed from a read-only connection of its own (WAL gives it a stable snapshot,
+ * and the shared connection stays free). Keyset pages would re-read the matches before each page,
+ * which is quadratic whenever the filter's index is not in id order (a city, a country, a bbox).
+ * PostgreSQL: keyset pages.
+ */
+export async function* streamPlaces(db: Db, criteria: PlaceCriteria, batchSize: number): AsyncGenerator<BulkPlaceRow[]> {
+  if (db.dialect === 'sqlite' && db.sqlitePath) {
+    const query = bulkSelect(db, criteria).orderBy('places.id', 'asc').compile();
+    const reader = new SQLite(db.sqlitePath, { readonly: true });
+    try {
+      applySqlitePragmas(reader, true);
+      // One pass over the file: no memory map and a small page cache keep the export's memory flat.
+      reader.pragma('mmap_size = 0');
+      reader.pragma('cache_size = -8192');
+      let batch: BulkPlaceRow[] = [];
+      for (const row of reader.prepare(query.sql).iterate(...query.parameters) as IterableIterator<BulkPlaceRow>) {
+        batch.push(row);
+        if (batch.length >= batchSize) {
+          yield batch;
+          batch = [];
+        }
+      }
+      if (batch.length > 0) yield batch;
+    } finally {
+      reader.close();
+    }
+    return;
+  }
+  let afterId = 0;
+  for (;;) {
+    const rows = await findPlacesAfterId(db, criteria, afterId, batchSize);
+    if (rows.length > 0) yield rows;
+    if (rows.length < batchSize) return;
+    afterId = rows[rows.length - 1]!.id;
+  }
+}
+
+/**
+ * The public columns plus `names` (fuzzy matches are verified on every name): exports read every match,
+ * and the other JSON columns (attributes, source categories) would add bytes nobody reads.
+ */
+export async function findPlacesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<BulkPlaceRow[]> {
+  return bulkSelect(db, criteria)
+    .where('places.id', '>', afterId)
+    .orderBy('places.id', 'asc')
+    .limit(limit)
+    .execute();
+}
