@@ -95,6 +95,18 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     assert.ok(geo.features.every((f) => f.geometry.coordinates.length === 2));
   });
 
+  test('a search with a misspelt name exports exactly the places the search found (fuzzy matches checked on every name)', async () => {
+    const account = await createAccountWithToken(t.db);
+    const found = await app.inject({ method: 'GET', url: '/api/v2/map/search?query=Ratskelelr&city=Munich&per_page=100&fields=id', headers: { authorization: account.authorization } });
+    assert.equal(found.statusCode, 200, found.body);
+    const page = found.json<{ search_id: string; total: number; data: Array<{ id: string }> }>();
+    assert.ok(page.total > 0 && page.total === page.data.length, `one page of a fuzzy search: ${page.total}`);
+    const exported = await exportOf(account, { search_id: page.search_id, format: 'json', fields: 'id,name' });
+    assert.equal(exported.statusCode, 200, exported.body);
+    const places = exported.json<Array<{ id: string; name: string }>>();
+    assert.deepEqual(places.map((p) => p.id).sort(), page.data.map((p) => p.id).sort());
+  });
+
   test('answers an attachment named after the city, type and day, with the format content type', async () => {
     const account = await createAccountWithToken(t.db);
     const searchId = await saveRestaurants(account);

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
-import { placeFields, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
-import { getSearchForAccount, iterateSearchPlaces, parseFields, type SavedSearch } from '../search/search.service.ts';
+import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
+import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
+import { fuzzyDistance } from '../search/search.reads.ts';
+import { getSearchForAccount, parseFields, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportRow, type LeadRecorder } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
@@ -54,7 +56,7 @@ export async function startExport(db: Db, request: ExportRequest, now = new Date
     exportId: exp.public_id,
     contentType: format.contentType,
     contentDisposition: attachmentDisposition(exportFilename({ ...labels, date: now, extension: format.extension })),
-    body: format.write(recordingLeads(db, createLeadRecorder(db), exp, iterateSearchPlaces(db, search, exportBatchSize)), chosen),
+    body: format.write(recordingLeads(db, createLeadRecorder(db), exp, searchMatches(db, search, exportBatchSize)), chosen),
   };
 }
 
@@ -66,13 +68,27 @@ function searchLabels(search: SavedSearch): { city: string | null; type: string 
   };
 }
 
-async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<PublicPlaceRow[]> {
+/**
+ * Every place of the search in id order, as row arrays (see `streamPlaceTuples`). Fuzzy text criteria
+ * select candidates; the edit distance on every name decides, as for the search's own pages.
+ */
+async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): AsyncGenerator<BulkPlaceTuple[]> {
+  const text = search.criteria.text;
+  const fuzzy = text?.mode === 'fuzzy' ? text.words : null;
+  for await (const rows of streamPlaceTuples(db, search.criteria, batchSize, fuzzy !== null)) {
+    const matches = fuzzy ? rows.filter((t) => fuzzyDistance(fuzzy, t[publicColumnIndex.name] as string, t[bulkNamesIndex] as string | null) !== null) : rows;
+    if (matches.length > 0) yield matches;
+  }
+}
+
+async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<readonly PublicPlaceTuple[]> {
+  const id = publicColumnIndex.id;
   let status: 'done' | 'aborted' | 'failed' = 'aborted';
   try {
     for await (const batch of batches) {
       yield batch;
       // Reached only when the writer asks for the next batch: this one is in the response stream.
-      await leads.recordBatch(exp, batch.map((r) => r.id), new Date().toISOString());
+      await leads.recordBatch(exp, batch.map((t) => t[id] as number), new Date().toISOString());
     }
     status = 'done';
   } catch (err) {

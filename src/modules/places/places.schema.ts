@@ -44,6 +44,31 @@ export const publicPlaceColumns = [
 ] as const satisfies ReadonlyArray<keyof PlaceRow>;
 export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
 
+/** The values of the public columns, in `publicPlaceColumns` order. */
+export type PublicPlaceValues = ColumnValues<typeof publicPlaceColumns>;
+/**
+ * A public row as an array in `publicPlaceColumns` order, possibly followed by other columns a bulk read
+ * added: what bulk reads hand over (SQLite's raw rows), because a million-row export spends more time
+ * building one object per row than writing the file.
+ */
+export type PublicPlaceTuple = [...PublicPlaceValues, ...unknown[]];
+type ColumnValues<C extends ReadonlyArray<keyof PlaceRow>> = { -readonly [I in keyof C]: PlaceRow[C[I] & keyof PlaceRow] };
+
+/** Where each public column sits in a `PublicPlaceTuple`. */
+export const publicColumnIndex = Object.fromEntries(publicPlaceColumns.map((c, i) => [c, i])) as { [C in (typeof publicPlaceColumns)[number]]: number };
+
+/** The public row of a tuple, for code that wants names rather than positions. */
+export function placeTupleToRow(t: PublicPlaceTuple): PublicPlaceRow {
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < publicPlaceColumns.length; i++) row[publicPlaceColumns[i]!] = t[i];
+  return row as PublicPlaceRow;
+}
+
+/** The tuple of a public row (the inverse of `placeTupleToRow`). */
+export function placeRowToTuple(row: PublicPlaceRow): PublicPlaceValues {
+  return publicPlaceColumns.map((c) => row[c]) as unknown as PublicPlaceValues;
+}
+
 export function placeRowToPlace(row: PublicPlaceRow): Place {
   return {
     id: row.public_id,

@@ -1,7 +1,8 @@
 import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import { applySqlitePragmas, type Db } from '../../infra/db/database.ts';
 import { filtered, type PlaceCriteria } from './places.repository.ts';
-import { publicPlaceColumns, type PlaceRow, type PublicPlaceRow } from './places.schema.ts';
+import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow, type PublicPlaceValues } from './places.schema.ts';
 
 /**
  * Bulk reads of places for exports: every match of a search, in id order (the stable order exports
@@ -25,24 +26,7 @@ function bulkSelect(db: Db, criteria: PlaceCriteria) {
 export async function* streamPlaces(db: Db, criteria: PlaceCriteria, batchSize: number): AsyncGenerator<BulkPlaceRow[]> {
   if (db.dialect === 'sqlite' && db.sqlitePath) {
     const query = bulkSelect(db, criteria).orderBy('places.id', 'asc').compile();
-    const reader = new SQLite(db.sqlitePath, { readonly: true });
-    try {
-      applySqlitePragmas(reader, true);
-      // One pass over the file: no memory map and a small page cache keep the export's memory flat.
-      reader.pragma('mmap_size = 0');
-      reader.pragma('cache_size = -8192');
-      let batch: BulkPlaceRow[] = [];
-      for (const row of reader.prepare(query.sql).iterate(...query.parameters) as IterableIterator<BulkPlaceRow>) {
-        batch.push(row);
-        if (batch.length >= batchSize) {
-          yield batch;
-          batch = [];
-        }
-      }
-      if (batch.length > 0) yield batch;
-    } finally {
-      reader.close();
-    }
+    yield* streamFromOwnConnection(db.sqlitePath, query.sql, query.parameters, batchSize, false) as AsyncGenerator<BulkPlaceRow[]>;
     return;
   }
   let afterId = 0;
@@ -51,6 +35,53 @@ export async function* streamPlaces(db: Db, criteria: PlaceCriteria, batchSize: 
     if (rows.length > 0) yield rows;
     if (rows.length < batchSize) return;
     afterId = rows[rows.length - 1]!.id;
+  }
+}
+
+/** A public row as an array (`PublicPlaceTuple`), then `names` when asked for (else null). */
+export type BulkPlaceTuple = [...PublicPlaceValues, names: string | null];
+/** Where `names` sits in a `BulkPlaceTuple`. */
+export const bulkNamesIndex = publicPlaceColumns.length;
+
+/**
+ * `streamPlaces` without an object per row: each place is an array in `publicPlaceColumns` order, as
+ * SQLite returns it in raw mode, then `names` when `withNames` (fuzzy text matches are checked on every
+ * name; nothing else needs that column). On a million-row export, building row objects cost more than
+ * writing the CSV.
+ */
+export async function* streamPlaceTuples(db: Db, criteria: PlaceCriteria, batchSize: number, withNames: boolean): AsyncGenerator<BulkPlaceTuple[]> {
+  if (db.dialect === 'sqlite' && db.sqlitePath) {
+    const query = filtered(db, criteria)
+      .select([...publicPlaceColumns.map((c) => `places.${c}` as const), withNames ? 'places.names' : sql<null>`null`.as('names')])
+      .orderBy('places.id', 'asc')
+      .compile();
+    yield* streamFromOwnConnection(db.sqlitePath, query.sql, query.parameters, batchSize, true) as AsyncGenerator<BulkPlaceTuple[]>;
+    return;
+  }
+  for await (const rows of streamPlaces(db, criteria, batchSize)) {
+    yield rows.map((r) => [...placeRowToTuple(r), withNames ? r.names : null] as BulkPlaceTuple);
+  }
+}
+
+/** One query streamed in batches from a read-only connection of its own, closed when the caller stops. */
+async function* streamFromOwnConnection(path: string, text: string, parameters: readonly unknown[], batchSize: number, raw: boolean): AsyncGenerator<unknown[]> {
+  const reader = new SQLite(path, { readonly: true });
+  try {
+    applySqlitePragmas(reader, true);
+    // One pass over the file: no memory map and a small page cache keep the export's memory flat.
+    reader.pragma('mmap_size = 0');
+    reader.pragma('cache_size = -8192');
+    let batch: unknown[] = [];
+    for (const row of reader.prepare(text).raw(raw).iterate(...parameters)) {
+      batch.push(row);
+      if (batch.length >= batchSize) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  } finally {
+    reader.close();
   }
 }
 

@@ -1,7 +1,19 @@
-import { placeRowToPlace, pickFields, type Place, type PlaceField, type PublicPlaceRow } from '../../places/places.schema.ts';
+import {
+  pickFields,
+  placeRowToPlace,
+  placeTupleToRow,
+  publicColumnIndex,
+  type Place,
+  type PlaceField,
+  type PublicPlaceRow,
+  type PublicPlaceTuple,
+} from '../../places/places.schema.ts';
 
-/** What every export format reads: batches of place rows, in the search's order. */
-export type PlaceBatches = AsyncIterable<PublicPlaceRow[]>;
+/**
+ * What every export format reads: batches of places as `PublicPlaceTuple`s (arrays in
+ * `publicPlaceColumns` order, no object per row), in the search's order.
+ */
+export type PlaceBatches = AsyncIterable<readonly PublicPlaceTuple[]>;
 
 /** One cell of a tabular export (CSV, xlsx): numbers stay numbers, lists are joined, null is an empty cell. */
 export type Cell = string | number | null;
@@ -11,21 +23,55 @@ export const listSeparator = ';';
 
 /** The public shape of each row, narrowed to the chosen fields, batch by batch. */
 export async function* pickedPlaces(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<Partial<Place>[]> {
-  for await (const rows of batches) yield rows.map((row) => pickFields(placeRowToPlace(row), fields));
+  for await (const rows of batches) yield rows.map((t) => pickFields(placeRowToPlace(placeTupleToRow(t)), fields));
 }
 
-/** The cells of each row for tabular formats, batch by batch (no narrowed object in between). */
+/** The column each public field is read from (`placeRowToPlace` in the other direction). */
+const fieldColumn: { [F in PlaceField]: keyof PublicPlaceRow } = {
+  id: 'public_id', name: 'name', category: 'category', categories: 'categories', phone: 'phone', phone_e164: 'phone_e164',
+  website: 'website', email: 'email', rating: 'rating', review_count: 'review_count', address: 'address', street: 'street',
+  housenumber: 'housenumber', postcode: 'postcode', city: 'city', region: 'region', country: 'country_code', lat: 'lat',
+  lon: 'lon', opening_hours: 'opening_hours', source: 'source', updated_at: 'updated_at',
+};
+
+/** How to read the chosen fields' cells from a tuple: the column of each, and whether it is a list (a JSON array to join). */
+export interface CellPlan {
+  columns: number[];
+  isList: boolean[];
+}
+
+export function cellPlan(fields: readonly PlaceField[]): CellPlan {
+  return { columns: fields.map((f) => publicColumnIndex[fieldColumn[f]]), isList: fields.map((f) => f === 'categories') };
+}
+
+/** The cell of column `i` of a plan: null stays null, numbers stay numbers, a list is joined. */
+export function tupleCell(t: PublicPlaceTuple, plan: CellPlan, i: number): Cell {
+  const v = t[plan.columns[i]!] as Cell;
+  if (v === null || v === undefined) return null;
+  return plan.isList[i] && typeof v === 'string' ? joinedList(v) : v;
+}
+
+/** The cells of each row for tabular formats, batch by batch (no place object in between). */
 export async function* placeCellBatches(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<Cell[][]> {
-  for await (const rows of batches) yield rows.map((row) => placeCells(placeRowToPlace(row), fields));
+  const plan = cellPlan(fields);
+  for await (const rows of batches) yield rows.map((t) => fields.map((_, i) => tupleCell(t, plan, i)));
 }
 
-export function placeCells(place: Partial<Place>, fields: readonly PlaceField[]): Cell[] {
-  return fields.map((f) => {
-    const v = place[f];
-    if (v === null || v === undefined) return null;
-    if (Array.isArray(v)) return v.join(listSeparator);
-    return v;
-  });
+const joinedLists = new Map<string, string>();
+const maxJoinedLists = 10_000;
+
+/**
+ * A JSON array of strings (the `categories` column) as one cell. Places share a few thousand distinct
+ * category lists, so each is parsed once and remembered (the map is emptied if it ever grows large).
+ */
+export function joinedList(json: string): string {
+  let joined = joinedLists.get(json);
+  if (joined === undefined) {
+    joined = (JSON.parse(json) as string[]).join(listSeparator);
+    if (joinedLists.size >= maxJoinedLists) joinedLists.clear();
+    joinedLists.set(json, joined);
+  }
+  return joined;
 }
 
 /**
@@ -41,6 +87,9 @@ export function placeCells(place: Partial<Place>, fields: readonly PlaceField[])
  * on literals. Numbers (rating, lat/lon) are written as numbers and never guarded.
  */
 export function guardFormula(value: string): string {
+  // Most cells start with a letter or a digit: their first character settles it without the patterns.
+  const first = value.charCodeAt(0);
+  if (first !== 9 && first !== 10 && first !== 13 && first !== 32 && first !== 43 && first !== 45 && first !== 61 && first !== 64 && first < 0xff0b) return value;
   return startsLikeFormula.test(value) && !isPlainPhoneNumber(value) ? `'${value}` : value;
 }
 
@@ -49,6 +98,10 @@ const phoneShape = /^\+\d[\d ().\-/]*$/;
 
 export function isPlainPhoneNumber(value: string): boolean {
   if (!phoneShape.test(value)) return false;
-  const digits = value.replace(/\D/g, '').length;
+  let digits = 0;
+  for (let i = 1; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+  }
   return digits >= 6 && digits <= 15;
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { guardFormula, placeCellBatches, type Cell, type PlaceBatches } from './cells.ts';
+import { cellPlan, guardFormula, joinedList, type Cell, type PlaceBatches } from './cells.ts';
 
 /**
  * RFC 4180 CSV for spreadsheets: UTF-8 with a byte-order mark (so Excel reads it as UTF-8), CRLF line
@@ -18,20 +18,30 @@ export function placesToCsv(batches: PlaceBatches, fields: readonly PlaceField[]
 
 async function* csvChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
   yield `\uFEFF${csvLine(fields)}`;
-  for await (const rows of placeCellBatches(batches, fields)) {
+  // Straight from the row arrays to text: no place object and no cell array per row.
+  const { columns, isList } = cellPlan(fields);
+  for await (const rows of batches) {
     let chunk = '';
-    for (const cells of rows) {
-      for (let i = 0; i < cells.length; i++) {
-        const c = cells[i];
-        if (typeof c === 'string') cells[i] = guardFormula(c);
+    for (const t of rows) {
+      for (let i = 0; i < columns.length; i++) {
+        if (i > 0) chunk += ',';
+        const v = t[columns[i]!] as Cell;
+        if (v === null || v === undefined) continue;
+        if (typeof v === 'number') chunk += String(v);
+        else chunk += csvText(guardFormula(isList[i] ? joinedList(v) : v));
       }
-      chunk += csvLine(cells);
+      chunk += '\r\n';
     }
     yield chunk;
   }
 }
 
 const needsQuotes = /[",\r\n]/;
+
+/** A text field as RFC 4180 writes it: quoted, inner quotes doubled, when it holds a comma, a quote, CR or LF. */
+function csvText(c: string): string {
+  return needsQuotes.test(c) ? `"${c.replaceAll('"', '""')}"` : c;
+}
 
 /** One CSV record with its CRLF. */
 export function csvLine(cells: readonly Cell[]): string {
@@ -40,8 +50,7 @@ export function csvLine(cells: readonly Cell[]): string {
     const c = cells[i];
     if (i > 0) line += ',';
     if (c === null || c === undefined) continue;
-    if (typeof c === 'number') line += String(c);
-    else line += needsQuotes.test(c) ? `"${c.replaceAll('"', '""')}"` : c;
+    line += typeof c === 'number' ? String(c) : csvText(c);
   }
   return `${line}\r\n`;
 }

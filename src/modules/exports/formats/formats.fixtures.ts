@@ -1,4 +1,4 @@
-import type { PlaceRow } from '../../places/places.schema.ts';
+import { placeRowToTuple, type PlaceRow, type PublicPlaceTuple } from '../../places/places.schema.ts';
 
 /** A place row as the database returns it, for format tests that need exact cell contents. */
 export function placeRow(id: number, overrides: Partial<PlaceRow> = {}): PlaceRow {
@@ -40,7 +40,7 @@ export function placeRow(id: number, overrides: Partial<PlaceRow> = {}): PlaceRo
   };
 }
 
-/** The rows in batches of `size`, as the search side hands them over. */
-export async function* inBatches(rows: PlaceRow[], size: number): AsyncGenerator<PlaceRow[]> {
-  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+/** The rows in batches of `size`, as the search side hands them over (row arrays). */
+export async function* inBatches(rows: PlaceRow[], size: number): AsyncGenerator<PublicPlaceTuple[]> {
+  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size).map(placeRowToTuple);
 }

@@ -5,8 +5,8 @@ import { buffer } from 'node:stream/consumers';
 import { setImmediate as tick } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import XLSX from 'xlsx';
-import type { PlaceRow } from '../../places/places.schema.ts';
-import { placeFields, type PlaceField } from '../../places/places.schema.ts';
+import { placeFields, placeRowToPlace, placeRowToTuple, type PlaceField, type PublicPlaceTuple } from '../../places/places.schema.ts';
+import { placeCellBatches } from './cells.ts';
 import { inBatches, placeRow } from './formats.fixtures.ts';
 import { exportFormats, exportFormatNames } from './index.ts';
 import { placesToXlsx } from './xlsx.ts';
@@ -63,6 +63,21 @@ describe('xlsx export', () => {
   });
 });
 
+describe('cells of a row array', () => {
+  test('each field reads the value of the public place shape (lists joined), whatever the field order', async () => {
+    const row = placeRow(7, {
+      phone: '+49 89 1', phone_e164: '+49891', website: 'https://example.org', email: 'a@example.org', rating: 4.5, review_count: 9,
+      address: 'Marienplatz 8, München', street: 'Marienplatz', housenumber: '8', postcode: '80331', region: 'Bayern', opening_hours: 'Mo-Fr 10:00-18:00',
+    });
+    const place = placeRowToPlace(row);
+    const fields = [...placeFields].reverse();
+    const batches: unknown[][][] = [];
+    for await (const b of placeCellBatches(inBatches([row], 1), fields)) batches.push(b);
+    const cells = batches[0]?.[0];
+    assert.deepEqual(cells, fields.map((f) => { const v = place[f]; return Array.isArray(v) ? v.join(';') : v; }));
+  });
+});
+
 describe('JSON, NDJSON and GeoJSON exports', () => {
   const rows = [placeRow(1, { name: 'Ratskeller', rating: 4.5 }), placeRow(2, { name: 'Nowhere', lat: null, lon: null })];
   const fields: PlaceField[] = ['id', 'name', 'rating', 'categories'];
@@ -91,14 +106,14 @@ describe('JSON, NDJSON and GeoJSON exports', () => {
 
 describe('streaming', () => {
   /** An endless search (incompressible names, so zip buffers fill like real data): counts how many batches the writer has pulled and whether it was closed. */
-  function endless(): { batches: AsyncGenerator<PlaceRow[]>; pulled: () => number; closed: () => boolean } {
+  function endless(): { batches: AsyncGenerator<PublicPlaceTuple[]>; pulled: () => number; closed: () => boolean } {
     let pulled = 0;
     let closed = false;
-    async function* gen(): AsyncGenerator<PlaceRow[]> {
+    async function* gen(): AsyncGenerator<PublicPlaceTuple[]> {
       try {
         for (let b = 0; ; b++) {
           pulled++;
-          yield Array.from({ length: 100 }, (_, i) => placeRow(b * 100 + i + 1, { name: randomBytes(100).toString('hex') }));
+          yield Array.from({ length: 100 }, (_, i) => placeRowToTuple(placeRow(b * 100 + i + 1, { name: randomBytes(100).toString('hex') })));
         }
       } finally {
         closed = true;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { placeRowToPlace, pickFields } from '../../places/places.schema.ts';
+import { placeRowToPlace, placeTupleToRow, pickFields } from '../../places/places.schema.ts';
 import type { PlaceBatches } from './cells.ts';
 
 /**
@@ -18,7 +18,7 @@ async function* geojsonChunks(batches: PlaceBatches, fields: readonly PlaceField
   for await (const rows of batches) {
     let chunk = '';
     for (const row of rows) {
-      const place = placeRowToPlace(row);
+      const place = placeRowToPlace(placeTupleToRow(row));
       const geometry = place.lat !== null && place.lon !== null ? { type: 'Point', coordinates: [place.lon, place.lat] } : null;
       const feature = { type: 'Feature', id: place.id, geometry, properties: pickFields(place, fields) };
       chunk += `${first ? '\n' : ',\n'}${JSON.stringify(feature)}`;
