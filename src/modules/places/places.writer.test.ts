@@ -84,3 +84,71 @@ for (const dialect of dialects) {
     });
   });
 }
+
+describe('place writer on sqlite: search indexes filled once per batch', () => {
+  let t: TestDatabase;
+  let runId: number;
+  before(async () => {
+    t = await dialects.find((d) => d.name === 'sqlite')!.open();
+    await migrateToLatest(t.db);
+    const run = await t.db.kysely
+      .insertInto('import_runs')
+      .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    runId = Number(run.id);
+  });
+  after(async () => t.dispose());
+
+  const h = () => t.db.sqlite!;
+  const fts = () => h().prepare('SELECT rowid, names FROM places_fts ORDER BY rowid').all();
+  const geo = () => h().prepare('SELECT id, min_lat, max_lat, min_lon, max_lon FROM places_geo ORDER BY id').all();
+  const version = () => h().prepare('SELECT version FROM places_version WHERE id = 1').pluck().get() as number;
+  const categories = () => h().prepare('SELECT place_id, category, is_primary FROM place_categories ORDER BY place_id, category').all();
+
+  test('gives places_fts, places_geo, place_categories and places_version what the per-row triggers give', async () => {
+    const writer = createPlaceWriter(t.db);
+    const startVersion = version();
+    await writer.writeBatch(
+      [
+        record('fts-1', { names: JSON.stringify({ de: 'Zum Löwen', alt: ['Löwenbräu', 'Lion'] }) }),
+        record('fts-2', { lat: null, lon: null, categories: ['bar', 'pub', 'bar'], category: 'bar' }),
+        record('fts-3', { name: 'Café Ñandú', names: JSON.stringify({ ja: 'カフェ' }) }),
+        // The same place twice in one batch: inserted, then updated.
+        record('fts-1', { names: JSON.stringify({ de: 'Zum Löwen' }), lat: 48.2 }),
+      ],
+      runId,
+      zero(),
+    );
+    await writer.writeBatch([record('fts-3', { name: 'Café Ñandú 2', lat: 48.3 }), record('fts-4')], runId, zero());
+    assert.equal(version() - startVersion, 6, 'one step per inserted or updated row');
+    const byWriter = { fts: fts(), geo: geo(), categories: categories() };
+    assert.equal(byWriter.fts.length, 4);
+    assert.equal(byWriter.geo.length, 3, 'a place without coordinates has no point');
+
+    // Rewrite every index row through the per-row triggers (the deferral marker is empty outside a batch).
+    h().exec('UPDATE places SET name = name, lat = lat');
+    assert.deepEqual(fts(), byWriter.fts);
+    assert.deepEqual(geo(), byWriter.geo);
+    assert.equal(version() - startVersion, 6 + 4, 'outside the writer the per-row triggers run');
+
+    const cats = byWriter.categories as Array<{ category: string; is_primary: number }>;
+    assert.deepEqual(
+      cats.filter((c) => c.category === 'bar' || c.category === 'pub').map((c) => [c.category, c.is_primary]),
+      [['bar', 1], ['pub', 0]],
+    );
+    assert.equal(h().prepare('SELECT count(*) FROM places_deferred_indexing').pluck().get(), 0);
+  });
+
+  test('a batch that fails leaves no place, index row or marker behind', async () => {
+    const writer = createPlaceWriter(t.db);
+    const counts = () => [fts().length, geo().length, categories().length, version()];
+    const beforeCounts = counts();
+    const bad = record('fail-2');
+    (bad as { name: string | null }).name = null;
+    await assert.rejects(writer.writeBatch([record('fail-1'), bad], runId, zero()));
+    assert.deepEqual(counts(), beforeCounts);
+    assert.equal(h().prepare("SELECT count(*) FROM places WHERE source_id LIKE 'fail-%'").pluck().get(), 0);
+    assert.equal(h().prepare('SELECT count(*) FROM places_deferred_indexing').pluck().get(), 0);
+  });
+});

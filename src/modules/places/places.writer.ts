@@ -29,17 +29,26 @@ const placeColumns = [
   'opening_hours', 'attributes', 'content_hash',
 ] as const;
 
-function rowValues(r: PlaceRecord): unknown[] {
-  return placeColumns.map((c) => (c === 'categories' ? JSON.stringify(r.categories) : r[c]));
-}
-
 export function createPlaceWriter(db: Db): PlaceWriter {
   return db.dialect === 'sqlite' ? new SqlitePlaceWriter(db) : new KyselyPlaceWriter(db);
 }
 
 /**
+ * What places_fts holds for a place: its display name and every text value of its `names` JSON. The
+ * same expression as the per-row triggers of migration 0010 (the writer test checks they agree).
+ */
+const ftsNames = `name || coalesce(' ' || (SELECT group_concat(value, ' ') FROM json_tree(places.names) WHERE type = 'text'), '')`;
+
+/**
  * SQLite: prepared statements in one synchronous transaction per batch. better-sqlite3 runs a prepared
  * statement in about a microsecond, far less than building one multi-row INSERT per batch would cost.
+ *
+ * The search indexes (places_fts, places_geo), place_categories of new rows and places_version are
+ * filled set-wise at the end of the batch, inside its transaction: the batch marks itself in
+ * `places_deferred_indexing` (migration 0010), which turns the per-row triggers off for this
+ * transaction only. New rows are those with an id above the largest id before the batch (rowids grow
+ * by one and SQLite has one writer at a time). A batch that commits has its indexes; one that does
+ * not leaves nothing behind, so a killed import needs no repair.
  */
 class SqlitePlaceWriter implements PlaceWriter {
   private readonly write: (records: PlaceRecord[], runId: number, counters: RunCounters) => BatchResult;
@@ -62,28 +71,75 @@ class SqlitePlaceWriter implements PlaceWriter {
       `UPDATE import_runs SET read_count = ?, imported_count = ?, updated_count = ?, unchanged_count = ?,
        skipped_count = ?, skipped_reasons = ? WHERE id = ?`,
     );
-    const writeCategories = (placeId: number | bigint, categories: string[]) => {
-      categories.forEach((slug, i) => insertCategory.run(placeId, slug, i === 0 ? 1 : 0));
+    const lastId = h.prepare<[], number>('SELECT coalesce(max(id), 0) FROM places').pluck();
+    const defer = h.prepare('INSERT INTO places_deferred_indexing (id) VALUES (1)');
+    const undefer = h.prepare('DELETE FROM places_deferred_indexing');
+    // Rows inserted by this batch: id > the largest id before it.
+    const newCategories = h.prepare(
+      `INSERT OR IGNORE INTO place_categories (place_id, category, is_primary)
+       SELECT places.id, c.value, c.key = 0 FROM places, json_each(places.categories) AS c WHERE places.id > ?`,
+    );
+    const newNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id > ?`);
+    const newPoints = h.prepare(
+      'INSERT INTO places_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE id > ? AND lat IS NOT NULL AND lon IS NOT NULL',
+    );
+    // Rows that existed before this batch and changed: ids as a JSON array.
+    const oldNames = h.prepare('DELETE FROM places_fts WHERE rowid IN (SELECT value FROM json_each(?))');
+    const changedNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id IN (SELECT value FROM json_each(?))`);
+    const oldPoints = h.prepare('DELETE FROM places_geo WHERE id IN (SELECT value FROM json_each(?))');
+    const changedPoints = h.prepare(
+      'INSERT INTO places_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE id IN (SELECT value FROM json_each(?)) AND lat IS NOT NULL AND lon IS NOT NULL',
+    );
+    const bumpVersion = h.prepare('UPDATE places_version SET version = version + ? WHERE id = 1');
+
+    const values: unknown[] = new Array(placeColumns.length);
+    const rowValues = (r: PlaceRecord): unknown[] => {
+      for (let i = 0; i < placeColumns.length; i++) {
+        const c = placeColumns[i]!;
+        values[i] = c === 'categories' ? JSON.stringify(r.categories) : r[c];
+      }
+      return values;
     };
 
     this.write = h.transaction((records: PlaceRecord[], runId: number, counters: RunCounters) => {
       const result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
       const now = new Date().toISOString();
+      const before = lastId.get()!;
+      const changedIds: number[] = [];
+      defer.run();
       for (const r of records) {
         const found = existing.get(r.source, r.source_id);
         if (!found) {
-          const info = insert.run(...rowValues(r), runId, now, now);
-          writeCategories(info.lastInsertRowid, r.categories);
+          insert.run(...rowValues(r), runId, now, now);
           result.imported++;
         } else if (found.content_hash !== r.content_hash) {
           update.run(...rowValues(r), runId, now, found.id);
-          deleteCategories.run(found.id);
-          writeCategories(found.id, r.categories);
+          // A row this batch inserted (the same place twice in a file) gets its categories and indexes below.
+          if (found.id <= before) {
+            deleteCategories.run(found.id);
+            r.categories.forEach((slug, i) => insertCategory.run(found.id, slug, i === 0 ? 1 : 0));
+            changedIds.push(found.id);
+          }
           result.updated++;
         } else {
           result.unchanged++;
         }
       }
+      undefer.run();
+      if (result.imported > 0) {
+        newCategories.run(before);
+        newNames.run(before);
+        newPoints.run(before);
+      }
+      if (changedIds.length > 0) {
+        const ids = JSON.stringify(changedIds);
+        oldNames.run(ids);
+        changedNames.run(ids);
+        oldPoints.run(ids);
+        changedPoints.run(ids);
+      }
+      // As the per-row triggers count: one step per inserted or updated row.
+      if (result.imported + result.updated > 0) bumpVersion.run(result.imported + result.updated);
       saveCounters.run(
         counters.read_count, counters.imported_count + result.imported, counters.updated_count + result.updated,
         counters.unchanged_count + result.unchanged, counters.skipped_count, JSON.stringify(counters.skipped_reasons), runId,

@@ -7,6 +7,7 @@ import * as m0005 from './0005_leads.ts';
 import * as m0006 from './0006_search_order.ts';
 import * as m0007 from './0007_places_version.ts';
 import * as m0008 from './0008_search_country_order.ts';
+import * as m0010 from './0010_places_deferred_indexing.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006_search_order': m0006,
   '0007_places_version': m0007,
   '0008_search_country_order': m0008,
+  '0010_places_deferred_indexing': m0010,
 };
