@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../infra/db/schema.ts';
 import type { Db } from '../../infra/db/database.ts';
-import type { PlaceRow } from './places.schema.ts';
+import { publicPlaceColumns, type PublicPlaceRow } from './places.schema.ts';
 
 /**
  * Place queries for search and export: one set of filters, keyset paging on a unique order, exact counts.
@@ -37,7 +37,14 @@ export interface PlaceKey {
   id: number;
 }
 
-export type PlaceRowWithKey = PlaceRow & { sort_key: number | string; distance_m: number | null };
+export type PlaceRowWithKey = PublicPlaceRow & { sort_key: number | string; distance_m: number | null };
+
+/**
+ * What a page reads of each place: the public columns only. Pages travel from a read thread to the
+ * event loop by structured clone; the JSON columns nobody shows (attributes, source categories, names)
+ * would be most of the bytes.
+ */
+const pageColumns = publicPlaceColumns.map((c) => `places.${c}` as const);
 
 type Eb = ExpressionBuilder<Database, 'places'>;
 
@@ -255,8 +262,22 @@ export function filtered(db: Db, criteria: PlaceCriteria) {
   return db.kysely.selectFrom('places').where((eb) => whereCriteria(db, criteria, eb));
 }
 
-/** Moves whenever `places` changes (migration 0007): what a cached count is checked against. */
+const versionStatements = new WeakMap<object, { get(): unknown }>();
+
+/**
+ * Moves whenever `places` changes (migration 0007): what cached counts and pages are checked against.
+ * Asked on every search, so SQLite reads it through one prepared statement per connection (a few
+ * microseconds) rather than building the query each time.
+ */
 export async function placesVersion(db: Db): Promise<number> {
+  if (db.sqlite) {
+    let statement = versionStatements.get(db.sqlite);
+    if (!statement) {
+      statement = db.sqlite.prepare('SELECT version FROM places_version WHERE id = 1').pluck();
+      versionStatements.set(db.sqlite, statement);
+    }
+    return Number(statement.get());
+  }
   const row = await db.kysely
     .withTables<{ places_version: { id: number; version: number } }>()
     .selectFrom('places_version')
@@ -299,7 +320,7 @@ export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: Plac
     return (await db.kysely
       .selectFrom(page.as('page'))
       .innerJoin('places', 'places.id', 'page.id')
-      .selectAll('places')
+      .select(pageColumns)
       .select(['page.k as sort_key', sql<null>`NULL`.as('distance_m')])
       .orderBy('page.k')
       .orderBy('page.id')
@@ -309,7 +330,7 @@ export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: Plac
   if (after) ids = ids.where((eb) => eb.or([eb(expr, past, after.key), eb.and([eb(expr, '=', after.key), eb('places.id', past, after.id)])]));
   const rows = await db.kysely
     .selectFrom('places')
-    .selectAll('places')
+    .select(pageColumns)
     .select(expr.as('sort_key'))
     .select(criteria.near ? distanceExpr(criteria.near.lat, criteria.near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'))
     .where('places.id', 'in', ids.orderBy(expr, direction).orderBy('places.id', direction).limit(limit))
@@ -329,14 +350,14 @@ export async function findFuzzyCandidates(
   return filtered(db, criteria).select(['places.id', 'places.name', 'places.names']).select(expr.as('sort_key')).execute();
 }
 
-export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria['near']): Promise<Array<PlaceRow & { distance_m: number | null }>> {
+export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria['near']): Promise<Array<PublicPlaceRow & { distance_m: number | null }>> {
   if (ids.length === 0) return [];
   const rows = await db.kysely
     .selectFrom('places')
-    .selectAll('places')
+    .select(pageColumns)
     .select(near ? distanceExpr(near.lat, near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'))
     .where('places.id', 'in', ids)
     .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => byId.get(id)).filter((r): r is PlaceRow & { distance_m: number | null } => r !== undefined);
+  return ids.map((id) => byId.get(id)).filter((r): r is PublicPlaceRow & { distance_m: number | null } => r !== undefined);
 }

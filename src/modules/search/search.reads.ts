@@ -21,7 +21,7 @@ import { findPlacesAfterId } from '../places/places.stream.ts';
 
 export interface PlacePage {
   total: number;
-  rows: Array<PlaceRow & { distance_m: number | null }>;
+  rows: Array<PublicPlaceRow & { distance_m: number | null }>;
   /** Key of the last row when more rows may follow, else null. */
   next: PlaceKey | null;
 }
