@@ -7,6 +7,7 @@ import { loggerOptions } from './infra/logger.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
+import { placesVersion } from './modules/places/places.repository.ts';
 import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
@@ -52,7 +53,14 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(exportsRoutes, { db });
   await app.register(leadsRoutes, { db });
 
-  const reads = createReadPool({ db, workers: config.DB_READ_WORKERS, tasks: readTasks, tasksModule: readTasksModule });
+  const reads = createReadPool({
+    db,
+    workers: config.DB_READ_WORKERS,
+    tasks: readTasks,
+    tasksModule: readTasksModule,
+    // Every cached task reads `places` only: the places version moves with any change to it.
+    cache: { entries: config.READ_CACHE_ENTRIES, tasks: ['searchPage', 'countMatches', 'placeCountsByCategory', 'placeCountsByCountry'], version: () => placesVersion(db) },
+  });
   app.addHook('onClose', () => reads.close());
   await app.register(searchRoutes, { db, config, reads });
   await app.register(referenceRoutes, { db, reads });

@@ -20,6 +20,12 @@ export const ConfigSchema = Type.Object({
   DEMO_DATA_DIR: Type.String({ default: './data/osm', description: 'imported on first start when the catalog is empty' }),
   IMPORT_DEMO_DATA: Type.Boolean({ default: true }),
   DB_READ_WORKERS: Type.Integer({ default: 2, minimum: 0, maximum: 32, description: 'threads for read queries; 0 runs them on the event loop' }),
+  READ_CACHE_ENTRIES: Type.Integer({
+    default: 256,
+    minimum: 0,
+    maximum: 100_000,
+    description: 'search pages, totals and reference counts remembered until the catalog changes; 0 turns the cache off',
+  }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   SESSION_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),

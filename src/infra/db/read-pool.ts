@@ -25,6 +25,8 @@ export interface ReadPool<T extends ReadTasks> {
   run<K extends keyof T & string>(task: K, ...args: TaskArgs<T[K]>): Promise<TaskResult<T[K]>>;
   /** Worker threads in use; 0 when tasks run inline. */
   readonly threads: number;
+  /** Answers served from the cache and computed, when a cache is configured. */
+  readonly cacheStats?: { readonly hits: number; readonly misses: number };
   close(): Promise<void>;
 }
 
@@ -34,6 +36,68 @@ export interface ReadPoolOptions<T extends ReadTasks> {
   tasks: T;
   /** The module that exports `tasks` as `readTasks`, for the workers to import. */
   tasksModule: URL;
+  /** Remember the answers of some tasks while the data they read has not changed (see `ReadCache`). */
+  cache?: ReadCacheOptions<T>;
+}
+
+export interface ReadCacheOptions<T extends ReadTasks> {
+  /** Answers kept, least recently used dropped first; 0 turns the cache off. */
+  entries: number;
+  /** Tasks whose answer depends only on their arguments and on the data `version` stands for. */
+  tasks: ReadonlyArray<keyof T & string>;
+  /** A number that moves whenever that data changes (read on every cached call, so it must be cheap). */
+  version: () => Promise<number>;
+}
+
+/**
+ * Answers of pure read tasks, kept per data version. The same popular search from many clients (a kind
+ * of business in a big city, a common name) is computed once per change of the catalog instead of once
+ * per request; a change moves the version and every older answer stops being used. Concurrent identical
+ * calls share one computation. Answers are shared between callers: they must not be mutated.
+ */
+export class ReadCache {
+  private readonly answers = new Map<string, { version: number; answer: Promise<unknown> }>();
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly entries: number,
+    private readonly version: () => Promise<number>,
+  ) {}
+
+  async get(key: string, compute: () => Promise<unknown>): Promise<unknown> {
+    const version = await this.version();
+    const found = this.answers.get(key);
+    if (found && found.version === version) {
+      // Most recently used last: Map keeps insertion order, so the first key is the one to drop.
+      this.answers.delete(key);
+      this.answers.set(key, found);
+      this.hits++;
+      return found.answer;
+    }
+    this.misses++;
+    const answer = compute();
+    this.answers.delete(key);
+    if (this.answers.size >= this.entries) this.answers.delete(this.answers.keys().next().value!);
+    this.answers.set(key, { version, answer });
+    // A failure is not an answer: the next call tries again.
+    answer.catch(() => {
+      if (this.answers.get(key)?.answer === answer) this.answers.delete(key);
+    });
+    return answer;
+  }
+}
+
+function withCache<T extends ReadTasks>(pool: ReadPool<T>, options: ReadCacheOptions<T> | undefined): ReadPool<T> {
+  if (!options || options.entries <= 0) return pool;
+  const cache = new ReadCache(options.entries, options.version);
+  const cached = new Set<string>(options.tasks);
+  return {
+    threads: pool.threads,
+    cacheStats: cache,
+    run: (task, ...args) => (cached.has(task) ? (cache.get(JSON.stringify([task, args]), () => pool.run(task, ...args)) as never) : pool.run(task, ...args)),
+    close: () => pool.close(),
+  };
 }
 
 /**
@@ -48,6 +112,10 @@ function workerFile(): string {
 const maxQueuedReads = 2048;
 
 export function createReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>): ReadPool<T> {
+  return withCache(createUncachedReadPool(options), options.cache);
+}
+
+function createUncachedReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>): ReadPool<T> {
   const { db, tasks } = options;
   if (options.workers === 0 || db.dialect !== 'sqlite' || !db.sqlitePath) {
     return {
