@@ -1,3 +1,4 @@
+import type SQLite from 'better-sqlite3';
 import type { Generated, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
@@ -26,8 +27,72 @@ function searches(db: Db): Kysely<Database & { searches: SearchesTable }> {
   return db.kysely.withTables<{ searches: SearchesTable }>();
 }
 
-export async function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<SearchRow> {
-  return searches(db).insertInto('searches').values(row).returningAll().executeTakeFirstOrThrow();
+const insertColumns = ['public_id', 'account_id', 'params', 'criteria', 'resolution', 'sort', 'total', 'created_at'] as const;
+
+interface PendingInsert {
+  values: unknown[];
+  done: () => void;
+  failed: (err: unknown) => void;
+}
+
+/**
+ * Saved searches of one SQLite connection, written in groups: every search request writes one, and a
+ * commit per row costs more than the rest of a cached search. The rows queued during one turn of the
+ * event loop commit together in one transaction on the next (setImmediate), and each caller's promise
+ * settles only after that commit: a search id is never answered before its row is in the database.
+ */
+class GroupedSearchInserts {
+  private queue: PendingInsert[] = [];
+  private readonly insert: SQLite.Statement;
+  private readonly writeAll: (rows: PendingInsert[]) => void;
+
+  constructor(handle: SQLite.Database) {
+    this.insert = handle.prepare(`INSERT INTO searches (${insertColumns.join(', ')}) VALUES (${insertColumns.map(() => '?').join(', ')})`);
+    this.writeAll = handle.transaction((rows: PendingInsert[]) => {
+      for (const r of rows) this.insert.run(...r.values);
+    });
+  }
+
+  add(values: unknown[]): Promise<void> {
+    return new Promise((done, failed) => {
+      if (this.queue.length === 0) setImmediate(() => this.flush());
+      this.queue.push({ values, done, failed });
+    });
+  }
+
+  private flush(): void {
+    const rows = this.queue;
+    this.queue = [];
+    try {
+      this.writeAll(rows);
+      for (const r of rows) r.done();
+    } catch {
+      // The group rolled back: one row at a time, so one bad row fails only its own request.
+      for (const r of rows) {
+        try {
+          this.insert.run(...r.values);
+          r.done();
+        } catch (err) {
+          r.failed(err);
+        }
+      }
+    }
+  }
+}
+
+const groupedInserts = new WeakMap<SQLite.Database, GroupedSearchInserts>();
+
+/** Saves a search; resolves once it is committed. */
+export async function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> {
+  if (db.sqlite) {
+    let grouped = groupedInserts.get(db.sqlite);
+    if (!grouped) {
+      grouped = new GroupedSearchInserts(db.sqlite);
+      groupedInserts.set(db.sqlite, grouped);
+    }
+    return grouped.add(insertColumns.map((c) => row[c]));
+  }
+  await searches(db).insertInto('searches').values(row).execute();
 }
 
 /** The search with that public id if `accountId` owns it; undefined otherwise (another account's looks absent). */

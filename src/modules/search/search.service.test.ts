@@ -4,7 +4,7 @@ import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import type { PlaceCriteria } from '../places/places.repository.ts';
+import { placesVersion, type PlaceCriteria } from '../places/places.repository.ts';
 import { createPlaceWriter } from '../places/places.writer.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
@@ -13,6 +13,7 @@ import { countMatches, fuzzyDistance, searchPage, substringEditDistance } from '
 import { countSearchPlaces, getSearchForAccount, iterateSearchPlaces, quickSearch, type SavedSearch, type SearchDeps } from './search.service.ts';
 import { createSearchDeps } from './type-resolver.ts';
 import { createSearch } from './search.service.ts';
+import { findSearchForAccount, insertSearch } from './search.repository.ts';
 
 /** Places spread over a small grid in Munich (city 2867714) and one in Helsinki, named to exercise matching. */
 const names = ['Ratskeller', 'Café Königin', 'Pizzeria Napoli', 'Augustiner Bräu', '寿司 銀座', 'Wirtshaus Zum Straßenbahner'];
@@ -189,6 +190,49 @@ describe('full-text and geo indexes on SQLite', () => {
     } finally {
       await pool.close();
     }
+  });
+
+  test('cached answers are reused only while places do not change', async () => {
+    const pool = createReadPool({
+      db: t.db, workers: 1, tasks: readTasks, tasksModule: readTasksModule,
+      cache: { entries: 10, tasks: ['searchPage', 'countMatches'], version: () => placesVersion(t.db) },
+    });
+    try {
+      const c = criteria({ cityId: 2867714, text: { words: ['Augustiner'], mode: 'substring' } });
+      const first = await pool.run('searchPage', c, 'name', null, 50);
+      // Concurrent identical calls share one computation.
+      const again = await Promise.all([pool.run('searchPage', c, 'name', null, 50), pool.run('searchPage', c, 'name', null, 50)]);
+      assert.deepEqual({ hits: pool.cacheStats!.hits, misses: pool.cacheStats!.misses }, { hits: 2, misses: 1 });
+      for (const page of again) assert.deepEqual(page, first);
+      // Another argument is another answer.
+      assert.notEqual((await pool.run('searchPage', c, 'name', null, 1)).rows.length, first.rows.length);
+
+      const run = await t.db.kysely
+        .insertInto('import_runs')
+        .values({ source: 'test', format: 'test', path: '/y', file_sha256: 'y', status: 'running', started_at: new Date().toISOString() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
+      await createPlaceWriter(t.db).writeBatch([record(500, { name: 'Augustiner Keller' })], Number(run.id), counters);
+      const after = await pool.run('searchPage', c, 'name', null, 50);
+      assert.equal(after.total, first.total + 1);
+      assert.ok(after.rows.some((r) => r.name === 'Augustiner Keller'));
+      assert.equal(pool.cacheStats!.misses, 3);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('saved searches written in one turn commit together, and a bad row fails only its own caller', async () => {
+    const { accountId } = await createAccountWithToken(t.db);
+    const row = (id: string) => ({
+      public_id: id, account_id: accountId, params: '{}', criteria: JSON.stringify(criteria({ cityId: 2867714 })),
+      resolution: '{"type":null,"city":null,"country":null}', sort: 'name', total: 1, created_at: new Date().toISOString(),
+    });
+    const ids = Array.from({ length: 20 }, (_, i) => `srch_${'a'.repeat(14)}${String.fromCharCode(97 + Math.floor(i / 10))}${String.fromCharCode(97 + (i % 10))}`);
+    const results = await Promise.allSettled([...ids.map((id) => insertSearch(t.db, row(id))), insertSearch(t.db, row(ids[0]!))]);
+    assert.deepEqual(results.map((r) => r.status), [...ids.map(() => 'fulfilled'), 'rejected']);
+    for (const id of ids) assert.ok(await findSearchForAccount(t.db, accountId, id), id);
   });
 });
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
@@ -219,9 +219,20 @@ export function decodeCursor(cursor: string): { searchId: string; key: PlaceKey 
   throw bad('querystring.cursor', 'is not a cursor this API issued: use links.next of a previous page');
 }
 
+const searchIdAlphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+/** Random bytes drawn a few kilobytes at a time: one call to the system's generator per 256 search ids. */
+const randomPool = Buffer.alloc(4096);
+let randomOffset = randomPool.length;
+
 function newSearchId(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
-  return `srch_${[...randomBytes(16)].map((b) => alphabet[b & 31]).join('')}`;
+  if (randomOffset + 16 > randomPool.length) {
+    randomFillSync(randomPool);
+    randomOffset = 0;
+  }
+  let id = 'srch_';
+  for (let i = 0; i < 16; i++) id += searchIdAlphabet[randomPool[randomOffset + i]! & 31];
+  randomOffset += 16;
+  return id;
 }
 
 function rowToSavedSearch(row: SearchRow): SavedSearch {
@@ -253,17 +264,18 @@ function toPage(search: SavedSearch, page: Awaited<ReturnType<ApiReadTasks['sear
 export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
   const { criteria, resolution, sort } = await resolveSearch(deps, input, options.lang);
   const page = await runWithTypoFallback(deps, criteria, sort, options.perPage);
-  const row = await insertSearch(deps.db, {
-    public_id: newSearchId(),
+  const search: SavedSearch = { id: newSearchId(), accountId, params: input, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
+  await insertSearch(deps.db, {
+    public_id: search.id,
     account_id: accountId,
     params: JSON.stringify(input),
     criteria: JSON.stringify(criteria),
     resolution: JSON.stringify(resolution),
     sort,
     total: page.total,
-    created_at: new Date().toISOString(),
+    created_at: search.createdAt,
   });
-  return toPage(rowToSavedSearch(row), page, options.fields);
+  return toPage(search, page, options.fields);
 }
 
 /** A search that is not saved: the exact total and the first page (for `/v1/search`). */
