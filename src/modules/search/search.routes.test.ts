@@ -5,6 +5,9 @@ import { importFiles, prepareDatabase } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
 import { placeFields } from '../places/places.schema.ts';
+import { Value } from '@sinclair/typebox/value';
+import { FormatRegistry, type TSchema } from '@sinclair/typebox';
+import { SearchPageSchema, V1SearchResponseSchema } from './search.schema.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
@@ -36,10 +39,25 @@ async function search(query: string, account: TestAccount = user) {
   return app.inject({ method: 'GET', url: `/api/v2/map/search?${query}`, headers: { authorization: account.authorization } });
 }
 
+/**
+ * The body matches the documented schema exactly: valid, and with no property the schema does not
+ * describe (the routes write these bodies as JSON text, not through the schema's serializer).
+ */
+FormatRegistry.Set('date-time', (v) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(v) && !Number.isNaN(Date.parse(v)));
+
+function assertSchema(schema: TSchema, body: unknown): void {
+  const errors = [...Value.Errors(schema, body)].map((e) => `${e.path}: ${e.message}`);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(Value.Clean(schema, structuredClone(body)), body, 'no undocumented properties');
+}
+
 async function page(query: string): Promise<Page> {
   const res = await search(query);
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as Page;
+  assert.match(String(res.headers['content-type']), /^application\/json; charset=utf-8$/);
+  const body = res.json() as Page;
+  assertSchema(SearchPageSchema, body);
+  return body;
 }
 
 function problem(res: Awaited<ReturnType<typeof search>>, status: number) {
@@ -309,6 +327,8 @@ describe('/v1/search', () => {
     const res = await app.inject({ method: 'GET', url: '/v1/search', headers: json(''), payload: JSON.stringify({ query: 'Ratskeller', city: 'München' }) });
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json() as { total: number; data: Array<{ name: string; phone: string | null; rating: number | null }> };
+    assert.match(String(res.headers['content-type']), /^application\/json; charset=utf-8$/);
+    assertSchema(V1SearchResponseSchema, body);
     assert.ok(body.total >= 1);
     assert.equal(body.data.length, Math.min(body.total, 20));
     assert.ok(body.data.some((p) => p.name === 'Ratskeller' && p.phone !== null));

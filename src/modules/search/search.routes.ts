@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
@@ -8,7 +8,7 @@ import { AppError } from '../../infra/errors.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { overloaded, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
-import { continueSearch, createSearch, parseFields, quickSearch, type SearchPageResult } from './search.service.ts';
+import { continueSearch, createSearch, pagePlacesJson, parseFields, quickSearch, type SearchPageResult } from './search.service.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
 export interface SearchRoutesOptions {
@@ -28,21 +28,20 @@ export function requestLang(request: FastifyRequest, lang: string | undefined): 
   return first && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(first) ? first.toLowerCase() : null;
 }
 
-function pageBody(result: SearchPageResult, query: MapSearchQuery, selfUrl: string, base: string) {
+/**
+ * The page as JSON text (the shape of SearchPageSchema). Built here rather than by the schema's
+ * serializer because the places part is rendered once per cached page (`pagePlacesJson`); the route
+ * tests check every answer against the schema.
+ */
+function pageBody(result: SearchPageResult, query: MapSearchQuery, selfUrl: string, base: string): string {
   const next = result.nextCursor
     ? `${base}/api/v2/map/search?${new URLSearchParams({ cursor: result.nextCursor, per_page: String(query.per_page), ...(query.fields ? { fields: query.fields } : {}) })}`
     : null;
-  return {
-    search_id: result.search.id,
-    total: result.total,
-    per_page: query.per_page,
-    sort: result.search.sort,
-    resolved: result.search.resolution,
-    data: result.places.map(({ place, distanceM }) => (distanceM === null ? place : { ...place, distance_m: distanceM })),
-    links: { self: `${base}${selfUrl}`, next },
-  };
+  const head = JSON.stringify({ search_id: result.search.id, total: result.total, per_page: query.per_page, sort: result.search.sort, resolved: result.search.resolution });
+  return `${head.slice(0, -1)},"data":${pagePlacesJson(result.page, result.fields)},"links":${JSON.stringify({ self: `${base}${selfUrl}`, next })}}`;
 }
 
+const json = 'application/json; charset=utf-8';
 const maxGetBodyBytes = 16 * 1024;
 
 /** Fastify leaves a GET body unread: read it here when the client sent one (JSON only). */
@@ -121,7 +120,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         response: { 200: SearchPageSchema, ...problemResponses(400, 404), ...overloaded },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query as MapSearchQuery;
       const accountId = request.auth!.accountId;
       const fields = parseFields(query.fields);
@@ -133,7 +132,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
           });
         }
         const result = await continueSearch(deps, accountId, query.cursor, { perPage: query.per_page, fields });
-        return pageBody(result, query, request.url, base);
+        return reply.type(json).send(pageBody(result, query, request.url, base));
       }
       if (!criteriaNames.some((n) => query[n] !== undefined)) {
         throw new AppError('validation_failed', `Say what to search for: at least one of ${criteriaNames.join(', ')}`, {
@@ -142,7 +141,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       }
       const { per_page: perPage, fields: _fields, cursor: _cursor, lang, ...input } = query;
       const result = await createSearch(deps, accountId, input, { perPage, fields, lang: requestLang(request, lang) });
-      return pageBody(result, query, request.url, base);
+      return reply.type(json).send(pageBody(result, query, request.url, base));
     },
   );
 
@@ -150,7 +149,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     'Typo-tolerant search on place names (diacritics folded, any script), optionally in a city, country or kind of business. ' +
     'Answers the exact `total` and the first `per_page` places. The parameters travel as a JSON body (`GET` with a body, or `POST`) ' +
     'or, for clients that cannot send a body on GET, as query parameters. At least one of `query`, `city`, `type` is required.';
-  const v1 = async (request: FastifyRequest, input: V1SearchInput | undefined, where: 'body' | 'querystring') => {
+  const v1 = async (request: FastifyRequest, reply: FastifyReply, input: V1SearchInput | undefined, where: 'body' | 'querystring') => {
     if (!input || (input.query === undefined && input.city === undefined && input.type === undefined)) {
       throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
         errors: [{ field: where, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'per_page'] }],
@@ -158,7 +157,8 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     }
     const { per_page: perPage, ...filters } = input;
     const result = await quickSearch(deps, filters, { perPage: perPage ?? 20, lang: requestLang(request, undefined) });
-    return { total: result.total, data: result.places.map((p) => p.place), resolved: result.resolution };
+    // The shape of V1SearchResponseSchema, the places rendered once per cached page (see pageBody).
+    return reply.type(json).send(`{"total":${result.total},"data":${pagePlacesJson(result.page, [])},"resolved":${JSON.stringify(result.resolution)}}`);
   };
 
   app.get(
@@ -175,7 +175,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloaded },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = await readGetBody(request);
       const query = request.query as V1SearchInput;
       const hasQuery = Object.keys(query).some((k) => k !== 'per_page');
@@ -184,8 +184,8 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
           errors: [{ field: 'querystring', message: 'is not allowed together with a JSON body' }],
         });
       }
-      if (body !== undefined) return v1(request, validateV1Body(body), 'body');
-      return v1(request, query, 'querystring');
+      if (body !== undefined) return v1(request, reply, validateV1Body(body), 'body');
+      return v1(request, reply, query, 'querystring');
     },
   );
 
@@ -202,6 +202,6 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloaded },
       },
     },
-    async (request) => v1(request, request.body as V1SearchInput | undefined, 'body'),
+    async (request, reply) => v1(request, reply, request.body as V1SearchInput | undefined, 'body'),
   );
 }

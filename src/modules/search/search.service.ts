@@ -8,7 +8,7 @@ import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type Pl
 import { streamPlaces } from '../places/places.stream.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
-import { countMatches, fuzzyDistance } from './search.reads.ts';
+import { countMatches, fuzzyDistance, type PlacePage } from './search.reads.ts';
 import type { SearchFilters } from './search.schema.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
@@ -73,7 +73,9 @@ export interface SavedSearch {
 export interface SearchPageResult {
   search: SavedSearch;
   total: number;
-  places: Array<{ place: Place; distanceM: number | null }>;
+  /** The page as read; shared with the read cache, so never mutated. `pagePlacesJson` renders it. */
+  page: PlacePage;
+  fields: PlaceField[];
   /** Opaque cursor of the next page, null on the last page. */
   nextCursor: string | null;
 }
@@ -248,13 +250,36 @@ function rowToSavedSearch(row: SearchRow): SavedSearch {
   };
 }
 
-function toPage(search: SavedSearch, page: Awaited<ReturnType<ApiReadTasks['searchPage']>>, fields: PlaceField[]): SearchPageResult {
-  return {
-    search,
-    total: page.total,
-    places: page.rows.map((r) => ({ place: pickFields(placeRowToPlace(r), fields) as Place, distanceM: r.distance_m === null ? null : Math.round(r.distance_m) })),
-    nextCursor: page.next ? encodeCursor(search.id, page.next) : null,
-  };
+function toPage(search: SavedSearch, page: PlacePage, fields: PlaceField[]): SearchPageResult {
+  return { search, total: page.total, page, fields, nextCursor: page.next ? encodeCursor(search.id, page.next) : null };
+}
+
+/** The page's places in the public shape, narrowed to `fields`, with `distance_m` when the search has a point. */
+export function pagePlaces(page: PlacePage, fields: readonly PlaceField[]): Array<Partial<Place> & { distance_m?: number }> {
+  return page.rows.map((r) => {
+    const place = pickFields(placeRowToPlace(r), fields);
+    return r.distance_m === null ? place : { ...place, distance_m: Math.round(r.distance_m) };
+  });
+}
+
+/**
+ * `pagePlaces` as a JSON array, remembered per page object and `fields`: a page served from the read
+ * cache to many clients is rendered once, and the text is dropped with the page.
+ */
+const renderedPages = new WeakMap<PlacePage, Map<string, string>>();
+
+export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): string {
+  const key = fields.join(',');
+  let byFields = renderedPages.get(page);
+  const hit = byFields?.get(key);
+  if (hit !== undefined) return hit;
+  const json = JSON.stringify(pagePlaces(page, fields));
+  if (!byFields) {
+    byFields = new Map();
+    renderedPages.set(page, byFields);
+  }
+  byFields.set(key, json);
+  return json;
 }
 
 /**
@@ -283,10 +308,10 @@ export async function quickSearch(
   deps: SearchDeps,
   input: Pick<SearchInput, 'type' | 'city' | 'country' | 'query'>,
   options: { perPage: number; lang: string | null },
-): Promise<{ total: number; places: Array<{ place: Place; distanceM: number | null }>; resolution: SearchResolution }> {
+): Promise<{ total: number; page: PlacePage; resolution: SearchResolution }> {
   const { criteria, resolution, sort } = await resolveSearch(deps, input, options.lang);
   const page = await runWithTypoFallback(deps, criteria, sort, options.perPage);
-  return { total: page.total, places: page.rows.map((r) => ({ place: placeRowToPlace(r), distanceM: null })), resolution };
+  return { total: page.total, page, resolution };
 }
 
 /** Exact substring matching first; when it finds nothing, the same search tolerating typos (criteria updated). */
