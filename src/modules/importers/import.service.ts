@@ -195,7 +195,7 @@ function importWorkerFile(): URL {
 }
 
 async function workerChunks(job: WorkerJob): Promise<ChunkInput> {
-  const worker = new Worker(importWorkerFile(), { workerData: job });
+  const worker = new Worker(importWorkerFile(), { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 96 } });
   const queue: FromWorker[] = [];
   let wake: (() => void) | undefined;
   const push = (m: FromWorker) => {
