@@ -10,8 +10,11 @@
  * 5. a CSV export of a saved search matching every place, and of a world-bbox search made through the
  *    API, each against `sqlite3 -csv` on the same rows and columns: target time < 2x, server peak RSS
  *    (VmHWM, reset before the export) < 250 MB. Exported places become the bench account's leads, so
- *    the figure includes recording them.
+ *    the figure includes recording them;
+ * 6. the searches of 2 and 3 again on a server with its read cache off (every search computed), for reference.
  *
+ * The default server keeps a read cache (READ_CACHE_ENTRIES): the 40 type+city searches and 200 full-text
+ * searches repeat, so after the warm-up run most are answered from it; 6 shows the uncached cost.
  * The app runs as a child process (`src/cli/main.ts serve`), as in production; autocannon runs here,
  * on the same 2 cores, for every figure including the ceiling. A measurement whose route is not there
  * (404 from the app) is reported as skipped. The catalog is cached under var/bench/ (see lib/catalog.ts).
@@ -287,6 +290,25 @@ async function exportFigure(label: string, searchId: string, where: string): Pro
 }
 
 await stop(app);
+
+// ---------------------------------------------------------------- the same searches without the read cache
+// The figures above use the default server, whose read cache answers a repeated search from memory while
+// the catalog is unchanged. These show what every search costs when nothing is cached (all distinct searches).
+log('\nthe same searches with the read cache off (READ_CACHE_ENTRIES=0)');
+{
+  const coldPort = await freePort();
+  const coldBase = `http://127.0.0.1:${coldPort}`;
+  const cold = start(['src/cli/main.ts', 'serve'], { DATABASE_URL: catalog.url, PORT: String(coldPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', IMPORT_DEMO_DATA: 'false', READ_CACHE_ENTRIES: '0' });
+  await waitFor(`${coldBase}/healthz`, cold);
+  for (const [name, paths, warm] of [['type+city', typeCity, tc], ['full-text', fullText, ft]] as const) {
+    const r = warm ? await measure(`${name}, cache off`, { url: coldBase, connections, paths }) : null;
+    if (r && warm) {
+      rows.push({ figure: `${name} p99, read cache off (${connections} conn.)`, value: ms(r.latency.p99), baseline: `${ms(warm.latency.p99)} (cache on)`, ratio: ratioTo(r.latency.p99, warm.latency.p99), target: '', verdict: '' });
+      rows.push({ figure: `${name} throughput, read cache off`, value: `${r.requests.average} req/s`, baseline: `${warm.requests.average} req/s (cache on)`, ratio: ratioTo(r.requests.average, warm.requests.average), target: '', verdict: '' });
+    }
+  }
+  await stop(cold);
+}
 
 // ---------------------------------------------------------------- report
 log(`\nLeadAtlas API benchmark: ${catalog.rows} places, ${connections} connections, ${duration} s per run, autocannon on the same machine`);
