@@ -62,7 +62,15 @@ interface PlaceTextGeo {
    * A search on text alone, answered from the text index without reading `places`: the matching ids in
    * relevance order and their count. Null where the dialect has no such index.
    */
-  textOnly: { count(words: string[]): RawBuilder<{ n: number }>; page(words: string[], after: PlaceKey | null, limit: number): RawBuilder<{ id: number; k: number }> } | null;
+  textOnly: {
+    count(words: string[]): RawBuilder<{ n: number }>;
+    page(words: string[], after: PlaceKey | null, limit: number): RawBuilder<{ id: number; k: number }>;
+    /**
+     * Every match of one word with its relevance key (0: the display name starts with it), at most
+     * `cap + 1` rows, from a single pass over the index: a rare word's total and first page at once.
+     */
+    allOfOneWord(word: string, cap: number): RawBuilder<{ id: number; k: number }>;
+  } | null;
 }
 
 /** A phrase for FTS5: the text in double quotes, inner quotes doubled. */
@@ -95,6 +103,9 @@ function ftsStartsWith(id: RawBuilder<number>, word: string): RawBuilder<number>
   const prefix = [...word].length >= 3 ? sql`places_fts MATCH ${`^${ftsPhrase(word)}`}` : sql`names LIKE ${likePattern(word).slice(1)} ESCAPE '\\'`;
   return sql<number>`(CASE WHEN ${id} IN (SELECT rowid FROM places_fts WHERE ${prefix}) THEN 0 ELSE 1 END)`;
 }
+
+/** Marks the start of a match in `highlight()` output: a control character no name contains. */
+const matchMark = '\u0001';
 
 const sqliteTextGeo: PlaceTextGeo = {
   containsWords(eb, words) {
@@ -135,6 +146,11 @@ const sqliteTextGeo: PlaceTextGeo = {
           UNION ALL
           SELECT * FROM (SELECT rowid AS id, 1 AS k FROM places_fts WHERE places_fts MATCH ${remaining} AND rowid > ${fromRemaining} ORDER BY rowid LIMIT ${limit})
         ) ORDER BY k, id LIMIT ${limit}`;
+    },
+    allOfOneWord(word, cap) {
+      // highlight() marks every match of the phrase; one at offset 0 is exactly what `^"word"` matches.
+      return sql<{ id: number; k: number }>`SELECT rowid AS id, CASE WHEN substr(highlight(places_fts, 0, ${matchMark}, ''), 1, 1) = ${matchMark} THEN 0 ELSE 1 END AS k
+        FROM places_fts WHERE places_fts MATCH ${ftsPhrase(word)} LIMIT ${cap + 1}`;
     },
   },
 };
@@ -294,6 +310,19 @@ function textOnlySearch(db: Db, criteria: PlaceCriteria) {
   // Words under 3 characters are matched by LIKE, outside the index.
   if (text.words.some((w) => [...w].length < 3)) return null;
   return textGeo(db).textOnly;
+}
+
+/**
+ * A search on one word alone, answered in one pass over the text index: every match with its relevance
+ * key (0 when the display name starts with the word), unsorted; null when the dialect cannot, or when
+ * there are more than `cap` matches (then counting and the two lazy streams of `findPlacesPage` cost less
+ * than reading them all).
+ */
+export async function findOneWordMatches(db: Db, criteria: PlaceCriteria, cap: number): Promise<Array<{ id: number; k: number }> | null> {
+  const textOnly = textOnlySearch(db, criteria);
+  if (!textOnly || criteria.text!.words.length !== 1) return null;
+  const { rows } = await textOnly.allOfOneWord(criteria.text!.words[0]!, cap).execute(db.kysely);
+  return rows.length > cap ? null : rows;
 }
 
 /** Exact number of places matching (the fuzzy mode counts candidates: the caller verifies them). */

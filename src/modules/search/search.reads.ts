@@ -4,6 +4,7 @@ import {
   allowedEdits,
   countPlaces,
   findFuzzyCandidates,
+  findOneWordMatches,
   findPlacesByIds,
   findPlacesPage,
   placesVersion,
@@ -93,10 +94,15 @@ async function exactCount(db: Db, criteria: PlaceCriteria): Promise<number> {
   const hit = countCache.get(key);
   if (hit && hit.version === version) return hit.total;
   const total = await countPlaces(db, criteria);
+  remember(key, version, total);
+  return total;
+}
+
+/** Keeps a count taken at `version` (the version read before counting, so a later write only forces a recount). */
+function remember(key: string, version: number, total: number): void {
   countCache.delete(key);
   if (countCache.size >= countCacheSize) countCache.delete(countCache.keys().next().value!);
   countCache.set(key, { version, total });
-  return total;
 }
 
 function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
@@ -105,9 +111,27 @@ function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
   return (a.id - b.id) * sign;
 }
 
+/** Up to this many matches, a one-word search reads them all in one pass (see findOneWordMatches). */
+const oneWordCap = 2000;
+
 /** One page of a search plus the exact total. */
 export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
   if (criteria.text?.mode === 'fuzzy') return fuzzyPage(db, criteria, sort, after, limit);
+  if (after === null && sort === 'relevance' && criteria.text?.words.length === 1) {
+    const version = await placesVersion(db);
+    const matches = await findOneWordMatches(db, criteria, oneWordCap);
+    if (matches) {
+      remember(JSON.stringify(criteria), version, matches.length);
+      matches.sort((a, b) => a.k - b.k || a.id - b.id);
+      const slice = matches.slice(0, limit);
+      const last = slice.at(-1);
+      return {
+        total: matches.length,
+        rows: await findPlacesByIds(db, slice.map((m) => m.id), null),
+        next: matches.length > limit && last ? { key: last.k, id: last.id } : null,
+      };
+    }
+  }
   const [total, rows] = await Promise.all([exactCount(db, criteria), findPlacesPage(db, criteria, sort, after, limit + 1)]);
   const more = rows.length > limit;
   const page = rows.slice(0, limit);

@@ -4,7 +4,7 @@ import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import { placesVersion, type PlaceCriteria } from '../places/places.repository.ts';
+import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria } from '../places/places.repository.ts';
 import { createPlaceWriter } from '../places/places.writer.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
@@ -164,6 +164,30 @@ describe('full-text and geo indexes on SQLite', () => {
     assert.equal(await inBox(), 0);
     await t.db.kysely.updateTable('places').set({ lat: 0.5, lon: 0.5 }).where('source_id', '=', 'p3').execute();
     assert.equal(await inBox(), 1);
+  });
+
+  test('answers a one-word search in one pass with the same total, order and cursor as counting and the two streams', async () => {
+    // A name starting with a word that other names only contain, added after them (a higher id).
+    const run = await t.db.kysely
+      .insertInto('import_runs')
+      .values({ source: 'test', format: 'test', path: '/k', file_sha256: 'k', status: 'running', started_at: new Date().toISOString() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
+    await createPlaceWriter(t.db).writeBatch([record(900, { name: 'Keller Bar' })], Number(run.id), counters);
+    const keys = new Set<number | string>();
+    for (const word of ['ratskeller', 'keller', 'cellar', 'Königin', 'bräu', '寿司', 'zzzz']) {
+      const c = criteria({ text: { words: [word], mode: 'substring' } });
+      const onePass = await searchPage(t.db, c, 'relevance', null, 3);
+      const rows = await findPlacesPage(t.db, c, 'relevance', null, 4);
+      assert.equal(onePass.total, await countPlaces(t.db, c), word);
+      assert.deepEqual(onePass.rows.map((r) => r.id), rows.slice(0, 3).map((r) => r.id), word);
+      const last = rows[2];
+      assert.deepEqual(onePass.next, rows.length > 3 && last ? { key: last.sort_key, id: last.id } : null, word);
+      for (const r of rows) keys.add(r.sort_key);
+    }
+    // Both relevance keys occurred: names starting with the word, and names only containing it.
+    assert.deepEqual([...keys].sort(), [0, 1]);
   });
 
   test('gives the same pages from the worker pool as inline', async () => {
