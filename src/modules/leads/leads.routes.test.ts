@@ -73,7 +73,7 @@ describe("the account's leads on the Munich OpenStreetMap extract", () => {
       const res = await get(account, `/api/v1/user-api/places?per_page=9&page=${page}`);
       const body = res.json<LeadsPage>();
       assert.equal(body.page, page);
-      byPage.push(...body.data.map((l) => l.id));
+      byPage.push(...body.data.map((l) => l.id!));
       if (body.next_cursor === null) break;
     }
     assert.deepEqual(byPage, leads.map((l) => l.id));
@@ -108,8 +108,8 @@ describe("the account's leads on the Munich OpenStreetMap extract", () => {
     assert.equal(await total('has_phone=true'), withPhone);
     assert.equal(await total('has_phone=false'), all.length - withPhone);
     assert.equal(await total('has_website=true'), all.filter((l) => l.website !== null).length);
-    assert.equal(await total('min_rating=1'), all.filter((l) => l.rating !== null && l.rating >= 1).length);
-    assert.equal(await total('category=restaurant&has_phone=true'), all.filter((l) => restaurants.includes(l.id) && l.phone !== null).length);
+    assert.equal(await total('min_rating=1'), all.filter((l) => l.rating != null && l.rating >= 1).length);
+    assert.equal(await total('category=restaurant&has_phone=true'), all.filter((l) => restaurants.includes(l.id!) && l.phone !== null).length);
   });
 
   test('answers 400 naming the allowed range for a per_page outside 1..100', async () => {
@@ -121,6 +121,23 @@ describe("the account's leads on the Munich OpenStreetMap extract", () => {
     }
     const empty = await get(account, '/api/v1/user-api/places');
     assert.equal(empty.json<LeadsPage>().per_page, 20, 'the default');
+  });
+
+  test('narrows each lead to the fields asked for, and names the allowed fields for an unknown one', async () => {
+    const account = await createAccountWithToken(t.db);
+    const exported = await exportCategory(account, 'cafe');
+    const res = await get(account, '/api/v1/user-api/places?fields=name,phone,id&per_page=100');
+    assert.equal(res.statusCode, 200, res.body);
+    const page = res.json<LeadsPage>();
+    assert.equal(page.data.length, exported.length);
+    for (const lead of page.data) assert.deepEqual(Object.keys(lead).sort(), ['id', 'lead', 'name', 'phone']);
+    assert.deepEqual(page.data.map((l) => l.id).sort(), [...exported].sort());
+    const bad = await get(account, '/api/v1/user-api/places?fields=name,colour');
+    assert.equal(bad.statusCode, 400);
+    const error = bad.json().errors[0];
+    assert.equal(error.field, 'querystring.fields');
+    assert.match(error.message, /colour/);
+    assert.ok(Array.isArray(error.allowed) && error.allowed.includes('phone_e164'));
   });
 
   test('rejects a cursor it did not issue, and a cursor together with a page', async () => {

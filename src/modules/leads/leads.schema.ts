@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { PlaceSchema } from '../places/places.schema.ts';
+import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 
 export const leadsPerPage = { default: 20, minimum: 1, maximum: 100 } as const;
 
@@ -21,14 +21,20 @@ export const LeadsQuerySchema = Type.Object(
     has_phone: Type.Optional(Type.Boolean()),
     has_website: Type.Optional(Type.Boolean()),
     min_rating: Type.Optional(Type.Number({ minimum: 0, maximum: 5 })),
+    fields: Type.Optional(
+      Type.String({
+        description: `Comma-separated place fields to return (default all; \`lead\` always comes). Allowed: ${placeFields.join(', ')}`,
+        examples: ['name,phone,website'],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type LeadsQuery = Static<typeof LeadsQuerySchema>;
 
-/** A lead: the public place (as in search results and exports) and when the account exported it. */
+/** A lead: the public place (as in search results and exports; `fields` narrows it) and when the account exported it. */
 export const LeadSchema = Type.Object({
-  ...PlaceSchema.properties,
+  ...Type.Partial(PlaceSchema).properties,
   lead: Type.Object({
     search_id: Type.String({ description: 'The search of the latest export that included the place', examples: ['srch_3f7kq2m5x9ab4cde'] }),
     first_exported_at: Type.String({ format: 'date-time' }),

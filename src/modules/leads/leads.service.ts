@@ -1,6 +1,7 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { placeRowToPlace } from '../places/places.schema.ts';
+import { pickFields, placeRowToPlace, type PlaceField } from '../places/places.schema.ts';
+import { parseFields } from '../search/search.service.ts';
 import { countLeads, countLeadsByCategory, listLeads, type LeadFilters, type LeadKey, type LeadPlaceRow } from './leads.repository.ts';
 import { leadsPerPage, type Lead, type LeadCategories, type LeadsPage, type LeadsQuery } from './leads.schema.ts';
 
@@ -19,6 +20,7 @@ export async function listAccountLeads(db: Db, accountId: number, query: LeadsQu
     hasWebsite: query.has_website,
     minRating: query.min_rating,
   };
+  const fields = parseFields(query.fields);
   const perPage = query.per_page ?? leadsPerPage.default;
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   const offset = query.page === undefined ? undefined : (query.page - 1) * perPage;
@@ -29,7 +31,7 @@ export async function listAccountLeads(db: Db, accountId: number, query: LeadsQu
   const pageRows = rows.slice(0, perPage);
   const last = pageRows.at(-1);
   return {
-    data: pageRows.map(leadRowToLead),
+    data: pageRows.map((row) => leadRowToLead(row, fields)),
     total,
     per_page: perPage,
     page: query.cursor === undefined ? (query.page ?? 1) : null,
@@ -47,9 +49,9 @@ export async function leadCategories(db: Db, accountId: number): Promise<LeadCat
   };
 }
 
-function leadRowToLead(row: LeadPlaceRow): Lead {
+function leadRowToLead(row: LeadPlaceRow, fields: readonly PlaceField[]): Lead {
   return {
-    ...placeRowToPlace(row),
+    ...pickFields(placeRowToPlace(row), fields),
     lead: { search_id: row.lead_search_id, first_exported_at: row.first_exported_at, last_exported_at: row.last_exported_at },
   };
 }
