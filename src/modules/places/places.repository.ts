@@ -155,10 +155,18 @@ const sqliteTextGeo: PlaceTextGeo = {
   },
 };
 
-/** PostgreSQL: case-insensitive substring on the name and the JSON of other names (pg_trgm indexes lower(name)). */
+/**
+ * PostgreSQL: substring on the name and the JSON of other names, case and accents folded by `la_fold`
+ * (migration 0011; the trigram index is on la_fold(name)).
+ */
 const postgresTextGeo: PlaceTextGeo = {
   containsWords(eb, words) {
-    return eb.and(words.map((w) => eb.or([sql<SqlBool>`lower(places.name) LIKE ${likePattern(w)}`, sql<SqlBool>`lower(places.names) LIKE ${likePattern(w)}`])));
+    return eb.and(
+      words.map((w) => {
+        const pattern = sql`la_fold(${likePattern(w)})`;
+        return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+      }),
+    );
   },
   containsAnyPiece(eb, piecesPerWord) {
     return eb.and(piecesPerWord.map((pieces) => eb.or(pieces.map((p) => postgresTextGeo.containsWords(eb, [p])))));
@@ -167,7 +175,7 @@ const postgresTextGeo: PlaceTextGeo = {
     return eb.and(exactBox(eb, minLon, minLat, maxLon, maxLat));
   },
   startsWith(word) {
-    return sql<number>`(CASE WHEN lower(places.name) LIKE ${likePattern(word).slice(1)} ESCAPE '\\' THEN 0 ELSE 1 END)`;
+    return sql<number>`(CASE WHEN la_fold(places.name) LIKE la_fold(${likePattern(word).slice(1)}) ESCAPE '\\' THEN 0 ELSE 1 END)`;
   },
   textOnly: null,
 };

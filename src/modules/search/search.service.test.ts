@@ -96,6 +96,15 @@ for (const dialect of dialects) {
       assert.equal(byName.total, 41);
     });
 
+    test('folds case and accents in names and in the query alike', async () => {
+      const total = async (word: string) => (await searchPage(t.db, criteria({ text: { words: [word], mode: 'substring' } }), 'relevance', null, 5)).total;
+      // Every sixth place, from the second, is a "Café Königin"; "Augustiner Bräu" from the fourth.
+      for (const word of ['konigin', 'KÖNIGIN', 'Königin', 'cafe', 'CAFÉ']) assert.equal(await total(word), 40, word);
+      assert.equal(await total('brau'), 40);
+      // The alternative name "Ratskeller München" of every sixth place, from the first, and the Helsinki one.
+      assert.equal(await total('munchen'), 41);
+    });
+
     test('finds places near a point and inside a box', async () => {
       const near = await searchPage(t.db, criteria({ near: { lat: 48.13, lon: 11.57, radiusM: 140 } }), 'distance', null, 100);
       // Within 140 m of the grid corner: 0–1 steps north (111 m) and 0–1 steps east (74 m); the diagonal is 134 m.

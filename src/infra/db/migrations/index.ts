@@ -8,6 +8,7 @@ import * as m0006 from './0006_search_order.ts';
 import * as m0007 from './0007_places_version.ts';
 import * as m0008 from './0008_search_country_order.ts';
 import * as m0010 from './0010_places_deferred_indexing.ts';
+import * as m0011 from './0011_postgres_fold_accents.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_places_version': m0007,
   '0008_search_country_order': m0008,
   '0010_places_deferred_indexing': m0010,
+  '0011_postgres_fold_accents': m0011,
 };
