@@ -1,6 +1,8 @@
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
+import { loadCountryRows } from '../geo/geo.data.ts';
+import { SqlPlaceNames } from '../geo/place-names.ts';
 import { loadCategoryIndex, type CategoryIndex } from '../taxonomy/taxonomy.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
@@ -35,7 +37,8 @@ function memoize<A extends unknown[], R>(fn: (...args: A) => R, size = 5000): (.
 }
 
 let shared: TypeResolver | undefined;
-let places: PlaceNameResolver | undefined;
+let gazetteerNames: PlaceNameResolver | undefined;
+const sqlNames = new WeakMap<Db, PlaceNameResolver>();
 
 /** The process-wide resolver (the category index is built once, about 1.5 s, on first use), answers remembered. */
 export async function loadTypeResolver(): Promise<TypeResolver> {
@@ -46,16 +49,39 @@ export async function loadTypeResolver(): Promise<TypeResolver> {
   return shared;
 }
 
-/** The process-wide gazetteer for `city`/`country`, answers remembered. */
-export function loadPlaceNameResolver(): PlaceNameResolver {
-  if (!places) {
-    const gazetteer = loadGazetteer();
-    places = { resolveCity: memoize(gazetteer.resolveCity.bind(gazetteer)), resolveCountry: memoize(gazetteer.resolveCountry.bind(gazetteer)) };
+/**
+ * The `city`/`country` resolver for a database, answers remembered. SQLite: indexed lookups in the
+ * reference tables (`SqlPlaceNames`), so a server never holds the gazetteer (about 140 MB of heap on its
+ * own). PostgreSQL, and an SQLite database whose reference tables were never filled (migrated only, as in
+ * some tests; `leadatlas serve` always fills them): the in-memory gazetteer, since the resolver answers
+ * synchronously and from the same data.
+ */
+export function placeNameResolver(db: Db): PlaceNameResolver {
+  if (!db.sqlite || !SqlPlaceNames.hasCities(db.sqlite)) {
+    if (!gazetteerNames) {
+      const gazetteer = loadGazetteer();
+      gazetteerNames = { resolveCity: memoize(gazetteer.resolveCity.bind(gazetteer)), resolveCountry: memoize(gazetteer.resolveCountry.bind(gazetteer)) };
+    }
+    return gazetteerNames;
   }
-  return places;
+  let names = sqlNames.get(db);
+  if (!names) {
+    const sql = new SqlPlaceNames(db.sqlite);
+    names = { resolveCity: memoize(sql.resolveCity.bind(sql)), resolveCountry: memoize(sql.resolveCountry.bind(sql)) };
+    sqlNames.set(db, names);
+  }
+  return names;
 }
 
-/** What the search service needs, wired to the taxonomy and the gazetteer: for the API and the dashboard alike. */
+/**
+ * Warms what every `city`/`country` resolver reads first, the country names (a server calls this once it
+ * listens); each database's resolver is then made on its first search.
+ */
+export function loadPlaceNameResolver(): void {
+  loadCountryRows();
+}
+
+/** What the search service needs, wired to the taxonomy and the place names: for the API and the dashboard alike. */
 export function createSearchDeps(db: Db, reads: ReadPool<ApiReadTasks>): SearchDeps {
-  return { db, reads, types: loadTypeResolver, places: loadPlaceNameResolver };
+  return { db, reads, types: loadTypeResolver, places: () => placeNameResolver(db) };
 }

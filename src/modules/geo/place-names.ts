@@ -1,0 +1,205 @@
+import type SQLite from 'better-sqlite3';
+import { foldText } from '../../infra/text.ts';
+import type { City, CityResolution, CitySuggestion, Country } from './gazetteer.ts';
+import { loadCountryRows, type CountryRow } from './geo.data.ts';
+
+/**
+ * `city=` and `country=` of the API answered from the reference tables (`cities`, `city_names`, filled
+ * at migrate from the same rows as the gazetteer) instead of the in-memory `Gazetteer`, whose city
+ * names, kd-trees and rows take about 140 MB of heap in every server process. A lookup is one indexed
+ * query on `city_names`' primary key (name, city); the API memoises the answers.
+ *
+ * Same answers as `Gazetteer.resolveCity`/`resolveCountry` (geo.place-names.test.ts compares them name by
+ * name): the most populous city of the name, within the country when given; a name that also names a
+ * country means that country's city first; up to 10 alternatives, the country's first; for an unknown
+ * name the closest spellings (1 edit up to 4 letters, 2 up to 8, else 3), fewest edits, then population.
+ *
+ * Countries stay in memory (250 countries, about 12,000 names): which country a shared name means
+ * (`congo`, `bi`) follows the gazetteer's tiers (ISO2 codes, ISO3 codes, own names, names in other
+ * languages), which `country_names` does not record.
+ *
+ * SQLite only: the resolver interface is synchronous, like better-sqlite3. The importers keep the
+ * gazetteer, which they need for `assignCity` anyway.
+ */
+export class SqlPlaceNames {
+  private readonly countries = new Map<string, Country>();
+  private readonly countryNames = new Map<string, string>();
+  private readonly namedCities: SQLite.Statement<[string], CityTuple>;
+  private readonly allNames: SQLite.Statement<[], string>;
+  /** Distinct names by length with their letter masks, for suggestions; read on the first unknown name. */
+  private namesByLengthIndex: Map<number, { names: string[]; masks: Int32Array }> | undefined;
+
+  constructor(handle: SQLite.Database, countryRows: CountryRow[] = loadCountryRows()) {
+    for (const c of countryRows) {
+      this.countries.set(c.code, { code: c.code, name: c.name, nativeName: c.nativeName, continent: c.continent });
+    }
+    for (const c of countryRows) this.countryNames.set(c.code.toLowerCase(), c.code);
+    for (const c of countryRows) if (c.alpha3 && !this.countryNames.has(c.alpha3.toLowerCase())) this.countryNames.set(c.alpha3.toLowerCase(), c.code);
+    for (const tier of ['names', 'otherNames'] as const) {
+      for (const c of countryRows) for (const n of c[tier]) if (!this.countryNames.has(n)) this.countryNames.set(n, c.code);
+    }
+    // The gazetteer's order of same-named cities: population, then GeoNames id.
+    this.namedCities = handle
+      .prepare<[string], CityTuple>(
+        `SELECT c.id, c.name, c.country_code, c.admin1, c.lat, c.lon, c.population, n.rowid
+         FROM city_names n JOIN cities c ON c.id = n.city_id
+         WHERE n.name_norm = ? ORDER BY c.population DESC, c.id ASC`,
+      )
+      .raw(true);
+    this.allNames = handle.prepare<[], string>('SELECT DISTINCT name_norm FROM city_names').pluck(true);
+  }
+
+  /** Whether `syncGeo` has filled the city tables of this database (a database only migrated has them empty). */
+  static hasCities(handle: SQLite.Database): boolean {
+    try {
+      return handle.prepare(`SELECT 1 FROM reference_data WHERE name = 'cities' AND row_count > 0`).get() !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  private countryCode(codeOrName: string): string | undefined {
+    return this.countryNames.get(foldText(codeOrName));
+  }
+
+  /** A country by ISO2/ISO3 code or by a name in any language the data has; null when unknown. */
+  resolveCountry(nameOrCode: string): Country | null {
+    const code = this.countryCode(nameOrCode);
+    return code ? (this.countries.get(code) ?? null) : null;
+  }
+
+  private named(key: string): City[] {
+    return this.namedCities.all(key).map(toCity);
+  }
+
+  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution {
+    const key = foldText(name);
+    const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
+    const all = key.length > 0 ? this.named(key) : [];
+    // A name that is also a country's (Monaco, Singapore, Luxembourg) means that country's city, even
+    // when a bigger city elsewhere carries it as an exonym (München is Monaco in Italian).
+    const namesCountry = !country && key.length > 3 ? this.countryCode(name) : undefined;
+    const inCountry = country
+      ? all.filter((c) => c.countryCode === country)
+      : namesCountry
+        ? [...all.filter((c) => c.countryCode === namesCountry), ...all.filter((c) => c.countryCode !== namesCountry)]
+        : all;
+    const chosen = inCountry[0];
+    const rest = [...inCountry.slice(1), ...(country ? all.filter((c) => c.countryCode !== country) : [])];
+    return {
+      chosen: chosen ?? null,
+      alternatives: rest.slice(0, 10),
+      candidates: chosen === undefined && key.length > 0 ? this.suggest(key, country) : [],
+    };
+  }
+
+  /**
+   * The distinct city names (about 300,000) by length, read once, on the first name that matches no city:
+   * about 200 ms and 15 MB, against 40 ms or more for every unknown name if each scanned `city_names`
+   * (nothing indexes names by length).
+   */
+  private get namesByLength(): Map<number, { names: string[]; masks: Int32Array }> {
+    if (this.namesByLengthIndex) return this.namesByLengthIndex;
+    const byLength = new Map<number, string[]>();
+    for (const n of this.allNames.iterate()) {
+      const bucket = byLength.get(n.length);
+      if (bucket) bucket.push(n);
+      else byLength.set(n.length, [n]);
+    }
+    this.namesByLengthIndex = new Map([...byLength].map(([length, names]) => [length, { names, masks: Int32Array.from(names, letterMask) }]));
+    return this.namesByLengthIndex;
+  }
+
+  /** Closest known spellings of an unknown name: 1 edit for short names, 2 up to 8 letters, else 3. */
+  private suggest(key: string, country: string | null, limit = 5): CitySuggestion[] {
+    const max = key.length <= 4 ? 1 : key.length <= 8 ? 2 : 3;
+    const mask = letterMask(key);
+    const found: Array<{ name: string; city: City; edits: number; order: NameOrder }> = [];
+    for (let len = key.length - max; len <= key.length + max; len++) {
+      const bucket = this.namesByLength.get(len);
+      if (!bucket) continue;
+      for (let k = 0; k < bucket.names.length; k++) {
+        // Each edit adds or removes at most two letters from the set, so more differing letters cannot be close.
+        if (popcount(mask ^ bucket.masks[k]!) > 2 * max) continue;
+        const n = bucket.names[k]!;
+        const edits = boundedEditDistance(key, n, max);
+        if (edits > max) continue;
+        const cities = this.namedCities.all(n);
+        const city = cities.find((c) => !country || c[2] === country);
+        if (city) found.push({ name: n, city: toCity(city), edits, order: nameOrder(n, cities[0]!) });
+      }
+    }
+    // Fewest edits, then the most populous city; between two names of one city, the gazetteer's order of names.
+    found.sort((a, b) => a.edits - b.edits || byPopulation(a.city, b.city) || compareNameOrder(a.order, b.order));
+    const seen = new Set<number>();
+    const out: CitySuggestion[] = [];
+    for (const f of found) {
+      if (seen.has(f.city.id)) continue;
+      seen.add(f.city.id);
+      out.push({ name: f.name, city: f.city });
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+}
+
+type CityTuple = [id: number, name: string, countryCode: string, admin1: string | null, lat: number, lon: number, population: number, nameRow: number];
+
+function toCity([id, name, countryCode, admin1, lat, lon, population]: CityTuple): City {
+  return { id, name, countryCode, admin1, lat, lon, population };
+}
+
+/** The gazetteer's order of cities: population, then GeoNames id. */
+function byPopulation(a: City, b: City): number {
+  return b.population - a.population || a.id - b.id;
+}
+
+/**
+ * Where the gazetteer meets a name when it looks for close spellings: shorter names first, then in the
+ * order names were first listed, city by city in `byPopulation` order, each city's names in the order
+ * the sync wrote them (their row order in `city_names`).
+ */
+type NameOrder = [length: number, population: number, cityId: number, nameRow: number];
+
+function nameOrder(name: string, firstCity: CityTuple): NameOrder {
+  return [name.length, firstCity[6], firstCity[0], firstCity[7]];
+}
+
+function compareNameOrder(a: NameOrder, b: NameOrder): number {
+  return a[0] - b[0] || b[1] - a[1] || a[2] - b[2] || a[3] - b[3];
+}
+
+/** Which characters a name has, folded into 32 bits (code point mod 32). Same as the gazetteer's. */
+function letterMask(name: string): number {
+  let mask = 0;
+  for (let i = 0; i < name.length; i++) mask |= 1 << (name.charCodeAt(i) & 31);
+  return mask;
+}
+
+function popcount(v: number): number {
+  let x = v - ((v >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Levenshtein distance when it is at most `max`, else `max + 1` (banded, stops early). Same as the gazetteer's. */
+function boundedEditDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = new Array<number>(b.length + 1);
+  let cur = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    cur[0] = i;
+    let rowMin = i;
+    const ca = a.charCodeAt(i - 1);
+    for (let j = 1; j <= b.length; j++) {
+      const cost = ca === b.charCodeAt(j - 1) ? 0 : 1;
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      cur[j] = v;
+      if (v < rowMin) rowMin = v;
+    }
+    if (rowMin > max) return max + 1;
+    [prev, cur] = [cur, prev];
+  }
+  return prev[b.length]!;
+}
