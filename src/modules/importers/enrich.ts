@@ -72,5 +72,8 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
     opening_hours: clean(input.openingHours),
     attributes: input.attributes && Object.keys(input.attributes).length > 0 ? JSON.stringify(input.attributes) : null,
   };
-  return { ok: true, record: { ...record, content_hash: contentHash(record) } };
+  // The hash covers the fields above, in this order; adding it to the same object saves copying the record.
+  const hashed = record as PlaceRecord;
+  hashed.content_hash = contentHash(record);
+  return { ok: true, record: hashed };
 }

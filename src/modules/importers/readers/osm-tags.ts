@@ -26,15 +26,22 @@ const attributeKeys = [
 ] as const;
 
 /** First non-blank value among `keys`; OSM separates several values with `;`, the first is taken. */
-function first(tags: Record<string, string>, keys: readonly string[]): string | null {
+function first(tags: ReadonlyMap<string, string>, keys: readonly string[]): string | null {
   for (const key of keys) {
-    const value = tags[key];
+    const value = tags.get(key);
     if (value === undefined) continue;
     const head = value.split(';')[0]!.trim();
     if (head !== '') return head;
   }
   return null;
 }
+
+const addressKeys = [
+  'addr:street', 'addr:place', 'addr:housenumber', 'addr:postcode', 'addr:full', 'addr:city', 'addr:province', 'addr:state',
+  'addr:country', 'opening_hours',
+] as const;
+/** Every key read below besides `name` and `name:xx`. */
+const readKeys: ReadonlySet<string> = new Set([...nameListKeys, ...poiKeys, ...attributeKeys, ...phoneKeys, ...websiteKeys, ...emailKeys, ...addressKeys]);
 
 /**
  * One OSM object (`n123`, `w45`, `r6` with its tags and representative point) as a PlaceInput.
@@ -48,24 +55,31 @@ export function osmObjectToPlace(sourceId: string, tags: Record<string, string>,
   if (!name) return { ok: false, reason: 'no name' };
   if (lat === null || lon === null) return { ok: false, reason: 'no location' };
 
+  // One pass over the object's own tags. Looking up the ~45 keys read here on the tag object itself
+  // costs more than the rest of the mapping: most are absent, and every object has a shape of its own.
   const names: Record<string, string | string[]> = {};
+  const found = new Map<string, string>();
   for (const key in tags) {
-    if (languageName.test(key)) names[key.slice(5)] = tags[key]!;
+    if (key.startsWith('name:')) {
+      if (languageName.test(key)) names[key.slice(5)] = tags[key]!;
+    } else if (readKeys.has(key)) {
+      found.set(key, tags[key]!);
+    }
   }
   for (const key of nameListKeys) {
-    const value = tags[key];
+    const value = found.get(key);
     if (value !== undefined) names[key.replace(/_name$/, '')] = value.split(';').map((v) => v.trim()).filter(Boolean);
   }
 
   const sourceCategories: string[] = [];
   for (const key of poiKeys) {
-    const value = tags[key];
+    const value = found.get(key);
     if (value !== undefined) sourceCategories.push(`${key}=${value}`);
   }
 
   const attributes: Record<string, string> = {};
   for (const key of attributeKeys) {
-    const value = tags[key];
+    const value = found.get(key);
     if (value !== undefined) attributes[key] = value;
   }
 
@@ -75,19 +89,19 @@ export function osmObjectToPlace(sourceId: string, tags: Record<string, string>,
     names,
     sourceCategories,
     osmTags: tags,
-    phone: first(tags, phoneKeys),
-    website: first(tags, websiteKeys),
-    email: first(tags, emailKeys),
-    street: tags['addr:street'] ?? tags['addr:place'] ?? null,
-    housenumber: tags['addr:housenumber'] ?? null,
-    postcode: tags['addr:postcode'] ?? null,
-    address: tags['addr:full'] ?? null,
-    city: tags['addr:city'] ?? null,
-    region: tags['addr:province'] ?? tags['addr:state'] ?? null,
-    countryCode: tags['addr:country'] ?? null,
+    phone: first(found, phoneKeys),
+    website: first(found, websiteKeys),
+    email: first(found, emailKeys),
+    street: found.get('addr:street') ?? found.get('addr:place') ?? null,
+    housenumber: found.get('addr:housenumber') ?? null,
+    postcode: found.get('addr:postcode') ?? null,
+    address: found.get('addr:full') ?? null,
+    city: found.get('addr:city') ?? null,
+    region: found.get('addr:province') ?? found.get('addr:state') ?? null,
+    countryCode: found.get('addr:country') ?? null,
     lat,
     lon,
-    openingHours: tags.opening_hours ?? null,
+    openingHours: found.get('opening_hours') ?? null,
     attributes,
   };
   return { ok: true, place };
