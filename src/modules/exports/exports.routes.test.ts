@@ -212,6 +212,20 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     assert.equal(Number(leads.n), log.row_count);
   });
 
+  test('a client that reads as fast as the export writes still leaves the event loop free between batches', async () => {
+    const account = await createAccountWithToken(t.db);
+    const searchId = await saveSearch(t.db, account.accountId, city, null);
+    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
+    // Read in microtasks only: without a turn of the loop between batches, no timer or socket would run until the end.
+    let loopTurns = 0;
+    const turns = setInterval(() => loopTurns++, 0);
+    let rows = 0;
+    for await (const chunk of started.body) rows += String(chunk).split('\r\n').length - 1;
+    clearInterval(turns);
+    assert.ok(rows > 2 * exportBatchSize, `several batches: ${rows} lines`);
+    assert.ok(loopTurns > 0, 'timers ran while the export streamed');
+  });
+
   async function waitForEnd(exportId: string) {
     for (let i = 0; i < 1000; i++) {
       const log = await t.db.kysely.selectFrom('exports').selectAll().where('public_id', '=', exportId).executeTakeFirstOrThrow();

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { applySqlitePragmas, type Db } from '../../infra/db/database.ts';
@@ -68,8 +69,7 @@ async function* streamFromOwnConnection(path: string, text: string, parameters: 
   const reader = new SQLite(path, { readonly: true });
   try {
     applySqlitePragmas(reader, true);
-    // One pass over the file: no memory map and a small page cache keep the export's memory flat.
-    reader.pragma('mmap_size = 0');
+    // One pass over the file: pages are not read twice, so a small page cache does.
     reader.pragma('cache_size = -8192');
     let batch: unknown[] = [];
     for (const row of reader.prepare(text).raw(raw).iterate(...parameters)) {
@@ -77,6 +77,10 @@ async function* streamFromOwnConnection(path: string, text: string, parameters: 
       if (batch.length >= batchSize) {
         yield batch;
         batch = [];
+        // Let the event loop run between batches. A client that reads as fast as the export writes never
+        // makes the socket push back, and the stream would then go on in microtasks alone: every other
+        // request (and V8's incremental GC steps) would wait for the whole export.
+        await setImmediate();
       }
     }
     if (batch.length > 0) yield batch;
