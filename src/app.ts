@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytesFromPool } from './infra/random.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
@@ -29,7 +29,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     logger: loggerOptions(config.LOG_LEVEL),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : `req_${randomBytes(9).toString('base64url')}`;
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : `req_${randomBytesFromPool(9).toString('base64url')}`;
     },
     requestIdHeader: false,
     ajv: {

@@ -1,7 +1,8 @@
-import { randomBytes, randomFillSync } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
+import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
@@ -222,18 +223,11 @@ export function decodeCursor(cursor: string): { searchId: string; key: PlaceKey 
 }
 
 const searchIdAlphabet = 'abcdefghijklmnopqrstuvwxyz234567';
-/** Random bytes drawn a few kilobytes at a time: one call to the system's generator per 256 search ids. */
-const randomPool = Buffer.alloc(4096);
-let randomOffset = randomPool.length;
 
 function newSearchId(): string {
-  if (randomOffset + 16 > randomPool.length) {
-    randomFillSync(randomPool);
-    randomOffset = 0;
-  }
+  const bytes = randomBytesFromPool(16);
   let id = 'srch_';
-  for (let i = 0; i < 16; i++) id += searchIdAlphabet[randomPool[randomOffset + i]! & 31];
-  randomOffset += 16;
+  for (let i = 0; i < 16; i++) id += searchIdAlphabet[bytes[i]! & 31];
   return id;
 }
 
