@@ -6,6 +6,7 @@ import type { Db } from './infra/db/database.ts';
 import { loggerOptions } from './infra/logger.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
+import { startCheckpointer } from './infra/db/checkpointer.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { placesVersion } from './modules/places/places.repository.ts';
 import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
@@ -62,6 +63,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     cache: { entries: config.READ_CACHE_ENTRIES, tasks: ['searchPage', 'countMatches', 'placeCountsByCategory', 'placeCountsByCountry'], version: () => placesVersion(db) },
   });
   app.addHook('onClose', () => reads.close());
+  const checkpointer = startCheckpointer(db);
+  if (checkpointer) app.addHook('onClose', () => checkpointer.stop());
   await app.register(searchRoutes, { db, config, reads });
   await app.register(referenceRoutes, { db, reads });
   await app.register(dashboardRoutes, { config, db, reads });
