@@ -57,6 +57,9 @@ export async function loadTypeResolver(): Promise<TypeResolver> {
  * synchronously and from the same data.
  */
 export function placeNameResolver(db: Db): PlaceNameResolver {
+  // Asked twice per search: the resolver made for this database first, before any query.
+  const made = sqlNames.get(db);
+  if (made) return made;
   if (!db.sqlite || !SqlPlaceNames.hasCities(db.sqlite)) {
     if (!gazetteerNames) {
       const gazetteer = loadGazetteer();
@@ -64,12 +67,9 @@ export function placeNameResolver(db: Db): PlaceNameResolver {
     }
     return gazetteerNames;
   }
-  let names = sqlNames.get(db);
-  if (!names) {
-    const sql = new SqlPlaceNames(db.sqlite);
-    names = { resolveCity: memoize(sql.resolveCity.bind(sql)), resolveCountry: memoize(sql.resolveCountry.bind(sql)) };
-    sqlNames.set(db, names);
-  }
+  const sql = new SqlPlaceNames(db.sqlite);
+  const names = { resolveCity: memoize(sql.resolveCity.bind(sql)), resolveCountry: memoize(sql.resolveCountry.bind(sql)) };
+  sqlNames.set(db, names);
   return names;
 }
 
