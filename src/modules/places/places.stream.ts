@@ -70,7 +70,7 @@ async function* streamFromOwnConnection(path: string, text: string, parameters: 
   try {
     applySqlitePragmas(reader, true);
     // One pass over the file: pages are not read twice, so a small page cache does.
-    reader.pragma('cache_size = -8192');
+    reader.pragma('cache_size = -2048');
     let batch: unknown[] = [];
     for (const row of reader.prepare(text).raw(raw).iterate(...parameters)) {
       batch.push(row);
