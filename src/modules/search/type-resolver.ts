@@ -38,6 +38,7 @@ function memoize<A extends unknown[], R>(fn: (...args: A) => R, size = 5000): (.
 
 let shared: TypeResolver | undefined;
 let gazetteerNames: PlaceNameResolver | undefined;
+/** The resolver chosen for each database (SQL or the gazetteer), so the choice is made once. */
 const sqlNames = new WeakMap<Db, PlaceNameResolver>();
 
 /** The process-wide resolver (the category index is built once, about 1.5 s, on first use), answers remembered. */
@@ -65,6 +66,7 @@ export function placeNameResolver(db: Db): PlaceNameResolver {
       const gazetteer = loadGazetteer();
       gazetteerNames = { resolveCity: memoize(gazetteer.resolveCity.bind(gazetteer)), resolveCountry: memoize(gazetteer.resolveCountry.bind(gazetteer)) };
     }
+    sqlNames.set(db, gazetteerNames);
     return gazetteerNames;
   }
   const sql = new SqlPlaceNames(db.sqlite);
