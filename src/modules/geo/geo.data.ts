@@ -99,6 +99,15 @@ export function loadCountryRows(): CountryRow[] {
   return countryRows;
 }
 
+/** How rows are stored in the cache file: as they are, or in a form that reads back faster. */
+interface CacheCodec<T> {
+  encode(rows: T): unknown;
+  /** Throws on anything it did not write; the caller then reads the packages. */
+  decode(stored: unknown): T;
+}
+
+const plainCodec = <T>(): CacheCodec<T> => ({ encode: (rows) => rows, decode: (stored) => stored as T });
+
 /**
  * Reading and folding the packages costs about a second of CPU in every process that needs them (each
  * import worker, the server, every test file); a V8-serialised copy reads back in a fifth of that.
@@ -106,7 +115,7 @@ export function loadCountryRows(): CountryRow[] {
  * never reads a stale copy. `LEADATLAS_CACHE_DIR` moves it (default: the system temp directory); any
  * failure to read or write it falls back to reading the packages.
  */
-function cachedRows<T>(name: 'countries' | 'cities', read: () => T): T {
+function cachedRows<T>(name: 'countries' | 'cities', read: () => T, codec: CacheCodec<T> = plainCodec<T>()): T {
   let path: string;
   try {
     const source = readFileSync(fileURLToPath(import.meta.url));
@@ -116,7 +125,7 @@ function cachedRows<T>(name: 'countries' | 'cities', read: () => T): T {
     return read();
   }
   try {
-    return deserialize(readFileSync(path)) as T;
+    return codec.decode(deserialize(readFileSync(path)));
   } catch {
     // not cached yet (or unreadable): read the packages and try to keep a copy
   }
@@ -124,7 +133,7 @@ function cachedRows<T>(name: 'countries' | 'cities', read: () => T): T {
   try {
     mkdirSync(dirname(path), { recursive: true });
     const partial = `${path}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(partial, serialize(rows));
+    writeFileSync(partial, serialize(codec.encode(rows)));
     renameSync(partial, path);
   } catch {
     // a read-only or full disk only costs the speed-up
@@ -224,7 +233,7 @@ function loadAlternateNames(): Map<number, { ascii: string; alternates: string[]
 let cityRows: CityRow[] | undefined;
 /** City rows, read once per process (the sync and the gazetteer share them; about a second). */
 export function loadCityRows(): CityRow[] {
-  cityRows ??= cachedRows('cities', readCityRows);
+  cityRows ??= cachedRows('cities', readCityRows, cityColumns);
   return cityRows;
 }
 
@@ -254,3 +263,75 @@ function readCityRows(): CityRow[] {
   }
   return rows;
 }
+
+/**
+ * City rows stored by column: numbers in typed arrays, strings joined into one string per column.
+ * V8 reads 135,000 row objects with their name arrays back in about a second; these columns in a few
+ * milliseconds, and building the rows from them takes a fraction of that second.
+ */
+const FIELD = '\u0000';
+const NAME = '\u0001';
+const NULL = '\u0002';
+
+interface StoredCityColumns {
+  format: 'city-columns@1';
+  id: Float64Array;
+  lat: Float64Array;
+  lon: Float64Array;
+  population: Float64Array;
+  name: string;
+  countryCode: string;
+  admin1: string;
+  featureCode: string;
+  names: string;
+}
+
+const cityColumns: CacheCodec<CityRow[]> = {
+  encode(rows) {
+    const strings = rows.flatMap((r) => [r.name, r.countryCode, r.admin1 ?? '', r.featureCode, ...r.names]);
+    // The separators never occur in GeoNames text; if one ever did, keep the rows as they are.
+    if (strings.some((v) => v.includes(FIELD) || v.includes(NAME) || v.includes(NULL))) return rows;
+    const stored: StoredCityColumns = {
+      format: 'city-columns@1',
+      id: Float64Array.from(rows, (r) => r.id),
+      lat: Float64Array.from(rows, (r) => r.lat),
+      lon: Float64Array.from(rows, (r) => r.lon),
+      population: Float64Array.from(rows, (r) => r.population),
+      name: rows.map((r) => r.name).join(FIELD),
+      countryCode: rows.map((r) => r.countryCode).join(FIELD),
+      admin1: rows.map((r) => r.admin1 ?? NULL).join(FIELD),
+      featureCode: rows.map((r) => r.featureCode).join(FIELD),
+      names: rows.map((r) => r.names.join(NAME)).join(FIELD),
+    };
+    return stored;
+  },
+  decode(stored) {
+    if (Array.isArray(stored)) return stored as CityRow[];
+    const c = stored as StoredCityColumns;
+    if (c.format !== 'city-columns@1') throw new Error('unknown cache format');
+    const n = c.id.length;
+    const column = (text: string) => {
+      const values = n === 0 ? [] : text.split(FIELD);
+      if (values.length !== n) throw new Error('damaged cache column');
+      return values;
+    };
+    const [name, countryCode, admin1, featureCode, names] = [c.name, c.countryCode, c.admin1, c.featureCode, c.names].map(column) as [
+      string[], string[], string[], string[], string[],
+    ];
+    const rows = new Array<CityRow>(n);
+    for (let i = 0; i < n; i++) {
+      rows[i] = {
+        id: c.id[i]!,
+        name: name[i]!,
+        countryCode: countryCode[i]!,
+        admin1: admin1[i] === NULL ? null : admin1[i]!,
+        lat: c.lat[i]!,
+        lon: c.lon[i]!,
+        population: c.population[i]!,
+        featureCode: featureCode[i]!,
+        names: names[i] === '' ? [] : names[i]!.split(NAME),
+      };
+    }
+    return rows;
+  },
+};
