@@ -3,8 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
-import { fuzzyDistance } from '../search/search.reads.ts';
-import { getSearchForAccount, parseFields, type SavedSearch } from '../search/search.service.ts';
+import { getSearchForAccount, parseFields, searchNameCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportRow, type LeadRecorder } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
@@ -73,10 +72,9 @@ function searchLabels(search: SavedSearch): { city: string | null; type: string 
  * select candidates; the edit distance on every name decides, as for the search's own pages.
  */
 async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): AsyncGenerator<BulkPlaceTuple[]> {
-  const text = search.criteria.text;
-  const fuzzy = text?.mode === 'fuzzy' ? text.words : null;
-  for await (const rows of streamPlaceTuples(db, search.criteria, batchSize, fuzzy !== null)) {
-    const matches = fuzzy ? rows.filter((t) => fuzzyDistance(fuzzy, t[publicColumnIndex.name] as string, t[bulkNamesIndex] as string | null) !== null) : rows;
+  const check = searchNameCheck(search);
+  for await (const rows of streamPlaceTuples(db, search.criteria, batchSize, check !== null)) {
+    const matches = check ? rows.filter((t) => check(t[publicColumnIndex.name] as string, t[bulkNamesIndex] as string | null)) : rows;
     if (matches.length > 0) yield matches;
   }
 }

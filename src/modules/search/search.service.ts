@@ -342,12 +342,21 @@ export async function getSearchForAccount(db: Db, accountId: number, searchId: s
  * (no row repeats). One streamed query on SQLite (`streamPlaces`); nothing is held beyond a batch.
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
-  const text = search.criteria.text;
+  const check = searchNameCheck(search);
   for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
-    // Fuzzy criteria select candidates; the edit distance on every name decides.
-    const matches = text?.mode === 'fuzzy' ? rows.filter((r) => fuzzyDistance(text.words, r.name, r.names) !== null) : rows;
+    const matches = check ? rows.filter((r) => check(r.name, r.names)) : rows;
     if (matches.length > 0) yield matches;
   }
+}
+
+/**
+ * What a bulk read of a saved search must still check on each row, or null when the SQL decides alone:
+ * fuzzy criteria select candidates, and the edit distance on every name (`name` and the `names` JSON) decides.
+ */
+export function searchNameCheck(search: SavedSearch): ((name: string, names: string | null) => boolean) | null {
+  const text = search.criteria.text;
+  if (text?.mode !== 'fuzzy') return null;
+  return (name, names) => fuzzyDistance(text.words, name, names) !== null;
 }
 
 /** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
