@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../errors.ts';
+import { jsonOf } from '../json.ts';
 import type { Db } from './database.ts';
 
 /**
@@ -88,6 +89,13 @@ export class ReadCache {
   }
 }
 
+/** The task and its arguments as text; objects through `jsonOf` (arguments are never changed once made). */
+function cacheKey(task: string, args: readonly unknown[]): string {
+  let key = task;
+  for (const a of args) key += `\u0000${a !== null && typeof a === 'object' ? jsonOf(a) : JSON.stringify(a)}`;
+  return key;
+}
+
 function withCache<T extends ReadTasks>(pool: ReadPool<T>, options: ReadCacheOptions<T> | undefined): ReadPool<T> {
   if (!options || options.entries <= 0) return pool;
   const cache = new ReadCache(options.entries, options.version);
@@ -95,7 +103,7 @@ function withCache<T extends ReadTasks>(pool: ReadPool<T>, options: ReadCacheOpt
   return {
     threads: pool.threads,
     cacheStats: cache,
-    run: (task, ...args) => (cached.has(task) ? (cache.get(JSON.stringify([task, args]), () => pool.run(task, ...args)) as never) : pool.run(task, ...args)),
+    run: (task, ...args) => (cached.has(task) ? (cache.get(cacheKey(task, args), () => pool.run(task, ...args)) as never) : pool.run(task, ...args)),
     close: () => pool.close(),
   };
 }

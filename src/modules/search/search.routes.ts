@@ -5,6 +5,7 @@ import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError } from '../../infra/errors.ts';
+import { jsonOf } from '../../infra/json.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { overloaded, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
@@ -37,8 +38,11 @@ function pageBody(result: SearchPageResult, query: MapSearchQuery, selfUrl: stri
   const next = result.nextCursor
     ? `${base}/api/v2/map/search?${new URLSearchParams({ cursor: result.nextCursor, per_page: String(query.per_page), ...(query.fields ? { fields: query.fields } : {}) })}`
     : null;
-  const head = JSON.stringify({ search_id: result.search.id, total: result.total, per_page: query.per_page, sort: result.search.sort, resolved: result.search.resolution });
-  return `${head.slice(0, -1)},"data":${pagePlacesJson(result.page, result.fields)},"links":${JSON.stringify({ self: `${base}${selfUrl}`, next })}}`;
+  const { search } = result;
+  return (
+    `{"search_id":${JSON.stringify(search.id)},"total":${result.total},"per_page":${query.per_page},"sort":${JSON.stringify(search.sort)},` +
+    `"resolved":${jsonOf(search.resolution)},"data":${pagePlacesJson(result.page, result.fields)},"links":${JSON.stringify({ self: `${base}${selfUrl}`, next })}}`
+  );
 }
 
 const json = 'application/json; charset=utf-8';
@@ -158,7 +162,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     const { per_page: perPage, ...filters } = input;
     const result = await quickSearch(deps, filters, { perPage: perPage ?? 20, lang: requestLang(request, undefined) });
     // The shape of V1SearchResponseSchema, the places rendered once per cached page (see pageBody).
-    return reply.type(json).send(`{"total":${result.total},"data":${pagePlacesJson(result.page, [])},"resolved":${JSON.stringify(result.resolution)}}`);
+    return reply.type(json).send(`{"total":${result.total},"data":${pagePlacesJson(result.page, [])},"resolved":${jsonOf(result.resolution)}}`);
   };
 
   app.get(

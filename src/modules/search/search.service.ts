@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
+import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
@@ -118,6 +119,35 @@ export function queryWords(query: string): string[] {
     .split(/[^\p{L}\p{N}\p{M}]+/u)
     .filter((w) => w.length > 0)
     .slice(0, 8);
+}
+
+export interface ResolvedSearch {
+  criteria: PlaceCriteria;
+  resolution: SearchResolution;
+  sort: PlaceSort;
+}
+
+const resolvedSearches = new WeakMap<SearchDeps | Pick<SearchDeps, 'types' | 'places'>, Map<string, ResolvedSearch>>();
+const resolvedSearchesSize = 5000;
+
+/**
+ * `resolveSearch`, remembered per deps for the same parameters and language: the taxonomy and the place
+ * names do not change while the process runs, and the popular searches repeat. The answer is frozen and
+ * shared, so its JSON is written once too (`jsonOf`). Errors are not remembered.
+ */
+export async function resolveSearchCached(deps: Pick<SearchDeps, 'types' | 'places'>, input: SearchInput, lang: string | null): Promise<ResolvedSearch> {
+  let cache = resolvedSearches.get(deps);
+  if (!cache) {
+    cache = new Map();
+    resolvedSearches.set(deps, cache);
+  }
+  const key = JSON.stringify([input, lang]);
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const resolved = deepFreeze(await resolveSearch(deps, input, lang));
+  if (cache.size >= resolvedSearchesSize) cache.delete(cache.keys().next().value!);
+  cache.set(key, resolved);
+  return resolved;
 }
 
 /** Turns parameters into criteria: names resolved (400 with candidates when unknown), values checked. */
@@ -281,15 +311,16 @@ export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): 
  * nothing matches, they run again tolerating typos (see search.reads.ts).
  */
 export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
-  const { criteria, resolution, sort } = await resolveSearch(deps, input, options.lang);
-  const page = await runWithTypoFallback(deps, criteria, sort, options.perPage);
+  const resolved = await resolveSearchCached(deps, input, options.lang);
+  const { resolution, sort } = resolved;
+  const { page, criteria } = await runWithTypoFallback(deps, resolved.criteria, sort, options.perPage);
   const search: SavedSearch = { id: newSearchId(), accountId, params: input, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
   await insertSearch(deps.db, {
     public_id: search.id,
     account_id: accountId,
     params: JSON.stringify(input),
-    criteria: JSON.stringify(criteria),
-    resolution: JSON.stringify(resolution),
+    criteria: jsonOf(criteria),
+    resolution: jsonOf(resolution),
     sort,
     total: page.total,
     created_at: search.createdAt,
@@ -303,20 +334,22 @@ export async function quickSearch(
   input: Pick<SearchInput, 'type' | 'city' | 'country' | 'query'>,
   options: { perPage: number; lang: string | null },
 ): Promise<{ total: number; page: PlacePage; resolution: SearchResolution }> {
-  const { criteria, resolution, sort } = await resolveSearch(deps, input, options.lang);
-  const page = await runWithTypoFallback(deps, criteria, sort, options.perPage);
+  const { criteria, resolution, sort } = await resolveSearchCached(deps, input, options.lang);
+  const { page } = await runWithTypoFallback(deps, criteria, sort, options.perPage);
   return { total: page.total, page, resolution };
 }
 
-/** Exact substring matching first; when it finds nothing, the same search tolerating typos (criteria updated). */
-async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number) {
+/**
+ * Exact substring matching first; when it finds nothing, the same search tolerating typos. Answers the
+ * page and the criteria that produced it (a new object for the typo-tolerant run: criteria are shared).
+ */
+async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria }> {
   const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
-  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return page;
+  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return { page, criteria };
   const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' } };
   // Short words alone would mean checking every place in the catalog: they need a city, type or area too.
-  if (!fuzzyNarrowed(fuzzy)) return page;
-  criteria.text = fuzzy.text;
-  return deps.reads.run('searchPage', criteria, sort, null, limit);
+  if (!fuzzyNarrowed(fuzzy)) return { page, criteria };
+  return { page: await deps.reads.run('searchPage', fuzzy, sort, null, limit), criteria: fuzzy };
 }
 
 /** The next page of a saved search, from a cursor of a previous page. */
