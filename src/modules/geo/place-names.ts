@@ -2,6 +2,7 @@ import type SQLite from 'better-sqlite3';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, CitySuggestion, Country } from './gazetteer.ts';
 import { loadCountryRows, type CountryRow } from './geo.data.ts';
+import { boundedEditDistance, letterMask, popcount } from './name-distance.ts';
 
 /**
  * `city=` and `country=` of the API answered from the reference tables (`cities`, `city_names`, filled
@@ -167,39 +168,4 @@ function nameOrder(name: string, firstCity: CityTuple): NameOrder {
 
 function compareNameOrder(a: NameOrder, b: NameOrder): number {
   return a[0] - b[0] || b[1] - a[1] || a[2] - b[2] || a[3] - b[3];
-}
-
-/** Which characters a name has, folded into 32 bits (code point mod 32). Same as the gazetteer's. */
-function letterMask(name: string): number {
-  let mask = 0;
-  for (let i = 0; i < name.length; i++) mask |= 1 << (name.charCodeAt(i) & 31);
-  return mask;
-}
-
-function popcount(v: number): number {
-  let x = v - ((v >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
-/** Levenshtein distance when it is at most `max`, else `max + 1` (banded, stops early). Same as the gazetteer's. */
-function boundedEditDistance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev = new Array<number>(b.length + 1);
-  let cur = new Array<number>(b.length + 1);
-  for (let j = 0; j <= b.length; j++) prev[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    cur[0] = i;
-    let rowMin = i;
-    const ca = a.charCodeAt(i - 1);
-    for (let j = 1; j <= b.length; j++) {
-      const cost = ca === b.charCodeAt(j - 1) ? 0 : 1;
-      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
-      cur[j] = v;
-      if (v < rowMin) rowMin = v;
-    }
-    if (rowMin > max) return max + 1;
-    [prev, cur] = [cur, prev];
-  }
-  return prev[b.length]!;
 }
