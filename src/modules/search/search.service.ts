@@ -127,7 +127,7 @@ export interface ResolvedSearch {
   sort: PlaceSort;
 }
 
-const resolvedSearches = new WeakMap<SearchDeps | Pick<SearchDeps, 'types' | 'places'>, Map<string, ResolvedSearch>>();
+const resolvedSearches = new WeakMap<Pick<SearchDeps, 'types' | 'places'>, Map<string, ResolvedSearch>>();
 const resolvedSearchesSize = 5000;
 
 /**
@@ -151,11 +151,7 @@ export async function resolveSearchCached(deps: Pick<SearchDeps, 'types' | 'plac
 }
 
 /** Turns parameters into criteria: names resolved (400 with candidates when unknown), values checked. */
-export async function resolveSearch(
-  deps: Pick<SearchDeps, 'types' | 'places'>,
-  input: SearchInput,
-  lang: string | null,
-): Promise<{ criteria: PlaceCriteria; resolution: SearchResolution; sort: PlaceSort }> {
+async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: SearchInput, lang: string | null): Promise<ResolvedSearch> {
   const resolution: SearchResolution = { type: null, city: null, country: null };
   let categories: string[] | null = null;
   if (input.type !== undefined) {
@@ -279,7 +275,7 @@ function toPage(search: SavedSearch, page: PlacePage, fields: PlaceField[]): Sea
 }
 
 /** The page's places in the public shape, narrowed to `fields`, with `distance_m` when the search has a point. */
-export function pagePlaces(page: PlacePage, fields: readonly PlaceField[]): Array<Partial<Place> & { distance_m?: number }> {
+function pagePlaces(page: PlacePage, fields: readonly PlaceField[]): Array<Partial<Place> & { distance_m?: number }> {
   return page.rows.map((r) => {
     const place = pickFields(placeRowToPlace(r), fields);
     return r.distance_m === null ? place : { ...place, distance_m: Math.round(r.distance_m) };
