@@ -319,6 +319,17 @@ log('\nthe same searches with the read cache off (READ_CACHE_ENTRIES=0)');
   await stop(cold);
 }
 
+// ---------------------------------------------------------------- clean-up
+// The bench accounts own a million leads per export run: remove them (this run's and any left by an
+// interrupted one; leads, searches, exports and tokens go with them), so the cached catalog stays the same size.
+{
+  const clean = openDatabase(catalog.url);
+  const removed = await clean.kysely.deleteFrom('accounts').where('email', 'like', 'bench-%@example.com').executeTakeFirst();
+  clean.sqlite?.pragma('wal_checkpoint(TRUNCATE)');
+  await clean.close();
+  log(`\nremoved ${Number(removed.numDeletedRows)} bench account(s) with their leads and searches`);
+}
+
 // ---------------------------------------------------------------- report
 log(`\nLeadAtlas API benchmark: ${catalog.rows} places, ${connections} connections, ${duration} s per run, autocannon on the same machine`);
 const header: Row = { figure: 'figure', value: 'value', baseline: 'baseline', ratio: 'ratio', target: 'target', verdict: '' };
