@@ -1,7 +1,7 @@
 import KDBush from 'kdbush';
 import { distance } from 'geokdbush';
 import { foldText } from '../../infra/text.ts';
-import { boundedEditDistance, letterMask, popcount } from './name-distance.ts';
+import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 import type { CityAssignment, PlaceLocator } from '../importers/importer.types.ts';
 import { loadCityRows, loadCountryRows, type CityRow, type CountryRow } from './geo.data.ts';
 
@@ -69,7 +69,7 @@ export class Gazetteer implements PlaceLocator {
   /** Folded name -> city indices, most populous first. */
   private readonly cityNames = new Map<string, number[]>();
   /** Distinct folded names by length with their letter masks, for suggestions; built on first use (importers never need it). */
-  private namesByLengthIndex: Map<number, { names: string[]; masks: Int32Array }> | undefined;
+  private namesByLengthIndex: NamesByLength | undefined;
   private readonly nearIndex: KDBush;
   private readonly nearIds: Int32Array;
   private readonly bigIndex: KDBush;
@@ -167,35 +167,17 @@ export class Gazetteer implements PlaceLocator {
     };
   }
 
-  private get namesByLength(): Map<number, { names: string[]; masks: Int32Array }> {
-    if (this.namesByLengthIndex) return this.namesByLengthIndex;
-    const byLength = new Map<number, string[]>();
-    for (const n of this.cityNames.keys()) {
-      const bucket = byLength.get(n.length);
-      if (bucket) bucket.push(n);
-      else byLength.set(n.length, [n]);
-    }
-    this.namesByLengthIndex = new Map([...byLength].map(([length, names]) => [length, { names, masks: Int32Array.from(names, letterMask) }]));
+  private get namesByLength(): NamesByLength {
+    this.namesByLengthIndex ??= indexNamesByLength(this.cityNames.keys());
     return this.namesByLengthIndex;
   }
 
-  /** Closest known spellings of an unknown name: 1 edit for short names, 2 up to 8 letters, else 3. */
+  /** Closest known spellings of an unknown name (see `closeNames`), one per city, fewest edits first. */
   private suggest(key: string, country: string | null, limit = 5): CitySuggestion[] {
-    const max = key.length <= 4 ? 1 : key.length <= 8 ? 2 : 3;
     const found: Array<{ name: string; city: number; edits: number }> = [];
-    const mask = letterMask(key);
-    for (let len = key.length - max; len <= key.length + max; len++) {
-      const bucket = this.namesByLength.get(len);
-      if (!bucket) continue;
-      for (let k = 0; k < bucket.names.length; k++) {
-        // Each edit adds or removes at most two letters from the set, so more differing letters cannot be close.
-        if (popcount(mask ^ bucket.masks[k]!) > 2 * max) continue;
-        const n = bucket.names[k]!;
-        const edits = boundedEditDistance(key, n, max);
-        if (edits > max) continue;
-        const city = this.named(n, country)[0];
-        if (city !== undefined) found.push({ name: n, city, edits });
-      }
+    for (const { name, edits } of closeNames(this.namesByLength, key)) {
+      const city = this.named(name, country)[0];
+      if (city !== undefined) found.push({ name, city, edits });
     }
     found.sort((a, b) => a.edits - b.edits || a.city - b.city);
     const seen = new Set<number>();

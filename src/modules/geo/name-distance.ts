@@ -38,3 +38,38 @@ export function boundedEditDistance(a: string, b: string, max: number): number {
   }
   return prev[b.length]!;
 }
+
+/** Distinct folded names grouped by length, each with its letter mask: what `closeNames` scans. */
+export type NamesByLength = Map<number, { names: string[]; masks: Int32Array }>;
+
+export function indexNamesByLength(names: Iterable<string>): NamesByLength {
+  const byLength = new Map<number, string[]>();
+  for (const n of names) {
+    const bucket = byLength.get(n.length);
+    if (bucket) bucket.push(n);
+    else byLength.set(n.length, [n]);
+  }
+  return new Map([...byLength].map(([length, list]) => [length, { names: list, masks: Int32Array.from(list, letterMask) }]));
+}
+
+/**
+ * Known names within a few edits of `key` (1 for names of up to 4 letters, 2 up to 8, else 3), with their
+ * edit counts, shortest names first and each length in the index's order.
+ */
+export function closeNames(index: NamesByLength, key: string): Array<{ name: string; edits: number }> {
+  const max = key.length <= 4 ? 1 : key.length <= 8 ? 2 : 3;
+  const mask = letterMask(key);
+  const found: Array<{ name: string; edits: number }> = [];
+  for (let len = key.length - max; len <= key.length + max; len++) {
+    const bucket = index.get(len);
+    if (!bucket) continue;
+    for (let k = 0; k < bucket.names.length; k++) {
+      // Each edit adds or removes at most two letters from the set, so more differing letters cannot be close.
+      if (popcount(mask ^ bucket.masks[k]!) > 2 * max) continue;
+      const name = bucket.names[k]!;
+      const edits = boundedEditDistance(key, name, max);
+      if (edits <= max) found.push({ name, edits });
+    }
+  }
+  return found;
+}

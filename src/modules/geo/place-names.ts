@@ -2,7 +2,7 @@ import type SQLite from 'better-sqlite3';
 import { foldText } from '../../infra/text.ts';
 import type { City, CityResolution, CitySuggestion, Country } from './gazetteer.ts';
 import { loadCountryRows, type CountryRow } from './geo.data.ts';
-import { boundedEditDistance, letterMask, popcount } from './name-distance.ts';
+import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 
 /**
  * `city=` and `country=` of the API answered from the reference tables (`cities`, `city_names`, filled
@@ -28,7 +28,7 @@ export class SqlPlaceNames {
   private readonly namedCities: SQLite.Statement<[string], CityTuple>;
   private readonly allNames: SQLite.Statement<[], string>;
   /** Distinct names by length with their letter masks, for suggestions; read on the first unknown name. */
-  private namesByLengthIndex: Map<number, { names: string[]; masks: Int32Array }> | undefined;
+  private namesByLengthIndex: NamesByLength | undefined;
 
   constructor(handle: SQLite.Database, countryRows: CountryRow[] = loadCountryRows()) {
     for (const c of countryRows) {
@@ -99,36 +99,18 @@ export class SqlPlaceNames {
    * about 200 ms and 15 MB, against 40 ms or more for every unknown name if each scanned `city_names`
    * (nothing indexes names by length).
    */
-  private get namesByLength(): Map<number, { names: string[]; masks: Int32Array }> {
-    if (this.namesByLengthIndex) return this.namesByLengthIndex;
-    const byLength = new Map<number, string[]>();
-    for (const n of this.allNames.iterate()) {
-      const bucket = byLength.get(n.length);
-      if (bucket) bucket.push(n);
-      else byLength.set(n.length, [n]);
-    }
-    this.namesByLengthIndex = new Map([...byLength].map(([length, names]) => [length, { names, masks: Int32Array.from(names, letterMask) }]));
+  private get namesByLength(): NamesByLength {
+    this.namesByLengthIndex ??= indexNamesByLength(this.allNames.iterate());
     return this.namesByLengthIndex;
   }
 
-  /** Closest known spellings of an unknown name: 1 edit for short names, 2 up to 8 letters, else 3. */
+  /** Closest known spellings of an unknown name (see `closeNames`), one per city, as the gazetteer orders them. */
   private suggest(key: string, country: string | null, limit = 5): CitySuggestion[] {
-    const max = key.length <= 4 ? 1 : key.length <= 8 ? 2 : 3;
-    const mask = letterMask(key);
     const found: Array<{ name: string; city: City; edits: number; order: NameOrder }> = [];
-    for (let len = key.length - max; len <= key.length + max; len++) {
-      const bucket = this.namesByLength.get(len);
-      if (!bucket) continue;
-      for (let k = 0; k < bucket.names.length; k++) {
-        // Each edit adds or removes at most two letters from the set, so more differing letters cannot be close.
-        if (popcount(mask ^ bucket.masks[k]!) > 2 * max) continue;
-        const n = bucket.names[k]!;
-        const edits = boundedEditDistance(key, n, max);
-        if (edits > max) continue;
-        const cities = this.namedCities.all(n);
-        const city = cities.find((c) => !country || c[2] === country);
-        if (city) found.push({ name: n, city: toCity(city), edits, order: nameOrder(n, cities[0]!) });
-      }
+    for (const { name, edits } of closeNames(this.namesByLength, key)) {
+      const cities = this.namedCities.all(name);
+      const city = cities.find((c) => !country || c[2] === country);
+      if (city) found.push({ name, city: toCity(city), edits, order: nameOrder(name, cities[0]!) });
     }
     // Fewest edits, then the most populous city; between two names of one city, the gazetteer's order of names.
     found.sort((a, b) => a.edits - b.edits || byPopulation(a.city, b.city) || compareNameOrder(a.order, b.order));

@@ -30,16 +30,21 @@ function record(i: number, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
   return { ...base, content_hash: contentHash(base) };
 }
 
-async function seed(t: TestDatabase, count: number): Promise<void> {
+/** Writes places as an import does: through the place writer, under an import run of their own. */
+async function writePlaces(t: TestDatabase, records: PlaceRecord[]): Promise<void> {
   const run = await t.db.kysely
     .insertInto('import_runs')
     .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
     .returning('id')
     .executeTakeFirstOrThrow();
   const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
+  await createPlaceWriter(t.db).writeBatch(records, Number(run.id), counters);
+}
+
+async function seed(t: TestDatabase, count: number): Promise<void> {
   const records = Array.from({ length: count }, (_, i) => record(i));
   records.push(record(count, { city_id: 658225, city: 'Helsinki', country_code: 'FI', lat: 60.17, lon: 24.94, name: 'Ratskeller Helsinki' }));
-  await createPlaceWriter(t.db).writeBatch(records, Number(run.id), counters);
+  await writePlaces(t, records);
 }
 
 const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({
@@ -177,13 +182,7 @@ describe('full-text and geo indexes on SQLite', () => {
 
   test('answers a one-word search in one pass with the same total, order and cursor as counting and the two streams', async () => {
     // A name starting with a word that other names only contain, added after them (a higher id).
-    const run = await t.db.kysely
-      .insertInto('import_runs')
-      .values({ source: 'test', format: 'test', path: '/k', file_sha256: 'k', status: 'running', started_at: new Date().toISOString() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
-    await createPlaceWriter(t.db).writeBatch([record(900, { name: 'Keller Bar' })], Number(run.id), counters);
+    await writePlaces(t, [record(900, { name: 'Keller Bar' })]);
     const keys = new Set<number | string>();
     for (const word of ['ratskeller', 'keller', 'cellar', 'Königin', 'bräu', '寿司', 'zzzz']) {
       const c = criteria({ text: { words: [word], mode: 'substring' } });
@@ -240,13 +239,7 @@ describe('full-text and geo indexes on SQLite', () => {
       // Another argument is another answer.
       assert.notEqual((await pool.run('searchPage', c, 'name', null, 1)).rows.length, first.rows.length);
 
-      const run = await t.db.kysely
-        .insertInto('import_runs')
-        .values({ source: 'test', format: 'test', path: '/y', file_sha256: 'y', status: 'running', started_at: new Date().toISOString() })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
-      await createPlaceWriter(t.db).writeBatch([record(500, { name: 'Augustiner Keller' })], Number(run.id), counters);
+      await writePlaces(t, [record(500, { name: 'Augustiner Keller' })]);
       const after = await pool.run('searchPage', c, 'name', null, 50);
       assert.equal(after.total, first.total + 1);
       assert.ok(after.rows.some((r) => r.name === 'Augustiner Keller'));
