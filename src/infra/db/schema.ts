@@ -120,6 +120,8 @@ export interface CategoryNamesTable {
   name: string;
   /** 1 for a preset name, 0 for a search term/synonym. */
   is_name: number;
+  /** `name`, `alias` or `term` (migration 0012); null only before the first sync after that migration. */
+  kind: 'name' | 'alias' | 'term' | null;
 }
 
 export interface CountriesTable {

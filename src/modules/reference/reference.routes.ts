@@ -6,7 +6,7 @@ import { problemResponses } from '../../infra/http/problem.ts';
 import { overloaded } from '../search/search.schema.ts';
 import type { ApiReadTasks } from '../search/read-tasks.ts';
 import { requestLang } from '../search/search.routes.ts';
-import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
+import { categoryIndexFor } from '../taxonomy/taxonomy.ts';
 import { CategoriesQuerySchema, CategoriesResponseSchema, CountriesQuerySchema, CountriesResponseSchema } from './reference.schema.ts';
 import { ReferenceService } from './reference.service.ts';
 
@@ -17,7 +17,7 @@ export interface ReferenceRoutesOptions {
 
 export async function referenceRoutes(appBase: FastifyInstance, options: ReferenceRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
-  const service = new ReferenceService({ ...options, categories: loadCategoryIndex });
+  const service = new ReferenceService({ ...options, categories: () => categoryIndexFor(options.db) });
   const counts = 'Place counts are exact (counted again after any change to the catalog).';
 
   app.get(

@@ -98,10 +98,10 @@ function validateV1Body(body: unknown): V1SearchInput {
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
   const deps = createSearchDeps(options.db, options.reads);
-  // The taxonomy and gazetteer take seconds to build: once the server listens, not on a client's first search.
+  // The resolvers take a moment to make (seconds for the in-memory ones): once the server listens, not on a client's first search.
   app.addHook('onListen', async () => {
     setImmediate(() => {
-      void loadTypeResolver();
+      void loadTypeResolver(options.db);
       loadPlaceNameResolver();
     });
   });

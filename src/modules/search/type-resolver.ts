@@ -3,7 +3,7 @@ import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlPlaceNames } from '../geo/place-names.ts';
-import { loadCategoryIndex, type CategoryIndex } from '../taxonomy/taxonomy.ts';
+import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
 
@@ -36,18 +36,20 @@ function memoize<A extends unknown[], R>(fn: (...args: A) => R, size = 5000): (.
   };
 }
 
-let shared: TypeResolver | undefined;
+const typeResolvers = new WeakMap<Db, TypeResolver>();
 let gazetteerNames: PlaceNameResolver | undefined;
 /** The resolver chosen for each database (SQL or the gazetteer), so the choice is made once. */
 const sqlNames = new WeakMap<Db, PlaceNameResolver>();
 
-/** The process-wide resolver (the category index is built once, about 1.5 s, on first use), answers remembered. */
-export async function loadTypeResolver(): Promise<TypeResolver> {
-  if (!shared) {
-    const plain = typeResolver(loadCategoryIndex());
-    shared = { resolve: memoize(plain.resolve), suggest: plain.suggest, descendants: memoize(plain.descendants) };
+/** The `type=` resolver for a database (over `categoryIndexFor(db)`), answers remembered. */
+export async function loadTypeResolver(db: Db): Promise<TypeResolver> {
+  let made = typeResolvers.get(db);
+  if (!made) {
+    const plain = typeResolver(categoryIndexFor(db));
+    made = { resolve: memoize(plain.resolve), suggest: plain.suggest, descendants: memoize(plain.descendants) };
+    typeResolvers.set(db, made);
   }
-  return shared;
+  return made;
 }
 
 /**
@@ -85,5 +87,5 @@ export function loadPlaceNameResolver(): void {
 
 /** What the search service needs, wired to the taxonomy and the place names: for the API and the dashboard alike. */
 export function createSearchDeps(db: Db, reads: ReadPool<ApiReadTasks>): SearchDeps {
-  return { db, reads, types: loadTypeResolver, places: () => placeNameResolver(db) };
+  return { db, reads, types: () => loadTypeResolver(db), places: () => placeNameResolver(db) };
 }

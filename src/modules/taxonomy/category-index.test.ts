@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { loadCategoryIndex } from './taxonomy.ts';
+import { after, before, describe, test } from 'node:test';
+import { migrateToLatest } from '../../infra/db/migrate.ts';
+import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { loadTaxonomyNames } from './taxonomy.build.ts';
+import { categoryIndexFor, loadCategoryIndex, syncTaxonomy } from './taxonomy.ts';
 
 const index = loadCategoryIndex();
 
@@ -67,5 +70,51 @@ describe('resolving category terms for the API', () => {
     const optician = list.find((c) => c.slug === 'optician');
     assert.deepEqual(optician, { slug: 'optician', parent: 'shop', presetId: 'shop/optician', osmTags: { shop: 'optician' }, name: 'Optiker' });
     assert.ok(list.length > 500);
+  });
+});
+
+describe('the category index over the category_names table (SQLite)', () => {
+  let t: TestDatabase;
+  const memory = loadCategoryIndex();
+  before(async () => {
+    t = openTestSqlite();
+    await migrateToLatest(t.db);
+    await syncTaxonomy(t.db);
+  });
+  after(() => t.dispose());
+
+  test('is used once the table holds the current taxonomy, and only then', async () => {
+    const migratedOnly = openTestSqlite();
+    try {
+      await migrateToLatest(migratedOnly.db);
+      assert.equal(categoryIndexFor(migratedOnly.db), memory, 'an empty table falls back to the names in memory');
+    } finally {
+      await migratedOnly.dispose();
+    }
+    assert.notEqual(categoryIndexFor(t.db), memory);
+  });
+
+  test('resolves every kind of term as the index in memory does', () => {
+    const sql = categoryIndexFor(t.db);
+    const norms = [...new Set(loadTaxonomyNames().map((n) => n.norm))].sort();
+    // Names, aliases and terms of every language, their plural-looking forms, slugs and tags, and misspellings.
+    const terms = norms.filter((_, i) => i % 37 === 0);
+    terms.push(...terms.slice(0, 60).map((w) => `${w}s`), 'restaurant_italian', 'shop=optician', 'amenity=cafe', 'Optiker Shop', 'car repair');
+    const typos = norms.filter((n, i) => i % 1601 === 0 && n.length > 4).map((n) => n.slice(0, 2) + n.slice(3));
+    for (const lang of [undefined, 'de', 'fr', 'pt-BR', 'ja']) {
+      for (const term of [...terms, ...(lang === undefined || lang === 'de' ? typos : [])]) {
+        assert.deepEqual(sql.resolve(term, lang), memory.resolve(term, lang), `${term} (${lang ?? 'no language'})`);
+      }
+    }
+    assert.ok(terms.length > 2000 && typos.length > 30, `${terms.length} terms, ${typos.length} misspellings`);
+  });
+
+  test('names and lists the categories in every language as the index in memory does', () => {
+    const sql = categoryIndexFor(t.db);
+    for (const lang of [undefined, 'en', 'de', 'de-CH', 'fr', 'pt-BR', 'zh-TW', 'xx']) {
+      assert.deepEqual(sql.list(lang), memory.list(lang), lang);
+      for (const c of memory.list().filter((_, i) => i % 7 === 0)) assert.equal(sql.name(c.slug, lang), memory.name(c.slug, lang), `${c.slug} ${lang}`);
+    }
+    assert.deepEqual(sql.subtree('shop'), memory.subtree('shop'));
   });
 });

@@ -90,41 +90,95 @@ function similarity(query: string, queryGrams: Set<string>, candidate: string): 
   return Math.min(0.99, Math.max(dice, edit, prefix));
 }
 
-export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly TaxonomyName[]): CategoryIndex {
-  const bySlug = new Map(taxonomy.categories.map((c) => [c.slug, c]));
-  const children = new Map<string, string[]>();
-  for (const c of taxonomy.categories) {
-    if (c.parent) children.set(c.parent, [...(children.get(c.parent) ?? []), c.slug]);
-  }
+/** An entry of the names table: what a folded text names, in which language, and how strongly. */
+export type NameEntry = Pick<TaxonomyName, 'norm' | 'slug' | 'lang' | 'kind'>;
+
+/**
+ * Where the index reads the taxonomy's names, aliases and terms (about 120,000 in 270 locales): memory
+ * (`namesInMemory`, built from the package) or the `category_names` table (`SqlCategoryNames`), so that a
+ * server does not hold them all. The two give the same answers (category-index.test.ts compares them).
+ */
+export interface CategoryNames {
+  /** Every entry whose folded text is `norm`. */
+  withNorm(norm: string): readonly NameEntry[];
+  /** The category's own name in `lang`, else in `lang`'s base language (`pt` for `pt-BR`); undefined when it has neither. */
+  localName(slug: string, lang: string): string | undefined;
+  /** Every entry in English, `lang` and `lang`'s base language: what fuzzy matching scans. */
+  fuzzyPool(lang: string): readonly NameEntry[];
+  /** The own names of every category in `lang` or its base language (`lang` first), for listings. */
+  localNames(lang: string): ReadonlyMap<string, string>;
+}
+
+/** `CategoryNames` over the names in memory (the package's, as `loadTaxonomyNames` reads them). */
+export function namesInMemory(allNames: readonly TaxonomyName[]): CategoryNames {
   const byNorm = new Map<string, TaxonomyName[]>();
-  const localName = new Map<string, Map<string, string>>();
+  const ownNames = new Map<string, Map<string, string>>();
   for (const n of allNames) {
     const list = byNorm.get(n.norm);
     if (list) list.push(n);
     else byNorm.set(n.norm, [n]);
     if (n.isName) {
-      if (!localName.has(n.slug)) localName.set(n.slug, new Map());
-      localName.get(n.slug)!.set(n.lang, n.name);
+      if (!ownNames.has(n.slug)) ownNames.set(n.slug, new Map());
+      ownNames.get(n.slug)!.set(n.lang, n.name);
     }
   }
+  const pools = new Map<string, NameEntry[]>();
+  return {
+    withNorm: (norm) => byNorm.get(norm) ?? [],
+    localName(slug, lang) {
+      const names = ownNames.get(slug);
+      return names?.get(lang) ?? names?.get(baseLang(lang));
+    },
+    fuzzyPool(lang) {
+      let pool = pools.get(lang);
+      if (!pool) {
+        const base = baseLang(lang);
+        pool = allNames.filter((n) => n.lang === 'en' || n.lang === lang || n.lang === base);
+        pools.set(lang, pool);
+      }
+      return pool;
+    },
+    localNames(lang) {
+      const out = new Map<string, string>();
+      for (const [slug, names] of ownNames) {
+        const name = names.get(lang) ?? names.get(baseLang(lang));
+        if (name !== undefined) out.set(slug, name);
+      }
+      return out;
+    },
+  };
+}
+
+const baseLang = (lang: string): string => lang.split('-')[0]!;
+
+export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): CategoryIndex {
+  const bySlug = new Map(taxonomy.categories.map((c) => [c.slug, c]));
+  const children = new Map<string, string[]>();
+  for (const c of taxonomy.categories) {
+    if (c.parent) children.set(c.parent, [...(children.get(c.parent) ?? []), c.slug]);
+  }
   // English names without their generic last word (`Car Repair Shop` → `car repair`) count as aliases.
+  const derived = new Map<string, NameEntry[]>();
   for (const c of taxonomy.categories) {
     const folded = foldText(c.name);
     const norm = folded.replace(GENERIC_LAST_WORD, '');
-    if (norm === folded || byNorm.get(norm)?.some((n) => n.slug === c.slug && n.lang === 'en')) continue;
-    const entry: TaxonomyName = { norm, slug: c.slug, lang: 'en', name: c.name, isName: false, kind: 'alias' };
-    const list = byNorm.get(norm);
-    if (list) list.push(entry);
-    else byNorm.set(norm, [entry]);
+    if (norm === folded || names.withNorm(norm).some((n) => n.slug === c.slug && n.lang === 'en')) continue;
+    if (derived.get(norm)?.some((n) => n.slug === c.slug)) continue;
+    const entry: NameEntry = { norm, slug: c.slug, lang: 'en', kind: 'alias' };
+    derived.set(norm, [...(derived.get(norm) ?? []), entry]);
   }
+  const withNorm = (norm: string): readonly NameEntry[] => {
+    const extra = derived.get(norm);
+    const own = names.withNorm(norm);
+    return extra ? [...own, ...extra] : own;
+  };
   const osm = createOsmMatcher(taxonomy);
   const depth = (slug: string): number => bySlug.get(slug)!.presetId.split('/').length;
 
   const name = (slug: string, lang = 'en'): string | undefined => {
     const c = bySlug.get(slug);
     if (!c) return undefined;
-    const names = localName.get(slug);
-    return names?.get(lang) ?? names?.get(lang.split('-')[0]!) ?? c.name;
+    return names.localName(slug, lang) ?? c.name;
   };
   const toCategory = (slug: string, lang?: string): Category => {
     const c = bySlug.get(slug)!;
@@ -146,8 +200,8 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
    */
   const exactMatches = (norm: string, lang: string, langWeight: number): Map<string, number> => {
     const scores = new Map<string, number>();
-    const entries = byNorm.get(norm);
-    if (!entries) return scores;
+    const entries = withNorm(norm);
+    if (entries.length === 0) return scores;
     const base = lang.split('-')[0];
     const perLang = new Map<string, Set<string>>();
     for (const n of entries) {
@@ -164,17 +218,8 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
   };
 
   // Fuzzy matching scans the names, aliases and terms of English and the requested language (a few thousand).
-  const fuzzyPool = new Map<string, Array<{ norm: string; slug: string; kind: TaxonomyName['kind'] }>>();
-  const poolFor = (lang: string) => {
-    let pool = fuzzyPool.get(lang);
-    if (!pool) {
-      const base = lang.split('-')[0];
-      pool = allNames.filter((n) => n.lang === 'en' || n.lang === lang || n.lang === base).map((n) => ({ norm: n.norm, slug: n.slug, kind: n.kind }));
-      for (const slug of bySlug.keys()) pool.push({ norm: foldText(slug), slug, kind: 'name' });
-      fuzzyPool.set(lang, pool);
-    }
-    return pool;
-  };
+  const slugEntries: NameEntry[] = [...bySlug.keys()].map((slug) => ({ norm: foldText(slug), slug, lang: 'en', kind: 'name' }));
+  const poolFor = (lang: string): Iterable<NameEntry> => [...names.fuzzyPool(lang), ...slugEntries];
 
   /**
    * The term as written and its singular forms vote together (a singular form's votes count half), so that
@@ -242,6 +287,9 @@ export function createCategoryIndex(taxonomy: Taxonomy, allNames: readonly Taxon
       return bySlug.has(slug) ? [slug, ...this.descendants(slug)] : [];
     },
     name,
-    list: (lang) => taxonomy.categories.map((c) => toCategory(c.slug, lang)),
+    list(lang = 'en') {
+      const local = names.localNames(lang);
+      return taxonomy.categories.map((c) => ({ slug: c.slug, parent: c.parent, presetId: c.presetId, osmTags: c.osmTags, name: local.get(c.slug) ?? c.name }));
+    },
   };
 }

@@ -8,8 +8,11 @@ import { foldText } from '../../infra/text.ts';
  * The rules (which presets, slugs, parents, aliases) are described in this folder's README.md.
  */
 
-/** Bump when the derivation rules change, so `syncTaxonomy` rewrites the tables for the same package version. */
-const RULES_REVISION = 1;
+/**
+ * Bump when the derivation rules change, so `syncTaxonomy` rewrites the tables for the same package version.
+ * 2: `category_names.kind` stored (migration 0012).
+ */
+const RULES_REVISION = 2;
 
 /** OSM keys whose presets are places people look for (businesses, services, attractions). */
 export const CATEGORY_KEYS = ['amenity', 'shop', 'craft', 'office', 'healthcare', 'education', 'tourism', 'leisure', 'club'] as const;
@@ -295,8 +298,13 @@ let cachedEnglish: TaxonomyName[] | undefined;
  * keeps only what its base language (`de`) does not already say. Reads all translation files (~14 MB); cached.
  */
 export function loadTaxonomyNames(): TaxonomyName[] {
-  cachedNames ??= readNames(locales());
+  cachedNames ??= readTaxonomyNames();
   return cachedNames;
+}
+
+/** `loadTaxonomyNames` without keeping them: for a one-off use (writing the tables) in a process that then serves. */
+export function readTaxonomyNames(): TaxonomyName[] {
+  return cachedNames ?? readNames(locales());
 }
 
 /** The English names, aliases and terms only (one file, fast): what the importers' classifier starts with. */

@@ -1,6 +1,8 @@
+import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
+import type { CategoryNames, NameEntry } from './category-index.ts';
 import type { TaxonomyCategory, TaxonomyName } from './taxonomy.build.ts';
 
 const REFERENCE_NAME = 'categories';
@@ -45,8 +47,8 @@ class SqliteTaxonomyStore implements TaxonomyStore {
       h.prepare('delete from categories').run();
       const category = h.prepare('insert into categories (slug, parent_slug, preset_id, osm_tags, name) values (?, ?, ?, ?, ?)');
       for (const c of categories) category.run(c.slug, c.parent, c.presetId, JSON.stringify(c.osmTags), c.name);
-      const name = h.prepare('insert into category_names (name_norm, slug, lang, name, is_name) values (?, ?, ?, ?, ?)');
-      for (const n of names) name.run(n.norm, n.slug, n.lang, n.name, n.isName ? 1 : 0);
+      const name = h.prepare('insert into category_names (name_norm, slug, lang, name, is_name, kind) values (?, ?, ?, ?, ?, ?)');
+      for (const n of names) name.run(n.norm, n.slug, n.lang, n.name, n.isName ? 1 : 0, n.kind);
       const count = categories.length + names.length;
       h.prepare(
         `insert into reference_data (name, version, row_count, updated_at) values (?, ?, ?, ?)
@@ -84,9 +86,9 @@ class PostgresTaxonomyStore implements TaxonomyStore {
             ${part.map((c) => JSON.stringify(c.osmTags))}::text[], ${part.map((c) => c.name)}::text[])`.execute(trx);
       }
       for (const part of chunks(names)) {
-        await sql`insert into category_names (name_norm, slug, lang, name, is_name)
+        await sql`insert into category_names (name_norm, slug, lang, name, is_name, kind)
           select * from unnest(${part.map((n) => n.norm)}::text[], ${part.map((n) => n.slug)}::text[], ${part.map((n) => n.lang)}::text[],
-            ${part.map((n) => n.name)}::text[], ${part.map((n) => (n.isName ? 1 : 0))}::int[])`.execute(trx);
+            ${part.map((n) => n.name)}::text[], ${part.map((n) => (n.isName ? 1 : 0))}::int[], ${part.map((n) => n.kind)}::text[])`.execute(trx);
       }
       const count = categories.length + names.length;
       await trx
@@ -106,3 +108,75 @@ export function taxonomyStore(db: Db): TaxonomyStore {
   }
   return new PostgresTaxonomyStore(db.kysely);
 }
+
+/** Answers kept per language (fuzzy pools, listings): a handful of languages are ever asked for. */
+const PER_LANG_ENTRIES = 8;
+
+function remember<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    if (cache.size >= PER_LANG_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(key, value);
+  }
+  return value;
+}
+
+/**
+ * The taxonomy's names read from `category_names` (SQLite) rather than held in memory: about 30 MB of heap
+ * in a server process, and three times that while the package's 270 translation files are read to build
+ * them. An exact lookup is one query on the primary key (name_norm, …); own names go through the
+ * (slug, lang) index. Fuzzy pools and listings scan the table once per language and are kept.
+ *
+ * Synchronous, like better-sqlite3, since the resolver is; use only when `isCurrent` says the table holds
+ * this version's rows with their `kind` (a database only migrated has it empty).
+ */
+export class SqlCategoryNames implements CategoryNames {
+  private readonly byNorm: SQLite.Statement<[string], NameEntry>;
+  private readonly ownName: SQLite.Statement<[string, string, string], { lang: string; name: string }>;
+  private readonly pool: SQLite.Statement<[string, string], NameEntry>;
+  private readonly own: SQLite.Statement<[string, string], { slug: string; lang: string; name: string }>;
+  private readonly pools = new Map<string, NameEntry[]>();
+  private readonly listings = new Map<string, Map<string, string>>();
+
+  constructor(handle: SQLite.Database) {
+    this.byNorm = handle.prepare('SELECT name_norm AS norm, slug, lang, kind FROM category_names WHERE name_norm = ?');
+    this.ownName = handle.prepare('SELECT lang, name FROM category_names WHERE slug = ? AND lang IN (?, ?) AND is_name = 1');
+    this.pool = handle.prepare(`SELECT name_norm AS norm, slug, lang, kind FROM category_names WHERE lang IN ('en', ?, ?)`);
+    this.own = handle.prepare('SELECT slug, lang, name FROM category_names WHERE is_name = 1 AND lang IN (?, ?)');
+  }
+
+  /** Whether the table holds the rows of taxonomy `version` (its `kind` filled). */
+  static isCurrent(handle: SQLite.Database, version: string): boolean {
+    try {
+      return handle.prepare(`SELECT 1 FROM reference_data WHERE name = ? AND version = ?`).get(REFERENCE_NAME, version) !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  withNorm(norm: string): readonly NameEntry[] {
+    return this.byNorm.all(norm);
+  }
+
+  localName(slug: string, lang: string): string | undefined {
+    const rows = this.ownName.all(slug, lang, baseLang(lang));
+    return (rows.find((r) => r.lang === lang) ?? rows[0])?.name;
+  }
+
+  fuzzyPool(lang: string): readonly NameEntry[] {
+    return remember(this.pools, lang, () => this.pool.all(lang, baseLang(lang)));
+  }
+
+  localNames(lang: string): ReadonlyMap<string, string> {
+    return remember(this.listings, lang, () => {
+      const out = new Map<string, string>();
+      const rows = this.own.all(lang, baseLang(lang));
+      for (const r of rows) if (r.lang === lang) out.set(r.slug, r.name);
+      for (const r of rows) if (!out.has(r.slug)) out.set(r.slug, r.name);
+      return out;
+    });
+  }
+}
+
+const baseLang = (lang: string): string => lang.split('-')[0]!;

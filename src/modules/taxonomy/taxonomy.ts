@@ -1,9 +1,9 @@
 import type { Db } from '../../infra/db/database.ts';
 import type { Classifier } from '../importers/importer.types.ts';
-import { createCategoryIndex, type CategoryIndex } from './category-index.ts';
+import { createCategoryIndex, namesInMemory, type CategoryIndex } from './category-index.ts';
 import { createClassifier, createTermMatcher } from './classifier.ts';
-import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
-import { findTaxonomyVersion, taxonomyStore } from './taxonomy.repository.ts';
+import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, readTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
+import { findTaxonomyVersion, SqlCategoryNames, taxonomyStore } from './taxonomy.repository.ts';
 
 export type { Category, CategoryCandidate, CategoryIndex, ResolveResult } from './category-index.ts';
 
@@ -17,7 +17,7 @@ export async function syncTaxonomy(db: Db): Promise<{ version: string; rows: num
   const current = await findTaxonomyVersion(db);
   if (current?.version === version) return { version, rows: current.rowCount, changed: false };
   // Built outside the transaction (reading every translation takes a second), checked again inside it.
-  const rows = { categories: loadTaxonomy().categories, names: loadTaxonomyNames() };
+  const rows = { categories: loadTaxonomy().categories, names: readTaxonomyNames() };
   return { version, ...(await taxonomyStore(db).replaceUnlessCurrent(version, rows)) };
 }
 
@@ -37,8 +37,27 @@ export function loadClassifier(): Classifier {
 
 let index: CategoryIndex | undefined;
 
-/** The resolver for the API's `type=` filter and category listings: every language, built once per process (~1.5 s). */
+/**
+ * The resolver for `type=` and category listings with every language's names in memory, built from the
+ * package once per process (~1.5 s, ~30 MB of heap). Servers use `categoryIndexFor(db)`.
+ */
 export function loadCategoryIndex(): CategoryIndex {
-  index ??= createCategoryIndex(loadTaxonomy(), loadTaxonomyNames());
+  index ??= createCategoryIndex(loadTaxonomy(), namesInMemory(loadTaxonomyNames()));
   return index;
+}
+
+const indexes = new WeakMap<Db, CategoryIndex>();
+
+/**
+ * The category index for a database: on SQLite whose `category_names` holds this taxonomy version, one that
+ * reads the names from there (`SqlCategoryNames`; same answers, a few MB instead of ~30); otherwise, on
+ * PostgreSQL (the resolver answers synchronously) or a database never synced, `loadCategoryIndex()`.
+ */
+export function categoryIndexFor(db: Db): CategoryIndex {
+  let made = indexes.get(db);
+  if (!made) {
+    made = db.sqlite && SqlCategoryNames.isCurrent(db.sqlite, taxonomyVersion()) ? createCategoryIndex(loadTaxonomy(), new SqlCategoryNames(db.sqlite)) : loadCategoryIndex();
+    indexes.set(db, made);
+  }
+  return made;
 }

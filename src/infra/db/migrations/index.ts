@@ -9,6 +9,7 @@ import * as m0007 from './0007_places_version.ts';
 import * as m0008 from './0008_search_country_order.ts';
 import * as m0010 from './0010_places_deferred_indexing.ts';
 import * as m0011 from './0011_postgres_fold_accents.ts';
+import * as m0012 from './0012_category_name_kind.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008_search_country_order': m0008,
   '0010_places_deferred_indexing': m0010,
   '0011_postgres_fold_accents': m0011,
+  '0012_category_name_kind': m0012,
 };
