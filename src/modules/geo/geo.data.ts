@@ -100,7 +100,7 @@ export function loadCountryRows(): CountryRow[] {
 }
 
 /** How rows are stored in the cache file: as they are, or in a form that reads back faster. */
-interface CacheCodec<T> {
+export interface CacheCodec<T> {
   encode(rows: T): unknown;
   /** Throws on anything it did not write; the caller then reads the packages. */
   decode(stored: unknown): T;
@@ -111,16 +111,18 @@ const plainCodec = <T>(): CacheCodec<T> => ({ encode: (rows) => rows, decode: (s
 /**
  * Reading and folding the packages costs about a second of CPU in every process that needs them (each
  * import worker, the server, every test file); a V8-serialised copy reads back in a fifth of that.
- * The copy is keyed by the package versions and by this file's own text, so a changed rule or package
- * never reads a stale copy. `LEADATLAS_CACHE_DIR` moves it (default: the system temp directory); any
- * failure to read or write it falls back to reading the packages.
+ * The copy is keyed by the package versions and by this file's own text (and by the text of `derivedBy`, the
+ * modules that build a structure from the rows), so a changed rule or package never reads a stale copy.
+ * `LEADATLAS_CACHE_DIR` moves it (default: the system temp directory); any failure to read or write it falls
+ * back to reading the packages.
  */
-function cachedRows<T>(name: 'countries' | 'cities', read: () => T, codec: CacheCodec<T> = plainCodec<T>()): T {
+export function cachedRows<T>(name: string, read: () => T, codec: CacheCodec<T> = plainCodec<T>(), derivedBy: readonly string[] = []): T {
   let path: string;
   try {
-    const source = readFileSync(fileURLToPath(import.meta.url));
-    const key = createHash('sha256').update(JSON.stringify(referenceVersions())).update(source).digest('hex').slice(0, 16);
-    path = join(process.env.LEADATLAS_CACHE_DIR ?? join(tmpdir(), 'leadatlas-cache'), `${name}-${key}.v8`);
+    const key = createHash('sha256').update(JSON.stringify(referenceVersions()));
+    for (const url of [import.meta.url, ...derivedBy]) key.update(readFileSync(fileURLToPath(url)));
+    const digest = key.digest('hex').slice(0, 16);
+    path = join(process.env.LEADATLAS_CACHE_DIR ?? join(tmpdir(), 'leadatlas-cache'), `${name}-${digest}.v8`);
   } catch {
     return read();
   }

@@ -2,7 +2,7 @@ import { foldText } from '../../infra/text.ts';
 import type { Classifier, PlaceInput } from '../importers/importer.types.ts';
 import { createOsmMatcher } from './osm-matcher.ts';
 import { RESTAURANT_SOURCES, SOURCE_OVERRIDES } from './source-overrides.ts';
-import type { Taxonomy, TaxonomyName } from './taxonomy.build.ts';
+import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, type Taxonomy, type TaxonomyName } from './taxonomy.build.ts';
 
 /** A source term mapped onto the taxonomy. `strong`: a name, alias, override or cuisine; weak: a search term or a fallback. */
 export interface TermHit {
@@ -269,4 +269,19 @@ export function createClassifier(taxonomy: Taxonomy, terms: TermMatcher): Classi
       return place.sourceCategories.length > 0 ? fromTerms(source, place) : [];
     },
   };
+}
+
+let classifier: Classifier | undefined;
+
+/**
+ * The in-memory classifier used by importers, built once per process from the package (English names; other
+ * languages are read only if a term matches nothing in English). It lives here rather than in `taxonomy.ts`
+ * so that the import worker does not load the SQL side of the module (Kysely: about 100 ms of start-up).
+ */
+export function loadClassifier(): Classifier {
+  if (!classifier) {
+    const taxonomy = loadTaxonomy();
+    classifier = createClassifier(taxonomy, createTermMatcher(taxonomy, loadEnglishNames(), loadTaxonomyNames));
+  }
+  return classifier;
 }

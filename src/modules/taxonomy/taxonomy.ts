@@ -1,10 +1,9 @@
 import type { Db } from '../../infra/db/database.ts';
-import type { Classifier } from '../importers/importer.types.ts';
 import { createCategoryIndex, namesInMemory, type CategoryIndex } from './category-index.ts';
-import { createClassifier, createTermMatcher } from './classifier.ts';
-import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, readTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
+import { loadTaxonomy, loadTaxonomyNames, readTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
 import { findTaxonomyVersion, SqlCategoryNames, taxonomyStore } from './taxonomy.repository.ts';
 
+export { loadClassifier } from './classifier.ts';
 export type { Category, CategoryCandidate, CategoryIndex, ResolveResult } from './category-index.ts';
 
 /**
@@ -19,20 +18,6 @@ export async function syncTaxonomy(db: Db): Promise<{ version: string; rows: num
   // Built outside the transaction (reading every translation takes a second), checked again inside it.
   const rows = { categories: loadTaxonomy().categories, names: readTaxonomyNames() };
   return { version, ...(await taxonomyStore(db).replaceUnlessCurrent(version, rows)) };
-}
-
-let classifier: Classifier | undefined;
-
-/**
- * The in-memory classifier used by importers, built once per process from the package (English names; other
- * languages are read only if a term matches nothing in English).
- */
-export function loadClassifier(): Classifier {
-  if (!classifier) {
-    const taxonomy = loadTaxonomy();
-    classifier = createClassifier(taxonomy, createTermMatcher(taxonomy, loadEnglishNames(), loadTaxonomyNames));
-  }
-  return classifier;
 }
 
 let index: CategoryIndex | undefined;
