@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const dataModule = new URL('./geo.data.ts', import.meta.url).href;
+const gazetteerModule = new URL('./gazetteer.ts', import.meta.url).href;
 
 /** Loads the rows in a fresh process (the rows are memoised per process) and returns a digest of them. */
 function digestInChildProcess(cacheDir: string): string {
@@ -21,6 +22,46 @@ function digestInChildProcess(cacheDir: string): string {
   assert.equal(out.status, 0, out.stderr);
   return out.stdout.trim();
 }
+
+/** Builds or reads back the gazetteer in a fresh process and returns a digest of its answers for a spread of inputs. */
+function gazetteerDigestInChildProcess(cacheDir: string): string {
+  const script = `
+    const { createHash } = await import('node:crypto');
+    const { loadGazetteer } = await import(${JSON.stringify(gazetteerModule)});
+    const g = loadGazetteer();
+    const answers = [];
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 3000; i++) {
+      const lat = -60 + 130 * rnd(), lon = -180 + 360 * rnd();
+      answers.push(g.assignCity({ lat, lon }), g.assignCity({ lat, lon, countryCode: 'US' }));
+    }
+    for (const name of ['München', 'Paris', 'Glasgow City', 'Mnchen', '80331 München', 'Monaco', 'Springfield']) {
+      answers.push(g.resolveCity(name), g.resolveCity(name, 'US'), g.assignCity({ city: name, lat: 48.14, lon: 11.58 }));
+    }
+    answers.push(g.city(2867714), g.city(1), g.listCountries(), g.resolveCountry('Deutschland'));
+    console.log(createHash('sha256').update(JSON.stringify(answers)).digest('hex'));`;
+  const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    env: { ...process.env, LEADATLAS_CACHE_DIR: cacheDir },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(out.status, 0, out.stderr);
+  return out.stdout.trim();
+}
+
+test('the gazetteer read back from its cache answers as the one built from the rows', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
+  try {
+    const built = gazetteerDigestInChildProcess(dir);
+    assert.ok(readdirSync(dir).some((f) => /^gazetteer-[0-9a-f]{16}\.v8$/.test(f)), 'the built gazetteer is kept');
+    assert.equal(gazetteerDigestInChildProcess(dir), built);
+    for (const f of readdirSync(dir)) if (f.startsWith('gazetteer-')) writeFileSync(join(dir, f), 'not a v8 snapshot');
+    assert.equal(gazetteerDigestInChildProcess(dir), built, 'a damaged copy is rebuilt');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('country and city rows read back from the cache equal the rows read from the packages', () => {
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
