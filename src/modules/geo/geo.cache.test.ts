@@ -8,12 +8,8 @@ import { join } from 'node:path';
 const dataModule = new URL('./geo.data.ts', import.meta.url).href;
 const gazetteerModule = new URL('./gazetteer.ts', import.meta.url).href;
 
-/** Loads the rows in a fresh process (the rows are memoised per process) and returns a digest of them. */
-function digestInChildProcess(cacheDir: string): string {
-  const script = `
-    const { createHash } = await import('node:crypto');
-    const { loadCityRows, loadCountryRows } = await import(${JSON.stringify(dataModule)});
-    console.log(createHash('sha256').update(JSON.stringify([loadCountryRows(), loadCityRows()])).digest('hex'));`;
+/** Runs a module script in a fresh process (the rows and the gazetteer are memoised per process) with its own cache folder. */
+function runInChildProcess(script: string, cacheDir: string): string {
   const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     env: { ...process.env, LEADATLAS_CACHE_DIR: cacheDir },
     encoding: 'utf8',
@@ -21,6 +17,15 @@ function digestInChildProcess(cacheDir: string): string {
   });
   assert.equal(out.status, 0, out.stderr);
   return out.stdout.trim();
+}
+
+/** Loads the rows in a fresh process (the rows are memoised per process) and returns a digest of them. */
+function digestInChildProcess(cacheDir: string): string {
+  const script = `
+    const { createHash } = await import('node:crypto');
+    const { loadCityRows, loadCountryRows } = await import(${JSON.stringify(dataModule)});
+    console.log(createHash('sha256').update(JSON.stringify([loadCountryRows(), loadCityRows()])).digest('hex'));`;
+  return runInChildProcess(script, cacheDir);
 }
 
 /** Builds or reads back the gazetteer in a fresh process and returns a digest of its answers for a spread of inputs. */
@@ -41,13 +46,7 @@ function gazetteerDigestInChildProcess(cacheDir: string): string {
     }
     answers.push(g.city(2867714), g.city(1), g.listCountries(), g.resolveCountry('Deutschland'));
     console.log(createHash('sha256').update(JSON.stringify(answers)).digest('hex'));`;
-  const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    env: { ...process.env, LEADATLAS_CACHE_DIR: cacheDir },
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  assert.equal(out.status, 0, out.stderr);
-  return out.stdout.trim();
+  return runInChildProcess(script, cacheDir);
 }
 
 test('the gazetteer read back from its cache answers as the one built from the rows', () => {
