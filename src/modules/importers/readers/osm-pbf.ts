@@ -2,21 +2,16 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { pipeline, Transform, type Readable } from 'node:stream';
-import { OSMTransform } from 'osm-pbf-parser-node';
 import { AppError } from '../../../infra/errors.ts';
 import type { ReadResult, SourceReader } from '../importer.types.ts';
 import type { OpenOptions, ReaderFactory } from './index.ts';
-import { isPoi, osmObjectToPlace } from './osm-tags.ts';
+import { decodeBlock, PbfBlobs, type BlockVisitor, type RelationMember } from './osm-pbf-blocks.ts';
+import { osmObjectToPlace, poiKeys } from './osm-tags.ts';
 
-interface OsmNode { type: 'node'; id: number; lat: number; lon: number; tags?: Record<string, string> }
-interface OsmWay { type: 'way'; id: number; refs: number[]; tags?: Record<string, string> }
-interface OsmRelation {
-  type: 'relation';
-  id: number;
-  members: Array<{ type: 'node' | 'way' | 'relation'; ref: number; role: string }>;
-  tags?: Record<string, string>;
-}
-type OsmEntity = OsmNode | OsmWay | OsmRelation;
+/** Objects with one of these keys are places of business (see `isPoi`); only they get their tags decoded. */
+const wantedKeys: ReadonlySet<string> = new Set(poiKeys);
+const NODE = 0;
+const WAY = 1;
 
 /** OSM stores coordinates in units of 1e-7 degrees; points are rounded back to that precision. */
 const roundCoordinate = (degrees: number): number => Math.round(degrees * 1e7) / 1e7;
@@ -140,15 +135,18 @@ export class OsmPbfReader implements SourceReader {
 
   async *records(): AsyncIterable<ReadResult> {
     const file = countedFileStream(this.path, (n) => (this.consumed += n));
-    const parsed = pipeline(file, new OSMTransform({ withTags: true, withInfo: false }), () => {});
+    const blobs = new PbfBlobs();
+    const found: ReadResult[] = [];
+    const visitor = this.visitor(found);
     try {
-      for await (const block of parsed as AsyncIterable<Array<OsmEntity | { type?: undefined }>>) {
-        for (const entity of block) {
-          if (entity.type === undefined) continue;
-          const result = this.entity(entity);
-          if (result) yield result;
+      for await (const chunk of file) {
+        for (const block of blobs.push(chunk as Buffer)) {
+          decodeBlock(block, wantedKeys, visitor);
+          yield* found;
+          found.length = 0;
         }
       }
+      blobs.end();
     } catch (error) {
       // File-system errors (EACCES, EISDIR…) say what is wrong already; anything else is the data's fault.
       if (error instanceof Error && 'syscall' in error) throw error;
@@ -158,34 +156,38 @@ export class OsmPbfReader implements SourceReader {
     }
   }
 
-  private entity(e: OsmEntity): ReadResult | undefined {
-    if (e.type === 'node') {
-      const lat = roundCoordinate(e.lat);
-      const lon = roundCoordinate(e.lon);
-      this.nodes.add(e.id, lat, lon);
-      return isPoi(e.tags) ? osmObjectToPlace(`n${e.id}`, e.tags, lat, lon) : undefined;
-    }
-    if (e.type === 'way') {
-      const sum = new PointSum();
-      for (const ref of e.refs) sum.addNode(this.nodes, ref);
-      this.ways.add(e.id, sum.lat, sum.lon, sum.count);
-      if (!isPoi(e.tags)) return undefined;
-      const p = sum.point();
-      return osmObjectToPlace(`w${e.id}`, e.tags, p.lat, p.lon);
-    }
-    if (!isPoi(e.tags)) return undefined;
-    const p = this.relationPoint(e).point();
-    // `type=multipolygon` describes how the relation is built, not the place (the NDJSON export drops it too).
-    const { type: _structure, ...tags } = e.tags;
-    return osmObjectToPlace(`r${e.id}`, tags, p.lat, p.lon);
+  /** Keeps every node's and way's point for later ways and relations, and turns POIs into places in `out`. */
+  private visitor(out: ReadResult[]): BlockVisitor {
+    return {
+      node: (id, lat, lon, tags) => {
+        const rlat = roundCoordinate(lat);
+        const rlon = roundCoordinate(lon);
+        this.nodes.add(id, rlat, rlon);
+        if (tags) out.push(osmObjectToPlace(`n${id}`, tags, rlat, rlon));
+      },
+      way: (id, refs, refCount, tags) => {
+        const sum = new PointSum();
+        for (let i = 0; i < refCount; i++) sum.addNode(this.nodes, refs[i]!);
+        this.ways.add(id, sum.lat, sum.lon, sum.count);
+        if (!tags) return;
+        const p = sum.point();
+        out.push(osmObjectToPlace(`w${id}`, tags, p.lat, p.lon));
+      },
+      relation: (id, members, tags) => {
+        const p = this.relationPoint(members).point();
+        // `type=multipolygon` describes how the relation is built, not the place (the NDJSON export drops it too).
+        const { type: _structure, ...placeTags } = tags;
+        out.push(osmObjectToPlace(`r${id}`, placeTags, p.lat, p.lon));
+      },
+    };
   }
 
   /**
    * Vertex average of the outer ways (the outer ring of a multipolygon); without outer ways, of all
    * member ways; without located ways, of the member nodes. Member relations are not followed.
    */
-  private relationPoint(r: OsmRelation): PointSum {
-    const memberWays = r.members.filter((m) => m.type === 'way');
+  private relationPoint(members: RelationMember[]): PointSum {
+    const memberWays = members.filter((m) => m.type === WAY);
     const outer = memberWays.filter((m) => m.role === 'outer');
     const sum = new PointSum();
     for (const m of outer.length > 0 ? outer : memberWays) {
@@ -196,7 +198,7 @@ export class OsmPbfReader implements SourceReader {
       sum.count += this.ways.columns[2]![i]!;
     }
     if (sum.count === 0) {
-      for (const m of r.members) if (m.type === 'node') sum.addNode(this.nodes, m.ref);
+      for (const m of members) if (m.type === NODE) sum.addNode(this.nodes, m.ref);
     }
     return sum;
   }

@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +99,20 @@ describe('OpenStreetMap .osm.pbf reader', () => {
       const path = join(dir, 'cut.osm.pbf');
       writeFileSync(path, readFileSync(mergedPbf).subarray(0, 300_000));
       await assert.rejects(readAll(path), (e: unknown) => e instanceof AppError && e.code === 'validation_failed' && /cut\.osm\.pbf/.test(e.message));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('reads a file written with plain (not dense) nodes and uncompressed blocks to the same places', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'osm-plain-'));
+    try {
+      const source = join(osmDir, 'monaco-2026.osm.pbf');
+      const plain = join(dir, 'plain.osm.pbf');
+      execFileSync('osmium', ['cat', '-O', '-o', plain, '-f', 'pbf,pbf_dense_nodes=false,pbf_compression=none', source], { stdio: 'pipe' });
+      const expected = await readAll(source);
+      assert.ok(expected.filter((r) => r.ok).length > 500);
+      assert.deepEqual(await readAll(plain), expected);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
