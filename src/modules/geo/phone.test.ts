@@ -113,3 +113,15 @@ describe('normalisePhone on real Michelin and scraped values', () => {
     assert.equal(normalisePhone('', 'FI'), null);
   });
 });
+
+describe('normalisePhone answers remembered within an import', () => {
+  test('reads the same national number once per country, not once for all', () => {
+    // Remembered answers are keyed by country and field: a national number means another line elsewhere.
+    const munich = normalisePhone('089 2199890', 'DE');
+    const vienna = normalisePhone('089 2199890', 'AT');
+    assert.equal(munich, '+49892199890');
+    assert.notEqual(vienna, munich);
+    assert.equal(normalisePhone('089 2199890', 'DE'), munich);
+    assert.equal(normalisePhone('089 2199890', null), null, 'without a country a national number is not read');
+  });
+});

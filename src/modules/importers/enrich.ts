@@ -9,8 +9,12 @@ export interface Enricher {
 
 export type EnrichResult = { ok: true; record: PlaceRecord } | { ok: false; reason: string };
 
+/** Whitespace that `clean` would change: any but a single inner space. Most values have none. */
+const UNCLEAN = /[^\S ]| {2}|^ | $/;
+
 const clean = (v: string | null | undefined): string | null => {
-  if (v === null || v === undefined) return null;
+  if (v === null || v === undefined || v === '') return null;
+  if (!UNCLEAN.test(v)) return v;
   const t = v.replace(/\s+/g, ' ').trim();
   return t === '' ? null : t;
 };

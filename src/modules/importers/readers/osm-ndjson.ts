@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ReadResult, SourceReader } from '../importer.types.ts';
@@ -10,8 +10,11 @@ import { osmObjectToPlace } from './osm-tags.ts';
 
 const osmId = /^[nwr][1-9][0-9]*$/;
 
-const isTagMap = (v: unknown): v is Record<string, string> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+function isTagMap(v: unknown): v is Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  for (const key in v) if (typeof (v as Record<string, unknown>)[key] !== 'string') return false;
+  return true;
+}
 
 const coordinate = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -28,6 +31,36 @@ export function osmNdjsonLineToPlace(line: string): ReadResult {
   if (typeof id !== 'string' || !osmId.test(id)) return { ok: false, reason: 'no OSM id' };
   if (!isTagMap(tags)) return { ok: false, reason: 'no tags' };
   return osmObjectToPlace(id, tags, coordinate(lat), coordinate(lon));
+}
+
+/**
+ * The lines of a UTF-8 byte stream, a batch per chunk read, split as readline does with `crlfDelay: Infinity`
+ * (`\n`, `\r\n` or a lone `\r` ends a line; a last line without an end is kept). One asynchronous step per
+ * chunk instead of one per line: the line's consumer runs in a plain loop.
+ */
+export async function* lineBatches(bytes: AsyncIterable<Buffer | string>): AsyncGenerator<string[]> {
+  const decoder = new StringDecoder('utf8');
+  /** Adds one line as cut at `\n` (or the end): without the `\r` of a `\r\n`, split at any lone `\r`. */
+  const add = (lines: string[], line: string) => {
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+    if (!text.includes('\r')) lines.push(text);
+    else lines.push(...text.split('\r'));
+  };
+  let rest = '';
+  for await (const chunk of bytes) {
+    const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    const lines: string[] = [];
+    let start = 0;
+    for (let end = text.indexOf('\n'); end >= 0; start = end + 1, end = text.indexOf('\n', start)) add(lines, text.slice(start, end));
+    rest = text.slice(start);
+    if (lines.length > 0) yield lines;
+  }
+  rest += decoder.end();
+  if (rest !== '') {
+    const lines: string[] = [];
+    add(lines, rest);
+    yield lines;
+  }
 }
 
 /** The same places as the `.osm.pbf` reader gives (source `osm`, ids `n…/w…/r…`), from NDJSON, gzip or plain. */
@@ -49,10 +82,11 @@ export class OsmNdjsonReader implements SourceReader {
   async *records(): AsyncIterable<ReadResult> {
     const file = countedFileStream(this.path, (n) => (this.consumed += n));
     const text: Readable = this.gzip ? pipeline(file, createGunzip(), () => {}) : file;
-    const lines = createInterface({ input: text, crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line.trim() === '') continue;
-      yield osmNdjsonLineToPlace(line);
+    for await (const lines of lineBatches(text)) {
+      for (const line of lines) {
+        if (line.trim() === '') continue;
+        yield osmNdjsonLineToPlace(line);
+      }
     }
   }
 }

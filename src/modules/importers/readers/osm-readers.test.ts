@@ -1,13 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../../../infra/errors.ts';
 import type { PlaceInput, ReadResult } from '../importer.types.ts';
 import { readHead } from '../import.service.ts';
-import { osmNdjsonLineToPlace, osmNdjsonReaderFactory } from './osm-ndjson.ts';
+import { osmNdjsonLineToPlace, osmNdjsonReaderFactory, lineBatches } from './osm-ndjson.ts';
 import { osmPbfReaderFactory } from './osm-pbf.ts';
 import { mergedNdjson, mergedPbf, osmDir, osmiumCount, poiFilter } from '../../../../test/helpers/osm.ts';
 
@@ -171,5 +173,22 @@ describe('OpenStreetMap NDJSON reader', () => {
     assert.deepEqual(ok.place.sourceCategories, ['shop=bakery']);
     // Language variants are names; `name:etymology:wikidata` and `name:signed` are facts about the name.
     assert.deepEqual(ok.place.names, { ja_kana: 'ベッカライ', 'zh-Hant': '麵包店', alt: ['A', 'B'] });
+  });
+});
+
+describe('NDJSON line splitting', () => {
+  test('cuts lines where readline does: \\n, \\r\\n, a lone \\r, a last line without an end, characters split across chunks', async () => {
+    const text = 'a\nb\r\nc\rd\n\n\r\ne\r\rf\r\nM\u00fcnchen \u65b0\u5e02\u653f\u5ef3 \ud83c\udf55\r\nlast';
+    for (const size of [1, 2, 3, 5, 64]) {
+      for (const tail of ['', '\n', '\r', '\r\n']) {
+        const bytes = Buffer.from(text + tail);
+        const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+        const expected: string[] = [];
+        for await (const line of createInterface({ input: Readable.from(chunks), crlfDelay: Infinity })) expected.push(line);
+        const got: string[] = [];
+        for await (const lines of lineBatches(Readable.from(chunks))) got.push(...lines);
+        assert.deepEqual(got, expected, `chunks of ${size} bytes, ending ${JSON.stringify(tail)}`);
+      }
+    }
   });
 });
