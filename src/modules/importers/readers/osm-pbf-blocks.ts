@@ -11,6 +11,9 @@ import { inflateSync } from 'node:zlib';
 /** One OSM object's tags, built only when it has one of the wanted keys. */
 export type Tags = Record<string, string>;
 
+/** What an object with a wanted key but without the required key gets instead of its tags. */
+export const WITHOUT_REQUIRED_KEY: Readonly<Tags> = Object.freeze({});
+
 export interface BlockVisitor {
   /** Every node, in file order; `tags` only when the node has a wanted key. Coordinates in degrees. */
   node(id: number, lat: number, lon: number, tags: Tags | undefined): void;
@@ -185,9 +188,10 @@ const grown = <T extends Float64Array | Int32Array>(a: T, need: number): T => {
 
 /**
  * Decodes one uncompressed PrimitiveBlock, calling the visitor for each object. `wantedKeys` decides which
- * objects get their tags built (and which relations are reported at all).
+ * objects get their tags built (and which relations are reported at all); those without `requiredKey` get
+ * WITHOUT_REQUIRED_KEY instead (half the POIs of an OSM file have no name and are skipped by the reader).
  */
-export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, visit: BlockVisitor): void {
+export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requiredKey: string, visit: BlockVisitor): void {
   const p = new Proto(buf, 0, buf.length);
   let tableStart = -1;
   let tableEnd = -1;
@@ -230,13 +234,24 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, visit:
     if (i >= starts.length) fail('string index outside the string table');
     return (strings[i] ??= buf.toString('utf8', starts[i]!, ends[i]!));
   };
-  /** Per string id: 1 when it is a wanted key, 0 when not, undefined before its first use as a key. */
-  const wanted = new Array<0 | 1 | undefined>(starts.length);
-  const isWanted = (k: number): boolean => (wanted[k] ??= wantedKeys.has(str(k)) ? 1 : 0) === 1;
+  /** Per string id: 2 for the required key, 1 for a wanted key, 0 for others, undefined before its first use as a key. */
+  const kinds = new Array<0 | 1 | 2 | undefined>(starts.length);
+  const kindOf = (k: number): number => {
+    const kind = kinds[k];
+    if (kind !== undefined) return kind;
+    const key = str(k);
+    return (kinds[k] = key === requiredKey ? 2 : wantedKeys.has(key) ? 1 : 0);
+  };
   const tagsOf = (count: number): Tags | undefined => {
-    let any = false;
-    for (let t = 0; t < count && !any; t++) any = isWanted(keyIds[t]!);
-    if (!any) return undefined;
+    let wanted = false;
+    let required = false;
+    for (let t = 0; t < count; t++) {
+      const kind = kindOf(keyIds[t]!);
+      if (kind === 1) wanted = true;
+      else if (kind === 2) required = true;
+    }
+    if (!wanted) return undefined;
+    if (!required) return WITHOUT_REQUIRED_KEY;
     const tags: Tags = {};
     for (let t = 0; t < count; t++) tags[str(keyIds[t]!)] = str(valIds[t]!);
     return tags;

@@ -31,7 +31,8 @@ class IdTable {
     this.columns = Array.from({ length: columnCount }, () => new Float64Array(1 << 16));
   }
 
-  add(id: number, ...values: number[]): void {
+  /** Adds a row; `a`, `b`, `c` fill the first columns (a fixed arity: rest parameters cost an array per call). */
+  add(id: number, a: number, b: number, c = 0): void {
     if (this.length === this.ids.length) {
       const grow = (a: Float64Array) => {
         const b = new Float64Array(a.length * 2);
@@ -43,7 +44,10 @@ class IdTable {
     }
     if (this.length > 0 && id <= this.ids[this.length - 1]!) this.sorted = false;
     this.ids[this.length] = id;
-    for (let c = 0; c < values.length; c++) this.columns[c]![this.length] = values[c]!;
+    const columns = this.columns;
+    columns[0]![this.length] = a;
+    columns[1]![this.length] = b;
+    if (columns.length > 2) columns[2]![this.length] = c;
     this.length++;
   }
 
@@ -141,7 +145,7 @@ export class OsmPbfReader implements SourceReader {
     try {
       for await (const chunk of file) {
         for (const block of blobs.push(chunk as Buffer)) {
-          decodeBlock(block, wantedKeys, visitor);
+          decodeBlock(block, wantedKeys, 'name', visitor);
           yield* found;
           found.length = 0;
         }
