@@ -1,19 +1,22 @@
-import type { PlaceRecord } from '../places/place-record.ts';
+import { appendPlaceRow, emptyPlaceRows, type PlaceRows } from '../places/place-record.ts';
 import { enrichPlace, type Enricher } from './enrich.ts';
 import type { SourceReader } from './importer.types.ts';
 
 /** A batch of enriched places plus what the reader consumed to produce it. */
 export interface EnrichedChunk {
-  records: PlaceRecord[];
+  /** The storable places, as flat rows (see PlaceRows: the shape that crosses threads cheaply). */
+  rows: PlaceRows;
   /** Records read for this chunk, stored or skipped. */
   read: number;
   skipped: Record<string, number>;
   bytesRead: number;
 }
 
+const emptyChunk = (): EnrichedChunk => ({ rows: emptyPlaceRows(), read: 0, skipped: {}, bytesRead: 0 });
+
 /** Reads and enriches in batches of `batchSize` storable places. */
 export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, batchSize: number): AsyncGenerator<EnrichedChunk> {
-  let chunk: EnrichedChunk = { records: [], read: 0, skipped: {}, bytesRead: 0 };
+  let chunk = emptyChunk();
   const skip = (reason: string) => {
     chunk.skipped[reason] = (chunk.skipped[reason] ?? 0) + 1;
   };
@@ -28,11 +31,11 @@ export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, 
       skip(enriched.reason);
       continue;
     }
-    chunk.records.push(enriched.record);
-    if (chunk.records.length >= batchSize) {
+    appendPlaceRow(chunk.rows, enriched.record);
+    if (chunk.rows.count >= batchSize) {
       chunk.bytesRead = reader.bytesRead();
       yield chunk;
-      chunk = { records: [], read: 0, skipped: {}, bytesRead: 0 };
+      chunk = emptyChunk();
     }
   }
   chunk.bytesRead = reader.bytesRead();

@@ -15,6 +15,7 @@ import { readerFactories, type OpenOptions, type ReaderFactory } from './readers
 export interface ImportOptions extends OpenOptions {
   /** A format name from `readerFactories`, or undefined to detect it. */
   format?: string;
+  /** Places per transaction (SQLite; PostgreSQL commits every chunk of at most `chunkSize`). */
   batchSize?: number;
   onProgress?: (progress: ImportProgress) => void;
 }
@@ -72,9 +73,21 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/** Places per transaction by default: fewer, larger commits write each dirtied index page fewer times. */
+export const DEFAULT_BATCH_SIZE = 50_000;
+
+/** Places per chunk from the reading side: the unit of hand-over between threads, and of progress. */
+const CHUNK_SIZE = 5000;
+
 /**
- * Streams a file into the catalog. Each batch is written in its own transaction together with the
- * run's counters, so a crash leaves whole batches only; running the same import again skips rows
+ * A transaction commits after this long even when it holds fewer places than the batch size: it holds
+ * SQLite's write lock, and another process's writer waits for it (busy_timeout is 10 s).
+ */
+const MAX_TRANSACTION_MS = 1000;
+
+/**
+ * Streams a file into the catalog. Places are written in transactions of `batchSize` together with the
+ * run's counters, so a crash leaves whole transactions only; running the same import again skips rows
  * whose content hash is unchanged and completes the rest.
  *
  * With `enricher` null, reading and enriching run on a worker thread while this thread writes
@@ -91,7 +104,8 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
       errors: [{ field: 'format', message: 'unknown format', allowed: readerFactories.map((f) => f.format) }],
     });
   }
-  const batchSize = options.batchSize ?? 2000;
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const chunkSize = Math.min(batchSize, CHUNK_SIZE);
   const openOptions: OpenOptions = {
     ...(options.encoding ? { encoding: options.encoding } : {}),
     ...(options.source ? { source: options.source } : {}),
@@ -102,8 +116,8 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   // The file's digest is read on this thread while the worker loads the taxonomy and gazetteer.
   const [opened, digest] = await Promise.allSettled([
     enricher
-      ? inlineChunks(factory, absolute, openOptions, enricher, batchSize)
-      : workerChunks({ path: absolute, format: factory.format, options: openOptions, batchSize }),
+      ? inlineChunks(factory, absolute, openOptions, enricher, chunkSize)
+      : workerChunks({ path: absolute, format: factory.format, options: openOptions, batchSize: chunkSize }),
     sha256File(absolute),
   ]);
   if (opened.status === 'rejected') throw opened.reason;
@@ -112,70 +126,19 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
     await input.close();
     throw digest.reason;
   }
-  const writer = createPlaceWriter(db);
-
-  // A run still marked running was cut off (crash, kill -9): say so, this one takes over.
-  await db.kysely
-    .updateTable('import_runs')
-    .set({ status: 'failed', error: 'interrupted', finished_at: new Date().toISOString() })
-    .where('status', '=', 'running')
-    .where('path', '=', absolute)
-    .execute();
-  const run = await db.kysely
-    .insertInto('import_runs')
-    .values({
-      source: input.source,
-      format: factory.format,
-      path: absolute,
-      file_sha256: digest.value,
-      status: 'running',
-      started_at: new Date(started).toISOString(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const runId = Number(run.id);
-
-  const counters: RunCounters = {
-    read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
-  };
-  const restoreCheckpoints = spaceOutCheckpoints(db);
+  let run: StoredRun;
   try {
-    for await (const chunk of input.chunks) {
-      counters.read_count += chunk.read;
-      for (const [reason, n] of Object.entries(chunk.skipped)) {
-        counters.skipped_count += n;
-        counters.skipped_reasons[reason] = (counters.skipped_reasons[reason] ?? 0) + n;
-      }
-      if (chunk.records.length > 0) {
-        const r = await writer.writeBatch(chunk.records, runId, counters);
-        counters.imported_count += r.imported;
-        counters.updated_count += r.updated;
-        counters.unchanged_count += r.unchanged;
-      }
-      options.onProgress?.({ bytesRead: chunk.bytesRead, totalBytes: input.totalBytes, counters });
-    }
-  } catch (error) {
-    await db.kysely
-      .updateTable('import_runs')
-      .set({ status: 'failed', error: error instanceof Error ? error.message : String(error), finished_at: new Date().toISOString() })
-      .where('id', '=', runId)
-      .execute();
-    throw error;
+    run = await storeChunks(
+      db,
+      { source: input.source, format: factory.format, path: absolute, fileSha256: digest.value, startedAt: new Date(started).toISOString() },
+      input.chunks,
+      batchSize,
+      options.onProgress ? (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) : undefined,
+    );
   } finally {
-    restoreCheckpoints();
     await input.close();
   }
-  await db.kysely
-    .updateTable('import_runs')
-    .set({
-      status: 'done',
-      finished_at: new Date().toISOString(),
-      read_count: counters.read_count,
-      skipped_count: counters.skipped_count,
-      skipped_reasons: JSON.stringify(counters.skipped_reasons),
-    })
-    .where('id', '=', runId)
-    .execute();
+  const { runId, counters } = run;
   const seconds = (Date.now() - started) / 1000;
   const stored = counters.imported_count + counters.updated_count + counters.unchanged_count;
   return {
@@ -189,24 +152,130 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   };
 }
 
+export interface RunInfo {
+  source: string;
+  format: string;
+  path: string;
+  fileSha256: string;
+  startedAt: string;
+}
+
+export interface StoredRun {
+  runId: number;
+  counters: RunCounters;
+}
+
+/**
+ * The writing half of an import, on the calling thread: records a run, writes every chunk through the
+ * PlaceWriter and marks the run done (or failed, and rethrows). Exported for the writer's benchmark.
+ */
+export async function storeChunks(
+  db: Db,
+  info: RunInfo,
+  chunks: AsyncIterable<EnrichedChunk>,
+  batchSize: number = DEFAULT_BATCH_SIZE,
+  onProgress?: (counters: RunCounters, bytesRead: number) => void,
+): Promise<StoredRun> {
+  const writer = createPlaceWriter(db);
+
+  // A run still marked running was cut off (crash, kill -9): say so, this one takes over.
+  await db.kysely
+    .updateTable('import_runs')
+    .set({ status: 'failed', error: 'interrupted', finished_at: new Date().toISOString() })
+    .where('status', '=', 'running')
+    .where('path', '=', info.path)
+    .execute();
+  const run = await db.kysely
+    .insertInto('import_runs')
+    .values({
+      source: info.source,
+      format: info.format,
+      path: info.path,
+      file_sha256: info.fileSha256,
+      status: 'running',
+      started_at: info.startedAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const runId = Number(run.id);
+
+  const counters: RunCounters = {
+    read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
+  };
+  const restorePragmas = importPragmas(db);
+  try {
+    let openedAt = 0;
+    for await (const chunk of chunks) {
+      counters.read_count += chunk.read;
+      for (const [reason, n] of Object.entries(chunk.skipped)) {
+        counters.skipped_count += n;
+        counters.skipped_reasons[reason] = (counters.skipped_reasons[reason] ?? 0) + n;
+      }
+      if (chunk.rows.count > 0 || writer.pending > 0) {
+        if (writer.pending === 0) openedAt = performance.now();
+        // A chunk of skipped records only joins an open transaction, to bring its counters up to date.
+        const r = await writer.add(chunk.rows, runId, counters);
+        counters.imported_count += r.imported;
+        counters.updated_count += r.updated;
+        counters.unchanged_count += r.unchanged;
+        if (writer.pending >= batchSize || performance.now() - openedAt >= MAX_TRANSACTION_MS) await writer.commit();
+      }
+      onProgress?.(counters, chunk.bytesRead);
+    }
+    await writer.commit();
+  } catch (error) {
+    await writer.rollback();
+    await db.kysely
+      .updateTable('import_runs')
+      .set({ status: 'failed', error: error instanceof Error ? error.message : String(error), finished_at: new Date().toISOString() })
+      .where('id', '=', runId)
+      .execute();
+    throw error;
+  } finally {
+    restorePragmas();
+  }
+  await db.kysely
+    .updateTable('import_runs')
+    .set({
+      status: 'done',
+      finished_at: new Date().toISOString(),
+      read_count: counters.read_count,
+      skipped_count: counters.skipped_count,
+      skipped_reasons: JSON.stringify(counters.skipped_reasons),
+    })
+    .where('id', '=', runId)
+    .execute();
+  return { runId, counters };
+}
+
 /** WAL pages between automatic checkpoints while an import writes (SQLite's default is 1,000: 4 MB). */
 const IMPORT_CHECKPOINT_PAGES = 25_000;
 
+/** Page cache while an import writes, in KiB (the connection's usual cache is 16 MB). */
+const IMPORT_CACHE_KIB = 262_144;
+
 /**
- * SQLite: checkpoints every ~100 MB of WAL instead of every 4 MB while importing. Each checkpoint copies
- * back and syncs the pages the batches dirtied, and the indexes on random keys (public ids, categories)
- * dirty pages all over the file: fewer checkpoints copy each page fewer times. The next commit after the
- * import (the run's final status) checkpoints with the usual setting again, inside the timed import.
+ * SQLite, for the import's duration:
+ * - checkpoints every ~100 MB of WAL instead of every 4 MB. Each checkpoint copies back and syncs the
+ *   pages the transactions dirtied, and the indexes on random keys (public ids, categories) dirty pages
+ *   all over the file: fewer checkpoints copy each page fewer times. The next commit after the import
+ *   (the run's final status) checkpoints with the usual setting again, inside the timed import.
+ * - a page cache of up to 256 MB, so that a transaction's dirty pages stay in memory until it commits
+ *   instead of spilling into the WAL (and being written again) when the cache is full. The pages are
+ *   allocated as they are used and freed when the usual size is set back.
  */
-function spaceOutCheckpoints(db: Db): () => void {
+function importPragmas(db: Db): () => void {
   const handle = db.sqlite;
-  if (!handle || !db.sqlitePath) return () => {};
-  const previous = handle.pragma('wal_autocheckpoint', { simple: true }) as number;
+  if (!handle) return () => {};
+  const cache = handle.pragma('cache_size', { simple: true }) as number;
+  const cacheKiB = cache < 0 ? -cache : (cache * (handle.pragma('page_size', { simple: true }) as number)) / 1024;
+  if (cacheKiB < IMPORT_CACHE_KIB) handle.pragma(`cache_size = -${IMPORT_CACHE_KIB}`);
+  const checkpoints = db.sqlitePath ? (handle.pragma('wal_autocheckpoint', { simple: true }) as number) : 0;
   // 0: checkpoints were turned off on purpose; leave them so.
-  if (previous <= 0) return () => {};
-  handle.pragma(`wal_autocheckpoint = ${Math.max(previous, IMPORT_CHECKPOINT_PAGES)}`);
+  if (checkpoints > 0) handle.pragma(`wal_autocheckpoint = ${Math.max(checkpoints, IMPORT_CHECKPOINT_PAGES)}`);
   return () => {
-    handle.pragma(`wal_autocheckpoint = ${previous}`);
+    if (cacheKiB < IMPORT_CACHE_KIB) handle.pragma(`cache_size = ${cache}`);
+    if (checkpoints > 0) handle.pragma(`wal_autocheckpoint = ${checkpoints}`);
   };
 }
 

@@ -2,8 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../../infra/db/migrate.ts';
-import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
-import { contentHash, publicPlaceId, type PlaceRecord } from './place-record.ts';
+import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import SQLite from 'better-sqlite3';
+import { contentHash, placeRecordAt, placeRowsOf, publicPlaceId, type PlaceRecord } from './place-record.ts';
 import { createPlaceWriter, type RunCounters } from './places.writer.ts';
 
 function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
@@ -17,6 +18,13 @@ function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRe
   };
   return { ...base, content_hash: contentHash(base) };
 }
+
+test('a place keeps every field through its flat row', () => {
+  const places = [record('row-1', { names: JSON.stringify({ de: 'Zum Löwen' }), phone: '+49 89 1', lat: null }), record('row-2', { categories: [] })];
+  const rows = placeRowsOf(places);
+  assert.equal(rows.count, 2);
+  assert.deepEqual([placeRecordAt(rows, 0), placeRecordAt(rows, 1)], places);
+});
 
 const zero = (): RunCounters => ({
   read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
@@ -86,10 +94,10 @@ for (const dialect of dialects) {
 }
 
 describe('place writer on sqlite: search indexes filled once per batch', () => {
-  let t: TestDatabase;
+  let t: ReturnType<typeof openTestSqlite>;
   let runId: number;
   before(async () => {
-    t = await dialects.find((d) => d.name === 'sqlite')!.open();
+    t = openTestSqlite();
     await migrateToLatest(t.db);
     const run = await t.db.kysely
       .insertInto('import_runs')
@@ -140,8 +148,36 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     assert.equal(h().prepare('SELECT count(*) FROM places_deferred_indexing').pluck().get(), 0);
   });
 
+  test('batches added to one transaction are seen by other connections only once it commits, indexed and with the triggers back', async () => {
+    const writer = createPlaceWriter(t.db);
+    const triggers = () => h().prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places' ORDER BY name").all();
+    const before = triggers();
+    assert.ok(before.length >= 5, `${before.length} triggers on places`);
+    const other = new SQLite(t.path, { readonly: true });
+    try {
+      const seen = () => other.prepare("SELECT (SELECT count(*) FROM places WHERE source_id LIKE 'tx-%') AS places, (SELECT count(*) FROM places_fts WHERE names LIKE 'Tx %') AS fts").get();
+      const counters = zero();
+      const first = await writer.add(placeRowsOf([record('tx-1', { name: 'Tx 1' }), record('tx-2', { name: 'Tx 2' })]), runId, counters);
+      counters.imported_count += first.imported;
+      await writer.add([record('tx-3', { name: 'Tx 3' }), record('tx-1', { name: 'Tx 1b' })], runId, counters);
+      assert.equal(writer.pending, 4);
+      assert.deepEqual(seen(), { places: 0, fts: 0 });
+      assert.equal(other.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get(), before.length);
+      await writer.commit();
+      assert.equal(writer.pending, 0);
+      assert.deepEqual(seen(), { places: 3, fts: 3 });
+      assert.deepEqual(triggers(), before);
+      const run = h().prepare('SELECT imported_count, updated_count FROM import_runs WHERE id = ?').get(runId);
+      assert.deepEqual(run, { imported_count: 3, updated_count: 1 });
+    } finally {
+      other.close();
+    }
+  });
+
   test('a batch that fails leaves no place, index row or marker behind', async () => {
     const writer = createPlaceWriter(t.db);
+    const triggerCount = () => h().prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get();
+    const triggersBefore = triggerCount();
     const counts = () => [fts().length, geo().length, categories().length, version()];
     const beforeCounts = counts();
     const bad = record('fail-2');
@@ -150,5 +186,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     assert.deepEqual(counts(), beforeCounts);
     assert.equal(h().prepare("SELECT count(*) FROM places WHERE source_id LIKE 'fail-%'").pluck().get(), 0);
     assert.equal(h().prepare('SELECT count(*) FROM places_deferred_indexing').pluck().get(), 0);
+    assert.equal(triggerCount(), triggersBefore, 'the triggers are back');
+    assert.equal(t.db.sqlite!.inTransaction, false);
   });
 });

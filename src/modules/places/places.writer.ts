@@ -1,5 +1,6 @@
+import type SQLite from 'better-sqlite3';
 import type { Db } from '../../infra/db/database.ts';
-import type { PlaceRecord } from './place-record.ts';
+import { placeColumns, placeRecordAt, placeRowsOf, placeRowWidth, type PlaceRecord, type PlaceRows } from './place-record.ts';
 
 export interface BatchResult {
   imported: number;
@@ -7,9 +8,26 @@ export interface BatchResult {
   unchanged: number;
 }
 
-/** Upserts batches of places by (source, source_id); each batch is one transaction, together with the run's counters. */
+/** Places to write: flat rows (what an import's chunks carry) or records. */
+export type PlaceBatch = PlaceRows | readonly PlaceRecord[];
+
+/**
+ * Upserts places by (source, source_id); unchanged rows (same content hash) are left alone. Batches are
+ * added to a transaction that commits together with the run's counters, so the counters never disagree
+ * with the data: SQLite keeps one transaction open over the batches added until `commit`, PostgreSQL
+ * commits each batch as it is added (`pending` stays 0 there).
+ */
 export interface PlaceWriter {
-  writeBatch(records: PlaceRecord[], runId: number, counters: RunCounters): Promise<BatchResult>;
+  /** Writes a batch, opening a transaction if none is open. `counters`: the run's totals before this batch. */
+  add(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult>;
+  /** Places added to the open transaction. */
+  readonly pending: number;
+  /** Commits the open transaction, its batches fully indexed and the run's counters brought up to date. */
+  commit(): Promise<void>;
+  /** Drops what the open transaction wrote. An error in `add` or `commit` has already rolled it back. */
+  rollback(): Promise<void>;
+  /** One batch in a transaction of its own. */
+  writeBatch(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult>;
 }
 
 /** Counters stored on the import run in the same transaction as the batch, so they never disagree with the data. */
@@ -22,16 +40,12 @@ export interface RunCounters {
   skipped_reasons: Record<string, number>;
 }
 
-const placeColumns = [
-  'public_id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'source_categories',
-  'phone', 'phone_e164', 'website', 'email', 'street', 'housenumber', 'postcode', 'address', 'region',
-  'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count',
-  'opening_hours', 'attributes', 'content_hash',
-] as const;
-
 export function createPlaceWriter(db: Db): PlaceWriter {
   return db.dialect === 'sqlite' ? new SqlitePlaceWriter(db) : new KyselyPlaceWriter(db);
 }
+
+const isRecords = (batch: PlaceBatch): batch is readonly PlaceRecord[] => Array.isArray(batch);
+const asRows = (batch: PlaceBatch): PlaceRows => (isRecords(batch) ? placeRowsOf(batch) : batch);
 
 /**
  * What places_fts holds for a place: its display name and every text value of its `names` JSON. The
@@ -39,25 +53,60 @@ export function createPlaceWriter(db: Db): PlaceWriter {
  */
 const ftsNames = `name || coalesce(' ' || (SELECT group_concat(value, ' ') FROM json_tree(places.names) WHERE type = 'text'), '')`;
 
+/** The per-row triggers (migrations 0004, 0007, 0010) whose work the SQLite writer does set-wise instead. */
+const replacedTriggers = ['places_search_ai', 'places_search_au_names', 'places_search_au_geo', 'places_version_insert', 'places_version_update'];
+
+const sourceAt = placeColumns.indexOf('source');
+const sourceIdAt = placeColumns.indexOf('source_id');
+const hashAt = placeColumns.indexOf('content_hash');
+
+interface OpenTransaction {
+  runId: number;
+  /** The largest place id before the transaction: rows above it are new (rowids grow, SQLite has one writer). */
+  before: number;
+  /** Places that existed before the transaction and changed. */
+  changed: number[];
+  written: number;
+  added: number;
+  /** The run's counters as they stand after the last batch added, in saveCounters' order. */
+  counters: unknown[];
+  /** CREATE statements of the triggers taken off for the transaction, put back before it commits. */
+  triggers: string[];
+}
+
 /**
- * SQLite: prepared statements in one synchronous transaction per batch. better-sqlite3 runs a prepared
- * statement in about a microsecond, far less than building one multi-row INSERT per batch would cost.
+ * SQLite: prepared statements, one synchronous write per batch, and one transaction over as many batches
+ * as the caller adds before it commits (an import commits every ~50,000 places: each commit writes every
+ * page the batches dirtied, and the indexes on random keys dirty pages all over the file).
  *
- * The search indexes (places_fts, places_geo), place_categories of new rows and places_version are
- * filled set-wise at the end of the batch, inside its transaction: the batch marks itself in
- * `places_deferred_indexing` (migration 0010), which turns the per-row triggers off for this
- * transaction only. New rows are those with an id above the largest id before the batch (rowids grow
- * by one and SQLite has one writer at a time). A batch that commits has its indexes; one that does
- * not leaves nothing behind, so a killed import needs no repair.
+ * The per-row triggers that keep places_fts, places_geo and places_version in step are dropped at the
+ * start of the transaction and created again, from their own SQL in sqlite_master, just before it
+ * commits; in between, the search indexes, new rows' place_categories and places_version are filled
+ * set-wise for exactly the rows the transaction wrote. A trigger on a table costs every INSERT a
+ * sub-program call even when its WHEN clause is false (~1.5 µs a trigger, a fifth of the row's own
+ * insert), which is why the deferral marker of migration 0010 is not used here. Other connections only
+ * ever see committed schemas: with the triggers, and with every committed place indexed. A transaction
+ * that does not commit (error, crash, kill -9) leaves nothing behind, triggers included.
+ *
+ * While a transaction is open it holds SQLite's write lock and the connection: whatever else runs on
+ * this connection in the meantime joins it. The importer is alone on its connection (CLI, or the
+ * server's start before it listens).
  */
 class SqlitePlaceWriter implements PlaceWriter {
-  private readonly write: (records: PlaceRecord[], runId: number, counters: RunCounters) => BatchResult;
+  private open: OpenTransaction | undefined;
+  private readonly h: SQLite.Database;
+  private readonly writeRows: (rows: PlaceRows, open: OpenTransaction) => BatchResult;
+  private readonly finish: (open: OpenTransaction) => void;
+  private readonly triggerSql: SQLite.Statement<[], { name: string; sql: string }>;
+  private readonly lastId: SQLite.Statement<[], number>;
 
   constructor(db: Db) {
-    const h = db.sqlite!;
-    const existing = h.prepare<[string, string], { id: number; content_hash: string }>(
-      'SELECT id, content_hash FROM places WHERE source = ? AND source_id = ?',
+    const h = (this.h = db.sqlite!);
+    this.triggerSql = h.prepare(
+      `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places' AND name IN (${replacedTriggers.map((n) => `'${n}'`).join(', ')})`,
     );
+    this.lastId = h.prepare<[], number>('SELECT coalesce(max(id), 0) FROM places').pluck();
+    const existing = h.prepare<[unknown, unknown], [number, string]>('SELECT id, content_hash FROM places WHERE source = ? AND source_id = ?').raw();
     const insert = h.prepare(
       `INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at)
        VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?)`,
@@ -65,16 +114,11 @@ class SqlitePlaceWriter implements PlaceWriter {
     const update = h.prepare(
       `UPDATE places SET ${placeColumns.map((c) => `${c} = ?`).join(', ')}, import_run_id = ?, updated_at = ? WHERE id = ?`,
     );
-    const deleteCategories = h.prepare('DELETE FROM place_categories WHERE place_id = ?');
-    const insertCategory = h.prepare('INSERT OR IGNORE INTO place_categories (place_id, category, is_primary) VALUES (?, ?, ?)');
     const saveCounters = h.prepare(
       `UPDATE import_runs SET read_count = ?, imported_count = ?, updated_count = ?, unchanged_count = ?,
        skipped_count = ?, skipped_reasons = ? WHERE id = ?`,
     );
-    const lastId = h.prepare<[], number>('SELECT coalesce(max(id), 0) FROM places').pluck();
-    const defer = h.prepare('INSERT INTO places_deferred_indexing (id) VALUES (1)');
-    const undefer = h.prepare('DELETE FROM places_deferred_indexing');
-    // Rows inserted by this batch: id > the largest id before it.
+    // Rows inserted by the transaction: id > the largest id before it.
     const newCategories = h.prepare(
       `INSERT OR IGNORE INTO place_categories (place_id, category, is_primary)
        SELECT places.id, c.value, c.key = 0 FROM places, json_each(places.categories) AS c WHERE places.id > ?`,
@@ -83,7 +127,12 @@ class SqlitePlaceWriter implements PlaceWriter {
     const newPoints = h.prepare(
       'INSERT INTO places_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE id > ? AND lat IS NOT NULL AND lon IS NOT NULL',
     );
-    // Rows that existed before this batch and changed: ids as a JSON array.
+    // Rows that existed before the transaction and changed: ids as a JSON array.
+    const oldCategories = h.prepare('DELETE FROM place_categories WHERE place_id IN (SELECT value FROM json_each(?))');
+    const changedCategories = h.prepare(
+      `INSERT OR IGNORE INTO place_categories (place_id, category, is_primary)
+       SELECT places.id, c.value, c.key = 0 FROM places, json_each(places.categories) AS c WHERE places.id IN (SELECT value FROM json_each(?))`,
+    );
     const oldNames = h.prepare('DELETE FROM places_fts WHERE rowid IN (SELECT value FROM json_each(?))');
     const changedNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id IN (SELECT value FROM json_each(?))`);
     const oldPoints = h.prepare('DELETE FROM places_geo WHERE id IN (SELECT value FROM json_each(?))');
@@ -92,80 +141,143 @@ class SqlitePlaceWriter implements PlaceWriter {
     );
     const bumpVersion = h.prepare('UPDATE places_version SET version = version + ? WHERE id = 1');
 
-    const values: unknown[] = new Array(placeColumns.length);
-    const rowValues = (r: PlaceRecord): unknown[] => {
-      for (let i = 0; i < placeColumns.length; i++) {
-        const c = placeColumns[i]!;
-        values[i] = c === 'categories' ? JSON.stringify(r.categories) : r[c];
-      }
-      return values;
-    };
-
-    this.write = h.transaction((records: PlaceRecord[], runId: number, counters: RunCounters) => {
+    this.writeRows = (rows, open) => {
       const result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
       const now = new Date().toISOString();
-      const before = lastId.get()!;
-      const changedIds: number[] = [];
-      defer.run();
-      for (const r of records) {
-        const found = existing.get(r.source, r.source_id);
+      const v = rows.values;
+      for (let i = 0, o = 0; i < rows.count; i++, o += placeRowWidth) {
+        const found = existing.get(v[o + sourceAt], v[o + sourceIdAt]);
         if (!found) {
-          insert.run(...rowValues(r), runId, now, now);
+          const row: unknown[] = v.slice(o, o + placeRowWidth);
+          row.push(open.runId, now, now);
+          insert.run(row);
           result.imported++;
-        } else if (found.content_hash !== r.content_hash) {
-          update.run(...rowValues(r), runId, now, found.id);
-          // A row this batch inserted (the same place twice in a file) gets its categories and indexes below.
-          if (found.id <= before) {
-            deleteCategories.run(found.id);
-            r.categories.forEach((slug, i) => insertCategory.run(found.id, slug, i === 0 ? 1 : 0));
-            changedIds.push(found.id);
-          }
+        } else if (found[1] !== v[o + hashAt]) {
+          const row: unknown[] = v.slice(o, o + placeRowWidth);
+          row.push(open.runId, now, found[0]);
+          update.run(row);
+          // A row this transaction inserted (the same place twice in a file) is indexed as a new one.
+          if (found[0] <= open.before) open.changed.push(found[0]);
           result.updated++;
         } else {
           result.unchanged++;
         }
       }
-      undefer.run();
-      if (result.imported > 0) {
-        newCategories.run(before);
-        newNames.run(before);
-        newPoints.run(before);
+      return result;
+    };
+
+    this.finish = (open) => {
+      if (open.written > 0) {
+        newCategories.run(open.before);
+        newNames.run(open.before);
+        newPoints.run(open.before);
       }
-      if (changedIds.length > 0) {
-        const ids = JSON.stringify(changedIds);
+      if (open.changed.length > 0) {
+        const ids = JSON.stringify(open.changed);
+        oldCategories.run(ids);
+        changedCategories.run(ids);
         oldNames.run(ids);
         changedNames.run(ids);
         oldPoints.run(ids);
         changedPoints.run(ids);
       }
       // As the per-row triggers count: one step per inserted or updated row.
-      if (result.imported + result.updated > 0) bumpVersion.run(result.imported + result.updated);
-      saveCounters.run(
-        counters.read_count, counters.imported_count + result.imported, counters.updated_count + result.updated,
-        counters.unchanged_count + result.unchanged, counters.skipped_count, JSON.stringify(counters.skipped_reasons), runId,
-      );
-      return result;
-    });
+      if (open.written > 0) bumpVersion.run(open.written);
+      saveCounters.run(...open.counters, open.runId);
+      for (const create of open.triggers) h.exec(create);
+    };
   }
 
-  async writeBatch(records: PlaceRecord[], runId: number, counters: RunCounters): Promise<BatchResult> {
-    return this.write(records, runId, counters);
+  get pending(): number {
+    return this.open?.added ?? 0;
+  }
+
+  async add(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
+    const rows = asRows(batch);
+    const open = this.open ?? this.begin(runId);
+    if (open.runId !== runId) throw new Error(`place writer: a transaction for run ${open.runId} is open`);
+    try {
+      const result = this.writeRows(rows, open);
+      open.added += rows.count;
+      open.written += result.imported + result.updated;
+      open.counters = [
+        counters.read_count, counters.imported_count + result.imported, counters.updated_count + result.updated,
+        counters.unchanged_count + result.unchanged, counters.skipped_count, JSON.stringify(counters.skipped_reasons),
+      ];
+      return result;
+    } catch (error) {
+      this.abort();
+      throw error;
+    }
+  }
+
+  async commit(): Promise<void> {
+    const open = this.open;
+    if (!open) return;
+    try {
+      this.finish(open);
+      this.h.exec('COMMIT');
+      this.open = undefined;
+    } catch (error) {
+      this.abort();
+      throw error;
+    }
+  }
+
+  async rollback(): Promise<void> {
+    if (this.open) this.abort();
+  }
+
+  async writeBatch(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
+    if (this.open) throw new Error('place writer: a transaction is open; add to it or commit it first');
+    const result = await this.add(batch, runId, counters);
+    await this.commit();
+    return result;
+  }
+
+  private begin(runId: number): OpenTransaction {
+    this.h.exec('BEGIN IMMEDIATE');
+    try {
+      const triggers = this.triggerSql.all();
+      for (const t of triggers) this.h.exec(`DROP TRIGGER "${t.name}"`);
+      this.open = { runId, before: this.lastId.get()!, changed: [], written: 0, added: 0, counters: [], triggers: triggers.map((t) => t.sql) };
+      return this.open;
+    } catch (error) {
+      this.h.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  private abort(): void {
+    this.open = undefined;
+    if (this.h.inTransaction) this.h.exec('ROLLBACK');
   }
 }
 
 /** PostgreSQL (and any other Kysely dialect): one transaction per batch, set-based statements. */
 class KyselyPlaceWriter implements PlaceWriter {
+  readonly pending = 0;
+
   constructor(private readonly db: Db) {}
 
-  async writeBatch(records: PlaceRecord[], runId: number, counters: RunCounters): Promise<BatchResult> {
+  add(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
+    return this.writeBatch(batch, runId, counters);
+  }
+
+  async commit(): Promise<void> {}
+
+  async rollback(): Promise<void> {}
+
+  async writeBatch(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
+    const records = isRecords(batch) ? batch : Array.from({ length: batch.count }, (_, i) => placeRecordAt(batch, i));
     const unique = new Map<string, PlaceRecord>();
     for (const r of records) unique.set(`${r.source}\0${r.source_id}`, r);
-    const batch = [...unique.values()];
+    const distinct = [...unique.values()];
     return this.db.kysely.transaction().execute(async (trx) => {
       const result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
       const now = new Date().toISOString();
       const bySource = new Map<string, PlaceRecord[]>();
-      for (const r of batch) {
+      for (const r of distinct) {
         const group = bySource.get(r.source);
         if (group) group.push(r);
         else bySource.set(r.source, [r]);
@@ -182,7 +294,7 @@ class KyselyPlaceWriter implements PlaceWriter {
       }
       const changed: Array<{ id: number; record: PlaceRecord }> = [];
       const fresh: PlaceRecord[] = [];
-      for (const r of batch) {
+      for (const r of distinct) {
         const f = found.get(`${r.source}\0${r.source_id}`);
         if (!f) fresh.push(r);
         else if (f.content_hash !== r.content_hash) changed.push({ id: f.id, record: r });
