@@ -2,11 +2,11 @@ import { randomBytesFromPool } from './infra/random.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
-import type { Db } from './infra/db/database.ts';
 import { loggerOptions } from './infra/logger.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { startCheckpointer } from './infra/db/checkpointer.ts';
+import { sqliteCacheSizes, type Db } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { placesVersion } from './modules/places/places.repository.ts';
 import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
@@ -65,6 +65,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   app.addHook('onClose', () => reads.close());
   const checkpointer = startCheckpointer(db);
   if (checkpointer) app.addHook('onClose', () => checkpointer.stop());
+  // The shared connection only appends (saved searches, leads) and looks up tokens and names.
+  db.sqlite?.pragma(`cache_size = -${sqliteCacheSizes.server}`);
   await app.register(searchRoutes, { db, config, reads });
   await app.register(referenceRoutes, { db, reads });
   await app.register(dashboardRoutes, { config, db, reads });

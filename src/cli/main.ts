@@ -6,6 +6,7 @@ import { importDemoDataIfEmpty, importFiles, prepareDatabase } from '../bootstra
 import { catalogStats, printStats } from './stats.ts';
 import { progressRenderer, printImportSummary } from './progress.ts';
 import { parseColumnMapping } from '../modules/importers/readers/generic.ts';
+import { limitHeapGrowth } from '../infra/memory.ts';
 
 const program = new Command()
   .name('leadatlas')
@@ -36,6 +37,8 @@ program
     }
     // Loaded here, not at the top: the HTTP server's modules take ~0.25 s that `import`, `stats`… never need.
     const { buildApp } = await import('../app.ts');
+    // After the demo import (its worker holds the gazetteer, which would then be collected far more often).
+    limitHeapGrowth();
     const app = await buildApp({ config, db });
     const shutdown = async (signal: string) => {
       app.log.info({ signal }, 'shutting down');

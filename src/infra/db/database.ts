@@ -21,6 +21,8 @@ export interface Db {
 
 export interface OpenOptions {
   readonly?: boolean;
+  /** SQLite page cache of this connection in KiB (default `sqliteCacheKiB`; see `sqliteCacheSizes`). */
+  cacheKiB?: number;
 }
 
 /**
@@ -29,21 +31,29 @@ export interface OpenOptions {
  * Memory: a server holds several connections (the shared one, one per read-pool thread, one per running
  * export), and every page a connection keeps counts in the process's resident memory. So no memory map
  * (a map of the 1M-place catalog grew by 210 MB while an export recorded its leads, and one per thread
- * would add up to its size again) and a page cache of 16 MB each; the operating system's page cache
- * still keeps the hot file pages, one copy for every connection.
+ * would add up to its size again) and a page cache sized for the connection's role (`sqliteCacheSizes`);
+ * the operating system's page cache still keeps the hot file pages, one copy for every connection.
  */
-export function applySqlitePragmas(handle: SQLite.Database, readonly = false): void {
+export function applySqlitePragmas(handle: SQLite.Database, readonly = false, cacheKiB = sqliteCacheKiB): void {
   if (!readonly && handle.name !== ':memory:') handle.pragma('journal_mode = WAL');
   handle.pragma('synchronous = NORMAL');
   handle.pragma('foreign_keys = ON');
   handle.pragma('busy_timeout = 10000');
-  handle.pragma(`cache_size = -${sqliteCacheKiB}`);
+  handle.pragma(`cache_size = -${cacheKiB}`);
   handle.pragma('temp_store = MEMORY');
   handle.pragma('mmap_size = 0');
 }
 
-/** Page cache per connection, in KiB. */
+/** Page cache per connection, in KiB, unless its role asks for another (`sqliteCacheSizes`). */
 export const sqliteCacheKiB = 16_384;
+
+/**
+ * Page caches of a server's connections, in KiB. The shared connection writes saved searches and leads
+ * (appends) and looks up tokens and names: a few MB do. The read-pool threads run the searches, over
+ * indexes far larger than any cache here (the OS page cache holds those). An export streams one pass
+ * (pages are not read twice). An import writer keeps the default: its index B-trees are written all over.
+ */
+export const sqliteCacheSizes = { server: 4_096, reader: 8_192, stream: 2_048 } as const;
 
 export function parseSqlitePath(url: string): string {
   const path = url.replace(/^sqlite:(\/\/)?/, '');
@@ -57,7 +67,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
     const inMemory = path === ':memory:';
     if (!inMemory && !options.readonly) mkdirSync(dirname(resolve(path)), { recursive: true });
     const handle = new SQLite(path, { readonly: options.readonly ?? false });
-    applySqlitePragmas(handle, options.readonly);
+    applySqlitePragmas(handle, options.readonly, options.cacheKiB);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     return {
       kysely,

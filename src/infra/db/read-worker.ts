@@ -1,11 +1,11 @@
 import { workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
-import { openDatabase, type Db } from './database.ts';
+import { openDatabase, sqliteCacheSizes, type Db } from './database.ts';
 import type { ReadTasks } from './read-pool.ts';
 
 /** One read-pool thread: a read-only connection and the task module, then one call per message. */
 const { url, tasksModule } = workerData as { url: string; tasksModule: string };
-const db = openDatabase(url, { readonly: true });
+const db = openDatabase(url, { readonly: true, cacheKiB: sqliteCacheSizes.reader });
 cacheStatements(db.sqlite!, 200);
 const { readTasks } = (await import(tasksModule)) as { readTasks: ReadTasks };
 

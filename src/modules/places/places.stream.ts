@@ -1,7 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { applySqlitePragmas, type Db } from '../../infra/db/database.ts';
+import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../infra/db/database.ts';
 import { filtered, type PlaceCriteria } from './places.repository.ts';
 import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow, type PublicPlaceValues } from './places.schema.ts';
 
@@ -68,9 +68,8 @@ export async function* streamPlaceTuples(db: Db, criteria: PlaceCriteria, batchS
 async function* streamFromOwnConnection(path: string, text: string, parameters: readonly unknown[], batchSize: number, raw: boolean): AsyncGenerator<unknown[]> {
   const reader = new SQLite(path, { readonly: true });
   try {
-    applySqlitePragmas(reader, true);
     // One pass over the file: pages are not read twice, so a small page cache does.
-    reader.pragma('cache_size = -2048');
+    applySqlitePragmas(reader, true, sqliteCacheSizes.stream);
     let batch: unknown[] = [];
     for (const row of reader.prepare(text).raw(raw).iterate(...parameters)) {
       batch.push(row);
