@@ -95,7 +95,8 @@ async function leadatlasImport(label: string, file: string): Promise<{ summary: 
     // As `leadatlas import` runs it: reading and enriching on a worker thread (which loads the taxonomy
     // and gazetteer itself, inside the timed span) while this thread writes.
     const cpu = process.cpuUsage();
-    const summary = await runImport(db, null, file, { batchSize: 5000 });
+    // Default options, as `leadatlas import FILE` runs (transactions of 50,000 places).
+    const summary = await runImport(db, null, file);
     const used = process.cpuUsage(cpu);
     return { summary, cpuSeconds: (used.user + used.system) / 1e6 };
   } finally {

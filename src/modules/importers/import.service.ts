@@ -15,7 +15,7 @@ import { readerFactories, type OpenOptions, type ReaderFactory } from './readers
 export interface ImportOptions extends OpenOptions {
   /** A format name from `readerFactories`, or undefined to detect it. */
   format?: string;
-  /** Places per transaction (SQLite; PostgreSQL commits every chunk of at most `chunkSize`). */
+  /** Places per transaction (SQLite; PostgreSQL commits every chunk of at most 5,000). */
   batchSize?: number;
   onProgress?: (progress: ImportProgress) => void;
 }
@@ -79,6 +79,9 @@ export const DEFAULT_BATCH_SIZE = 50_000;
 /** Places per chunk from the reading side: the unit of hand-over between threads, and of progress. */
 const CHUNK_SIZE = 5000;
 
+/** A file from this size on is a large import: it gets a larger page cache. */
+const LARGE_FILE_BYTES = 64 * 1024 * 1024;
+
 /**
  * A transaction commits after this long even when it holds fewer places than the batch size: it holds
  * SQLite's write lock, and another process's writer waits for it (busy_timeout is 10 s).
@@ -132,8 +135,11 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
       db,
       { source: input.source, format: factory.format, path: absolute, fileSha256: digest.value, startedAt: new Date(started).toISOString() },
       input.chunks,
-      batchSize,
-      options.onProgress ? (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) : undefined,
+      {
+        batchSize,
+        largeCache: input.totalBytes >= LARGE_FILE_BYTES,
+        ...(options.onProgress ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) } : {}),
+      },
     );
   } finally {
     await input.close();
@@ -160,6 +166,14 @@ export interface RunInfo {
   startedAt: string;
 }
 
+export interface StoreOptions {
+  /** Places per transaction. */
+  batchSize?: number;
+  /** A page cache of IMPORT_CACHE_KIB for the import (SQLite). */
+  largeCache?: boolean;
+  onProgress?: (counters: RunCounters, bytesRead: number) => void;
+}
+
 export interface StoredRun {
   runId: number;
   counters: RunCounters;
@@ -173,9 +187,9 @@ export async function storeChunks(
   db: Db,
   info: RunInfo,
   chunks: AsyncIterable<EnrichedChunk>,
-  batchSize: number = DEFAULT_BATCH_SIZE,
-  onProgress?: (counters: RunCounters, bytesRead: number) => void,
+  options: StoreOptions = {},
 ): Promise<StoredRun> {
+  const { batchSize = DEFAULT_BATCH_SIZE, onProgress } = options;
   const writer = createPlaceWriter(db);
 
   // A run still marked running was cut off (crash, kill -9): say so, this one takes over.
@@ -202,7 +216,7 @@ export async function storeChunks(
   const counters: RunCounters = {
     read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
   };
-  const restorePragmas = importPragmas(db);
+  const restorePragmas = importPragmas(db, options.largeCache ?? false);
   try {
     let openedAt = 0;
     for await (const chunk of chunks) {
@@ -251,8 +265,8 @@ export async function storeChunks(
 /** WAL pages between automatic checkpoints while an import writes (SQLite's default is 1,000: 4 MB). */
 const IMPORT_CHECKPOINT_PAGES = 25_000;
 
-/** Page cache while an import writes, in KiB (the connection's usual cache is 16 MB). */
-const IMPORT_CACHE_KIB = 262_144;
+/** Page cache while a large import writes, in KiB (an import's connection usually has 16 MB). */
+const IMPORT_CACHE_KIB = 65_536;
 
 /**
  * SQLite, for the import's duration:
@@ -260,21 +274,24 @@ const IMPORT_CACHE_KIB = 262_144;
  *   pages the transactions dirtied, and the indexes on random keys (public ids, categories) dirty pages
  *   all over the file: fewer checkpoints copy each page fewer times. The next commit after the import
  *   (the run's final status) checkpoints with the usual setting again, inside the timed import.
- * - a page cache of up to 256 MB, so that a transaction's dirty pages stay in memory until it commits
- *   instead of spilling into the WAL (and being written again) when the cache is full. The pages are
- *   allocated as they are used and freed when the usual size is set back.
+ * - for a large file, a page cache of up to 64 MB, so that more of a transaction's dirty pages stay in
+ *   memory until it commits instead of spilling into the WAL (and being written again) when the cache is
+ *   full: 500,000 places, ~0.5 µs less a place than with 16 MB (256 MB: ~1 µs, for 150 MB more memory).
+ *   The pages are allocated as they are used and freed when the usual size is set back. Small files
+ *   (the server's demo data at start) keep the connection's cache.
  */
-function importPragmas(db: Db): () => void {
+function importPragmas(db: Db, largeCache: boolean): () => void {
   const handle = db.sqlite;
   if (!handle) return () => {};
   const cache = handle.pragma('cache_size', { simple: true }) as number;
   const cacheKiB = cache < 0 ? -cache : (cache * (handle.pragma('page_size', { simple: true }) as number)) / 1024;
-  if (cacheKiB < IMPORT_CACHE_KIB) handle.pragma(`cache_size = -${IMPORT_CACHE_KIB}`);
+  const raiseCache = largeCache && cacheKiB < IMPORT_CACHE_KIB;
+  if (raiseCache) handle.pragma(`cache_size = -${IMPORT_CACHE_KIB}`);
   const checkpoints = db.sqlitePath ? (handle.pragma('wal_autocheckpoint', { simple: true }) as number) : 0;
   // 0: checkpoints were turned off on purpose; leave them so.
   if (checkpoints > 0) handle.pragma(`wal_autocheckpoint = ${Math.max(checkpoints, IMPORT_CHECKPOINT_PAGES)}`);
   return () => {
-    if (cacheKiB < IMPORT_CACHE_KIB) handle.pragma(`cache_size = ${cache}`);
+    if (raiseCache) handle.pragma(`cache_size = ${cache}`);
     if (checkpoints > 0) handle.pragma(`wal_autocheckpoint = ${checkpoints}`);
   };
 }

@@ -167,6 +167,8 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
       assert.equal(writer.pending, 0);
       assert.deepEqual(seen(), { places: 3, fts: 3 });
       assert.deepEqual(triggers(), before);
+      const hashSize = h().prepare("SELECT v FROM places_fts_config WHERE k = 'hashsize'").pluck().get();
+      assert.ok(hashSize === undefined || hashSize === 1024 * 1024, `places_fts hashsize ${hashSize} after the import (FTS5's default: 1 MB)`);
       const run = h().prepare('SELECT imported_count, updated_count FROM import_runs WHERE id = ?').get(runId);
       assert.deepEqual(run, { imported_count: 3, updated_count: 1 });
     } finally {
