@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type PgModule from 'pg';
 import type { Database } from './schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -82,6 +83,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     // int8 (counts) as JS numbers: no count in this catalog comes near 2^53.
+    // Loaded only for a PostgreSQL URL: about 2.5 MB of heap and 6 MB of resident memory in every thread
+    // that opens an SQLite database otherwise (the server's read threads, the import worker).
+    const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
     pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
     pg.types.setTypeParser(1700, (v) => Number.parseFloat(v));
     const pool = new pg.Pool({ connectionString: url, max: 10 });

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import { Worker } from 'node:worker_threads';
 import { AppError } from '../errors.ts';
 import { jsonOf } from '../json.ts';
 import type { Db } from './database.ts';
@@ -118,6 +118,7 @@ function workerFile(): string {
 }
 
 const maxQueuedReads = 2048;
+const maxRestarts = 5;
 
 export function createReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>): ReadPool<T> {
   return withCache(createUncachedReadPool(options), options.cache);
@@ -133,27 +134,123 @@ function createUncachedReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>
     };
   }
   const threads = Math.max(1, Math.min(options.workers, availableParallelism() * 2));
-  const piscina = new Piscina({
-    filename: workerFile(),
-    minThreads: threads,
-    maxThreads: threads,
-    // Queue bursts (every in-flight request may wait here); beyond this the service is overloaded: 503.
-    maxQueue: maxQueuedReads,
-    idleTimeout: 60_000,
-    // A task's garbage is one query's rows: a young generation of 8 MB (V8 grows it to 32 MB or more
-    // under load) keeps each thread's resident memory down (bench:api, server RSS at rest -8 MB).
-    resourceLimits: { maxYoungGenerationSizeMb: 8 },
-    workerData: { url: `sqlite:${db.sqlitePath}`, tasksModule: options.tasksModule.href },
-  });
+  const pool = new ThreadPool(workerFile(), threads, { url: `sqlite:${db.sqlitePath}`, tasksModule: options.tasksModule.href });
   return {
     threads,
-    run: (task, ...args) =>
-      (piscina.run({ task, args }) as Promise<never>).catch((err: unknown) => {
-        if (piscina.queueSize >= maxQueuedReads) {
-          throw new AppError('unavailable', 'Too many searches are waiting for the database; retry in a moment', {}, { 'retry-after': '1' });
-        }
-        throw err;
-      }),
-    close: () => piscina.destroy(),
+    run: (task, ...args) => pool.run(task, args) as Promise<never>,
+    close: () => pool.close(),
   };
+}
+
+/** What a read thread answers for one task. */
+export type ReadReply = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+interface Job {
+  task: string;
+  args: unknown[];
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+/**
+ * A fixed set of threads, each running one read task at a time, in the order asked, with a bounded queue.
+ * This replaced piscina, of which the server used only a fixed-size pool: a piscina thread that cannot
+ * start (the database file gone) is reported as an 'error' event of the pool, which crashes a process
+ * that does not listen for it, and is started again without end; here its reads fail with the cause and,
+ * after `maxRestarts` such threads in a row, the pool stops trying. A thread that dies while running a
+ * task is replaced; only that task fails. (It also holds a few MB less per thread: bench:memory.)
+ */
+export class ThreadPool {
+  private readonly idle: Worker[] = [];
+  private readonly running = new Map<Worker, Job | null>();
+  private readonly queue: Job[] = [];
+  private closing = false;
+  /** Threads that stopped since a task last succeeded; past `maxRestarts` the pool gives up. */
+  private restarts = 0;
+  private broken: unknown;
+
+  constructor(
+    private readonly file: string,
+    size: number,
+    private readonly workerData: unknown,
+  ) {
+    for (let i = 0; i < size; i++) this.spawn();
+  }
+
+  run(task: string, args: unknown[]): Promise<unknown> {
+    if (this.closing) return Promise.reject(new Error('the read pool is closed'));
+    if (this.broken !== undefined) return Promise.reject(this.broken);
+    // Beyond this the service is overloaded: 503 with Retry-After.
+    if (this.queue.length >= maxQueuedReads) {
+      return Promise.reject(new AppError('unavailable', 'Too many searches are waiting for the database; retry in a moment', {}, { 'retry-after': '1' }));
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, args, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error('the read pool is closed'));
+    await Promise.all([...this.running.keys()].map((w) => w.terminate()));
+  }
+
+  private spawn(): void {
+    // A task's garbage is one query's rows: a young generation of 8 MB (V8 grows it to 32 MB or more
+    // under load) keeps each thread's resident memory down.
+    const worker = new Worker(this.file, { workerData: this.workerData, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    this.running.set(worker, null);
+    this.idle.push(worker);
+    worker.on('message', (reply: ReadReply) => {
+      const job = this.running.get(worker);
+      if (!job) return;
+      this.running.set(worker, null);
+      this.idle.push(worker);
+      this.restarts = 0;
+      if (reply.ok) job.resolve(reply.value);
+      else job.reject(reply.error);
+      this.dispatch();
+    });
+    // An uncaught error ends the thread: its task fails now, and it takes no other ('exit' replaces it).
+    let failure: unknown;
+    worker.on('error', (error) => {
+      failure = error;
+      const job = this.running.get(worker);
+      this.running.set(worker, null);
+      this.forget(worker);
+      job?.reject(error);
+    });
+    worker.on('exit', (code) => {
+      failure ??= new Error(`a read thread stopped (exit code ${code})`);
+      const job = this.running.get(worker);
+      this.running.delete(worker);
+      this.forget(worker);
+      job?.reject(failure);
+      if (this.closing) return;
+      if (++this.restarts <= maxRestarts) {
+        this.spawn();
+        this.dispatch();
+      } else if (this.running.size === 0) {
+        // Threads that cannot even start: fail fast rather than start them again forever.
+        this.broken = failure;
+        for (const queued of this.queue.splice(0)) queued.reject(failure);
+      }
+    });
+  }
+
+  private forget(worker: Worker): void {
+    const at = this.idle.indexOf(worker);
+    if (at >= 0) this.idle.splice(at, 1);
+  }
+
+  private dispatch(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const worker = this.idle.pop()!;
+      const job = this.queue.shift()!;
+      this.running.set(worker, job);
+      // Messages sent before the thread has loaded its modules wait on its port.
+      worker.postMessage({ task: job.task, args: job.args });
+    }
+  }
 }

@@ -1,9 +1,9 @@
-import { workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { openDatabase, sqliteCacheSizes, type Db } from './database.ts';
-import type { ReadTasks } from './read-pool.ts';
+import type { ReadReply, ReadTasks } from './read-pool.ts';
 
-/** One read-pool thread: a read-only connection and the task module, then one call per message. */
+/** One read-pool thread: a read-only connection and the task module, then one task per message, answered with a `ReadReply`. */
 const { url, tasksModule } = workerData as { url: string; tasksModule: string };
 const db = openDatabase(url, { readonly: true, cacheKiB: sqliteCacheSizes.reader });
 cacheStatements(db.sqlite!, 200);
@@ -31,8 +31,24 @@ function cacheStatements(handle: SQLite.Database, size: number): void {
   }) as typeof handle.prepare;
 }
 
-export default function runReadTask({ task, args }: { task: string; args: unknown[] }): Promise<unknown> {
+async function runReadTask(task: string, args: unknown[]): Promise<unknown> {
   const fn = readTasks[task] as ((db: Db, ...a: unknown[]) => Promise<unknown>) | undefined;
   if (!fn) throw new Error(`unknown read task ${task}`);
   return fn(db, ...args);
 }
+
+// One task at a time (the pool sends the next once this one is answered).
+parentPort!.on('message', ({ task, args }: { task: string; args: unknown[] }) => {
+  runReadTask(task, args).then(
+    (value) => parentPort!.postMessage({ ok: true, value } satisfies ReadReply),
+    (error: unknown) => {
+      try {
+        parentPort!.postMessage({ ok: false, error } satisfies ReadReply);
+      } catch {
+        // An error that cannot be copied to the other thread: its name and message can.
+        const { name, message } = error instanceof Error ? error : new Error(String(error));
+        parentPort!.postMessage({ ok: false, error: Object.assign(new Error(message), { name }) } satisfies ReadReply);
+      }
+    },
+  );
+});

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { threadId } from 'node:worker_threads';
+import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { openDatabase } from './database.ts';
+import { createReadPool, type ReadPool } from './read-pool.ts';
+import { readTasks } from './read-pool.fixture.ts';
+
+const tasksModule = new URL('./read-pool.fixture.ts', import.meta.url);
+
+describe('the read pool', () => {
+  let t: TestDatabase;
+  let pool: ReadPool<typeof readTasks>;
+  before(() => {
+    t = openTestSqlite();
+    pool = createReadPool({ db: t.db, workers: 2, tasks: readTasks, tasksModule });
+  });
+  after(async () => {
+    await pool.close();
+    await t.dispose();
+  });
+
+  test('runs tasks on threads of its own, two at once, with their arguments', async () => {
+    assert.equal(pool.threads, 2);
+    assert.equal(await pool.run('sum', 2, 3), 5);
+    const [a, b] = await Promise.all([pool.run('hold', 300), pool.run('hold', 300)]);
+    assert.notEqual(a, threadId);
+    assert.notEqual(b, threadId);
+    assert.notEqual(a, b, 'two held tasks ran on the same thread');
+  });
+
+  test("passes a task's error to its caller, and goes on", async () => {
+    await assert.rejects(pool.run('fail', 'no such thing'), { name: 'RangeError', message: 'no such thing' });
+    assert.equal(await pool.run('sum', 1, 1), 2);
+  });
+
+  test('replaces a thread that stops, failing only its task', async () => {
+    const held = pool.run('hold', 200);
+    await assert.rejects(pool.run('crash'), /exit code 3/);
+    assert.ok((await held) > 0);
+    const ids = await Promise.all([pool.run('hold', 100), pool.run('hold', 100), pool.run('sum', 4, 4)]);
+    assert.equal(ids[2], 8);
+  });
+
+  test('answers 503 unavailable once 2,048 reads are waiting', async () => {
+    const one = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule });
+    try {
+      const held = one.run('hold', 300);
+      const queued = Array.from({ length: 2048 }, (_, i) => one.run('sum', i, 1));
+      await assert.rejects(one.run('sum', 0, 0), (err: { code?: string; status?: number }) => err.code === 'unavailable');
+      await held;
+      assert.deepEqual((await Promise.all(queued)).slice(0, 3), [1, 2, 3]);
+    } finally {
+      await one.close();
+    }
+  });
+
+  test('fails each read with the cause, and stops starting threads, when they cannot open the database', async () => {
+    const missing = openTestSqlite();
+    const db = { ...missing.db, sqlitePath: `${missing.path}.gone/none.db` };
+    const broken = createReadPool({ db, workers: 1, tasks: readTasks, tasksModule });
+    try {
+      await assert.rejects(broken.run('sum', 1, 2), /Cannot open database because the directory does not exist/);
+      // No thread is left trying: the next read fails at once, with the same cause.
+      await assert.rejects(broken.run('sum', 1, 2), /Cannot open database because the directory does not exist/);
+    } finally {
+      await broken.close();
+      await missing.dispose();
+    }
+  });
+
+  test('runs tasks inline when asked for no threads', async () => {
+    const inline = createReadPool({ db: openDatabase(t.db.url), workers: 0, tasks: readTasks, tasksModule });
+    assert.equal(inline.threads, 0);
+    assert.equal(await inline.run('where'), threadId);
+    await inline.close();
+  });
+});
