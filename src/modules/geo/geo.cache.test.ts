@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { keptCacheCopies } from './geo.data.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -80,6 +81,27 @@ test('an unreadable cache file is ignored and the packages are read instead', ()
     const fromPackages = digestInChildProcess(dir);
     for (const f of readdirSync(dir)) writeFileSync(join(dir, f), 'not a v8 snapshot');
     assert.equal(digestInChildProcess(dir), fromPackages);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('keeps only the newest few copies of a cache as new ones are written', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
+  try {
+    // Copies left behind by earlier package versions or rules, oldest first.
+    const stale = ['countries-00000000000000a1.v8', 'countries-00000000000000a2.v8', 'countries-00000000000000a3.v8', 'countries-00000000000000a4.v8'];
+    stale.forEach((f, i) => {
+      writeFileSync(join(dir, f), 'old');
+      utimesSync(join(dir, f), 1_000_000 + i, 1_000_000 + i);
+    });
+    writeFileSync(join(dir, 'cities-00000000000000b1.v8'), 'another cache');
+    runInChildProcess(`const { loadCountryRows } = await import(${JSON.stringify(dataModule)}); loadCountryRows();`, dir);
+    const countries = readdirSync(dir).filter((f) => f.startsWith('countries-')).sort();
+    assert.equal(countries.length, keptCacheCopies);
+    assert.ok(countries.includes(stale[3]!) && countries.includes(stale[2]!), `the newest stale copies stay: ${countries.join(' ')}`);
+    assert.ok(!countries.includes(stale[0]!) && !countries.includes(stale[1]!), 'the oldest copies go');
+    assert.ok(readdirSync(dir).includes('cities-00000000000000b1.v8'), "another cache's copies are not touched");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

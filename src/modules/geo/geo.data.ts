@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -137,10 +137,26 @@ export function cachedRows<T>(name: string, read: () => T, codec: CacheCodec<T> 
     const partial = `${path}.${process.pid}.${Date.now()}.tmp`;
     writeFileSync(partial, serialize(codec.encode(rows)));
     renameSync(partial, path);
+    pruneCopies(dirname(path), name);
   } catch {
     // a read-only or full disk only costs the speed-up
   }
   return rows;
+}
+
+/** Copies of one cache kept: every package upgrade or rule change writes another (up to ~30 MB each). */
+export const keptCacheCopies = 3;
+
+/**
+ * Removes all but the `keptCacheCopies` newest copies of `name`. A few are kept because the compiled build
+ * and the TypeScript sources (tests, tsx) key theirs by different file texts and both are in use at once.
+ */
+function pruneCopies(dir: string, name: string): void {
+  const copies = readdirSync(dir)
+    .filter((f) => f.startsWith(`${name}-`) && f.endsWith('.v8'))
+    .map((f) => ({ path: join(dir, f), mtime: statSync(join(dir, f)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const old of copies.slice(keptCacheCopies)) rmSync(old.path, { force: true });
 }
 
 function readCountryRows(): CountryRow[] {
