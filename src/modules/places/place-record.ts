@@ -94,24 +94,47 @@ const base32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** Stable public id: the same (source, source_id) always gets the same `plc_…`, in any database. */
 export function publicPlaceId(source: string, sourceId: string): string {
-  // One-shot hashing: a Hash object per call costs more than the digest of a few bytes.
-  const digest = hash('sha256', `${source}\0${sourceId}`, 'buffer');
+  // `plc_` and the first 80 bits of the SHA-256 in base32. One-shot hashing to hex: a Hash object, or a
+  // Buffer digest, costs more than the digest of a few bytes (hex ~0.3 µs, a Buffer ~1 µs).
+  const hex = hash('sha256', `${source}\0${sourceId}`, 'hex');
   let out = 'plc_';
-  let bits = 0;
-  let value = 0;
-  for (const byte of digest) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5 && out.length < 20) {
-      out += base32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    if (out.length >= 20) break;
+  for (let i = 0; i < 20; i += 5) {
+    const v = parseInt(hex.slice(i, i + 5), 16); // 20 bits: four base32 digits
+    out += base32[v >>> 15]! + base32[(v >>> 10) & 31]! + base32[(v >>> 5) & 31]! + base32[v & 31]!;
   }
   return out;
 }
 
-/** Hash of everything stored about a place, so a re-import can tell unchanged rows apart. */
-export function contentHash(record: Omit<PlaceRecord, 'content_hash'>): string {
-  return hash('sha1', JSON.stringify(record), 'base64url');
+const float = new Float64Array(1);
+const floatBytes = new Uint8Array(float.buffer);
+
+/** A text value for contentHash: its length, a colon and the text; null as `-`. No two values read alike. */
+const text = (v: string | null): string => (v === null ? '-' : v.length + ':' + v);
+
+/** A number for contentHash: `#` and the eight bytes of its float64 as characters (String(v) of a coordinate costs ~0.2 µs); null as `-`. */
+const num = (v: number | null): string => {
+  if (v === null) return '-';
+  float[0] = v;
+  const b = floatBytes;
+  return String.fromCharCode(35, b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!);
+};
+
+/**
+ * Hash of everything stored about a place, so a re-import can tell unchanged rows apart: SHA-1 over one
+ * string that spells out every field in turn (texts with their length, numbers as their float64 bytes), so
+ * that any change of any field changes the string. ~1.8 µs a place, where JSON of the record and SHA-1
+ * took ~3.4 µs. A new spelling gives every stored place a new hash: the next re-import rewrites each row once.
+ */
+export function contentHash(r: Omit<PlaceRecord, 'content_hash'>): string {
+  let categories = r.categories.length + ':';
+  for (const c of r.categories) categories += text(c);
+  return hash(
+    'sha1',
+    text(r.public_id) + text(r.source) + text(r.source_id) + text(r.name) + text(r.names) + text(r.category) + categories +
+      text(r.source_categories) + text(r.phone) + text(r.phone_e164) + text(r.website) + text(r.email) + text(r.street) +
+      text(r.housenumber) + text(r.postcode) + text(r.address) + text(r.region) + text(r.city) + num(r.city_id) +
+      text(r.city_source) + num(r.city_distance_m) + text(r.country_code) + num(r.lat) + num(r.lon) + num(r.rating) +
+      num(r.review_count) + text(r.opening_hours) + text(r.attributes),
+    'base64url',
+  );
 }
