@@ -14,8 +14,17 @@ export interface EnrichedChunk {
 
 const emptyChunk = (): EnrichedChunk => ({ rows: emptyPlaceRows(), read: 0, skipped: {}, bytesRead: 0 });
 
-/** Reads and enriches in batches of `batchSize` storable places. */
+/** Storable places in the first chunk; each next chunk doubles it, up to the batch size. */
+const FIRST_CHUNK = 500;
+
+/**
+ * Reads and enriches in batches of `batchSize` storable places. The first chunks are smaller (500, 1,000,
+ * 2,000, 4,000, then `batchSize`), so the writer starts within a few milliseconds of the first place read
+ * instead of waiting for `batchSize` of them: on a small file (the merged .osm.pbf has 19,327 places) the
+ * wait for a first chunk of 5,000 was a quarter of the file.
+ */
 export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, batchSize: number): AsyncGenerator<EnrichedChunk> {
+  let limit = Math.min(FIRST_CHUNK, batchSize);
   let chunk = emptyChunk();
   const skip = (reason: string) => {
     chunk.skipped[reason] = (chunk.skipped[reason] ?? 0) + 1;
@@ -32,10 +41,11 @@ export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, 
       continue;
     }
     appendPlaceRow(chunk.rows, enriched.record);
-    if (chunk.rows.count >= batchSize) {
+    if (chunk.rows.count >= limit) {
       chunk.bytesRead = reader.bytesRead();
       yield chunk;
       chunk = emptyChunk();
+      limit = Math.min(limit * 2, batchSize);
     }
   }
   chunk.bytesRead = reader.bytesRead();
