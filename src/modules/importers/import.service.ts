@@ -217,9 +217,17 @@ export async function storeChunks(
     read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
   };
   const restorePragmas = importPragmas(db, options.largeCache ?? false);
+  const iterator = chunks[Symbol.asyncIterator]();
   try {
     let openedAt = 0;
-    for await (const chunk of chunks) {
+    for (;;) {
+      const next = iterator.next();
+      // No chunk ready: the reading side is the slower one (a small file, a slow format). The writer
+      // indexes what it has added while it waits, instead of all at the commit after the last chunk.
+      if (writer.pending > 0 && (await Promise.race([next.then(() => false), nextTurn()]))) await writer.index();
+      const step = await next;
+      if (step.done) break;
+      const chunk = step.value;
       counters.read_count += chunk.read;
       for (const [reason, n] of Object.entries(chunk.skipped)) {
         counters.skipped_count += n;
@@ -238,6 +246,8 @@ export async function storeChunks(
     }
     await writer.commit();
   } catch (error) {
+    // As a for-await loop would: let the reader close its file.
+    await iterator.return?.().catch(() => {});
     await writer.rollback();
     await db.kysely
       .updateTable('import_runs')
@@ -261,6 +271,12 @@ export async function storeChunks(
     .execute();
   return { runId, counters };
 }
+
+/**
+ * Resolves true on the event loop's next turn, after messages already waiting (a worker's chunk) have
+ * been delivered: a `Promise.race` with it tells whether a chunk is ready now.
+ */
+const nextTurn = (): Promise<boolean> => new Promise((resolve) => setImmediate(() => resolve(true)));
 
 /** WAL pages between automatic checkpoints while an import writes (SQLite's default is 1,000: 4 MB). */
 const IMPORT_CHECKPOINT_PAGES = 25_000;

@@ -166,6 +166,8 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
       await writer.commit();
       assert.equal(writer.pending, 0);
       assert.deepEqual(seen(), { places: 3, fts: 3 });
+      // tx-1, indexed with its first batch, is indexed again with what the second one changed.
+      assert.deepEqual(other.prepare("SELECT names FROM places_fts WHERE names LIKE 'Tx %' ORDER BY rowid").pluck().all(), ['Tx 1b', 'Tx 2', 'Tx 3']);
       assert.deepEqual(triggers(), before);
       const hashSize = h().prepare("SELECT v FROM places_fts_config WHERE k = 'hashsize'").pluck().get();
       assert.ok(hashSize === undefined || hashSize === 1024 * 1024, `places_fts hashsize ${hashSize} after the import (FTS5's default: 1 MB)`);
@@ -174,6 +176,25 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     } finally {
       other.close();
     }
+  });
+
+  test('index() fills the search indexes for the batches added so far; the commit indexes the rest and what changed since', async () => {
+    const writer = createPlaceWriter(t.db);
+    const names = () => h().prepare("SELECT names FROM places_fts WHERE names LIKE 'Ix %' ORDER BY rowid").pluck().all();
+    const points = () => h().prepare("SELECT count(*) FROM places_geo WHERE id IN (SELECT id FROM places WHERE source_id LIKE 'ix-%')").pluck().get();
+    await writer.add([record('ix-1', { name: 'Ix 1' }), record('ix-2', { name: 'Ix 2' })], runId, zero());
+    assert.deepEqual(names(), [], 'nothing indexed before index() or the commit');
+    await writer.index();
+    assert.deepEqual(names(), ['Ix 1', 'Ix 2'], 'indexed inside the open transaction');
+    assert.equal(points(), 2);
+    await writer.index(); // nothing new: no second copy
+    await writer.add([record('ix-3', { name: 'Ix 3' }), record('ix-1', { name: 'Ix 1b', lat: null, lon: null })], runId, zero());
+    await writer.commit();
+    assert.deepEqual(names(), ['Ix 1b', 'Ix 2', 'Ix 3']);
+    assert.equal(points(), 2, 'ix-1 lost its point, ix-3 has one');
+    h().exec("UPDATE places SET name = name, lat = lat WHERE source_id LIKE 'ix-%'");
+    assert.deepEqual(names(), ['Ix 1b', 'Ix 2', 'Ix 3'], 'the same as the per-row triggers give');
+    assert.equal(points(), 2);
   });
 
   test('a batch that fails leaves no place, index row or marker behind', async () => {

@@ -22,6 +22,12 @@ export interface PlaceWriter {
   add(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult>;
   /** Places added to the open transaction. */
   readonly pending: number;
+  /**
+   * Fills the search indexes for the new places added so far, inside the open transaction (the commit
+   * does the rest): for a caller with nothing else to do, e.g. waiting for its next batch, so that the
+   * commit is left a shorter tail. A no-op where each batch commits on its own.
+   */
+  index(): Promise<void>;
   /** Commits the open transaction, its batches fully indexed and the run's counters brought up to date. */
   commit(): Promise<void>;
   /** Drops what the open transaction wrote. An error in `add` or `commit` has already rolled it back. */
@@ -64,7 +70,11 @@ interface OpenTransaction {
   runId: number;
   /** The largest place id before the transaction: rows above it are new (rowids grow, SQLite has one writer). */
   before: number;
-  /** Places that existed before the transaction and changed. */
+  /** New rows up to this id are in the search indexes already (by `index()`; the commit indexes the rest). */
+  indexed: number;
+  /** Rows inserted since the last indexing. */
+  unindexed: number;
+  /** Places that existed before the transaction, or that it has indexed already, and changed: indexed again at the commit. */
   changed: number[];
   written: number;
   added: number;
@@ -107,6 +117,7 @@ class SqlitePlaceWriter implements PlaceWriter {
   private open: OpenTransaction | undefined;
   private readonly h: SQLite.Database;
   private readonly writeRows: (rows: PlaceRows, open: OpenTransaction) => BatchResult;
+  private readonly indexNew: (open: OpenTransaction) => void;
   private readonly finish: (open: OpenTransaction) => void;
   private readonly triggerSql: SQLite.Statement<[], { name: string; sql: string }>;
   private readonly lastId: SQLite.Statement<[], number>;
@@ -131,7 +142,7 @@ class SqlitePlaceWriter implements PlaceWriter {
       `UPDATE import_runs SET read_count = ?, imported_count = ?, updated_count = ?, unchanged_count = ?,
        skipped_count = ?, skipped_reasons = ? WHERE id = ?`,
     );
-    // Rows inserted by the transaction: id > the largest id before it.
+    // Rows inserted by the transaction and not indexed yet: id > the largest id before it, or than the last indexed.
     const newCategories = h.prepare(
       `INSERT OR IGNORE INTO place_categories (place_id, category, is_primary)
        SELECT places.id, c.value, c.key = 0 FROM places, json_each(places.categories) AS c WHERE places.id > ?`,
@@ -140,7 +151,7 @@ class SqlitePlaceWriter implements PlaceWriter {
     const newPoints = h.prepare(
       'INSERT INTO places_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE id > ? AND lat IS NOT NULL AND lon IS NOT NULL',
     );
-    // Rows that existed before the transaction and changed: ids as a JSON array.
+    // Rows that existed before the transaction (or were indexed in it) and changed: ids as a JSON array.
     const oldCategories = h.prepare('DELETE FROM place_categories WHERE place_id IN (SELECT value FROM json_each(?))');
     const changedCategories = h.prepare(
       `INSERT OR IGNORE INTO place_categories (place_id, category, is_primary)
@@ -168,13 +179,15 @@ class SqlitePlaceWriter implements PlaceWriter {
           const row: unknown[] = v.slice(o, o + placeRowWidth);
           row.push(open.runId, now, now);
           insert.run(row);
+          open.unindexed++;
           result.imported++;
         } else if (found[1] !== v[o + hashAt]) {
           const row: unknown[] = v.slice(o, o + placeRowWidth);
           row.push(open.runId, now, found[0]);
           update.run(row);
-          // A row this transaction inserted (the same place twice in a file) is indexed as a new one.
-          if (found[0] <= open.before) open.changed.push(found[0]);
+          // A row this transaction inserted and has not indexed yet (the same place twice in a batch) is
+          // indexed as a new one; any other is indexed again.
+          if (found[0] <= open.indexed) open.changed.push(found[0]);
           result.updated++;
         } else {
           result.unchanged++;
@@ -183,12 +196,17 @@ class SqlitePlaceWriter implements PlaceWriter {
       return result;
     };
 
+    this.indexNew = (open) => {
+      if (open.unindexed === 0) return;
+      newCategories.run(open.indexed);
+      newNames.run(open.indexed);
+      newPoints.run(open.indexed);
+      open.indexed = this.lastId.get()!;
+      open.unindexed = 0;
+    };
+
     this.finish = (open) => {
-      if (open.written > 0) {
-        newCategories.run(open.before);
-        newNames.run(open.before);
-        newPoints.run(open.before);
-      }
+      this.indexNew(open);
       if (open.changed.length > 0) {
         const ids = JSON.stringify(open.changed);
         oldCategories.run(ids);
@@ -229,6 +247,17 @@ class SqlitePlaceWriter implements PlaceWriter {
     }
   }
 
+  async index(): Promise<void> {
+    const open = this.open;
+    if (!open) return;
+    try {
+      this.indexNew(open);
+    } catch (error) {
+      this.abort();
+      throw error;
+    }
+  }
+
   async commit(): Promise<void> {
     const open = this.open;
     if (!open) return;
@@ -260,7 +289,8 @@ class SqlitePlaceWriter implements PlaceWriter {
       const ftsHashSize = this.ftsHashSize.get() ?? null;
       this.setFtsHashSize(IMPORT_FTS_HASH_SIZE);
       for (const t of triggers) this.h.exec(`DROP TRIGGER "${t.name}"`);
-      this.open = { runId, before: this.lastId.get()!, changed: [], written: 0, added: 0, counters: [], triggers: triggers.map((t) => t.sql), ftsHashSize };
+      const before = this.lastId.get()!;
+      this.open = { runId, before, indexed: before, unindexed: 0, changed: [], written: 0, added: 0, counters: [], triggers: triggers.map((t) => t.sql), ftsHashSize };
       return this.open;
     } catch (error) {
       this.h.exec('ROLLBACK');
@@ -283,6 +313,8 @@ class KyselyPlaceWriter implements PlaceWriter {
   add(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
     return this.writeBatch(batch, runId, counters);
   }
+
+  async index(): Promise<void> {}
 
   async commit(): Promise<void> {}
 
