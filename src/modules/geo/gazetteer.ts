@@ -205,6 +205,23 @@ const gazetteerCodec: CacheCodec<GazetteerData> = {
 };
 
 /**
+ * Countries by ISO code, and folded code or name -> ISO code in tiers: codes first (ISO2 then ISO3 of every
+ * country), then each country's English, native and alias names, then names in other languages, so `de`
+ * is Germany, never a name. Shared by the gazetteer and the SQL place-name resolver.
+ */
+export function countryLookup(countryRows: readonly CountryRow[]): { countries: Map<string, Country>; names: Map<string, string> } {
+  const countries = new Map<string, Country>();
+  const names = new Map<string, string>();
+  for (const c of countryRows) countries.set(c.code, { code: c.code, name: c.name, nativeName: c.nativeName, continent: c.continent });
+  for (const c of countryRows) names.set(c.code.toLowerCase(), c.code);
+  for (const c of countryRows) if (c.alpha3 && !names.has(c.alpha3.toLowerCase())) names.set(c.alpha3.toLowerCase(), c.code);
+  for (const tier of ['names', 'otherNames'] as const) {
+    for (const c of countryRows) for (const n of c[tier]) if (!names.has(n)) names.set(n, c.code);
+  }
+  return { countries, names };
+}
+
+/**
  * The in-memory gazetteer: countries by any name, cities by folded name (GeoNames names, ASCII names and
  * exonyms), and kd-trees of city points for the nearest populated place. Built once per process.
  */
@@ -218,22 +235,14 @@ export class Gazetteer implements PlaceLocator {
   private namesByLengthIndex: NamesByLength | undefined;
   private readonly nearIndex: KDBush;
   private readonly bigIndex: KDBush;
-  private readonly countries = new Map<string, Country>();
-  /** Folded code or name -> ISO code: codes first, then English, native and alias names, then other languages. */
-  private readonly countryNames = new Map<string, string>();
+  private readonly countries: Map<string, Country>;
+  /** Folded code or name -> ISO code (see `countryLookup`). */
+  private readonly countryNames: Map<string, string>;
   private readonly countryLookups = new Map<string, string | undefined>();
   private readonly addressLookups = new Map<string, number[]>();
 
   constructor(countryRows: CountryRow[], data: GazetteerData) {
-    for (const c of countryRows) {
-      this.countries.set(c.code, { code: c.code, name: c.name, nativeName: c.nativeName, continent: c.continent });
-    }
-    // Codes first (ISO2 then ISO3 of every country), then each country's names: `de` is Germany, never a name.
-    for (const c of countryRows) this.countryNames.set(c.code.toLowerCase(), c.code);
-    for (const c of countryRows) if (c.alpha3 && !this.countryNames.has(c.alpha3.toLowerCase())) this.countryNames.set(c.alpha3.toLowerCase(), c.code);
-    for (const tier of ['names', 'otherNames'] as const) {
-      for (const c of countryRows) for (const n of c[tier]) if (!this.countryNames.has(n)) this.countryNames.set(n, c.code);
-    }
+    ({ countries: this.countries, names: this.countryNames } = countryLookup(countryRows));
     this.d = data;
     data.countryCodes.forEach((code, i) => this.countryIndex.set(code, i));
     this.cosLat = data.lat.map((lat) => Math.cos(lat * RAD));

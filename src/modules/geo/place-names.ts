@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { foldText } from '../../infra/text.ts';
-import type { City, CityResolution, CitySuggestion, Country } from './gazetteer.ts';
+import { countryLookup, type City, type CityResolution, type CitySuggestion, type Country } from './gazetteer.ts';
 import { loadCountryRows, type CountryRow } from './geo.data.ts';
 import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 
@@ -23,22 +23,15 @@ import { closeNames, indexNamesByLength, type NamesByLength } from './name-dista
  * gazetteer, which they need for `assignCity` anyway.
  */
 export class SqlPlaceNames {
-  private readonly countries = new Map<string, Country>();
-  private readonly countryNames = new Map<string, string>();
+  private readonly countries: Map<string, Country>;
+  private readonly countryNames: Map<string, string>;
   private readonly namedCities: SQLite.Statement<[string], CityTuple>;
   private readonly allNames: SQLite.Statement<[], string>;
   /** Distinct names by length with their letter masks, for suggestions; read on the first unknown name. */
   private namesByLengthIndex: NamesByLength | undefined;
 
   constructor(handle: SQLite.Database, countryRows: CountryRow[] = loadCountryRows()) {
-    for (const c of countryRows) {
-      this.countries.set(c.code, { code: c.code, name: c.name, nativeName: c.nativeName, continent: c.continent });
-    }
-    for (const c of countryRows) this.countryNames.set(c.code.toLowerCase(), c.code);
-    for (const c of countryRows) if (c.alpha3 && !this.countryNames.has(c.alpha3.toLowerCase())) this.countryNames.set(c.alpha3.toLowerCase(), c.code);
-    for (const tier of ['names', 'otherNames'] as const) {
-      for (const c of countryRows) for (const n of c[tier]) if (!this.countryNames.has(n)) this.countryNames.set(n, c.code);
-    }
+    ({ countries: this.countries, names: this.countryNames } = countryLookup(countryRows));
     // The gazetteer's order of same-named cities: population, then GeoNames id.
     this.namedCities = handle
       .prepare<[string], CityTuple>(
