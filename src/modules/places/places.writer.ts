@@ -232,7 +232,7 @@ class SqlitePlaceWriter implements PlaceWriter {
     const rows = asRows(batch);
     const open = this.open ?? this.begin(runId);
     if (open.runId !== runId) throw new Error(`place writer: a transaction for run ${open.runId} is open`);
-    try {
+    return this.orAbort(() => {
       const result = this.writeRows(rows, open);
       open.added += rows.count;
       open.written += result.imported + result.updated;
@@ -241,38 +241,36 @@ class SqlitePlaceWriter implements PlaceWriter {
         counters.unchanged_count + result.unchanged, counters.skipped_count, JSON.stringify(counters.skipped_reasons),
       ];
       return result;
-    } catch (error) {
-      this.abort();
-      throw error;
-    }
+    });
   }
 
   async index(): Promise<void> {
     const open = this.open;
-    if (!open) return;
-    try {
-      this.indexNew(open);
-    } catch (error) {
-      this.abort();
-      throw error;
-    }
+    if (open) this.orAbort(() => this.indexNew(open));
   }
 
   async commit(): Promise<void> {
     const open = this.open;
     if (!open) return;
-    try {
+    this.orAbort(() => {
       this.finish(open);
       this.h.exec('COMMIT');
       this.open = undefined;
-    } catch (error) {
-      this.abort();
-      throw error;
-    }
+    });
   }
 
   async rollback(): Promise<void> {
     if (this.open) this.abort();
+  }
+
+  /** Runs a step of the open transaction; if it throws, the transaction is rolled back first. */
+  private orAbort<T>(step: () => T): T {
+    try {
+      return step();
+    } catch (error) {
+      this.abort();
+      throw error;
+    }
   }
 
   async writeBatch(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
