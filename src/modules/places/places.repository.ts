@@ -104,6 +104,24 @@ function ftsStartsWith(id: RawBuilder<number>, word: string): RawBuilder<number>
   return sql<number>`(CASE WHEN ${id} IN (SELECT rowid FROM places_fts WHERE ${prefix}) THEN 0 ELSE 1 END)`;
 }
 
+/** Latitude bands a box may span before its condition is one range of bands instead of a list. */
+const MAX_LISTED_BANDS = 64;
+
+/**
+ * The bands of `places_geo_band_idx` (migration 0013; the same expression, or SQLite does not use the
+ * index) that a latitude range touches. Listed, SQLite reads each band's longitude range and nothing
+ * else; a tall box is one range of bands whose entries are each checked for longitude within the index.
+ */
+function bandsOf(minLat: number, maxLat: number): RawBuilder<SqlBool> {
+  const band = (lat: number) => Math.trunc((Math.min(90, Math.max(-90, lat)) + 90) * 10);
+  const first = band(minLat);
+  const last = band(maxLat);
+  const expr = sql`cast((lat + 90) * 10 as integer)`;
+  if (last - first >= MAX_LISTED_BANDS) return sql<SqlBool>`${expr} BETWEEN ${first} AND ${last}`;
+  const bands = Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  return sql<SqlBool>`${expr} IN (${sql.join(bands)})`;
+}
+
 /** Marks the start of a match in `highlight()` output: a control character no name contains. */
 const matchMark = '\u0001';
 
@@ -119,15 +137,8 @@ const sqliteTextGeo: PlaceTextGeo = {
     return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`);
   },
   inBox(eb, minLon, minLat, maxLon, maxLat) {
-    // The R*Tree stores 32-bit floats rounded outwards: it narrows by overlap, the columns decide exactly.
-    return eb.and([
-      eb(
-        'places.id',
-        'in',
-        sql<number>`(SELECT id FROM places_geo WHERE max_lat >= ${minLat} AND min_lat <= ${maxLat} AND max_lon >= ${minLon} AND min_lon <= ${maxLon})`,
-      ),
-      ...exactBox(eb, minLon, minLat, maxLon, maxLat),
-    ]);
+    // The latitude-band index of migration 0013 narrows, the columns decide exactly.
+    return eb.and([eb('places.id', 'in', sql<number>`(SELECT id FROM places WHERE ${bandsOf(minLat, maxLat)} AND lon BETWEEN ${minLon} AND ${maxLon})`), ...exactBox(eb, minLon, minLat, maxLon, maxLat)]);
   },
   startsWith: (word) => ftsStartsWith(sql<number>`places.id`, word),
   textOnly: {
@@ -191,7 +202,7 @@ export function distanceExpr(lat: number, lon: number) {
   return sql<number>`(${2 * earthRadiusM} * asin(sqrt(power(sin(radians(places.lat - ${lat}) / 2), 2) + cos(radians(${lat})) * cos(radians(places.lat)) * power(sin(radians(places.lon - ${lon}) / 2), 2))))`;
 }
 
-/** Degrees of latitude/longitude that cover `radiusM` around a point: the R*Tree pre-filter of `near`. */
+/** Degrees of latitude/longitude that cover `radiusM` around a point: the index pre-filter of `near`. */
 function boxAround(lat: number, lon: number, radiusM: number): [number, number, number, number] {
   const dLat = (radiusM / earthRadiusM) * (180 / Math.PI);
   const cosLat = Math.cos((lat * Math.PI) / 180);

@@ -59,8 +59,8 @@ const asRows = (batch: PlaceBatch): PlaceRows => (isRecords(batch) ? placeRowsOf
  */
 const ftsNames = `name || coalesce(' ' || (SELECT group_concat(value, ' ') FROM json_tree(places.names) WHERE type = 'text'), '')`;
 
-/** The per-row triggers (migrations 0004, 0007, 0010) whose work the SQLite writer does set-wise instead. */
-const replacedTriggers = ['places_search_ai', 'places_search_au_names', 'places_search_au_geo', 'places_version_insert', 'places_version_update'];
+/** The per-row triggers (migrations 0004, 0007, 0010, 0013) whose work the SQLite writer does set-wise instead. */
+const replacedTriggers = ['places_search_ai', 'places_search_au_names', 'places_version_insert', 'places_version_update'];
 
 const sourceAt = placeColumns.indexOf('source');
 const sourceIdAt = placeColumns.indexOf('source_id');
@@ -100,10 +100,9 @@ const FTS_DEFAULT_HASH_SIZE = 1024 * 1024;
  * as the caller adds before it commits (an import commits every ~50,000 places: each commit writes every
  * page the batches dirtied, and the indexes on random keys dirty pages all over the file).
  *
- * The per-row triggers that keep places_fts, places_geo and places_version in step are dropped at the
- * start of the transaction and created again, from their own SQL in sqlite_master, just before it
- * commits; in between, the search indexes, new rows' place_categories and places_version are filled
- * set-wise for exactly the rows the transaction wrote. A trigger on a table costs every INSERT a
+ * The per-row triggers that keep places_fts and places_version in step are dropped at the start of the
+ * transaction and created again, from their own SQL in sqlite_master, just before it commits; in
+ * between, places_fts, new rows' place_categories and places_version are filled set-wise for exactly the rows the transaction wrote. A trigger on a table costs every INSERT a
  * sub-program call even when its WHEN clause is false (~1.5 µs a trigger, a fifth of the row's own
  * insert), which is why the deferral marker of migration 0010 is not used here. Other connections only
  * ever see committed schemas: with the triggers, and with every committed place indexed. A transaction
@@ -148,9 +147,6 @@ class SqlitePlaceWriter implements PlaceWriter {
        SELECT places.id, c.value, c.key = 0 FROM places, json_each(places.categories) AS c WHERE places.id > ?`,
     );
     const newNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id > ?`);
-    const newPoints = h.prepare(
-      'INSERT INTO places_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE id > ? AND lat IS NOT NULL AND lon IS NOT NULL',
-    );
     // Rows that existed before the transaction (or were indexed in it) and changed: ids as a JSON array.
     const oldCategories = h.prepare('DELETE FROM place_categories WHERE place_id IN (SELECT value FROM json_each(?))');
     const changedCategories = h.prepare(
@@ -159,10 +155,6 @@ class SqlitePlaceWriter implements PlaceWriter {
     );
     const oldNames = h.prepare('DELETE FROM places_fts WHERE rowid IN (SELECT value FROM json_each(?))');
     const changedNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id IN (SELECT value FROM json_each(?))`);
-    const oldPoints = h.prepare('DELETE FROM places_geo WHERE id IN (SELECT value FROM json_each(?))');
-    const changedPoints = h.prepare(
-      'INSERT INTO places_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE id IN (SELECT value FROM json_each(?)) AND lat IS NOT NULL AND lon IS NOT NULL',
-    );
     const bumpVersion = h.prepare('UPDATE places_version SET version = version + ? WHERE id = 1');
     const setFtsHashSize = h.prepare("INSERT INTO places_fts (places_fts, rank) VALUES ('hashsize', ?)");
     this.ftsHashSize = h.prepare<[], number>("SELECT v FROM places_fts_config WHERE k = 'hashsize'").pluck();
@@ -200,7 +192,6 @@ class SqlitePlaceWriter implements PlaceWriter {
       if (open.unindexed === 0) return;
       newCategories.run(open.indexed);
       newNames.run(open.indexed);
-      newPoints.run(open.indexed);
       open.indexed = this.lastId.get()!;
       open.unindexed = 0;
     };
@@ -213,8 +204,6 @@ class SqlitePlaceWriter implements PlaceWriter {
         changedCategories.run(ids);
         oldNames.run(ids);
         changedNames.run(ids);
-        oldPoints.run(ids);
-        changedPoints.run(ids);
       }
       // As the per-row triggers count: one step per inserted or updated row.
       if (open.written > 0) bumpVersion.run(open.written);

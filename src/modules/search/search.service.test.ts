@@ -279,3 +279,50 @@ describe('edit distance', () => {
     assert.equal(fuzzyDistance(['rathaus'], 'Ratskeller', JSON.stringify({ de: 'Ratskeller im Rathaus' })), 0);
   });
 });
+
+for (const dialect of dialects) {
+  describe(`boxes on ${dialect.name}`, () => {
+    let t: TestDatabase;
+    // Points on and beside the edges of SQLite's 0.1° latitude bands, in both hemispheres, at the poles and the antimeridian.
+    const lats = [-90, -45.0500001, -45.05, -0.1, -0.0999999, -0.05, 0, 0.05, 0.1, 12.3456789, 48.1, 48.0999999, 89.95, 90];
+    const lons = [-180, -11.5, 0, 11.5, 179.9999999, 180];
+    const points = lats.flatMap((lat) => lons.map((lon) => ({ lat, lon })));
+    before(async () => {
+      t = await dialect.open();
+      await migrateToLatest(t.db);
+      await writePlaces(t, points.map((p, i) => record(i, { ...p, source_id: `box${i}`, public_id: publicPlaceId('test', `box${i}`) })));
+    });
+    after(async () => t.dispose());
+
+    test('finds exactly the places inside a box, narrow or tall, in either hemisphere', async () => {
+      const boxes: Array<[number, number, number, number]> = [
+        [-180, -90, 180, 90], // the world: one range of bands
+        [-11.5, -0.1, 11.5, 0.1], // a few listed bands around the equator
+        [-12, -45.05, 12, -45.05], // a box of zero height on a band's edge
+        [11.5, 48.0999999, 11.5, 48.1],
+        [0, -90, 0, -80], // tall and thin: more bands than are listed
+        [179.9, 89.9, 180, 90],
+        [-180, 12.3456789, 180, 12.3456789],
+      ];
+      for (const [minLon, minLat, maxLon, maxLat] of boxes) {
+        const expected = points.filter((p) => p.lat >= minLat && p.lat <= maxLat && p.lon >= minLon && p.lon <= maxLon).length;
+        const found = await searchPage(t.db, criteria({ bbox: [minLon, minLat, maxLon, maxLat] }), 'name', null, 1000);
+        assert.equal(found.total, expected, `box ${[minLon, minLat, maxLon, maxLat]}`);
+        assert.equal(found.rows.length, expected);
+        assert.ok(expected > 0, 'every box holds some of the points');
+      }
+    });
+
+    if (dialect.name === 'sqlite') {
+      test('reads a city-sized box through the latitude-band index', async () => {
+        const h = t.db.sqlite!;
+        const plan = (sql: string, ...params: number[]) => (h.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+        // The repository's condition, with the bands bound as JS numbers are (as floats).
+        const listed = plan('SELECT id FROM places WHERE cast((lat + 90) * 10 as integer) IN (?, ?) AND lon BETWEEN ? AND ?', 1381, 1382, 11.5, 11.6);
+        assert.match(listed, /USING (COVERING )?INDEX places_geo_band_idx \(<expr>=\? AND lon>\? AND lon<\?\)/);
+        const ranged = plan('SELECT id FROM places WHERE cast((lat + 90) * 10 as integer) BETWEEN ? AND ? AND lon BETWEEN ? AND ?', 0, 1800, -180, 180);
+        assert.match(ranged, /USING (COVERING )?INDEX places_geo_band_idx \(<expr>>\? AND <expr><\?\)/);
+      });
+    }
+  });
+}
