@@ -102,11 +102,10 @@ const columns = [
   'import_run_id', 'first_seen_at', 'updated_at',
 ] as const;
 
-/** Direct prepared statements in transactions of 10,000 rows: the FTS and R*Tree triggers still run per row. */
+/** Direct prepared statements in transactions of 10,000 rows: the FTS trigger still runs per row. */
 function resample(db: Db, templates: PlaceRow[], count: number, log: (m: string) => void): void {
   const h = db.sqlite!;
   const insert = h.prepare(`INSERT INTO places (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-  const insertCategory = h.prepare('INSERT OR IGNORE INTO place_categories (place_id, category, is_primary) VALUES (?, ?, ?)');
   const random = mulberry32(20261121);
   const now = new Date().toISOString();
   const writeChunk = h.transaction((from: number, to: number) => {
@@ -127,8 +126,7 @@ function resample(db: Db, templates: PlaceRow[], count: number, log: (m: string)
         first_seen_at: now,
         updated_at: now,
       };
-      const info = insert.run(...columns.map((c) => row[c]));
-      (JSON.parse(t.categories) as string[]).forEach((slug, k) => insertCategory.run(info.lastInsertRowid, slug, k === 0 ? 1 : 0));
+      insert.run(...columns.map((c) => row[c]));
     }
   });
   const step = 10_000;

@@ -10,7 +10,6 @@ import type { Generated } from 'kysely';
  */
 export interface Database {
   places: PlacesTable;
-  place_categories: PlaceCategoriesTable;
   import_runs: ImportRunsTable;
   categories: CategoriesTable;
   category_names: CategoryNamesTable;
@@ -73,12 +72,6 @@ export interface PlacesTable {
   import_run_id: number | null;
   first_seen_at: string;
   updated_at: string;
-}
-
-export interface PlaceCategoriesTable {
-  place_id: number;
-  category: string;
-  is_primary: number;
 }
 
 export interface ImportRunsTable {

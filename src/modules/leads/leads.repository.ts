@@ -29,8 +29,11 @@ function filtered(db: Db, accountId: number, f: LeadFilters): LeadsQuery {
     .where('leads.account_id', '=', accountId) as LeadsQuery;
   if (f.category !== undefined) {
     const slug = f.category;
-    q = q.where((eb: ExpressionBuilder<Database, 'leads' | 'places'>) =>
-      eb.exists(eb.selectFrom('place_categories').select('place_categories.place_id').whereRef('place_categories.place_id', '=', 'places.id').where('place_categories.category', '=', slug)),
+    // Any of the place's categories (a JSON array of slugs, primary first).
+    q = q.where(
+      db.dialect === 'sqlite'
+        ? sql<boolean>`EXISTS (SELECT 1 FROM json_each(places.categories) WHERE value = ${slug})`
+        : sql<boolean>`jsonb_exists(places.categories::jsonb, ${slug})`,
     );
   }
   if (f.city !== undefined) q = q.where(sql<string>`lower(places.city)`, '=', f.city.toLowerCase());

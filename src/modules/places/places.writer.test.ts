@@ -59,26 +59,6 @@ for (const dialect of dialects) {
       assert.equal(rows[0]?.public_id, publicPlaceId('test', 'a'));
     });
 
-    test('keeps place_categories in step with the place, primary first', async () => {
-      const writer = createPlaceWriter(t.db);
-      await writer.writeBatch([record('c', { category: 'bar', categories: ['bar'] })], runId, zero());
-      const cats = await t.db.kysely
-        .selectFrom('place_categories')
-        .innerJoin('places', 'places.id', 'place_categories.place_id')
-        .select(['place_categories.category', 'place_categories.is_primary'])
-        .where('places.source_id', '=', 'c')
-        .execute();
-      assert.deepEqual(cats, [{ category: 'bar', is_primary: 1 }]);
-      const forA = await t.db.kysely
-        .selectFrom('place_categories')
-        .innerJoin('places', 'places.id', 'place_categories.place_id')
-        .select(['place_categories.category', 'place_categories.is_primary'])
-        .where('places.source_id', '=', 'a')
-        .orderBy('place_categories.is_primary', 'desc')
-        .execute();
-      assert.deepEqual(forA, [{ category: 'restaurant', is_primary: 1 }, { category: 'cafe', is_primary: 0 }]);
-    });
-
     test('stores the run counters in the same transaction as the batch', async () => {
       const writer = createPlaceWriter(t.db);
       const counters = { ...zero(), read_count: 7, skipped_count: 2, skipped_reasons: { 'no name': 2 } };
@@ -88,7 +68,7 @@ for (const dialect of dialects) {
       assert.equal(run.imported_count, 1);
       assert.deepEqual(JSON.parse(run.skipped_reasons), { 'no name': 2 });
       const n = await t.db.kysely.selectFrom('places').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
-      assert.equal(Number(n.n), 4);
+      assert.equal(Number(n.n), 3);
     });
   });
 }
@@ -114,9 +94,8 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
   const geo = () =>
     h().prepare('SELECT id, lat, lon FROM places INDEXED BY places_geo_band_idx WHERE cast((lat + 90) * 10 as integer) BETWEEN 0 AND 1800 ORDER BY id').all();
   const version = () => h().prepare('SELECT version FROM places_version WHERE id = 1').pluck().get() as number;
-  const categories = () => h().prepare('SELECT place_id, category, is_primary FROM place_categories ORDER BY place_id, category').all();
 
-  test('gives places_fts, place_categories and places_version what the per-row triggers give', async () => {
+  test('gives places_fts and places_version what the per-row triggers give', async () => {
     const writer = createPlaceWriter(t.db);
     const startVersion = version();
     await writer.writeBatch(
@@ -132,7 +111,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     );
     await writer.writeBatch([record('fts-3', { name: 'Café Ñandú 2', lat: 48.3 }), record('fts-4')], runId, zero());
     assert.equal(version() - startVersion, 6, 'one step per inserted or updated row');
-    const byWriter = { fts: fts(), geo: geo(), categories: categories() };
+    const byWriter = { fts: fts(), geo: geo() };
     assert.equal(byWriter.fts.length, 4);
     assert.equal(byWriter.geo.length, 3, 'a place without coordinates has no point');
 
@@ -142,11 +121,6 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     assert.deepEqual(geo(), byWriter.geo);
     assert.equal(version() - startVersion, 6 + 4, 'outside the writer the per-row triggers run');
 
-    const cats = byWriter.categories as Array<{ category: string; is_primary: number }>;
-    assert.deepEqual(
-      cats.filter((c) => c.category === 'bar' || c.category === 'pub').map((c) => [c.category, c.is_primary]),
-      [['bar', 1], ['pub', 0]],
-    );
     assert.equal(h().prepare('SELECT count(*) FROM places_deferred_indexing').pluck().get(), 0);
   });
 
@@ -204,7 +178,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     const writer = createPlaceWriter(t.db);
     const triggerCount = () => h().prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get();
     const triggersBefore = triggerCount();
-    const counts = () => [fts().length, geo().length, categories().length, version()];
+    const counts = () => [fts().length, geo().length, version()];
     const beforeCounts = counts();
     const bad = record('fail-2');
     (bad as { name: string | null }).name = null;

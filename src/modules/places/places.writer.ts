@@ -102,7 +102,7 @@ const FTS_DEFAULT_HASH_SIZE = 1024 * 1024;
  *
  * The per-row triggers that keep places_fts and places_version in step are dropped at the start of the
  * transaction and created again, from their own SQL in sqlite_master, just before it commits; in
- * between, places_fts, new rows' place_categories and places_version are filled set-wise for exactly the rows the transaction wrote. A trigger on a table costs every INSERT a
+ * between, places_fts and places_version are filled set-wise for exactly the rows the transaction wrote. A trigger on a table costs every INSERT a
  * sub-program call even when its WHEN clause is false (~1.5 µs a trigger, a fifth of the row's own
  * insert), which is why the deferral marker of migration 0010 is not used here. Other connections only
  * ever see committed schemas: with the triggers, and with every committed place indexed. A transaction
@@ -142,17 +142,8 @@ class SqlitePlaceWriter implements PlaceWriter {
        skipped_count = ?, skipped_reasons = ? WHERE id = ?`,
     );
     // Rows inserted by the transaction and not indexed yet: id > the largest id before it, or than the last indexed.
-    const newCategories = h.prepare(
-      `INSERT OR IGNORE INTO place_categories (place_id, category, is_primary)
-       SELECT places.id, c.value, c.key = 0 FROM places, json_each(places.categories) AS c WHERE places.id > ?`,
-    );
     const newNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id > ?`);
     // Rows that existed before the transaction (or were indexed in it) and changed: ids as a JSON array.
-    const oldCategories = h.prepare('DELETE FROM place_categories WHERE place_id IN (SELECT value FROM json_each(?))');
-    const changedCategories = h.prepare(
-      `INSERT OR IGNORE INTO place_categories (place_id, category, is_primary)
-       SELECT places.id, c.value, c.key = 0 FROM places, json_each(places.categories) AS c WHERE places.id IN (SELECT value FROM json_each(?))`,
-    );
     const oldNames = h.prepare('DELETE FROM places_fts WHERE rowid IN (SELECT value FROM json_each(?))');
     const changedNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id IN (SELECT value FROM json_each(?))`);
     const bumpVersion = h.prepare('UPDATE places_version SET version = version + ? WHERE id = 1');
@@ -190,7 +181,6 @@ class SqlitePlaceWriter implements PlaceWriter {
 
     this.indexNew = (open) => {
       if (open.unindexed === 0) return;
-      newCategories.run(open.indexed);
       newNames.run(open.indexed);
       open.indexed = this.lastId.get()!;
       open.unindexed = 0;
@@ -200,8 +190,6 @@ class SqlitePlaceWriter implements PlaceWriter {
       this.indexNew(open);
       if (open.changed.length > 0) {
         const ids = JSON.stringify(open.changed);
-        oldCategories.run(ids);
-        changedCategories.run(ids);
         oldNames.run(ids);
         changedNames.run(ids);
       }
@@ -342,23 +330,14 @@ class KyselyPlaceWriter implements PlaceWriter {
       const toRow = (r: PlaceRecord) => ({ ...r, categories: JSON.stringify(r.categories), import_run_id: runId, updated_at: now });
       for (let i = 0; i < fresh.length; i += 500) {
         const slice = fresh.slice(i, i + 500);
-        const ids = await trx
+        await trx
           .insertInto('places')
           .values(slice.map((r) => ({ ...toRow(r), first_seen_at: now })))
-          .returning(['id', 'source', 'source_id'])
           .execute();
-        const byKey = new Map(slice.map((r) => [`${r.source}\0${r.source_id}`, r]));
-        const cats = ids.flatMap((row) =>
-          (byKey.get(`${row.source}\0${row.source_id}`)?.categories ?? []).map((slug, j) => ({ place_id: row.id, category: slug, is_primary: j === 0 ? 1 : 0 })),
-        );
-        if (cats.length > 0) await trx.insertInto('place_categories').values(cats).onConflict((oc) => oc.doNothing()).execute();
-        result.imported += ids.length;
+        result.imported += slice.length;
       }
       for (const { id, record } of changed) {
         await trx.updateTable('places').set(toRow(record)).where('id', '=', id).execute();
-        await trx.deleteFrom('place_categories').where('place_id', '=', id).execute();
-        const cats = record.categories.map((slug, j) => ({ place_id: id, category: slug, is_primary: j === 0 ? 1 : 0 }));
-        if (cats.length > 0) await trx.insertInto('place_categories').values(cats).onConflict((oc) => oc.doNothing()).execute();
         result.updated++;
       }
       await trx
