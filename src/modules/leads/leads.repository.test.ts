@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import { createPlaceWriter } from '../places/places.writer.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { writePlaces } from '../../../test/helpers/places.ts';
 import { countLeads, listLeads } from './leads.repository.ts';
 
 function record(id: string, categories: string[]): PlaceRecord {
@@ -25,14 +25,7 @@ for (const dialect of dialects) {
     before(async () => {
       t = await dialect.open();
       await migrateToLatest(t.db);
-      const run = await t.db.kysely
-        .insertInto('import_runs')
-        .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
-      const places = [record('both', ['restaurant', 'cafe']), record('cafe', ['cafe']), record('none', []), record('bar', ['bar'])];
-      await createPlaceWriter(t.db).writeBatch(places, Number(run.id), counters);
+      await writePlaces(t.db, [record('both', ['restaurant', 'cafe']), record('cafe', ['cafe']), record('none', []), record('bar', ['bar'])]);
       ({ accountId } = await createAccountWithToken(t.db));
       const ids = await t.db.kysely.selectFrom('places').select('id').where('source_id', '!=', 'bar').execute();
       const now = new Date().toISOString();

@@ -5,9 +5,9 @@ import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria } from '../places/places.repository.ts';
-import { createPlaceWriter } from '../places/places.writer.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { writePlaces } from '../../../test/helpers/places.ts';
 import { readTasks, readTasksModule } from './read-tasks.ts';
 import { countMatches, fuzzyDistance, searchPage, substringEditDistance } from './search.reads.ts';
 import { countSearchPlaces, getSearchForAccount, iterateSearchPlaces, quickSearch, type SavedSearch, type SearchDeps } from './search.service.ts';
@@ -30,21 +30,10 @@ function record(i: number, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
   return { ...base, content_hash: contentHash(base) };
 }
 
-/** Writes places as an import does: through the place writer, under an import run of their own. */
-async function writePlaces(t: TestDatabase, records: PlaceRecord[]): Promise<void> {
-  const run = await t.db.kysely
-    .insertInto('import_runs')
-    .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const counters = { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
-  await createPlaceWriter(t.db).writeBatch(records, Number(run.id), counters);
-}
-
 async function seed(t: TestDatabase, count: number): Promise<void> {
   const records = Array.from({ length: count }, (_, i) => record(i));
   records.push(record(count, { city_id: 658225, city: 'Helsinki', country_code: 'FI', lat: 60.17, lon: 24.94, name: 'Ratskeller Helsinki' }));
-  await writePlaces(t, records);
+  await writePlaces(t.db, records);
 }
 
 const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({
@@ -182,7 +171,7 @@ describe('full-text and geo indexes on SQLite', () => {
 
   test('answers a one-word search in one pass with the same total, order and cursor as counting and the two streams', async () => {
     // A name starting with a word that other names only contain, added after them (a higher id).
-    await writePlaces(t, [record(900, { name: 'Keller Bar' })]);
+    await writePlaces(t.db, [record(900, { name: 'Keller Bar' })]);
     const keys = new Set<number | string>();
     for (const word of ['ratskeller', 'keller', 'cellar', 'Königin', 'bräu', '寿司', 'zzzz']) {
       const c = criteria({ text: { words: [word], mode: 'substring' } });
@@ -239,7 +228,7 @@ describe('full-text and geo indexes on SQLite', () => {
       // Another argument is another answer.
       assert.notEqual((await pool.run('searchPage', c, 'name', null, 1)).rows.length, first.rows.length);
 
-      await writePlaces(t, [record(500, { name: 'Augustiner Keller' })]);
+      await writePlaces(t.db, [record(500, { name: 'Augustiner Keller' })]);
       const after = await pool.run('searchPage', c, 'name', null, 50);
       assert.equal(after.total, first.total + 1);
       assert.ok(after.rows.some((r) => r.name === 'Augustiner Keller'));
@@ -290,7 +279,7 @@ for (const dialect of dialects) {
     before(async () => {
       t = await dialect.open();
       await migrateToLatest(t.db);
-      await writePlaces(t, points.map((p, i) => record(i, { ...p, source_id: `box${i}`, public_id: publicPlaceId('test', `box${i}`) })));
+      await writePlaces(t.db, points.map((p, i) => record(i, { ...p, source_id: `box${i}`, public_id: publicPlaceId('test', `box${i}`) })));
     });
     after(async () => t.dispose());
 
