@@ -102,9 +102,10 @@ const FTS_DEFAULT_HASH_SIZE = 1024 * 1024;
  *
  * The per-row triggers that keep places_fts and places_version in step are dropped at the start of the
  * transaction and created again, from their own SQL in sqlite_master, just before it commits; in
- * between, places_fts and places_version are filled set-wise for exactly the rows the transaction wrote. A trigger on a table costs every INSERT a
- * sub-program call even when its WHEN clause is false (~1.5 µs a trigger, a fifth of the row's own
- * insert), which is why the deferral marker of migration 0010 is not used here. Other connections only
+ * between, places_fts and places_version are filled set-wise for exactly the rows the transaction
+ * wrote (the coordinates' index, migration 0013, is an index of places: SQLite keeps it with the row). A
+ * trigger on a table costs every INSERT a sub-program call even when its WHEN clause is false (~1.5 µs a
+ * trigger, a fifth of the row's own insert), which is why the deferral marker of migration 0010 is not used here. Other connections only
  * ever see committed schemas: with the triggers, and with every committed place indexed. A transaction
  * that does not commit (error, crash, kill -9) leaves nothing behind, triggers included.
  *
