@@ -3,9 +3,12 @@ import { dialectOf } from './helpers.ts';
 
 /**
  * SQLite: the places' coordinates are indexed by an ordinary B-tree index on `places` instead of the
- * R*Tree `places_geo`, and `places_fts` stops keeping per-row column sizes. Both for the import's sake:
- * an R*Tree insert cost ~4 µs a place (its node choice and splits), the same points in a B-tree ~1 µs, and
- * nothing reads FTS5's sizes (they serve bm25 ranking, which search does not use).
+ * R*Tree `places_geo`, for the import's sake: an R*Tree insert cost ~4 µs a place (its node choice and
+ * splits), the same points in a B-tree ~1 µs.
+ *
+ * (`places_fts` keeps FTS5's per-row column sizes: without them (`columnsize=0`) an import saved ~0.4 µs
+ * a place, but a full-text page cost 1–1.5 ms more on a million places: bench/search-queries.ts,
+ * `query=restaurant` repeated 0.8 → 2.3 ms.)
  *
  * The index holds each place's latitude band (0.1°, ~11 km: `cast((lat + 90) * 10 as integer)`, 0 to
  * 1,800) followed by its longitude. A box query lists the bands it spans and reads, in each, the entries
@@ -34,9 +37,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     'DROP TRIGGER places_search_au_geo',
     'DROP TABLE places_geo',
     `CREATE INDEX places_geo_band_idx ON places (${band}, lon)`,
-    'DROP TABLE places_fts',
-    "CREATE VIRTUAL TABLE places_fts USING fts5(names, columnsize = 0, tokenize = 'trigram remove_diacritics 1')",
-    `INSERT INTO places_fts (rowid, names) SELECT id, ${allNames('places')} FROM places`,
     `CREATE TRIGGER places_search_ai AFTER INSERT ON places ${deferred} BEGIN
        INSERT INTO places_fts(rowid, names) VALUES (new.id, ${allNames('new')});
      END`,
@@ -54,9 +54,6 @@ export async function down(db: Kysely<any>): Promise<void> {
     'DROP INDEX places_geo_band_idx',
     'CREATE VIRTUAL TABLE places_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon)',
     'INSERT INTO places_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE lat IS NOT NULL AND lon IS NOT NULL',
-    'DROP TABLE places_fts',
-    "CREATE VIRTUAL TABLE places_fts USING fts5(names, tokenize = 'trigram remove_diacritics 1')",
-    `INSERT INTO places_fts (rowid, names) SELECT id, ${allNames('places')} FROM places`,
     `CREATE TRIGGER places_search_ai AFTER INSERT ON places ${deferred} BEGIN
        INSERT INTO places_fts(rowid, names) VALUES (new.id, ${allNames('new')});
        INSERT INTO places_geo(id, min_lat, max_lat, min_lon, max_lon)
