@@ -174,6 +174,25 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     assert.equal(points(), 2);
   });
 
+  test('a source new to the catalog inserts without looking first, and still upserts a place it meets again', async () => {
+    const fresh = (id: string, overrides: Partial<PlaceRecord> = {}) =>
+      record(id, { source: 'fresh-src', public_id: publicPlaceId('fresh-src', id), name: `Fresh ${id}`, ...overrides });
+    const writer = createPlaceWriter(t.db);
+    const counters = zero();
+    const first = await writer.add([fresh('a'), fresh('b'), fresh('a', { name: 'Fresh a2' })], runId, counters);
+    assert.deepEqual(first, { imported: 2, updated: 1, unchanged: 0 });
+    await writer.commit();
+    const second = await writer.writeBatch([fresh('b'), fresh('c'), fresh('a', { name: 'Fresh a3' })], runId, counters);
+    assert.deepEqual(second, { imported: 1, updated: 1, unchanged: 1 });
+    const rows = h().prepare("SELECT source_id, name FROM places WHERE source = 'fresh-src' ORDER BY source_id").all();
+    assert.deepEqual(rows, [{ source_id: 'a', name: 'Fresh a3' }, { source_id: 'b', name: 'Fresh b' }, { source_id: 'c', name: 'Fresh c' }]);
+    assert.deepEqual(h().prepare("SELECT names FROM places_fts WHERE names LIKE 'Fresh %' ORDER BY rowid").pluck().all(), ['Fresh a3', 'Fresh b', 'Fresh c']);
+    // Another key's violation (a public id taken by another place) is an error, not an update.
+    const clash = record('clash', { source: 'fresh-src-2', public_id: publicPlaceId('fresh-src', 'a') });
+    await assert.rejects(createPlaceWriter(t.db).writeBatch([clash], runId, zero()), /UNIQUE constraint failed: places.public_id/);
+    assert.equal(h().prepare("SELECT count(*) FROM places WHERE source = 'fresh-src-2'").pluck().get(), 0);
+  });
+
   test('a batch that fails leaves no place, index row or marker behind', async () => {
     const writer = createPlaceWriter(t.db);
     const triggerCount = () => h().prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get();
