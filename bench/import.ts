@@ -20,8 +20,8 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { pipeline } from 'node:stream';
 import pg from 'pg';
-import { pathToFileURL } from 'node:url';
 import type { ImportSummary } from '../src/modules/importers/import.service.ts';
+import { compileForBench } from './lib/build.ts';
 
 const args = process.argv.slice(2);
 const argValue = (name: string, fallback: string) => {
@@ -38,18 +38,7 @@ const ndjsonSource = join(osmDir, 'osm-pois-all.ndjson.gz');
 const pgUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const work = mkdtempSync(join(tmpdir(), 'leadatlas-bench-import-'));
 
-/** Compiles src/ as `npm run build` does, into var/bench-build/ (inside the project, so packages resolve). */
-function compile(): string {
-  const root = resolve(import.meta.dirname, '..');
-  const out = join(root, 'var', 'bench-build');
-  rmSync(out, { recursive: true, force: true });
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out], { encoding: 'utf8' });
-  // tsc still writes JavaScript when it finds type errors; say so rather than measure silently.
-  if (tsc.status !== 0) console.log(`tsc reported errors (JavaScript written anyway):\n${tsc.stdout.split('\n').slice(0, 5).join('\n')}`);
-  return out;
-}
-const build = compile();
-const load = <T>(path: string): Promise<T> => import(pathToFileURL(join(build, path)).href) as Promise<T>;
+const load = compileForBench();
 const { openDatabase } = await load<typeof import('../src/infra/db/database.ts')>('infra/db/database.js');
 const { prepareDatabase } = await load<typeof import('../src/bootstrap.ts')>('bootstrap.js');
 const { runImport } = await load<typeof import('../src/modules/importers/import.service.ts')>('modules/importers/import.service.js');
