@@ -1,13 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
-import { contentHash, placeRowsOf, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import type { EnrichedChunk } from './enriched-chunks.ts';
-import { runImport, storeChunks } from './import.service.ts';
+import { runImport } from './import.service.ts';
 
 const monaco = resolve(import.meta.dirname, '../../../../shared/data/osm/monaco-2026.osm.pbf');
 
@@ -55,46 +53,5 @@ describe('runImport on a worker thread and inline', () => {
       assert.ok(e.extras?.errors?.[0]?.allowed.includes('osm-pbf'));
       return true;
     });
-  });
-});
-
-describe('storeChunks of a large import', () => {
-  const t = openTestSqlite();
-  before(async () => prepareDatabase(t.db));
-  after(async () => t.dispose());
-
-  const record = (id: string): PlaceRecord => {
-    const base: Omit<PlaceRecord, 'content_hash'> = {
-      public_id: publicPlaceId('test', id), source: 'test', source_id: id, name: `Large ${id}`, names: null, category: 'cafe',
-      categories: ['cafe'], source_categories: null, phone: null, phone_e164: null, website: null, email: null, street: null,
-      housenumber: null, postcode: null, address: null, region: null, city: 'Monaco', city_id: null, city_source: null,
-      city_distance_m: null, country_code: 'MC', lat: 43.73, lon: 7.42, rating: null, review_count: null, opening_hours: null,
-      attributes: JSON.stringify({ note: 'x'.repeat(2000) }),
-    };
-    return { ...base, content_hash: contentHash(base) };
-  };
-
-  test('checkpoints from a thread of its own while it writes, and leaves the connection as it found it', async () => {
-    const h = t.db.sqlite!;
-    const settings = () => ({ checkpoints: h.pragma('wal_autocheckpoint', { simple: true }), cache: h.pragma('cache_size', { simple: true }) });
-    const before = settings();
-    const fileSizes: number[] = [];
-    // Chunks committed one by one (batchSize 500), with pauses longer than the thread's interval between them.
-    async function* chunks(): AsyncGenerator<EnrichedChunk> {
-      for (let c = 0; c < 3; c++) {
-        fileSizes.push(statSync(t.path).size);
-        assert.equal(h.pragma('wal_autocheckpoint', { simple: true }), 0, 'no checkpoint inside the writer’s commits');
-        const rows = placeRowsOf(Array.from({ length: 500 }, (_, i) => record(`${c}-${i}`)));
-        yield { rows, read: rows.count, skipped: {}, bytesRead: 0 };
-        await new Promise((r) => setTimeout(r, 800));
-      }
-      fileSizes.push(statSync(t.path).size);
-    }
-    const info = { source: 'test', format: 'test', path: '/large', fileSha256: 'x', startedAt: new Date().toISOString() };
-    const { counters } = await storeChunks(t.db, info, chunks(), { large: true, batchSize: 500 });
-    assert.equal(counters.imported_count, 1500);
-    // The database file grows only when a checkpoint copies pages into it: here, between the writer's commits.
-    for (let i = 1; i < fileSizes.length; i++) assert.ok(fileSizes[i]! > fileSizes[i - 1]!, `file sizes ${fileSizes.join(', ')}`);
-    assert.deepEqual(settings(), before);
   });
 });

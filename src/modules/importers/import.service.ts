@@ -4,7 +4,6 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { basename, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { startCheckpointer } from '../../infra/db/checkpointer.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { createPlaceWriter, type RunCounters } from '../places/places.writer.ts';
@@ -138,7 +137,7 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
       input.chunks,
       {
         batchSize,
-        large: input.totalBytes >= LARGE_FILE_BYTES,
+        largeCache: input.totalBytes >= LARGE_FILE_BYTES,
         ...(options.onProgress ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) } : {}),
       },
     );
@@ -170,8 +169,8 @@ export interface RunInfo {
 export interface StoreOptions {
   /** Places per transaction. */
   batchSize?: number;
-  /** A large import (SQLite): a page cache of IMPORT_CACHE_KIB and checkpoints on a thread of their own (importPragmas). */
-  large?: boolean;
+  /** A page cache of IMPORT_CACHE_KIB for the import (SQLite). */
+  largeCache?: boolean;
   onProgress?: (counters: RunCounters, bytesRead: number) => void;
 }
 
@@ -217,7 +216,7 @@ export async function storeChunks(
   const counters: RunCounters = {
     read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
   };
-  const restorePragmas = importPragmas(db, options.large ?? false);
+  const restorePragmas = importPragmas(db, options.largeCache ?? false);
   const iterator = chunks[Symbol.asyncIterator]();
   try {
     let openedAt = 0;
@@ -257,7 +256,7 @@ export async function storeChunks(
       .execute();
     throw error;
   } finally {
-    await restorePragmas();
+    restorePragmas();
   }
   await db.kysely
     .updateTable('import_runs')
@@ -279,47 +278,35 @@ export async function storeChunks(
  */
 const nextTurn = (): Promise<boolean> => new Promise((resolve) => setImmediate(() => resolve(true)));
 
-/** WAL pages between automatic checkpoints while a small import writes (SQLite's default is 1,000: 4 MB). */
+/** WAL pages between automatic checkpoints while an import writes (SQLite's default is 1,000: 4 MB). */
 const IMPORT_CHECKPOINT_PAGES = 25_000;
 
 /** Page cache while a large import writes, in KiB (an import's connection usually has 16 MB). */
 const IMPORT_CACHE_KIB = 65_536;
 
-/** How often the checkpoint thread of a large import copies the WAL back. */
-const IMPORT_CHECKPOINT_MS = 500;
-
 /**
  * SQLite, for the import's duration:
- * - checkpoints off the writing thread. SQLite checkpoints inside the commit that takes the WAL past
- *   `wal_autocheckpoint`, on the thread that commits: the import's writer, the slower of its two threads
- *   on a large file (~1.5 µs a place of its CPU; a pure SQLite replay of 300,000 places: 18.1–19.6 µs a
- *   place on the writing thread with checkpoints at 25,000 pages, 17.0–17.7 with them on a thread of
- *   their own). A large import therefore runs the server's checkpoint thread (checkpointer.ts, PASSIVE
- *   every 500 ms). A small one (the server's demo data) keeps the commit's checkpoints, every ~100 MB
- *   of WAL instead of every 4 MB: a thread's start-up would cost it more than it saves. Either way the
- *   next commit after the import (the run's final status) checkpoints with the usual setting again,
- *   inside the timed import.
+ * - checkpoints every ~100 MB of WAL instead of every 4 MB. Each checkpoint copies back and syncs the
+ *   pages the transactions dirtied, and the indexes on random keys (public ids, categories) dirty pages
+ *   all over the file: fewer checkpoints copy each page fewer times. The next commit after the import
+ *   (the run's final status) checkpoints with the usual setting again, inside the timed import.
  * - for a large file, a page cache of up to 64 MB, so that more of a transaction's dirty pages stay in
  *   memory until it commits instead of spilling into the WAL (and being written again) when the cache is
  *   full: 500,000 places, ~0.5 µs less a place than with 16 MB (256 MB: ~1 µs, for 150 MB more memory).
  *   The pages are allocated as they are used and freed when the usual size is set back. Small files
- *   keep the connection's cache.
- *
- * Checkpoints turned off on purpose (`wal_autocheckpoint` 0: a server's own checkpoint thread, or the
- * caller's choice) are left so.
+ *   (the server's demo data at start) keep the connection's cache.
  */
-function importPragmas(db: Db, large: boolean): () => Promise<void> {
+function importPragmas(db: Db, largeCache: boolean): () => void {
   const handle = db.sqlite;
-  if (!handle) return async () => {};
+  if (!handle) return () => {};
   const cache = handle.pragma('cache_size', { simple: true }) as number;
   const cacheKiB = cache < 0 ? -cache : (cache * (handle.pragma('page_size', { simple: true }) as number)) / 1024;
-  const raiseCache = large && cacheKiB < IMPORT_CACHE_KIB;
+  const raiseCache = largeCache && cacheKiB < IMPORT_CACHE_KIB;
   if (raiseCache) handle.pragma(`cache_size = -${IMPORT_CACHE_KIB}`);
   const checkpoints = db.sqlitePath ? (handle.pragma('wal_autocheckpoint', { simple: true }) as number) : 0;
-  const checkpointer = checkpoints > 0 && large ? startCheckpointer(db, IMPORT_CHECKPOINT_MS) : null;
-  if (checkpoints > 0 && !checkpointer) handle.pragma(`wal_autocheckpoint = ${Math.max(checkpoints, IMPORT_CHECKPOINT_PAGES)}`);
-  return async () => {
-    await checkpointer?.stop();
+  // 0: checkpoints were turned off on purpose; leave them so.
+  if (checkpoints > 0) handle.pragma(`wal_autocheckpoint = ${Math.max(checkpoints, IMPORT_CHECKPOINT_PAGES)}`);
+  return () => {
     if (raiseCache) handle.pragma(`cache_size = ${cache}`);
     if (checkpoints > 0) handle.pragma(`wal_autocheckpoint = ${checkpoints}`);
   };
