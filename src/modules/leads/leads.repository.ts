@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { PlaceRow } from '../places/places.schema.ts';

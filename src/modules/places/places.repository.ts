@@ -138,7 +138,8 @@ const sqliteTextGeo: PlaceTextGeo = {
   },
   inBox(eb, minLon, minLat, maxLon, maxLat) {
     // The latitude-band index of migration 0013 narrows, the columns decide exactly.
-    return eb.and([eb('places.id', 'in', sql<number>`(SELECT id FROM places WHERE ${bandsOf(minLat, maxLat)} AND lon BETWEEN ${minLon} AND ${maxLon})`), ...exactBox(eb, minLon, minLat, maxLon, maxLat)]);
+    const near = sql<number>`(SELECT id FROM places WHERE ${bandsOf(minLat, maxLat)} AND lon BETWEEN ${minLon} AND ${maxLon})`;
+    return eb.and([eb('places.id', 'in', near), ...exactBox(eb, minLon, minLat, maxLon, maxLat)]);
   },
   startsWith: (word) => ftsStartsWith(sql<number>`places.id`, word),
   textOnly: {

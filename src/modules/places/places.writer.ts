@@ -105,8 +105,8 @@ const FTS_DEFAULT_HASH_SIZE = 1024 * 1024;
  * between, places_fts and places_version are filled set-wise for exactly the rows the transaction
  * wrote (the coordinates' index, migration 0013, is an index of places: SQLite keeps it with the row). A
  * trigger on a table costs every INSERT a sub-program call even when its WHEN clause is false (~1.5 µs a
- * trigger, a fifth of the row's own insert), which is why the deferral marker of migration 0010 is not used here. Other connections only
- * ever see committed schemas: with the triggers, and with every committed place indexed. A transaction
+ * trigger, a fifth of the row's own insert), which is why the deferral marker of migration 0010 is not
+ * used here. Other connections only ever see committed schemas: with the triggers, and with every committed place indexed. A transaction
  * that does not commit (error, crash, kill -9) leaves nothing behind, triggers included.
  *
  * While a transaction is open it holds SQLite's write lock and the connection: whatever else runs on
@@ -167,6 +167,7 @@ class SqlitePlaceWriter implements PlaceWriter {
       const now = new Date().toISOString();
       const v = rows.values;
       for (let i = 0, o = 0; i < rows.count; i++, o += placeRowWidth) {
+        let found: [number, string] | undefined;
         // A source new to the catalog (a first import, the bench) inserts without looking first, ~1.5 µs
         // a place: a place it already wrote (the same one twice in a file) fails the unique key and is
         // looked up then. Any other source looks first: a re-import would fail most of its inserts.
@@ -180,11 +181,13 @@ class SqlitePlaceWriter implements PlaceWriter {
             continue;
           } catch (error) {
             if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;
+            found = existing.get(v[o + sourceAt], v[o + sourceIdAt]);
             // Not our key (public_id): a real error.
-            if (!existing.get(v[o + sourceAt], v[o + sourceIdAt])) throw error;
+            if (!found) throw error;
           }
+        } else {
+          found = existing.get(v[o + sourceAt], v[o + sourceIdAt]);
         }
-        const found = existing.get(v[o + sourceAt], v[o + sourceIdAt]);
         if (!found) {
           const row: unknown[] = v.slice(o, o + placeRowWidth);
           row.push(open.runId, now, now);
