@@ -79,6 +79,7 @@ export interface ImportRunsTable {
   source: string;
   format: string;
   path: string;
+  /** SHA-256 of the file, hex; '' until the run is done (it is read on a thread of its own alongside the import). */
   file_sha256: string;
   status: 'running' | 'done' | 'failed';
   started_at: string;

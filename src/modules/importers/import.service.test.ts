@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,6 +36,12 @@ describe('runImport on a worker thread and inline', () => {
     const rows = async (t: typeof inline) =>
       t.db.kysely.selectFrom('places').select(['public_id', 'content_hash', 'city', 'category', 'phone_e164']).orderBy('public_id').execute();
     assert.deepEqual(await rows(threaded), await rows(inline));
+    // The file's digest, read on a thread of its own, is recorded with the finished run.
+    const sha256 = createHash('sha256').update(readFileSync(monaco)).digest('hex');
+    for (const [t, summary] of [[inline, a], [threaded, b]] as const) {
+      const run = await t.db.kysely.selectFrom('import_runs').select(['file_sha256', 'status']).where('id', '=', summary.runId).executeTakeFirstOrThrow();
+      assert.deepEqual(run, { file_sha256: sha256, status: 'done' });
+    }
   });
 
   test('a reader error on the worker thread fails the import and marks the run failed', async () => {
