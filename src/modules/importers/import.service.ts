@@ -303,7 +303,7 @@ const IMPORT_CACHE_KIB = 65_536;
 /**
  * SQLite, for the import's duration:
  * - checkpoints every ~100 MB of WAL instead of every 4 MB. Each checkpoint copies back and syncs the
- *   pages the transactions dirtied, and the indexes on random keys (public ids, categories) dirty pages
+ *   pages the transactions dirtied, and the index on random keys (public ids) dirties pages
  *   all over the file: fewer checkpoints copy each page fewer times. The next commit after the import
  *   (the run's final status) checkpoints with the usual setting again, inside the timed import.
  * - for a large file, a page cache of up to 64 MB, so that more of a transaction's dirty pages stay in

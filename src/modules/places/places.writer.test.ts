@@ -5,7 +5,8 @@ import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import SQLite from 'better-sqlite3';
 import { contentHash, placeRecordAt, placeRowsOf, publicPlaceId, type PlaceRecord } from './place-record.ts';
-import { createPlaceWriter, type RunCounters } from './places.writer.ts';
+import { createPlaceWriter } from './places.writer.ts';
+import { startImportRun, zeroCounters } from '../../../test/helpers/places.ts';
 
 function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
@@ -26,9 +27,6 @@ test('a place keeps every field through its flat row', () => {
   assert.deepEqual([placeRecordAt(rows, 0), placeRecordAt(rows, 1)], places);
 });
 
-const zero = (): RunCounters => ({
-  read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
-});
 
 for (const dialect of dialects) {
   describe(`place writer on ${dialect.name}`, () => {
@@ -37,21 +35,16 @@ for (const dialect of dialects) {
     before(async () => {
       t = await dialect.open();
       await migrateToLatest(t.db);
-      const run = await t.db.kysely
-        .insertInto('import_runs')
-        .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      runId = Number(run.id);
+      runId = await startImportRun(t.db);
     });
     after(async () => t.dispose());
 
     test('inserts new places, leaves unchanged ones alone and updates changed ones', async () => {
       const writer = createPlaceWriter(t.db);
-      const first = await writer.writeBatch([record('a'), record('b')], runId, zero());
+      const first = await writer.writeBatch([record('a'), record('b')], runId, zeroCounters());
       assert.deepEqual(first, { imported: 2, updated: 0, unchanged: 0 });
 
-      const again = await writer.writeBatch([record('a'), record('b', { rating: 3.9 })], runId, zero());
+      const again = await writer.writeBatch([record('a'), record('b', { rating: 3.9 })], runId, zeroCounters());
       assert.deepEqual(again, { imported: 0, updated: 1, unchanged: 1 });
 
       const rows = await t.db.kysely.selectFrom('places').select(['source_id', 'rating', 'public_id']).orderBy('source_id').execute();
@@ -61,7 +54,7 @@ for (const dialect of dialects) {
 
     test('stores the run counters in the same transaction as the batch', async () => {
       const writer = createPlaceWriter(t.db);
-      const counters = { ...zero(), read_count: 7, skipped_count: 2, skipped_reasons: { 'no name': 2 } };
+      const counters = { ...zeroCounters(), read_count: 7, skipped_count: 2, skipped_reasons: { 'no name': 2 } };
       await writer.writeBatch([record('d')], runId, counters);
       const run = await t.db.kysely.selectFrom('import_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
       assert.equal(run.read_count, 7);
@@ -79,12 +72,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
   before(async () => {
     t = openTestSqlite();
     await migrateToLatest(t.db);
-    const run = await t.db.kysely
-      .insertInto('import_runs')
-      .values({ source: 'test', format: 'test', path: '/x', file_sha256: 'x', status: 'running', started_at: new Date().toISOString() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    runId = Number(run.id);
+    runId = await startImportRun(t.db);
   });
   after(async () => t.dispose());
 
@@ -107,9 +95,9 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
         record('fts-1', { names: JSON.stringify({ de: 'Zum Löwen' }), lat: 48.2 }),
       ],
       runId,
-      zero(),
+      zeroCounters(),
     );
-    await writer.writeBatch([record('fts-3', { name: 'Café Ñandú 2', lat: 48.3 }), record('fts-4')], runId, zero());
+    await writer.writeBatch([record('fts-3', { name: 'Café Ñandú 2', lat: 48.3 }), record('fts-4')], runId, zeroCounters());
     assert.equal(version() - startVersion, 6, 'one step per inserted or updated row');
     const byWriter = { fts: fts(), geo: geo() };
     assert.equal(byWriter.fts.length, 4);
@@ -132,7 +120,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     const other = new SQLite(t.path, { readonly: true });
     try {
       const seen = () => other.prepare("SELECT (SELECT count(*) FROM places WHERE source_id LIKE 'tx-%') AS places, (SELECT count(*) FROM places_fts WHERE names LIKE 'Tx %') AS fts").get();
-      const counters = zero();
+      const counters = zeroCounters();
       const first = await writer.add(placeRowsOf([record('tx-1', { name: 'Tx 1' }), record('tx-2', { name: 'Tx 2' })]), runId, counters);
       counters.imported_count += first.imported;
       await writer.add([record('tx-3', { name: 'Tx 3' }), record('tx-1', { name: 'Tx 1b' })], runId, counters);
@@ -159,13 +147,13 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     const names = () => h().prepare("SELECT names FROM places_fts WHERE names LIKE 'Ix %' ORDER BY rowid").pluck().all();
     const points = () => (geo() as Array<{ id: number }>).filter((p) => ixIds().includes(p.id)).length;
     const ixIds = () => h().prepare("SELECT id FROM places WHERE source_id LIKE 'ix-%'").pluck().all();
-    await writer.add([record('ix-1', { name: 'Ix 1' }), record('ix-2', { name: 'Ix 2' })], runId, zero());
+    await writer.add([record('ix-1', { name: 'Ix 1' }), record('ix-2', { name: 'Ix 2' })], runId, zeroCounters());
     assert.deepEqual(names(), [], 'nothing indexed before index() or the commit');
     await writer.index();
     assert.deepEqual(names(), ['Ix 1', 'Ix 2'], 'indexed inside the open transaction');
     assert.equal(points(), 2);
     await writer.index(); // nothing new: no second copy
-    await writer.add([record('ix-3', { name: 'Ix 3' }), record('ix-1', { name: 'Ix 1b', lat: null, lon: null })], runId, zero());
+    await writer.add([record('ix-3', { name: 'Ix 3' }), record('ix-1', { name: 'Ix 1b', lat: null, lon: null })], runId, zeroCounters());
     await writer.commit();
     assert.deepEqual(names(), ['Ix 1b', 'Ix 2', 'Ix 3']);
     assert.equal(points(), 2, 'ix-1 lost its point, ix-3 has one');
@@ -178,7 +166,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     const fresh = (id: string, overrides: Partial<PlaceRecord> = {}) =>
       record(id, { source: 'fresh-src', public_id: publicPlaceId('fresh-src', id), name: `Fresh ${id}`, ...overrides });
     const writer = createPlaceWriter(t.db);
-    const counters = zero();
+    const counters = zeroCounters();
     const first = await writer.add([fresh('a'), fresh('b'), fresh('a', { name: 'Fresh a2' })], runId, counters);
     assert.deepEqual(first, { imported: 2, updated: 1, unchanged: 0 });
     await writer.commit();
@@ -189,7 +177,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     assert.deepEqual(h().prepare("SELECT names FROM places_fts WHERE names LIKE 'Fresh %' ORDER BY rowid").pluck().all(), ['Fresh a3', 'Fresh b', 'Fresh c']);
     // Another key's violation (a public id taken by another place) is an error, not an update.
     const clash = record('clash', { source: 'fresh-src-2', public_id: publicPlaceId('fresh-src', 'a') });
-    await assert.rejects(createPlaceWriter(t.db).writeBatch([clash], runId, zero()), /UNIQUE constraint failed: places.public_id/);
+    await assert.rejects(createPlaceWriter(t.db).writeBatch([clash], runId, zeroCounters()), /UNIQUE constraint failed: places.public_id/);
     assert.equal(h().prepare("SELECT count(*) FROM places WHERE source = 'fresh-src-2'").pluck().get(), 0);
   });
 
@@ -201,7 +189,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     const beforeCounts = counts();
     const bad = record('fail-2');
     (bad as { name: string | null }).name = null;
-    await assert.rejects(writer.writeBatch([record('fail-1'), bad], runId, zero()));
+    await assert.rejects(writer.writeBatch([record('fail-1'), bad], runId, zeroCounters()));
     assert.deepEqual(counts(), beforeCounts);
     assert.equal(h().prepare("SELECT count(*) FROM places WHERE source_id LIKE 'fail-%'").pluck().get(), 0);
     assert.equal(h().prepare('SELECT count(*) FROM places_deferred_indexing').pluck().get(), 0);
