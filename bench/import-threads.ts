@@ -25,6 +25,8 @@ const { runImport } = await load<typeof import('../src/modules/importers/import.
 /** CPU milliseconds (user + system) per thread id; a thread that exits keeps its last reading. */
 const start = new Map<string, number>();
 const last = new Map<string, number>();
+/** Each thread's name (`comm`): V8's helpers are `V8 DefaultWorke…`, libuv's `libuv-worker`, a Worker `node`… */
+const names = new Map<string, string>();
 function sample(): void {
   for (const tid of readdirSync('/proc/self/task')) {
     let stat: string;
@@ -36,6 +38,7 @@ function sample(): void {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
     if (!start.has(tid)) start.set(tid, ms);
+    if (!names.has(tid)) names.set(tid, stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
     last.set(tid, ms);
   }
 }
@@ -65,7 +68,7 @@ const others = used.filter((t) => t !== main).sort((a, b) => b.ms - a.ms);
 const rows: Array<[string, number]> = [
   ['main thread (the writer)', main?.ms ?? 0],
   ['import worker (busiest other thread)', others[0]?.ms ?? 0],
-  ...others.slice(1).map((t, i): [string, number] => [`other thread ${i + 1}`, t.ms]),
+  ...others.slice(1).map((t, i): [string, number] => [`other thread ${i + 1} (${names.get(t.tid)})`, t.ms]),
 ];
 const total = rows.reduce((sum, [, ms]) => sum + ms, 0);
 console.log(`${places} places in ${summary.seconds.toFixed(2)} s: ${Math.round(summary.placesPerSecond)} places/s (${summary.format})`);

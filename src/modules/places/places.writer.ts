@@ -162,6 +162,21 @@ class SqlitePlaceWriter implements PlaceWriter {
       return fresh;
     };
 
+    /**
+     * One row's parameters: its values, then the run id, the time and the time (insert) or the row id
+     * (update). Reused row after row and passed spread, as separate arguments: better-sqlite3 reads an
+     * array argument element by element through V8's API, which cost ~12,700 instructions a place more
+     * (callgrind, a replay of 20,000 inserts), and a new array per row was garbage to collect.
+     */
+    const params: unknown[] = new Array(placeRowWidth + 3);
+    const fill = (v: PlaceRows['values'], o: number, runId: number, now: string, last: string | number): unknown[] => {
+      for (let j = 0; j < placeRowWidth; j++) params[j] = v[o + j];
+      params[placeRowWidth] = runId;
+      params[placeRowWidth + 1] = now;
+      params[placeRowWidth + 2] = last;
+      return params;
+    };
+
     this.writeRows = (rows, open) => {
       const result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
       const now = new Date().toISOString();
@@ -172,10 +187,8 @@ class SqlitePlaceWriter implements PlaceWriter {
         // a place: a place it already wrote (the same one twice in a file) fails the unique key and is
         // looked up then. Any other source looks first: a re-import would fail most of its inserts.
         if (isFresh(v[o + sourceAt])) {
-          const row: unknown[] = v.slice(o, o + placeRowWidth);
-          row.push(open.runId, now, now);
           try {
-            insert.run(row);
+            insert.run(...fill(v, o, open.runId, now, now));
             open.unindexed++;
             result.imported++;
             continue;
@@ -189,15 +202,11 @@ class SqlitePlaceWriter implements PlaceWriter {
           found = existing.get(v[o + sourceAt], v[o + sourceIdAt]);
         }
         if (!found) {
-          const row: unknown[] = v.slice(o, o + placeRowWidth);
-          row.push(open.runId, now, now);
-          insert.run(row);
+          insert.run(...fill(v, o, open.runId, now, now));
           open.unindexed++;
           result.imported++;
         } else if (found[1] !== v[o + hashAt]) {
-          const row: unknown[] = v.slice(o, o + placeRowWidth);
-          row.push(open.runId, now, found[0]);
-          update.run(row);
+          update.run(...fill(v, o, open.runId, now, found[0]));
           // A row this transaction inserted and has not indexed yet (the same place twice in a batch) is
           // indexed as a new one; any other is indexed again.
           if (found[0] <= open.indexed) open.changed.push(found[0]);
