@@ -9,14 +9,16 @@ import type { FromWorker, ToWorker, WorkerJob } from './import-worker.protocol.t
 /**
  * Import worker: reads and enriches on its own thread while the main thread writes, so parsing,
  * classification, gazetteer look-ups and phone parsing overlap with SQLite's work.
- * Keeps at most `maxAhead` chunks in flight: the main thread acknowledges each chunk it has written.
- * Ten chunks (50,000 places, tens of MB) cover one writer transaction: while the writer fills the
+ * Keeps at most `MAX_AHEAD_PLACES` places in flight, in chunks: the main thread acknowledges each chunk it
+ * has written. 50,000 places (tens of MB) cover one writer transaction: while the writer fills the
  * indexes of a transaction's places before it commits (~0.5 s for 50,000), this thread goes on reading
- * instead of waiting. bench:import, 500k NDJSON lines, back to back: 29,640 places/s with 2, 31,988 with 10.
+ * instead of waiting. bench:import, 500k NDJSON lines, back to back: 29,640 places/s with 10,000 in
+ * flight, 31,988 with 50,000.
  */
 const job = workerData as WorkerJob;
 const port = parentPort!;
-const maxAhead = 10;
+const MAX_AHEAD_PLACES = 50_000;
+const maxAhead = Math.max(2, Math.ceil(MAX_AHEAD_PLACES / job.batchSize));
 let credits = maxAhead;
 let wake: (() => void) | undefined;
 port.on('message', (m: ToWorker) => {
