@@ -12,16 +12,13 @@
  * postgres://postgres@127.0.0.1:5432/test; osm2pgsql gets a database of its own, created and dropped here).
  */
 import { spawnSync } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { createGunzip } from 'node:zlib';
-import { pipeline } from 'node:stream';
 import pg from 'pg';
 import type { ImportSummary } from '../src/modules/importers/import.service.ts';
 import { compileForBench } from './lib/build.ts';
+import { buildNdjson } from './lib/ndjson.ts';
 
 const args = process.argv.slice(2);
 const argValue = (name: string, fallback: string) => {
@@ -42,40 +39,6 @@ const load = compileForBench();
 const { openDatabase } = await load<typeof import('../src/infra/db/database.ts')>('infra/db/database.js');
 const { prepareDatabase } = await load<typeof import('../src/bootstrap.ts')>('bootstrap.js');
 const { runImport } = await load<typeof import('../src/modules/importers/import.service.ts')>('modules/importers/import.service.js');
-
-/**
- * A larger NDJSON in the export's shape, so the rate is measured over seconds: the named POIs of
- * `osm-pois-all.ndjson.gz` drawn in turn, each copy with a new id and its point moved by up to ~1 km.
- * Every line is a place (unnamed objects are left out), so lines/s and places/s are the same figure.
- */
-async function buildNdjson(path: string, lines: number): Promise<void> {
-  const named: Array<Record<string, unknown> & { id: string; lat: number; lon: number }> = [];
-  const input = pipeline(createReadStream(ndjsonSource), createGunzip(), () => {});
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    const r = JSON.parse(line) as { id: string; name: string | null; lat: number; lon: number };
-    if (r.name) named.push(r);
-  }
-  let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const out = createWriteStream(path);
-  let chunk = '';
-  for (let i = 0; i < lines; i++) {
-    const r = named[i % named.length]!;
-    const copy = {
-      ...r,
-      id: `${r.id[0]}${9_000_000_000 + i}`,
-      lat: Number((r.lat + (random() - 0.5) * 0.02).toFixed(7)),
-      lon: Number((r.lon + (random() - 0.5) * 0.02).toFixed(7)),
-    };
-    chunk += JSON.stringify(copy) + '\n';
-    if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await once(out, 'drain');
-      chunk = '';
-    }
-  }
-  out.end(chunk);
-  await once(out, 'finish');
-}
 
 async function leadatlasImport(label: string, file: string): Promise<{ summary: ImportSummary; cpuSeconds: number }> {
   const db = openDatabase(`sqlite:${join(work, `${label}.db`)}`);
@@ -134,7 +97,7 @@ try {
   const ndjsonPath = join(work, 'osm-pois-resampled.ndjson');
   console.log(`load average at start: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`building ${ndjsonLines} NDJSON lines from ${ndjsonSource} …`);
-  await buildNdjson(ndjsonPath, ndjsonLines);
+  await buildNdjson(ndjsonSource, ndjsonPath, ndjsonLines);
 
   const pbf = await leadatlasImport('osm-pbf', pbfPath);
   const ndjson = await leadatlasImport('osm-ndjson', ndjsonPath);

@@ -1,0 +1,25 @@
+// One import with a compiled build, as `leadatlas import` runs it (reading on a worker thread). Run by
+// bench/import-instructions.ts, under valgrind for the count and once without it to prepare the database:
+//   node bench/lib/import-once.mjs BUILD_DIR DB_PATH --prepare   migrations and reference data only
+//   node bench/lib/import-once.mjs BUILD_DIR DB_PATH FILE        the import; prints its summary as JSON
+import { pathToFileURL } from 'node:url';
+
+const [build, dbPath, file] = process.argv.slice(2);
+const load = (path) => import(pathToFileURL(`${build}/${path}`).href);
+const { openDatabase } = await load('infra/db/database.js');
+const db = openDatabase(`sqlite:${dbPath}`);
+try {
+  if (file === '--prepare') {
+    const { prepareDatabase } = await load('bootstrap.js');
+    await prepareDatabase(db);
+  } else {
+    const { runImport } = await load('modules/importers/import.service.js');
+    // Transactions end by size only: under valgrind a second of wall time is 1/50 of the work it is at
+    // full speed, and commits cut by time would come 50 times as often. (A build older than the option
+    // ignores it and commits every second.)
+    const summary = await runImport(db, null, file, { maxTransactionMs: Number.POSITIVE_INFINITY });
+    console.log(JSON.stringify({ imported: summary.imported_count, updated: summary.updated_count, read: summary.read_count }));
+  }
+} finally {
+  await db.close();
+}
