@@ -18,14 +18,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { argValue } from './lib/args.ts';
 import { buildNdjson } from './lib/ndjson.ts';
 
 const root = resolve(import.meta.dirname, '..');
-const args = process.argv.slice(2);
-const argValue = (name: string, fallback: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
-};
 const lines = Number(argValue('--lines', '40000'));
 if (!Number.isInteger(lines) || lines < 1000) throw new Error('--lines must be a whole number of at least 1000');
 const baseRef = argValue('--base', 'HEAD');

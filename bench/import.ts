@@ -18,16 +18,12 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import type { ImportSummary } from '../src/modules/importers/import.service.ts';
 import { compileForBench } from './lib/build.ts';
+import { argValue } from './lib/args.ts';
 import { buildNdjson } from './lib/ndjson.ts';
 
-const args = process.argv.slice(2);
-const argValue = (name: string, fallback: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
-};
 const ndjsonLines = Number(argValue('--ndjson-lines', '500000'));
 if (!Number.isInteger(ndjsonLines) || ndjsonLines < 1000) throw new Error('--ndjson-lines must be a whole number of at least 1000');
-const keep = args.includes('--keep');
+const keep = process.argv.includes('--keep');
 
 const osmDir = resolve(process.env.BENCH_OSM_DIR ?? resolve(import.meta.dirname, '../../shared/data/osm'));
 const pbfPath = join(osmDir, 'osm-pois-all.osm.pbf');

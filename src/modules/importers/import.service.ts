@@ -13,7 +13,7 @@ import { readerFactories, type OpenOptions, type ReaderFactory } from './readers
 export interface ImportOptions extends OpenOptions {
   /** A format name from `readerFactories`, or undefined to detect it. */
   format?: string;
-  /** Places per transaction (SQLite; PostgreSQL commits every chunk of at most 500). */
+  /** Places per transaction (SQLite; PostgreSQL commits every chunk, of at most 5,000). */
   batchSize?: number;
   /** A transaction commits after this long even when it holds fewer places (default MAX_TRANSACTION_MS). */
   maxTransactionMs?: number;
@@ -105,6 +105,9 @@ export const DEFAULT_BATCH_SIZE = 50_000;
  */
 const CHUNK_SIZE = 500;
 
+/** PostgreSQL's writer commits every chunk: there a chunk is a transaction, and larger ones commit less often. */
+const POSTGRES_CHUNK_SIZE = 5000;
+
 /**
  * Places the writer adds between two indexings while it waits for chunks. With chunks of 500, indexing at
  * every wait wrote FTS5 segments ten times as often: the writer's instructions went from 137.6k to
@@ -141,7 +144,7 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
     });
   }
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const chunkSize = Math.min(batchSize, CHUNK_SIZE);
+  const chunkSize = Math.min(batchSize, db.dialect === 'sqlite' ? CHUNK_SIZE : POSTGRES_CHUNK_SIZE);
   const openOptions: OpenOptions = {
     ...(options.encoding ? { encoding: options.encoding } : {}),
     ...(options.source ? { source: options.source } : {}),
