@@ -21,6 +21,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { argValue } from './lib/args.ts';
+import { compileTree } from './lib/build.ts';
 import { buildNdjson } from './lib/ndjson.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -36,15 +37,6 @@ function run(command: string, commandArgs: string[], cwd = root): string {
   const r = spawnSync(command, commandArgs, { cwd, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${command} ${commandArgs.join(' ')} failed:\n${r.stdout}${r.stderr}`);
   return r.stdout;
-}
-
-/** Compiles `tree`'s src/ as `npm run build` does, into its var/bench-instructions-build/. */
-function compile(tree: string): string {
-  const out = join(tree, 'var', 'bench-instructions-build');
-  rmSync(out, { recursive: true, force: true });
-  // tsc writes JavaScript even when it reports type errors; the count is still of that JavaScript.
-  spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(tree, 'tsconfig.build.json'), '--outDir', out]);
-  return out;
 }
 
 interface Side {
@@ -101,8 +93,8 @@ try {
   symlinkSync(join(root, 'node_modules'), join(baseTree, 'node_modules'));
   console.log(`compiling the working tree and ${baseCommit} …`);
   const sides: Side[] = [
-    { label: `base ${baseCommit}`, build: compile(baseTree), db: join(work, 'base.db'), out: join(work, 'cg-base') },
-    { label: 'working tree', build: compile(root), db: join(work, 'tree.db'), out: join(work, 'cg-tree') },
+    { label: `base ${baseCommit}`, build: compileTree(baseTree, 'bench-instructions-build'), db: join(work, 'base.db'), out: join(work, 'cg-base') },
+    { label: 'working tree', build: compileTree(root, 'bench-instructions-build'), db: join(work, 'tree.db'), out: join(work, 'cg-tree') },
   ];
   for (const side of sides) run(process.execPath, [join(root, 'bench/lib/import-once.mjs'), side.build, side.db, '--prepare']);
   console.log(`counting both imports under callgrind, in parallel (~${Math.ceil((lines / 40000) * 6)} min) …`);

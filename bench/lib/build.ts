@@ -12,10 +12,19 @@ const root = resolve(import.meta.dirname, '../..');
  * span, which no user ever waits for.
  */
 export function compileForBench(): <T>(path: string) => Promise<T> {
-  const out = join(root, 'var', 'bench-build');
-  rmSync(out, { recursive: true, force: true });
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out], { encoding: 'utf8' });
-  // tsc still writes JavaScript when it finds type errors; say so rather than measure silently.
-  if (tsc.status !== 0) console.log(`tsc reported errors (JavaScript written anyway):\n${tsc.stdout.split('\n').slice(0, 5).join('\n')}`);
+  const out = compileTree(root, 'bench-build');
   return <T>(path: string) => import(pathToFileURL(join(out, path)).href) as Promise<T>;
+}
+
+/**
+ * Compiles the src/ of `tree` (this checkout, or a worktree of another commit) with its own build settings
+ * and this checkout's TypeScript into `tree`/var/`dir`/, emptied first; returns that directory.
+ */
+export function compileTree(tree: string, dir: string): string {
+  const out = join(tree, 'var', dir);
+  rmSync(out, { recursive: true, force: true });
+  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(tree, 'tsconfig.build.json'), '--outDir', out], { encoding: 'utf8' });
+  // tsc still writes JavaScript when it finds type errors; say so rather than measure silently.
+  if (tsc.status !== 0) console.log(`tsc reported errors in ${tree} (JavaScript written anyway):\n${tsc.stdout.split('\n').slice(0, 5).join('\n')}`);
+  return out;
 }
