@@ -25,23 +25,47 @@ const attributeKeys = [
   'facebook', 'contact:facebook', 'instagram', 'contact:instagram', 'level', 'check_date',
 ] as const;
 
-/** First non-blank value among `keys`; OSM separates several values with `;`, the first is taken. */
-function first(tags: ReadonlyMap<string, string>, keys: readonly string[]): string | null {
-  for (const key of keys) {
-    const value = tags.get(key);
+const addressKeys = [
+  'addr:street', 'addr:place', 'addr:housenumber', 'addr:postcode', 'addr:full', 'addr:city', 'addr:province', 'addr:state',
+  'addr:country', 'opening_hours',
+] as const;
+
+/**
+ * Every key read below besides `name` and `name:xx`, each with a slot of its own in `slots`: one pass over
+ * an object's tags files each value in its slot (one Map look-up a tag), and the mapping then reads the
+ * slots by position. Looking up the ~50 keys read here on the tag object itself, or on a Map of its tags,
+ * costs more than the rest of the mapping: most are absent, and every object has a shape of its own.
+ */
+const readKeys = [...nameListKeys, ...poiKeys, ...attributeKeys, ...phoneKeys, ...websiteKeys, ...emailKeys, ...addressKeys] as const;
+type ReadKey = (typeof readKeys)[number];
+const slotOf: ReadonlyMap<string, number> = new Map(readKeys.map((key, i) => [key, i]));
+const at = (key: ReadKey): number => slotOf.get(key)!;
+const slotsOf = (keys: readonly ReadKey[]): number[] => keys.map(at);
+const nameListSlots = slotsOf(nameListKeys);
+const poiSlots = slotsOf(poiKeys);
+const attributeSlots = slotsOf(attributeKeys);
+const phoneSlots = slotsOf(phoneKeys);
+const websiteSlots = slotsOf(websiteKeys);
+const emailSlots = slotsOf(emailKeys);
+const [streetSlot, placeSlot, housenumberSlot, postcodeSlot, fullSlot, citySlot, provinceSlot, stateSlot, countrySlot, hoursSlot] = slotsOf(addressKeys) as [
+  number, number, number, number, number, number, number, number, number, number,
+];
+
+/** One object's values by slot; reused object after object (every filled slot is emptied again after use). */
+const slots: Array<string | undefined> = new Array<string | undefined>(readKeys.length).fill(undefined);
+/** The slots filled for the current object. */
+const filled: number[] = [];
+
+/** First non-blank value among the slots; OSM separates several values with `;`, the first is taken. */
+function first(of: readonly number[]): string | null {
+  for (const slot of of) {
+    const value = slots[slot];
     if (value === undefined) continue;
     const head = value.split(';')[0]!.trim();
     if (head !== '') return head;
   }
   return null;
 }
-
-const addressKeys = [
-  'addr:street', 'addr:place', 'addr:housenumber', 'addr:postcode', 'addr:full', 'addr:city', 'addr:province', 'addr:state',
-  'addr:country', 'opening_hours',
-] as const;
-/** Every key read below besides `name` and `name:xx`. */
-const readKeys: ReadonlySet<string> = new Set([...nameListKeys, ...poiKeys, ...attributeKeys, ...phoneKeys, ...websiteKeys, ...emailKeys, ...addressKeys]);
 
 /**
  * One OSM object (`n123`, `w45`, `r6` with its tags and representative point) as a PlaceInput.
@@ -55,54 +79,58 @@ export function osmObjectToPlace(sourceId: string, tags: Record<string, string>,
   if (!name) return { ok: false, reason: 'no name' };
   if (lat === null || lon === null) return { ok: false, reason: 'no location' };
 
-  // One pass over the object's own tags. Looking up the ~45 keys read here on the tag object itself
-  // costs more than the rest of the mapping: most are absent, and every object has a shape of its own.
   const names: Record<string, string | string[]> = {};
-  const found = new Map<string, string>();
   for (const key in tags) {
-    if (key.startsWith('name:')) {
-      if (languageName.test(key)) names[key.slice(5)] = tags[key]!;
-    } else if (readKeys.has(key)) {
-      found.set(key, tags[key]!);
+    const slot = slotOf.get(key);
+    if (slot !== undefined) {
+      slots[slot] = tags[key]!;
+      filled.push(slot);
+    } else if (key.startsWith('name:') && languageName.test(key)) {
+      names[key.slice(5)] = tags[key]!;
     }
   }
-  for (const key of nameListKeys) {
-    const value = found.get(key);
-    if (value !== undefined) names[key.replace(/_name$/, '')] = value.split(';').map((v) => v.trim()).filter(Boolean);
-  }
+  try {
+    for (let i = 0; i < nameListSlots.length; i++) {
+      const value = slots[nameListSlots[i]!];
+      if (value !== undefined) names[nameListKeys[i]!.replace(/_name$/, '')] = value.split(';').map((v) => v.trim()).filter(Boolean);
+    }
 
-  const sourceCategories: string[] = [];
-  for (const key of poiKeys) {
-    const value = found.get(key);
-    if (value !== undefined) sourceCategories.push(`${key}=${value}`);
-  }
+    const sourceCategories: string[] = [];
+    for (let i = 0; i < poiSlots.length; i++) {
+      const value = slots[poiSlots[i]!];
+      if (value !== undefined) sourceCategories.push(`${poiKeys[i]}=${value}`);
+    }
 
-  const attributes: Record<string, string> = {};
-  for (const key of attributeKeys) {
-    const value = found.get(key);
-    if (value !== undefined) attributes[key] = value;
-  }
+    const attributes: Record<string, string> = {};
+    for (let i = 0; i < attributeSlots.length; i++) {
+      const value = slots[attributeSlots[i]!];
+      if (value !== undefined) attributes[attributeKeys[i]!] = value;
+    }
 
-  const place: PlaceInput = {
-    sourceId,
-    name,
-    names,
-    sourceCategories,
-    osmTags: tags,
-    phone: first(found, phoneKeys),
-    website: first(found, websiteKeys),
-    email: first(found, emailKeys),
-    street: found.get('addr:street') ?? found.get('addr:place') ?? null,
-    housenumber: found.get('addr:housenumber') ?? null,
-    postcode: found.get('addr:postcode') ?? null,
-    address: found.get('addr:full') ?? null,
-    city: found.get('addr:city') ?? null,
-    region: found.get('addr:province') ?? found.get('addr:state') ?? null,
-    countryCode: found.get('addr:country') ?? null,
-    lat,
-    lon,
-    openingHours: found.get('opening_hours') ?? null,
-    attributes,
-  };
-  return { ok: true, place };
+    const place: PlaceInput = {
+      sourceId,
+      name,
+      names,
+      sourceCategories,
+      osmTags: tags,
+      phone: first(phoneSlots),
+      website: first(websiteSlots),
+      email: first(emailSlots),
+      street: slots[streetSlot] ?? slots[placeSlot] ?? null,
+      housenumber: slots[housenumberSlot] ?? null,
+      postcode: slots[postcodeSlot] ?? null,
+      address: slots[fullSlot] ?? null,
+      city: slots[citySlot] ?? null,
+      region: slots[provinceSlot] ?? slots[stateSlot] ?? null,
+      countryCode: slots[countrySlot] ?? null,
+      lat,
+      lon,
+      openingHours: slots[hoursSlot] ?? null,
+      attributes,
+    };
+    return { ok: true, place };
+  } finally {
+    for (const slot of filled) slots[slot] = undefined;
+    filled.length = 0;
+  }
 }
