@@ -169,8 +169,8 @@ try {
     for (const { label, file } of more) {
       const ours = await leadatlasImport(`more-${table.length}`, file);
       const theirs = await osm2pgsqlImport(file);
-      const seconds = 'seconds' in theirs ? theirs.seconds : NaN;
-      table.push([label, String(stored(ours.summary)), ours.summary.seconds.toFixed(2), 'seconds' in theirs ? seconds.toFixed(2) : theirs.error, (ours.summary.seconds / seconds).toFixed(2)]);
+      const baseline = 'seconds' in theirs ? [theirs.seconds.toFixed(2), (ours.summary.seconds / theirs.seconds).toFixed(2)] : [theirs.error, '—'];
+      table.push([label, String(stored(ours.summary)), ours.summary.seconds.toFixed(2), ...baseline]);
     }
     console.log('');
     const w = [0, 1, 2, 3, 4].map((c) => Math.max(...table.map((r) => r[c]!.length)));
