@@ -117,6 +117,12 @@ function scaledPbf(copies: number): { file: string } | { error: string } {
   return { file };
 }
 
+/** Rows of equal length as aligned columns: the first left-aligned, the others right-aligned. */
+function printTable(rows: string[][]): void {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((v, c) => (c === 0 ? v.padEnd(widths[c]!) : v.padStart(widths[c]!))).join('  '));
+}
+
 const rate = (s: ImportSummary) => Math.round(s.placesPerSecond);
 const stored = (s: ImportSummary) => s.imported_count + s.updated_count + s.unchanged_count;
 
@@ -142,8 +148,7 @@ try {
     // stores. Its CPU time is split between it and the PostgreSQL server, so it is not shown.
     rows.push(['osm2pgsql → PostgreSQL (same .osm.pbf, default style)', String(stored(pbf.summary)), osm2pgsql.seconds.toFixed(2), String(Math.round(stored(pbf.summary) / osm2pgsql.seconds)), '—']);
   }
-  const widths = [0, 1, 2, 3, 4].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
-  for (const r of rows) console.log(r.map((v, c) => (c === 0 ? v.padEnd(widths[c]!) : v.padStart(widths[c]!))).join('  '));
+  printTable(rows);
   console.log('');
   if ('seconds' in osm2pgsql) {
     console.log(`OSM file: LeadAtlas takes ${(pbf.summary.seconds / osm2pgsql.seconds).toFixed(2)}× osm2pgsql's time (target ≤ 1.00)`);
@@ -173,8 +178,7 @@ try {
       table.push([label, String(stored(ours.summary)), ours.summary.seconds.toFixed(2), ...baseline]);
     }
     console.log('');
-    const w = [0, 1, 2, 3, 4].map((c) => Math.max(...table.map((r) => r[c]!.length)));
-    for (const r of table) console.log(r.map((v, c) => (c === 0 ? v.padEnd(w[c]!) : v.padStart(w[c]!))).join('  '));
+    printTable(table);
   }
   console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores: above 2, other processes took CPU from this run)`);
   console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`);

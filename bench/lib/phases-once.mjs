@@ -13,7 +13,7 @@ const cpu = () => {
 };
 
 let at = now();
-let cpuAt = cpu();
+const startCpu = cpu();
 const { loadEnricher } = await load('modules/importers/enricher.js');
 const { detectFormat } = await load('modules/importers/import.service.js');
 const { enrichPlace } = await load('modules/importers/enrich.js');
@@ -22,14 +22,14 @@ const modulesMs = now() - at;
 at = now();
 const enricher = loadEnricher();
 const enricherMs = now() - at;
-const startCpuMs = cpu() - cpuAt;
+const startCpuMs = cpu() - startCpu;
 const factory = await detectFormat(file);
 
 const result = { format: factory.format, modulesMs, enricherMs, startCpuMs, rounds: [] };
 for (let round = 0; round < Number(rounds); round++) {
   // Records are read 5,000 at a time, then enriched, so that each phase is timed alone (an import
   // interleaves them record by record) and no more than a slice of the file is held at once.
-  const cpuAt = cpu();
+  const roundCpu = cpu();
   let readMs = 0;
   let enrichMs = 0;
   let records = 0;
@@ -64,6 +64,6 @@ for (let round = 0; round < Number(rounds); round++) {
     enrichMs += now() - at;
   }
   // The whole process's CPU over the round: this thread's, and V8's helpers' (compiling, collecting).
-  result.rounds.push({ records, places, readMs, enrichMs, cpuMs: cpu() - cpuAt });
+  result.rounds.push({ records, places, readMs, enrichMs, cpuMs: cpu() - roundCpu });
 }
 console.log(JSON.stringify(result));
