@@ -10,6 +10,7 @@ import { buildApp, type App } from '../../src/app.ts';
 import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openTestSqlite, type TestDatabase } from '../helpers/databases.ts';
+import { requireTool } from '../helpers/tools.ts';
 
 /**
  * The dashboard driven end to end in headless Chromium (Debian's `chromium`, through playwright-core):
@@ -17,7 +18,6 @@ import { openTestSqlite, type TestDatabase } from '../helpers/databases.ts';
  * Screenshots of every page go to test-results/dashboard/ for review.
  */
 
-const chromiumPath = '/usr/bin/chromium';
 const repoRoot = resolve(import.meta.dirname, '../..');
 const extract = resolve(repoRoot, '../shared/data/osm/monaco-2026.osm.pbf');
 const shots = join(repoRoot, 'test-results', 'dashboard');
@@ -38,8 +38,8 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
   const api = (authorization: string) => fetch(`${origin}/api/v1/user-api/places`, { headers: { authorization } });
 
   before(async () => {
-    // Fails, not skips: CI installs the package (.ci/run), and a silently skipped browser test proves nothing.
-    assert.ok(existsSync(chromiumPath), `Chromium is missing at ${chromiumPath}: install Debian's package (apt-get install chromium); .ci/run does this on CI`);
+    // Fails, not skips: `npm test` installs the package (scripts/test-deps.sh), and a silently skipped browser test proves nothing.
+    const chromiumPath = requireTool('chromium');
     assert.ok(existsSync(extract), `demo extract missing: ${extract}`);
     mkdirSync(shots, { recursive: true });
     const sqlite = openTestSqlite();

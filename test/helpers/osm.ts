@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { poiKeys } from '../../src/modules/importers/readers/osm-tags.ts';
+import { runTool } from './tools.ts';
 
 /** The real OpenStreetMap files in ../shared/data/osm. */
 export const osmDir = resolve(import.meta.dirname, '../../../shared/data/osm');
@@ -16,7 +16,7 @@ export const poiFilter = `nwr/${poiKeys.join(',')}`;
 
 /**
  * Objects per type that `osmium tags-filter -R` keeps after each filter in turn: only the matching
- * objects, not the nodes and members they reference. Needs Debian's osmium-tool (`.ci/run` installs it).
+ * objects, not the nodes and members they reference. Needs Debian's osmium-tool (`scripts/test-deps.sh` installs it; a test fails with one line without it).
  */
 export function osmiumCount(file: string, ...filters: string[]): { nodes: number; ways: number; relations: number; total: number } {
   const dir = mkdtempSync(join(tmpdir(), 'osmium-'));
@@ -24,10 +24,10 @@ export function osmiumCount(file: string, ...filters: string[]): { nodes: number
     let input = file;
     filters.forEach((filter, i) => {
       const output = join(dir, `${i}.osm.pbf`);
-      execFileSync('osmium', ['tags-filter', '-R', '-O', '-o', output, input, filter], { stdio: 'pipe' });
+      runTool('osmium', ['tags-filter', '-R', '-O', '-o', output, input, filter]);
       input = output;
     });
-    const get = (what: string) => Number(execFileSync('osmium', ['fileinfo', '-e', '-g', `data.count.${what}`, input]).toString());
+    const get = (what: string) => Number(runTool('osmium', ['fileinfo', '-e', '-g', `data.count.${what}`, input]).toString());
     const counts = { nodes: get('nodes'), ways: get('ways'), relations: get('relations') };
     return { ...counts, total: counts.nodes + counts.ways + counts.relations };
   } finally {

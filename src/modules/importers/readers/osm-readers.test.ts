@@ -1,6 +1,5 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +11,7 @@ import { readHead } from '../import.service.ts';
 import { osmNdjsonLineToPlace, osmNdjsonReaderFactory, lineBatches } from './osm-ndjson.ts';
 import { osmPbfReaderFactory } from './osm-pbf.ts';
 import { mergedNdjson, mergedPbf, osmDir, osmiumCount, poiFilter } from '../../../../test/helpers/osm.ts';
+import { runTool } from '../../../../test/helpers/tools.ts';
 
 const extracts = readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf')).sort();
 
@@ -111,7 +111,7 @@ describe('OpenStreetMap .osm.pbf reader', () => {
     try {
       const source = join(osmDir, 'monaco-2026.osm.pbf');
       const plain = join(dir, 'plain.osm.pbf');
-      execFileSync('osmium', ['cat', '-O', '-o', plain, '-f', 'pbf,pbf_dense_nodes=false,pbf_compression=none', source], { stdio: 'pipe' });
+      runTool('osmium', ['cat', '-O', '-o', plain, '-f', 'pbf,pbf_dense_nodes=false,pbf_compression=none', source]);
       const expected = await readAll(source);
       assert.ok(expected.filter((r) => r.ok).length > 500);
       assert.deepEqual(await readAll(plain), expected);
