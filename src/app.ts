@@ -27,7 +27,7 @@ export type App = FastifyInstance;
 /** Builds the HTTP application: plugins first, then one routes plugin per module. */
 export async function buildApp({ config, db }: AppOptions): Promise<App> {
   const app = Fastify({
-    logger: loggerOptions(config.LOG_LEVEL),
+    logger: loggerOptions(config.LOG_LEVEL, config.LOG_FORMAT),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : `req_${randomBytesFromPool(9).toString('base64url')}`;

@@ -17,6 +17,9 @@ export const ConfigSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
   ),
+  LOG_FORMAT: Type.Optional(
+    Type.Union([Type.Literal('pretty'), Type.Literal('json')], { description: 'pretty: readable lines; json: one object a line. Default: pretty on a terminal, else json' }),
+  ),
   DEMO_DATA_DIR: Type.String({ default: './data/osm', description: 'imported on first start when the catalog is empty' }),
   IMPORT_DEMO_DATA: Type.Boolean({ default: true }),
   DB_READ_WORKERS: Type.Integer({ default: 2, minimum: 0, maximum: 32, description: 'threads for read queries; 0 runs them on the event loop' }),

@@ -13,12 +13,17 @@ export const redactedPaths = [
   '*.token',
 ];
 
-export function loggerOptions(level: string): LoggerOptions {
+export type LogFormat = 'pretty' | 'json';
+
+/**
+ * Readable lines for a person at a terminal, one JSON object a line for machines: `format` when the
+ * configuration names one (LOG_FORMAT), else pretty exactly when standard output is a terminal.
+ */
+export function loggerOptions(level: string, format?: LogFormat, isTTY: boolean = process.stdout.isTTY === true): LoggerOptions {
+  const pretty = (format ?? (isTTY ? 'pretty' : 'json')) === 'pretty' && level !== 'silent';
   return {
     level,
     redact: { paths: redactedPaths, censor: '[redacted]' },
-    ...(process.stdout.isTTY && level !== 'silent'
-      ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } } }
-      : {}),
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
   };
 }
