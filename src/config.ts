@@ -30,7 +30,6 @@ export const ConfigSchema = Type.Object({
     description: 'search pages, totals and reference counts remembered until the catalog changes; 0 turns the cache off',
   }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  SESSION_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
 });
 

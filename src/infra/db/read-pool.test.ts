@@ -4,9 +4,9 @@ import { threadId } from 'node:worker_threads';
 import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { openDatabase } from './database.ts';
 import { createReadPool, type ReadPool } from './read-pool.ts';
-import { readTasks } from './read-pool.fixture.ts';
+import { readTasks } from '../../../test/fixtures/read-pool-tasks.ts';
 
-const tasksModule = new URL('./read-pool.fixture.ts', import.meta.url);
+const tasksModule = new URL('../../../test/fixtures/read-pool-tasks.ts', import.meta.url);
 
 describe('the read pool', () => {
   let t: TestDatabase;

@@ -10,7 +10,7 @@ import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { exportBatchSize, startExport } from './exports.service.ts';
-import { prepareMunich, saveSearch, type TestCity } from './exports.test-helpers.ts';
+import { prepareMunich, saveSearch, type TestCity } from '../../../test/helpers/exports.ts';
 import { guardFormula, listSeparator } from './formats/cells.ts';
 
 describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {

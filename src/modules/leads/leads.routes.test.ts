@@ -5,7 +5,7 @@ import { loadConfig } from '../../config.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { prepareMunich, saveSearch, type TestCity } from '../exports/exports.test-helpers.ts';
+import { prepareMunich, saveSearch, type TestCity } from '../../../test/helpers/exports.ts';
 import type { Lead, LeadCategories, LeadsPage } from './leads.schema.ts';
 
 describe("the account's leads on the Munich OpenStreetMap extract", () => {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../../infra/db/database.ts';
-import { importFiles, prepareDatabase } from '../../bootstrap.ts';
-import type { PlaceCriteria } from '../places/places.repository.ts';
-import { insertSearch } from '../search/search.repository.ts';
-import type { SearchResolution } from '../search/search.service.ts';
+import type { Db } from '../../src/infra/db/database.ts';
+import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import type { PlaceCriteria } from '../../src/modules/places/places.repository.ts';
+import { insertSearch } from '../../src/modules/search/search.repository.ts';
+import type { SearchResolution } from '../../src/modules/search/search.service.ts';
 
-export const munichExtract = new URL('../../../../shared/data/osm/munich-center-2020.osm.pbf', import.meta.url).pathname;
+export const munichExtract = new URL('../../../shared/data/osm/munich-center-2020.osm.pbf', import.meta.url).pathname;
 
 export interface TestCity {
   id: number;
