@@ -6,7 +6,7 @@ import { loggerOptions } from './infra/logger.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { startCheckpointer } from './infra/db/checkpointer.ts';
-import { sqliteCacheSizes, type Db } from './infra/db/database.ts';
+import { sizeCacheForRole, type Db } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { placesVersion } from './modules/places/places.repository.ts';
 import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
@@ -66,7 +66,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   const checkpointer = startCheckpointer(db);
   if (checkpointer) app.addHook('onClose', () => checkpointer.stop());
   // The shared connection only appends (saved searches, leads) and looks up tokens and names.
-  db.sqlite?.pragma(`cache_size = -${sqliteCacheSizes.server}`);
+  sizeCacheForRole(db, 'server');
   await app.register(searchRoutes, { db, config, reads });
   await app.register(referenceRoutes, { db, reads });
   await app.register(dashboardRoutes, { config, db, reads });

@@ -56,6 +56,11 @@ export const sqliteCacheKiB = 16_384;
  */
 export const sqliteCacheSizes = { server: 4_096, reader: 8_192, stream: 2_048 } as const;
 
+/** Sizes the page cache of an SQLite connection for its role (`sqliteCacheSizes`); nothing to do on PostgreSQL. */
+export function sizeCacheForRole(db: Db, role: keyof typeof sqliteCacheSizes): void {
+  db.sqlite?.pragma(`cache_size = -${sqliteCacheSizes[role]}`);
+}
+
 export function parseSqlitePath(url: string): string {
   const path = url.replace(/^sqlite:(\/\/)?/, '');
   if (path === '' ) throw new Error(`DATABASE_URL ${url} names no file`);

@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect, type SqliteDb } from '../../infra/db/dialect.ts';
 import type { ExportsTable } from '../../infra/db/schema.ts';
 
 export type ExportRow = Selectable<ExportsTable>;
@@ -19,9 +20,10 @@ export interface LeadRecorder {
   recordBatch(exp: ExportRow, placeIds: readonly number[], at: string): Promise<void>;
 }
 
-export function createLeadRecorder(db: Db): LeadRecorder {
-  return db.dialect === 'sqlite' ? new SqliteLeadRecorder(db) : new KyselyLeadRecorder(db);
-}
+export const createLeadRecorder = byDialect<LeadRecorder>({
+  sqlite: (db) => new SqliteLeadRecorder(db),
+  postgres: (db) => new KyselyLeadRecorder(db),
+});
 
 /**
  * SQLite: one prepared INSERT … SELECT over `json_each` of the batch's ids, in one synchronous transaction
@@ -31,8 +33,8 @@ export function createLeadRecorder(db: Db): LeadRecorder {
 class SqliteLeadRecorder implements LeadRecorder {
   private readonly record: (exp: ExportRow, placeIds: readonly number[], at: string) => void;
 
-  constructor(db: Db) {
-    const h = db.sqlite!;
+  constructor(db: SqliteDb) {
+    const h = db.sqlite;
     // `WHERE true` tells the parser that ON CONFLICT belongs to the INSERT, not to a join of the SELECT.
     const upsert = h.prepare(
       `INSERT INTO leads (account_id, place_id, search_id, export_id, first_exported_at, last_exported_at)

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { CityRow, CountryRow } from './geo.data.ts';
 
@@ -130,10 +131,7 @@ class PostgresGeoStore implements GeoStore {
   }
 }
 
-export function geoStore(db: Db): GeoStore {
-  if (db.dialect === 'sqlite') {
-    if (!db.sqlite) throw new Error('an SQLite database without its better-sqlite3 handle');
-    return new SqliteGeoStore(db.sqlite);
-  }
-  return new PostgresGeoStore(db.kysely);
-}
+export const geoStore = byDialect<GeoStore>({
+  sqlite: (db) => new SqliteGeoStore(db.sqlite),
+  postgres: (db) => new PostgresGeoStore(db.kysely),
+});

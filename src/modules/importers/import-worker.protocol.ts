@@ -1,6 +1,6 @@
 import type { ErrorCode, AppErrorExtras } from '../../infra/errors.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
-import type { OpenOptions } from './readers/index.ts';
+import type { OpenOptions } from './importer.types.ts';
 
 /** What the main thread gives the import worker. */
 export interface WorkerJob {

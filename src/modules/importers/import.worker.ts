@@ -2,8 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AppError } from '../../infra/errors.ts';
 import { enrichedChunks } from './enriched-chunks.ts';
 import { loadEnricher } from './enricher.ts';
-import type { OpenOptions } from './readers/index.ts';
-import { loadReaderFactory } from './readers/load-reader.ts';
+import type { OpenOptions } from './importer.types.ts';
+import { readerFactories } from './readers/index.ts';
 import type { FromWorker, ToWorker, WorkerJob } from './import-worker.protocol.ts';
 
 /**
@@ -30,7 +30,7 @@ port.on('message', (m: ToWorker) => {
 const post = (m: FromWorker) => port.postMessage(m);
 
 try {
-  const factory = await loadReaderFactory(job.format);
+  const factory = readerFactories.find((f) => f.format === job.format);
   if (!factory) throw new Error(`unknown format ${job.format}`);
   const reader = await factory.open(job.path, job.options as OpenOptions);
   const enricher = loadEnricher();

@@ -53,6 +53,23 @@ export interface SourceReader {
   records(): AsyncIterable<ReadResult>;
 }
 
+export interface OpenOptions {
+  /** Text encoding when the caller knows it (`utf-8`, `latin1`, `windows-1252`…); detected otherwise. */
+  encoding?: string;
+  /** Overrides the source name stored with each place. */
+  source?: string;
+  /** Generic `csv`/`ndjson` only: field → column (or NDJSON key / dotted path), e.g. `{ name: 'Business Name' }`. */
+  columns?: Record<string, string>;
+}
+
+/** One importable file format. `detect` looks at the file name and its first (decompressed) bytes. */
+export interface ReaderFactory {
+  readonly format: string;
+  readonly description: string;
+  detect(path: string, head: Buffer): boolean;
+  open(path: string, options: OpenOptions): Promise<SourceReader>;
+}
+
 /** Chooses taxonomy categories for a place. Returns slugs, primary first; empty when nothing fits. */
 export interface Classifier {
   classify(source: string, place: PlaceInput): string[];

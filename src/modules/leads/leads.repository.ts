@@ -1,5 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import { jsonArrayContains } from '../../infra/db/json-sql.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { PlaceRow } from '../places/places.schema.ts';
 
@@ -30,11 +31,7 @@ function filtered(db: Db, accountId: number, f: LeadFilters): LeadsQuery {
   if (f.category !== undefined) {
     const slug = f.category;
     // Any of the place's categories (a JSON array of slugs, primary first).
-    q = q.where(
-      db.dialect === 'sqlite'
-        ? sql<boolean>`EXISTS (SELECT 1 FROM json_each(places.categories) WHERE value = ${slug})`
-        : sql<boolean>`jsonb_exists(places.categories::jsonb, ${slug})`,
-    );
+    q = q.where(jsonArrayContains(db)(sql.ref('places.categories'), slug));
   }
   if (f.city !== undefined) q = q.where(sql<string>`lower(places.city)`, '=', f.city.toLowerCase());
   if (f.country !== undefined) q = q.where('places.country_code', '=', f.country.toUpperCase());

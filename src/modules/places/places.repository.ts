@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../infra/db/schema.ts';
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import { publicPlaceColumns, type PublicPlaceRow } from './places.schema.ts';
 
 /**
@@ -192,9 +193,7 @@ const postgresTextGeo: PlaceTextGeo = {
   textOnly: null,
 };
 
-function textGeo(db: Db): PlaceTextGeo {
-  return db.dialect === 'sqlite' ? sqliteTextGeo : postgresTextGeo;
-}
+const textGeo = byDialect<PlaceTextGeo>({ sqlite: () => sqliteTextGeo, postgres: () => postgresTextGeo });
 
 const earthRadiusM = 6_371_008.8;
 
@@ -301,26 +300,33 @@ export function filtered(db: Db, criteria: PlaceCriteria) {
 const versionStatements = new WeakMap<object, { get(): unknown }>();
 
 /**
- * Moves whenever `places` changes (migration 0007): what cached counts and pages are checked against.
- * Asked on every search, so SQLite reads it through one prepared statement per connection (a few
- * microseconds) rather than building the query each time.
+ * Reads the places version. Asked on every search, so SQLite reads it through one prepared statement per
+ * connection rather than building the query each time.
  */
-export async function placesVersion(db: Db): Promise<number> {
-  if (db.sqlite) {
+const readPlacesVersion = byDialect<() => Promise<number>>({
+  sqlite: (db) => {
     let statement = versionStatements.get(db.sqlite);
     if (!statement) {
       statement = db.sqlite.prepare('SELECT version FROM places_version WHERE id = 1').pluck();
       versionStatements.set(db.sqlite, statement);
     }
-    return Number(statement.get());
-  }
-  const row = await db.kysely
-    .withTables<{ places_version: { id: number; version: number } }>()
-    .selectFrom('places_version')
-    .select('version')
-    .where('id', '=', 1)
-    .executeTakeFirstOrThrow();
-  return Number(row.version);
+    const prepared = statement;
+    return async () => Number(prepared.get());
+  },
+  postgres: (db) => async () => {
+    const row = await db.kysely
+      .withTables<{ places_version: { id: number; version: number } }>()
+      .selectFrom('places_version')
+      .select('version')
+      .where('id', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(row.version);
+  },
+});
+
+/** Moves whenever `places` changes (migration 0007): what cached counts and pages are checked against. */
+export function placesVersion(db: Db): Promise<number> {
+  return readPlacesVersion(db)();
 }
 
 /** The text index alone answers a substring search with no other criterion (no `places` row is read). */

@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import { filtered, type PlaceCriteria } from './places.repository.ts';
 import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow, type PublicPlaceValues } from './places.schema.ts';
 
@@ -9,6 +10,12 @@ import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow
  * Bulk reads of places for exports: every match of a search, in id order (the stable order exports
  * iterate in), with the public columns. The filters are the search side's (`filtered` in places.repository.ts).
  */
+
+/**
+ * Where a bulk read can stream one query from a connection of its own: an SQLite file. PostgreSQL (and
+ * an in-memory SQLite database, which a second connection cannot open) read keyset pages instead.
+ */
+const ownConnectionPath = byDialect<string | null>({ sqlite: (db) => db.sqlitePath ?? null, postgres: () => null });
 
 /** What a bulk read returns: the public columns, plus `names` for verifying fuzzy matches. */
 export type BulkPlaceRow = PublicPlaceRow & Pick<PlaceRow, 'names'>;
@@ -25,9 +32,10 @@ function bulkSelect(db: Db, criteria: PlaceCriteria) {
  * PostgreSQL: keyset pages.
  */
 export async function* streamPlaces(db: Db, criteria: PlaceCriteria, batchSize: number): AsyncGenerator<BulkPlaceRow[]> {
-  if (db.dialect === 'sqlite' && db.sqlitePath) {
+  const path = ownConnectionPath(db);
+  if (path) {
     const query = bulkSelect(db, criteria).orderBy('places.id', 'asc').compile();
-    yield* streamFromOwnConnection(db.sqlitePath, query.sql, query.parameters, batchSize, false) as AsyncGenerator<BulkPlaceRow[]>;
+    yield* streamFromOwnConnection(path, query.sql, query.parameters, batchSize, false) as AsyncGenerator<BulkPlaceRow[]>;
     return;
   }
   let afterId = 0;
@@ -51,12 +59,13 @@ export const bulkNamesIndex = publicPlaceColumns.length;
  * writing the CSV.
  */
 export async function* streamPlaceTuples(db: Db, criteria: PlaceCriteria, batchSize: number, withNames: boolean): AsyncGenerator<BulkPlaceTuple[]> {
-  if (db.dialect === 'sqlite' && db.sqlitePath) {
+  const path = ownConnectionPath(db);
+  if (path) {
     const query = filtered(db, criteria)
       .select([...publicPlaceColumns.map((c) => `places.${c}` as const), withNames ? 'places.names' : sql<null>`null`.as('names')])
       .orderBy('places.id', 'asc')
       .compile();
-    yield* streamFromOwnConnection(db.sqlitePath, query.sql, query.parameters, batchSize, true) as AsyncGenerator<BulkPlaceTuple[]>;
+    yield* streamFromOwnConnection(path, query.sql, query.parameters, batchSize, true) as AsyncGenerator<BulkPlaceTuple[]>;
     return;
   }
   for await (const rows of streamPlaces(db, criteria, batchSize)) {

@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect, type SqliteDb } from '../../infra/db/dialect.ts';
 import { placeColumns, placeRecordAt, placeRowsOf, placeRowWidth, type PlaceRecord, type PlaceRows } from './place-record.ts';
 
 export interface BatchResult {
@@ -34,6 +35,11 @@ export interface PlaceWriter {
   rollback(): Promise<void>;
   /** One batch in a transaction of its own. */
   writeBatch(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult>;
+  /**
+   * Sets the connection up for a long import (`large`: a file of many MB) and returns what sets it back.
+   * A no-op where there is nothing to tune.
+   */
+  tuneForImport(large: boolean): () => void;
 }
 
 /** Counters stored on the import run in the same transaction as the batch, so they never disagree with the data. */
@@ -46,9 +52,19 @@ export interface RunCounters {
   skipped_reasons: Record<string, number>;
 }
 
-export function createPlaceWriter(db: Db): PlaceWriter {
-  return db.dialect === 'sqlite' ? new SqlitePlaceWriter(db) : new KyselyPlaceWriter(db);
-}
+/** The place writer of the database's dialect: one long transaction over many batches (SQLite), or a transaction a batch (PostgreSQL). */
+export const createPlaceWriter = byDialect<PlaceWriter>({
+  sqlite: (db) => new SqlitePlaceWriter(db),
+  postgres: (db) => new KyselyPlaceWriter(db),
+});
+
+/**
+ * Places per chunk the reading side hands the writer. SQLite: small, because a chunk lives through the
+ * garbage collections that happen while it is built and written, and every young-generation collection
+ * copies it. PostgreSQL commits every chunk, so there a chunk is a transaction and larger ones commit
+ * less often.
+ */
+export const placeWriterChunkSize = byDialect({ sqlite: () => 500, postgres: () => 5000 });
 
 const isRecords = (batch: PlaceBatch): batch is readonly PlaceRecord[] => Array.isArray(batch);
 const asRows = (batch: PlaceBatch): PlaceRows => (isRecords(batch) ? placeRowsOf(batch) : batch);
@@ -93,6 +109,12 @@ interface OpenTransaction {
  * commits: the setting is stored with the table, and nobody else sees the raised value.
  */
 const IMPORT_FTS_HASH_SIZE = 32 * 1024 * 1024;
+
+/** WAL pages between automatic checkpoints while an import writes (SQLite's default is 1,000: 4 MB). */
+const IMPORT_CHECKPOINT_PAGES = 25_000;
+
+/** Page cache while a large import writes, in KiB. */
+const IMPORT_CACHE_KIB = 65_536;
 const FTS_DEFAULT_HASH_SIZE = 1024 * 1024;
 
 /**
@@ -124,8 +146,8 @@ class SqlitePlaceWriter implements PlaceWriter {
   private readonly ftsHashSize: SQLite.Statement<[], number>;
   private readonly setFtsHashSize: (size: number) => void;
 
-  constructor(db: Db) {
-    const h = (this.h = db.sqlite!);
+  constructor(db: SqliteDb) {
+    const h = (this.h = db.sqlite);
     this.triggerSql = h.prepare(
       `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places' AND name IN (${replacedTriggers.map((n) => `'${n}'`).join(', ')})`,
     );
@@ -279,6 +301,32 @@ class SqlitePlaceWriter implements PlaceWriter {
     if (this.open) this.abort();
   }
 
+  /**
+   * For the import's duration:
+   * - checkpoints every ~100 MB of WAL instead of every 4 MB. Each checkpoint copies back and syncs the
+   *   pages the transactions dirtied, and the index on random keys (public ids) dirties pages all over
+   *   the file: fewer checkpoints copy each page fewer times. The next commit after the import (the
+   *   run's final status) checkpoints with the usual setting again.
+   * - for a large file, a larger page cache, so that more of a transaction's dirty pages stay in memory
+   *   until it commits instead of spilling into the WAL (and being written again). The pages are
+   *   allocated as they are used and freed when the usual size is set back; small files (the server's
+   *   demo data at start) keep the connection's cache.
+   */
+  tuneForImport(large: boolean): () => void {
+    const h = this.h;
+    const cache = h.pragma('cache_size', { simple: true }) as number;
+    const cacheKiB = cache < 0 ? -cache : (cache * (h.pragma('page_size', { simple: true }) as number)) / 1024;
+    const raiseCache = large && cacheKiB < IMPORT_CACHE_KIB;
+    if (raiseCache) h.pragma(`cache_size = -${IMPORT_CACHE_KIB}`);
+    // 0: checkpoints are off (an in-memory database, or turned off on purpose); leave them so.
+    const checkpoints = h.pragma('wal_autocheckpoint', { simple: true }) as number;
+    if (checkpoints > 0) h.pragma(`wal_autocheckpoint = ${Math.max(checkpoints, IMPORT_CHECKPOINT_PAGES)}`);
+    return () => {
+      if (raiseCache) h.pragma(`cache_size = ${cache}`);
+      if (checkpoints > 0) h.pragma(`wal_autocheckpoint = ${checkpoints}`);
+    };
+  }
+
   /** Runs a step of the open transaction; if it throws, the transaction is rolled back first. */
   private orAbort<T>(step: () => T): T {
     try {
@@ -333,6 +381,10 @@ class KyselyPlaceWriter implements PlaceWriter {
   async commit(): Promise<void> {}
 
   async rollback(): Promise<void> {}
+
+  tuneForImport(): () => void {
+    return () => {};
+  }
 
   async writeBatch(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
     const records = isRecords(batch) ? batch : Array.from({ length: batch.count }, (_, i) => placeRecordAt(batch, i));

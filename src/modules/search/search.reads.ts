@@ -12,7 +12,7 @@ import {
   type PlaceKey,
   type PlaceSort,
 } from '../places/places.repository.ts';
-import type { PlaceRow, PublicPlaceRow } from '../places/places.schema.ts';
+import type { PublicPlaceRow } from '../places/places.schema.ts';
 import { findPlacesAfterId } from '../places/places.stream.ts';
 
 /**

@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import type { Generated, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 
 /** Row type of `searches` (migration 0004_searches). */
@@ -82,17 +83,25 @@ class GroupedSearchInserts {
 
 const groupedInserts = new WeakMap<SQLite.Database, GroupedSearchInserts>();
 
-/** Saves a search; resolves once it is committed. */
-export async function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> {
-  if (db.sqlite) {
+/** SQLite: the saves of one event-loop turn commit together. PostgreSQL: an INSERT each (the pool runs them side by side). */
+const searchInserter = byDialect<(row: Omit<SearchRow, 'id'>) => Promise<void>>({
+  sqlite: (db) => {
     let grouped = groupedInserts.get(db.sqlite);
     if (!grouped) {
       grouped = new GroupedSearchInserts(db.sqlite);
       groupedInserts.set(db.sqlite, grouped);
     }
-    return grouped.add(insertColumns.map((c) => row[c]));
-  }
-  await searches(db).insertInto('searches').values(row).execute();
+    const inserts = grouped;
+    return (row) => inserts.add(insertColumns.map((c) => row[c]));
+  },
+  postgres: (db) => async (row) => {
+    await searches(db).insertInto('searches').values(row).execute();
+  },
+});
+
+/** Saves a search; resolves once it is committed. */
+export function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> {
+  return searchInserter(db)(row);
 }
 
 /** The search with that public id if `accountId` owns it; undefined otherwise (another account's looks absent). */

@@ -1,7 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { placeSorts, type PlaceSort } from '../places/places.repository.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
-import { perPage, radiusM } from './search.service.ts';
+
+/** Bounds of `per_page` and `radius` (metres), shared by the schema and the service. */
+export const perPage = { default: 20, min: 1, max: 100 } as const;
+export const radiusM = { default: 5000, min: 1, max: 200_000 } as const;
 
 const text = (description: string, examples: string[]) => Type.String({ minLength: 1, maxLength: 200, description, examples });
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
@@ -11,7 +10,7 @@ import { streamPlaces } from '../places/places.stream.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { countMatches, fuzzyDistance, type PlacePage } from './search.reads.ts';
-import type { SearchFilters } from './search.schema.ts';
+import { radiusM, type SearchFilters } from './search.schema.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
 /** Resolves `type` terms through the taxonomy (any language or synonym it knows). */
@@ -81,9 +80,6 @@ export interface SearchPageResult {
   /** Opaque cursor of the next page, null on the last page. */
   nextCursor: string | null;
 }
-
-export const perPage = { default: 20, min: 1, max: 100 } as const;
-export const radiusM = { default: 5000, min: 1, max: 200_000 } as const;
 
 function toChoice(c: City): CityChoice {
   return { id: c.id, name: c.name, country: c.countryCode, admin1: c.admin1, population: c.population, lat: c.lat, lon: c.lon };

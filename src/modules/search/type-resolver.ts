@@ -1,4 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
@@ -63,7 +64,8 @@ export function placeNameResolver(db: Db): PlaceNameResolver {
   // Asked twice per search: the resolver made for this database first, before any query.
   const made = sqlNames.get(db);
   if (made) return made;
-  if (!db.sqlite || !SqlPlaceNames.hasCities(db.sqlite)) {
+  const sql = sqlPlaceNames(db);
+  if (!sql) {
     if (!gazetteerNames) {
       const gazetteer = loadGazetteer();
       gazetteerNames = { resolveCity: memoize(gazetteer.resolveCity.bind(gazetteer)), resolveCountry: memoize(gazetteer.resolveCountry.bind(gazetteer)) };
@@ -71,11 +73,16 @@ export function placeNameResolver(db: Db): PlaceNameResolver {
     sqlNames.set(db, gazetteerNames);
     return gazetteerNames;
   }
-  const sql = new SqlPlaceNames(db.sqlite);
   const names = { resolveCity: memoize(sql.resolveCity.bind(sql)), resolveCountry: memoize(sql.resolveCountry.bind(sql)) };
   sqlNames.set(db, names);
   return names;
 }
+
+/** SQLite: the reference tables, when filled, answer synchronously. PostgreSQL's driver cannot answer synchronously. */
+const sqlPlaceNames = byDialect<SqlPlaceNames | null>({
+  sqlite: (db) => (SqlPlaceNames.hasCities(db.sqlite) ? new SqlPlaceNames(db.sqlite) : null),
+  postgres: () => null,
+});
 
 /**
  * Warms what every `city`/`country` resolver reads first, the country names (a server calls this once it

@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { CategoryNames, NameEntry } from './category-index.ts';
 import type { TaxonomyCategory, TaxonomyName } from './taxonomy.build.ts';
@@ -101,13 +102,10 @@ class PostgresTaxonomyStore implements TaxonomyStore {
   }
 }
 
-export function taxonomyStore(db: Db): TaxonomyStore {
-  if (db.dialect === 'sqlite') {
-    if (!db.sqlite) throw new Error('an SQLite database without its better-sqlite3 handle');
-    return new SqliteTaxonomyStore(db.sqlite);
-  }
-  return new PostgresTaxonomyStore(db.kysely);
-}
+export const taxonomyStore = byDialect<TaxonomyStore>({
+  sqlite: (db) => new SqliteTaxonomyStore(db.sqlite),
+  postgres: (db) => new PostgresTaxonomyStore(db.kysely),
+});
 
 /** Answers kept per language (fuzzy pools, listings): a handful of languages are ever asked for. */
 const PER_LANG_ENTRIES = 8;

@@ -1,4 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import { createCategoryIndex, namesInMemory, type CategoryIndex } from './category-index.ts';
 import { loadTaxonomy, loadTaxonomyNames, readTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
 import { findTaxonomyVersion, SqlCategoryNames, taxonomyStore } from './taxonomy.repository.ts';
@@ -33,6 +34,12 @@ export function loadCategoryIndex(): CategoryIndex {
 
 const indexes = new WeakMap<Db, CategoryIndex>();
 
+/** SQLite whose `category_names` holds this taxonomy version answers synchronously; PostgreSQL's driver cannot. */
+const sqlCategoryNames = byDialect<SqlCategoryNames | null>({
+  sqlite: (db) => (SqlCategoryNames.isCurrent(db.sqlite, taxonomyVersion()) ? new SqlCategoryNames(db.sqlite) : null),
+  postgres: () => null,
+});
+
 /**
  * The category index for a database: on SQLite whose `category_names` holds this taxonomy version, one that
  * reads the names from there (`SqlCategoryNames`; same answers, a few MB instead of ~30); otherwise, on
@@ -41,7 +48,8 @@ const indexes = new WeakMap<Db, CategoryIndex>();
 export function categoryIndexFor(db: Db): CategoryIndex {
   let made = indexes.get(db);
   if (!made) {
-    made = db.sqlite && SqlCategoryNames.isCurrent(db.sqlite, taxonomyVersion()) ? createCategoryIndex(loadTaxonomy(), new SqlCategoryNames(db.sqlite)) : loadCategoryIndex();
+    const names = sqlCategoryNames(db);
+    made = names ? createCategoryIndex(loadTaxonomy(), names) : loadCategoryIndex();
     indexes.set(db, made);
   }
   return made;

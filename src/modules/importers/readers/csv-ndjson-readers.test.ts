@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { AppError } from '../../../infra/errors.ts';
-import type { PlaceInput, ReadResult, SourceReader } from '../importer.types.ts';
+import type { OpenOptions, PlaceInput, ReadResult, SourceReader } from '../importer.types.ts';
 import { detectFormat } from '../import.service.ts';
 import { derivedId, parseColumnMapping } from './generic.ts';
-import { readerFactories, type OpenOptions } from './index.ts';
+import { readerFactories } from './index.ts';
 import { detectEncoding } from './text-source.ts';
 
 const data = resolve(import.meta.dirname, '../../../../../shared/data');

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../../infra/errors.ts';
-import type { PlaceInput, ReadResult } from '../importer.types.ts';
-import type { ReaderFactory } from './index.ts';
+import type { PlaceInput, ReadResult, ReaderFactory } from '../importer.types.ts';
 import { country, distinct, isObject, number, splitList, text, unwrapFeature } from './fields.ts';
 import { csvHeader, firstJsonObject, openCsvReader, openNdjsonReader, type CsvRow, type JsonObject } from './rows.ts';
 

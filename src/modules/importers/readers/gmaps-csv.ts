@@ -1,5 +1,4 @@
-import type { PlaceInput, ReadResult } from '../importer.types.ts';
-import type { ReaderFactory } from './index.ts';
+import type { PlaceInput, ReadResult, ReaderFactory } from '../importer.types.ts';
 import { attributes, compactWeeklyHours, distinct, isObject, jsonCell, number, splitList, text } from './fields.ts';
 import { csvHeader, hasColumns, openCsvReader, refuseColumns, type CsvRow } from './rows.ts';
 

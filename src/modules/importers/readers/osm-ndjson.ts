@@ -3,8 +3,7 @@ import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import type { ReadResult, SourceReader } from '../importer.types.ts';
-import type { OpenOptions, ReaderFactory } from './index.ts';
+import type { OpenOptions, ReadResult, ReaderFactory, SourceReader } from '../importer.types.ts';
 import { countedFileStream } from './osm-pbf.ts';
 import { osmObjectToPlace } from './osm-tags.ts';
 

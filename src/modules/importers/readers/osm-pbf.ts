@@ -3,8 +3,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { AppError } from '../../../infra/errors.ts';
-import type { ReadResult, SourceReader } from '../importer.types.ts';
-import type { OpenOptions, ReaderFactory } from './index.ts';
+import type { OpenOptions, ReadResult, ReaderFactory, SourceReader } from '../importer.types.ts';
 import { decodeBlock, PbfBlobs, type BlockVisitor, type RelationMember } from './osm-pbf-blocks.ts';
 import { osmObjectToPlace, poiKeys } from './osm-tags.ts';
 

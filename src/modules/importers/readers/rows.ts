@@ -2,8 +2,7 @@ import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { AppError } from '../../../infra/errors.ts';
-import type { ReadResult, SourceReader } from '../importer.types.ts';
-import type { OpenOptions } from './index.ts';
+import type { OpenOptions, ReadResult, SourceReader } from '../importer.types.ts';
 import { openTextSource, type TextSource } from './text-source.ts';
 
 /** A CSV row keyed by header name, or a parsed NDJSON object. */

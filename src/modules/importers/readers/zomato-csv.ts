@@ -1,7 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { PlaceInput, ReadResult } from '../importer.types.ts';
-import type { ReaderFactory } from './index.ts';
+import type { PlaceInput, ReadResult, ReaderFactory } from '../importer.types.ts';
 import { attributes, number, splitList, text } from './fields.ts';
 import { csvDelimiter, csvHeader, csvRows, hasColumns, openCsvReader, refuseColumns, type CsvRow } from './rows.ts';
 import { openTextSource } from './text-source.ts';

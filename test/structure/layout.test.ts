@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import ts from 'typescript';
+
+/**
+ * Rules of the layout that code review would otherwise have to catch (docs/architecture.md):
+ * no import cycles in src/, and no branch on the SQL dialect outside the dialect helpers.
+ */
+
+const root = resolve(import.meta.dirname, '../..');
+const src = join(root, 'src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** Relative imports of a file (static, type-only and dynamic), resolved to files of src/. */
+function importsOf(file: string, known: Set<string>): string[] {
+  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return info.importedFiles
+    .map((i) => i.fileName)
+    .filter((name) => name.startsWith('.'))
+    .map((name) => resolve(dirname(file), name))
+    .filter((path) => known.has(path));
+}
+
+/** Every cycle's files, each cycle reported once (depth-first search over the import graph). */
+export function findCycles(graph: Map<string, string[]>): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') cycles.push(stack.slice(stack.indexOf(next)));
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+describe('the layout of src/', () => {
+  const files = sourceFiles(src);
+  const known = new Set(files);
+
+  test('finds a cycle when there is one (the check itself)', () => {
+    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    assert.deepEqual(findCycles(graph), [['a', 'b', 'c']]);
+    assert.deepEqual(findCycles(new Map([['a', ['b']], ['b', []]])), []);
+  });
+
+  test('has no import cycles', () => {
+    const graph = new Map(files.map((f) => [f, importsOf(f, known)]));
+    const cycles = findCycles(graph).map((c) => c.map((f) => relative(src, f)).join(' → '));
+    assert.deepEqual(cycles, []);
+  });
+
+  test('branches on the SQL dialect only in the database layer and the dialect helpers', () => {
+    // Services and repositories ask a helper declared with `byDialect` (src/infra/db/dialect.ts); only
+    // src/infra/db (connections, migrations, threads) reads the dialect itself.
+    const branch = /\.dialect\b|\bdb\.sqlite\s*(\?|&&|\|\|)|!\s*db\.sqlite\b|\bif \(db\.sqlite\b|db\.sqlitePath\s*(\?(?!\?)|&&|\|\|)/;
+    const offenders = files
+      .filter((f) => !relative(src, f).startsWith(join('infra', 'db')))
+      .flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((line, i) => (branch.test(line) ? [`${relative(src, f)}:${i + 1}: ${line.trim()}`] : [])));
+    assert.deepEqual(offenders, []);
+  });
+});
