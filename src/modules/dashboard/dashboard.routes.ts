@@ -12,25 +12,14 @@ import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { sessionCookieName, sessionCookieOptions, verifyCsrf, type Session } from '../auth/accounts.service.ts';
-import { dailyUsage } from '../auth/usage.service.ts';
 import { startExport } from '../exports/exports.service.ts';
 import { exportFormatNames, type ExportFormatName } from '../exports/formats/index.ts';
-import type { PlaceCriteria } from '../places/places.repository.ts';
-import { placeRowToPlace } from '../places/places.schema.ts';
 import type { ApiReadTasks } from '../search/read-tasks.ts';
-import {
-  createSearch,
-  decodeCursor,
-  encodeCursor,
-  getSearchForAccount,
-  iterateSearchPlaces,
-  type SearchInput,
-} from '../search/search.service.ts';
+import { parseSearchParams, searchPlaces } from '../search/search.service.ts';
 import { createSearchDeps } from '../search/type-resolver.ts';
-import { citiesInBox, listRecentExports, listRecentSearches } from './dashboard.repository.ts';
+import { recentSearches, searchesAndExports, searchResults, usageByDay } from './dashboard.service.ts';
 import type { SafeHtml } from './html.ts';
 import type { PageContext } from './layout.ts';
-import { renderMap, viewBox, type MapResult } from './map.ts';
 import {
   errorPage,
   expiryChoices,
@@ -70,10 +59,6 @@ declare module 'fastify' {
 
 const usageDays = 30;
 const resultsPerPage = 25;
-/** Results drawn on the map; past this the caption says how many are shown. */
-const mapMaxResults = 3000;
-/** Other places drawn as the settlement footprint. */
-const mapMaxContext = 8000;
 
 /**
  * The web dashboard, served by the API process. Registered as an encapsulated plugin: its form
@@ -273,7 +258,7 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
     });
 
     signedIn.get('/search', async (request, reply) => {
-      const recent = await listRecentSearches(db, session(request).accountId, 5);
+      const recent = await recentSearches(db, session(request).accountId, 5);
       return send(reply, searchPage(ctxOf(request), { values: request.query as FormBody, errors: [] }, recent));
     });
 
@@ -281,75 +266,25 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
       const body = request.body as FormBody;
       const values = { ...body, _csrf: undefined };
       try {
-        const result = await createSearch(searchDeps, session(request).accountId, searchInput(body), { perPage: 1, fields: [], lang: null });
+        const params = parseSearchParams({ ...searchParamsOf(body), per_page: '1' });
+        const result = await searchPlaces(searchDeps, session(request).accountId, params, null);
         return reply.redirect(`/searches/${result.search.id}`, 303);
       } catch (error) {
-        const recent = await listRecentSearches(db, session(request).accountId, 5);
-        return send(reply, searchPage(ctxOf(request), formError(error, values), recent), statusOf(error));
+        const recent = await recentSearches(db, session(request).accountId, 5);
+        return send(reply, searchPage(ctxOf(request), searchFormError(error, values), recent), statusOf(error));
       }
     });
 
     signedIn.get('/searches', async (request, reply) => {
-      const accountId = session(request).accountId;
-      const [searches, exports] = await Promise.all([listRecentSearches(db, accountId, 50), listRecentExports(db, accountId, 50)]);
+      const { searches, exports } = await searchesAndExports(db, session(request).accountId, 50);
       return send(reply, searchesPage(ctxOf(request), searches, exports));
     });
 
     signedIn.get('/searches/:id', async (request, reply) => {
-      const search = await getSearchForAccount(db, session(request).accountId, (request.params as { id: string }).id);
       const q = request.query as { cursor?: string; from?: string };
-      const after = q.cursor ? decodeCursor(q.cursor) : null;
-      if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
-      const page = await reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, resultsPerPage);
-      const results: MapResult[] = [];
-      let withoutCoordinates = 0;
-      let capped = false;
-      // Stops at the cap: a search of 100,000 places must not read them all to draw a page.
-      outer: for await (const batch of iterateSearchPlaces(db, search, 1000)) {
-        for (const row of batch) {
-          if (results.length === mapMaxResults) {
-            capped = true;
-            break outer;
-          }
-          if (row.lat === null || row.lon === null) withoutCoordinates++;
-          else results.push({ lat: row.lat, lon: row.lon, name: row.name });
-        }
-      }
-      const chosenCity = search.resolution.city?.chosen;
-      const center = chosenCity ? { lat: chosenCity.lat, lon: chosenCity.lon } : undefined;
-      const box = viewBox(results, center);
-      const contextCriteria: PlaceCriteria = {
-        categories: null, cityId: null, countryCode: null, text: null, minRating: null,
-        hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: [box.west, box.south, box.east, box.north],
-      };
-      const [context, labels] = await Promise.all([reads.run('placesAfterId', contextCriteria, 0, mapMaxContext), citiesInBox(db, box, 12)]);
-      const total = page.total;
-      const shown = results.length;
-      const mapCaption = [
-        capped ? `The first ${shown.toLocaleString('en')} of ${total.toLocaleString('en')} places, in orange.` : `All ${shown.toLocaleString('en')} places with coordinates, in orange.`,
-        !capped && withoutCoordinates > 0 ? `${withoutCoordinates.toLocaleString('en')} have no coordinates.` : '',
-        'Grey: every other place in view, which traces the streets and built-up areas.',
-      ].filter(Boolean).join(' ');
+      const view = await searchResults(searchDeps, session(request).accountId, (request.params as { id: string }).id, q.cursor || undefined, resultsPerPage);
       const from = /^\d{1,9}$/.test(q.from ?? '') ? Number(q.from) : 1;
-      return send(
-        reply,
-        resultsPage(ctxOf(request), {
-          search,
-          total,
-          places: page.rows.map((r) => placeRowToPlace(r)),
-          offset: after ? from : 1,
-          nextCursor: page.next ? encodeCursor(search.id, page.next) : null,
-          isFirstPage: after === null,
-          map: renderMap({
-            results,
-            context: context.rows.filter((r) => r.lat !== null && r.lon !== null).map((r) => ({ lat: r.lat as number, lon: r.lon as number })),
-            labels,
-            center,
-            title: `Map of ${shown.toLocaleString('en')} places`,
-          }),
-          mapCaption,
-        }),
-      );
+      return send(reply, resultsPage(ctxOf(request), { ...view, offset: view.isFirstPage ? 1 : from }));
     });
 
     // A POST with the form token, not a link: an export records leads, so a cross-site link must not start one.
@@ -373,7 +308,7 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
     });
 
     signedIn.get('/usage', async (request, reply) => {
-      const days = await dailyUsage(db, session(request).accountId, usageDays);
+      const days = await usageByDay(db, session(request).accountId, usageDays);
       return send(reply, usagePage(ctxOf(request), days));
     });
   });
@@ -388,33 +323,18 @@ function list(value: string | string[] | undefined): string[] {
   return value === undefined ? [] : ([] as string[]).concat(value);
 }
 
-/** The search form's fields as the search service takes them: empty inputs left out, ticks as booleans. */
-function searchInput(body: FormBody): SearchInput {
-  const input: SearchInput = {};
-  for (const name of ['type', 'city', 'country', 'query'] as const) {
+/**
+ * The search form as the API's parameters, as text: empty inputs left out, ticked boxes `true`. The search
+ * service checks them with the API's own schema (`parseSearchParams`), so the form follows the API's rules.
+ */
+function searchParamsOf(body: FormBody): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const name of ['type', 'city', 'country', 'query', 'min_rating', 'sort'] as const) {
     const value = text(body[name]).trim();
-    if (value !== '') input[name] = value;
+    if (value !== '') params[name] = value;
   }
-  for (const name of ['has_phone', 'has_website', 'has_email'] as const) if (text(body[name]) === 'yes') input[name] = true;
-  const rating = text(body.min_rating);
-  if (rating !== '') {
-    const value = Number(rating);
-    if (!Number.isFinite(value) || value < 0 || value > 5) {
-      throw new AppError('validation_failed', 'min_rating: must be a number from 0 to 5', { errors: [{ field: 'min_rating', message: 'must be a number from 0 to 5', allowed: { minimum: 0, maximum: 5 } }] });
-    }
-    input.min_rating = value;
-  }
-  const sort = text(body.sort);
-  if (sort === 'rating' || sort === 'review_count' || sort === 'name' || sort === 'relevance') input.sort = sort;
-  if (!input.type && !input.city && !input.country && !input.query) {
-    throw new AppError('validation_failed', 'Enter a type of business, a city, or both', {
-      errors: [
-        { field: 'type', message: 'or a city is needed' },
-        { field: 'city', message: 'or a type of business is needed' },
-      ],
-    });
-  }
-  return input;
+  for (const name of ['has_phone', 'has_website', 'has_email'] as const) if (text(body[name]) === 'yes') params[name] = 'true';
+  return params;
 }
 
 /** Days from the expiry radio; `never` only with the confirmation box ticked. */
@@ -437,8 +357,30 @@ export function parseExpiry(value: string, confirmedNoExpiry: boolean): number |
 /** Turns a service error into the form's error list; anything that is not an AppError is rethrown (500). */
 function formError(error: unknown, values: FormState['values']): FormState {
   if (!(error instanceof AppError)) throw error;
-  const errors: FieldError[] = error.extras.errors ?? [];
-  return { values, errors, general: errors.length > 0 ? undefined : error.message };
+  // The services name fields as the API does (`querystring.city`); the form's inputs are named `city`. An
+  // error about the whole request (`querystring`: say what to search for) is the form's general message.
+  const all = error.extras.errors ?? [];
+  const errors: FieldError[] = all.filter((e) => e.field.includes('.') || !/^(querystring|body)$/.test(e.field)).map((e) => ({ ...e, field: e.field.replace(/^(querystring|body)\./, '') }));
+  return { values, errors, general: errors.length < all.length || errors.length === 0 ? error.message : undefined };
+}
+
+/**
+ * The search service's errors on the search form. A search that names nothing (the error is about the
+ * whole request) marks the form's two main inputs, type and city, with what is missing.
+ */
+function searchFormError(error: unknown, values: FormState['values']): FormState {
+  const form = formError(error, values);
+  const wholeRequest = error instanceof AppError && (error.extras.errors ?? []).some((e) => e.field === 'querystring');
+  if (!wholeRequest) return form;
+  return {
+    ...form,
+    general: 'Enter a type of business, a city, or both',
+    errors: [
+      { field: 'type', message: 'or a city is needed' },
+      { field: 'city', message: 'or a type of business is needed' },
+      ...form.errors,
+    ],
+  };
 }
 
 function statusOf(error: unknown): number {

@@ -20,9 +20,8 @@ export const downloadFormats: Array<{ format: string; label: string }> = [
 
 const str = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? '') : (v ?? ''));
 
-/** Field errors of the search API are named `query.type`; the form's inputs are named `type`. */
 function errorFor(form: FormState, name: string) {
-  return form.errors.find((e) => e.field === name || e.field === `query.${name}`);
+  return form.errors.find((e) => e.field === name);
 }
 
 function textField(form: FormState, name: string, label: string, hint: string, options: { list?: string; required?: boolean } = {}): SafeHtml {
@@ -78,7 +77,7 @@ export function searchPage(ctx: PageContext, form: FormState, recent: SearchList
     ctx,
     'Search places',
     html`<p class="lede">Find businesses by type and city. Every search is saved with its exact total, so you can page through it, see it on the map and export it.</p>
-    ${errorSummary(form.errors.map((e) => ({ ...e, field: e.field.replace(/^query\./, '') })), form.general)}
+    ${errorSummary(form.errors, form.general)}
     ${searchForm(ctx, form)}
     ${recent.length > 0 ? html`<h2>Recent searches</h2>${searchesTable(ctx, recent, 'Your recent searches')}<p><a href="/searches">All searches and exports</a></p>` : ''}`,
   );

@@ -1,4 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
+import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
 import { pickFields, placeRowToPlace, type PlaceField } from '../places/places.schema.ts';
 import { parseFields } from '../search/search.service.ts';
@@ -22,7 +23,7 @@ export async function listAccountLeads(db: Db, accountId: number, query: LeadsQu
   };
   const fields = parseFields(query.fields);
   const perPage = query.per_page ?? leadsPerPage.default;
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  const after = query.cursor === undefined ? undefined : decodeLeadCursor(query.cursor);
   const offset = query.page === undefined ? undefined : (query.page - 1) * perPage;
   const [rows, total] = await Promise.all([
     listLeads(db, accountId, filters, { limit: perPage + 1, after, offset }),
@@ -35,7 +36,7 @@ export async function listAccountLeads(db: Db, accountId: number, query: LeadsQu
     total,
     per_page: perPage,
     page: query.cursor === undefined ? (query.page ?? 1) : null,
-    next_cursor: rows.length > perPage && last ? encodeCursor({ lastExportedAt: last.last_exported_at, id: last.lead_id }) : null,
+    next_cursor: rows.length > perPage && last ? encodeLeadCursor({ lastExportedAt: last.last_exported_at, id: last.lead_id }) : null,
   };
 }
 
@@ -56,18 +57,18 @@ function leadRowToLead(row: LeadPlaceRow, fields: readonly PlaceField[]): Lead {
   };
 }
 
-function encodeCursor(key: LeadKey): string {
-  return Buffer.from(JSON.stringify([key.lastExportedAt, key.id])).toString('base64url');
+/** A page cursor of the leads list: the last lead's (last_exported_at, id). */
+function encodeLeadCursor(key: LeadKey): string {
+  return encodeCursor([key.lastExportedAt, key.id]);
 }
 
-function decodeCursor(cursor: string): LeadKey {
-  try {
-    const [lastExportedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof lastExportedAt === 'string' && Number.isSafeInteger(id)) return { lastExportedAt, id: id as number };
-  } catch {
-    // falls through to the error below
-  }
-  throw new AppError('validation_failed', 'cursor is not one this API returned', {
-    errors: [{ field: 'querystring.cursor', message: 'pass the next_cursor of the previous page unchanged' }],
-  });
+function decodeLeadCursor(cursor: string): LeadKey {
+  return decodeCursor(
+    cursor,
+    (value) => {
+      const [lastExportedAt, id] = Array.isArray(value) ? value : [];
+      return typeof lastExportedAt === 'string' && Number.isSafeInteger(id) ? { lastExportedAt, id: id as number } : undefined;
+    },
+    { field: 'querystring.cursor', message: 'pass the next_cursor of the previous page unchanged' },
+  );
 }

@@ -3,13 +3,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError } from '../../infra/errors.ts';
 import { jsonOf } from '../../infra/json.ts';
+import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
+import { readJsonGetBody } from '../../infra/http/get-body.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { overloaded, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
-import { continueSearch, createSearch, pagePlacesJson, parseFields, quickSearch, type SearchPageResult } from './search.service.ts';
+import { pagePlacesJson, quickSearch, searchPlaces, type SearchPageResult } from './search.service.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
 export interface SearchRoutesOptions {
@@ -17,9 +18,6 @@ export interface SearchRoutesOptions {
   config: Config;
   reads: ReadPool<ApiReadTasks>;
 }
-
-const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'near', 'radius', 'bbox', 'sort', 'lang'] as const;
-const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
 
 /** The language asked for: `lang`, else the first tag of Accept-Language. */
 export function requestLang(request: FastifyRequest, lang: string | undefined): string | null {
@@ -47,53 +45,6 @@ function pageBody(result: SearchPageResult, query: MapSearchQuery, selfUrl: stri
 
 const json = 'application/json; charset=utf-8';
 const maxGetBodyBytes = 16 * 1024;
-
-/** Fastify leaves a GET body unread: read it here when the client sent one (JSON only). */
-async function readGetBody(request: FastifyRequest): Promise<unknown> {
-  const length = request.headers['content-length'];
-  const chunked = request.headers['transfer-encoding'] !== undefined;
-  if (!chunked && (length === undefined || length === '0')) return undefined;
-  const type = request.headers['content-type'] ?? '';
-  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
-    throw new AppError('unsupported_media_type', `A body must be application/json, got ${type === '' ? 'no Content-Type' : type}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request.raw) {
-    size += (chunk as Buffer).length;
-    if (size > maxGetBodyBytes) throw new AppError('validation_failed', `The body is larger than ${maxGetBodyBytes} bytes`, { errors: [{ field: 'body', message: 'is too large' }] });
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new AppError('validation_failed', 'The body is not valid JSON: expected an object like {"query": "ratskeller", "city": "München"}', {
-      errors: [{ field: 'body', message: 'is not valid JSON' }],
-    });
-  }
-}
-
-const v1BodyCheck = TypeCompiler.Compile(V1SearchBodySchema);
-
-/** The same checks Fastify runs on the POST body, for the GET body read by hand. */
-function validateV1Body(body: unknown): V1SearchInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError('validation_failed', 'Expected a JSON object like {"query": "ratskeller", "city": "München"}', {
-      errors: [{ field: 'body', message: 'must be a JSON object', allowed: ['query', 'city', 'country', 'type', 'per_page'] }],
-    });
-  }
-  const errors = [...v1BodyCheck.Errors(body)].map((e) => {
-    const path = e.path.replace(/^\//, '').replaceAll('/', '.');
-    const known = path === '' || path in V1SearchBodySchema.properties;
-    return known
-      ? { field: path ? `body.${path}` : 'body', message: e.message }
-      : { field: `body.${path}`, message: 'is not a known parameter', allowed: Object.keys(V1SearchBodySchema.properties) };
-  });
-  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
-  return body as V1SearchInput;
-}
 
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
@@ -126,25 +77,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     },
     async (request, reply) => {
       const query = request.query as MapSearchQuery;
-      const accountId = request.auth!.accountId;
-      const fields = parseFields(query.fields);
-      if (query.cursor !== undefined) {
-        const extra = filterNames.filter((n) => query[n] !== undefined);
-        if (extra.length > 0) {
-          throw new AppError('validation_failed', 'A cursor continues a saved search: send it with per_page and fields only', {
-            errors: extra.map((n) => ({ field: `querystring.${n}`, message: 'is not allowed with cursor', allowed: ['cursor', 'per_page', 'fields'] })),
-          });
-        }
-        const result = await continueSearch(deps, accountId, query.cursor, { perPage: query.per_page, fields });
-        return reply.type(json).send(pageBody(result, query, request.url, base));
-      }
-      if (!criteriaNames.some((n) => query[n] !== undefined)) {
-        throw new AppError('validation_failed', `Say what to search for: at least one of ${criteriaNames.join(', ')}`, {
-          errors: [{ field: 'querystring', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
-        });
-      }
-      const { per_page: perPage, fields: _fields, cursor: _cursor, lang, ...input } = query;
-      const result = await createSearch(deps, accountId, input, { perPage, fields, lang: requestLang(request, lang) });
+      const result = await searchPlaces(deps, request.auth!.accountId, query, requestLang(request, query.lang));
       return reply.type(json).send(pageBody(result, query, request.url, base));
     },
   );
@@ -153,14 +86,8 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     'Typo-tolerant search on place names (diacritics folded, any script), optionally in a city, country or kind of business. ' +
     'Answers the exact `total` and the first `per_page` places. The parameters travel as a JSON body (`GET` with a body, or `POST`) ' +
     'or, for clients that cannot send a body on GET, as query parameters. At least one of `query`, `city`, `type` is required.';
-  const v1 = async (request: FastifyRequest, reply: FastifyReply, input: V1SearchInput | undefined, where: 'body' | 'querystring') => {
-    if (!input || (input.query === undefined && input.city === undefined && input.type === undefined)) {
-      throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
-        errors: [{ field: where, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'per_page'] }],
-      });
-    }
-    const { per_page: perPage, ...filters } = input;
-    const result = await quickSearch(deps, filters, { perPage: perPage ?? 20, lang: requestLang(request, undefined) });
+  const v1 = async (request: FastifyRequest, reply: FastifyReply, input: V1SearchInput | undefined, location: 'body' | 'querystring') => {
+    const result = await quickSearch(deps, input, { lang: requestLang(request, undefined), location });
     // The shape of V1SearchResponseSchema, the places rendered once per cached page (see pageBody).
     return reply.type(json).send(`{"total":${result.total},"data":${pagePlacesJson(result.page, [])},"resolved":${jsonOf(result.resolution)}}`);
   };
@@ -180,16 +107,15 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       },
     },
     async (request, reply) => {
-      const body = await readGetBody(request);
+      const body = await readJsonGetBody(request, maxGetBodyBytes);
       const query = request.query as V1SearchInput;
-      const hasQuery = Object.keys(query).some((k) => k !== 'per_page');
-      if (body !== undefined && hasQuery) {
+      if (body === undefined) return v1(request, reply, query, 'querystring');
+      if (Object.keys(query).some((k) => k !== 'per_page')) {
         throw new AppError('validation_failed', 'Send the search either as a JSON body or as query parameters, not both', {
           errors: [{ field: 'querystring', message: 'is not allowed together with a JSON body' }],
         });
       }
-      if (body !== undefined) return v1(request, reply, validateV1Body(body), 'body');
-      return v1(request, reply, query, 'querystring');
+      return v1(request, reply, checkAgainstSchema(V1SearchBodySchema, body, 'body'), 'body');
     },
   );
 

@@ -5,6 +5,7 @@ import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 /** Bounds of `per_page` and `radius` (metres), shared by the schema and the service. */
 export const perPage = { default: 20, min: 1, max: 100 } as const;
 export const radiusM = { default: 5000, min: 1, max: 200_000 } as const;
+export const defaultPerPage = perPage.default;
 
 const text = (description: string, examples: string[]) => Type.String({ minLength: 1, maxLength: 200, description, examples });
 

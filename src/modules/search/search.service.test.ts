@@ -110,18 +110,18 @@ for (const dialect of dialects) {
 
     test('tolerates typos only as far as the word length allows', async () => {
       const deps0 = deps;
-      const oneTypo = await quickSearch(deps0, { query: 'Ratskelelr' }, { perPage: 5, lang: null });
+      const oneTypo = await quickSearch(deps0, { query: 'Ratskelelr', per_page: 5 }, { lang: null, location: 'body' });
       assert.equal(oneTypo.total, 41);
-      const shortTypo = await quickSearch(deps0, { query: 'Napili' }, { perPage: 5, lang: null });
+      const shortTypo = await quickSearch(deps0, { query: 'Napili', per_page: 5 }, { lang: null, location: 'body' });
       assert.equal(shortTypo.total, 40);
-      const tooFar = await quickSearch(deps0, { query: 'Ratxxxller' }, { perPage: 5, lang: null });
+      const tooFar = await quickSearch(deps0, { query: 'Ratxxxller', per_page: 5 }, { lang: null, location: 'body' });
       assert.equal(tooFar.total, 0);
       // A 5-letter word with a typo in the middle: no piece long enough for the index, so only within a city.
-      const shortWithCity = await quickSearch(deps0, { query: 'Caxfe', city: 'Helsinki' }, { perPage: 5, lang: null });
+      const shortWithCity = await quickSearch(deps0, { query: 'Caxfe', city: 'Helsinki', per_page: 5 }, { lang: null, location: 'body' });
       assert.equal(shortWithCity.total, 0);
-      const shortInMunich = await quickSearch(deps0, { query: 'Cafx', city: 'München' }, { perPage: 5, lang: null });
+      const shortInMunich = await quickSearch(deps0, { query: 'Cafx', city: 'München', per_page: 5 }, { lang: null, location: 'body' });
       assert.equal(shortInMunich.total, 40);
-      const shortAlone = await quickSearch(deps0, { query: 'Cafx' }, { perPage: 5, lang: null });
+      const shortAlone = await quickSearch(deps0, { query: 'Cafx', per_page: 5 }, { lang: null, location: 'body' });
       assert.equal(shortAlone.total, 0);
     });
 

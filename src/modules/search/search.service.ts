@@ -1,5 +1,6 @@
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
+import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
 import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
@@ -10,7 +11,8 @@ import { streamPlaces } from '../places/places.stream.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { countMatches, fuzzyDistance, type PlacePage } from './search.reads.ts';
-import { radiusM, type SearchFilters } from './search.schema.ts';
+import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
+import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchQuery, type SearchFilters, type V1SearchInput } from './search.schema.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
 /** Resolves `type` terms through the taxonomy (any language or synonym it knows). */
@@ -227,21 +229,23 @@ export function parseFields(fields: string | undefined): PlaceField[] {
   return [...new Set(asked)] as PlaceField[];
 }
 
-/** Opaque cursor: the saved search and the position after which the next page starts. */
-export function encodeCursor(searchId: string, key: PlaceKey): string {
-  return Buffer.from(JSON.stringify({ s: searchId, k: key.key, i: key.id })).toString('base64url');
+/** A page cursor of a saved search: the search and the position after which the next page starts. */
+export function encodeSearchCursor(searchId: string, key: PlaceKey): string {
+  return encodeCursor({ s: searchId, k: key.key, i: key.id });
 }
 
-export function decodeCursor(cursor: string): { searchId: string; key: PlaceKey } {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { s?: unknown; k?: unknown; i?: unknown };
-    if (typeof v.s === 'string' && /^srch_[a-z2-7]{16}$/.test(v.s) && (typeof v.k === 'number' || typeof v.k === 'string') && Number.isSafeInteger(v.i)) {
-      return { searchId: v.s, key: { key: v.k, id: v.i as number } };
-    }
-  } catch {
-    // Falls through to the 400 below: any undecodable cursor is the client's.
-  }
-  throw bad('querystring.cursor', 'is not a cursor this API issued: use links.next of a previous page');
+export function decodeSearchCursor(cursor: string): { searchId: string; key: PlaceKey } {
+  return decodeCursor(
+    cursor,
+    (value) => {
+      const v = value as { s?: unknown; k?: unknown; i?: unknown } | null;
+      if (typeof v?.s === 'string' && /^srch_[a-z2-7]{16}$/.test(v.s) && (typeof v.k === 'number' || typeof v.k === 'string') && Number.isSafeInteger(v.i)) {
+        return { searchId: v.s, key: { key: v.k, id: v.i as number } };
+      }
+      return undefined;
+    },
+    { field: 'querystring.cursor', message: 'is not a cursor this API issued: use links.next of a previous page' },
+  );
 }
 
 const searchIdAlphabet = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -267,7 +271,7 @@ function rowToSavedSearch(row: SearchRow): SavedSearch {
 }
 
 function toPage(search: SavedSearch, page: PlacePage, fields: PlaceField[]): SearchPageResult {
-  return { search, total: page.total, page, fields, nextCursor: page.next ? encodeCursor(search.id, page.next) : null };
+  return { search, total: page.total, page, fields, nextCursor: page.next ? encodeSearchCursor(search.id, page.next) : null };
 }
 
 /** The page's places in the public shape, narrowed to `fields`, with `distance_m` when the search has a point. */
@@ -298,6 +302,44 @@ export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): 
   return json;
 }
 
+/** Every filter of a search; a cursor continues a saved search and takes none of them. */
+const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'near', 'radius', 'bbox', 'sort', 'lang'] as const;
+/** What a new search must name at least one of: the others only narrow or order. */
+export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
+
+/**
+ * Search parameters given as text (a dashboard form, already stripped of empty inputs), checked and
+ * converted by the API's own schema: the same rules and the same errors as `GET /api/v2/map/search`.
+ */
+export function parseSearchParams(raw: Record<string, string>): MapSearchQuery {
+  return checkAgainstSchema(MapSearchQuerySchema, raw, 'querystring', { coerce: true }) as MapSearchQuery;
+}
+
+/**
+ * A search request as `GET /api/v2/map/search` takes it: a `cursor` continues a saved search (with
+ * `per_page` and `fields` only); otherwise the filters start a new search, which must name at least one
+ * of `criteriaNames`.
+ */
+export async function searchPlaces(deps: SearchDeps, accountId: number, query: MapSearchQuery, lang: string | null): Promise<SearchPageResult> {
+  const fields = parseFields(query.fields);
+  if (query.cursor !== undefined) {
+    const extra = filterNames.filter((n) => query[n] !== undefined);
+    if (extra.length > 0) {
+      throw new AppError('validation_failed', 'A cursor continues a saved search: send it with per_page and fields only', {
+        errors: extra.map((n) => ({ field: `querystring.${n}`, message: 'is not allowed with cursor', allowed: ['cursor', 'per_page', 'fields'] })),
+      });
+    }
+    return continueSearch(deps, accountId, query.cursor, { perPage: query.per_page, fields });
+  }
+  if (!criteriaNames.some((n) => query[n] !== undefined)) {
+    throw new AppError('validation_failed', `Say what to search for: at least one of ${criteriaNames.join(', ')}`, {
+      errors: [{ field: 'querystring', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
+    });
+  }
+  const { per_page: perPage, fields: _fields, cursor: _cursor, lang: _lang, ...input } = query;
+  return createSearch(deps, accountId, input, { perPage, fields, lang: lang ?? query.lang?.toLowerCase() ?? null });
+}
+
 /**
  * Runs a new search for an account and saves it. Text queries first match names by substring; when
  * nothing matches, they run again tolerating typos (see search.reads.ts).
@@ -320,14 +362,23 @@ export async function createSearch(deps: SearchDeps, accountId: number, input: S
   return toPage(search, page, options.fields);
 }
 
-/** A search that is not saved: the exact total and the first page (for `/v1/search`). */
+/**
+ * A search that is not saved: the exact total and the first page (for `/v1/search`). It needs one of
+ * `query`, `city`, `type`; `location` names where the parameters came from (`body` or `querystring`).
+ */
 export async function quickSearch(
   deps: SearchDeps,
-  input: Pick<SearchInput, 'type' | 'city' | 'country' | 'query'>,
-  options: { perPage: number; lang: string | null },
+  params: V1SearchInput | undefined,
+  options: { lang: string | null; location: 'body' | 'querystring' },
 ): Promise<{ total: number; page: PlacePage; resolution: SearchResolution }> {
+  if (!params || (params.query === undefined && params.city === undefined && params.type === undefined)) {
+    throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
+      errors: [{ field: options.location, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'per_page'] }],
+    });
+  }
+  const { per_page: perPage = defaultPerPage, ...input } = params;
   const { criteria, resolution, sort } = await resolveSearchCached(deps, input, options.lang);
-  const { page } = await runWithTypoFallback(deps, criteria, sort, options.perPage);
+  const { page } = await runWithTypoFallback(deps, criteria, sort, perPage);
   return { total: page.total, page, resolution };
 }
 
@@ -346,10 +397,31 @@ async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, so
 
 /** The next page of a saved search, from a cursor of a previous page. */
 export async function continueSearch(deps: SearchDeps, accountId: number, cursor: string, options: { perPage: number; fields: PlaceField[] }): Promise<SearchPageResult> {
-  const { searchId, key } = decodeCursor(cursor);
+  const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const page = await deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage);
   return toPage(search, page, options.fields);
+}
+
+/**
+ * A page of a saved search of this account: the first, or the one after `cursor`, which must be a cursor
+ * of that same search (`not_found` otherwise, like another account's search).
+ */
+export async function savedSearchPage(deps: SearchDeps, accountId: number, searchId: string, cursor: string | undefined, perPage: number): Promise<SearchPageResult> {
+  const search = await getSearchForAccount(deps.db, accountId, searchId);
+  const after = cursor === undefined ? null : decodeSearchCursor(cursor);
+  if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
+  const page = await deps.reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, perPage);
+  return toPage(search, page, []);
+}
+
+/** Up to `limit` places of the catalog inside a box (whatever they are), in id order. */
+export async function placesInBox(deps: SearchDeps, box: [minLon: number, minLat: number, maxLon: number, maxLat: number], limit: number): Promise<PublicPlaceRow[]> {
+  const criteria: PlaceCriteria = {
+    categories: null, cityId: null, countryCode: null, text: null, minRating: null,
+    hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: box,
+  };
+  return (await deps.reads.run('placesAfterId', criteria, 0, limit)).rows;
 }
 
 /**
