@@ -6,10 +6,8 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { buildApp, type App } from '../../src/app.ts';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
-import { loadConfig } from '../../src/config.ts';
-import { openTestSqlite, type TestDatabase } from '../helpers/databases.ts';
+import type { App } from '../../src/app.ts';
+import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { requireTool } from '../helpers/tools.ts';
 
 /**
@@ -24,7 +22,7 @@ const shots = join(repoRoot, 'test-results', 'dashboard');
 
 describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
   let app: App;
-  let database: TestDatabase;
+  let testApp: TestApp | undefined;
   let context: BrowserContext;
   let page: Page;
   let origin: string;
@@ -42,11 +40,8 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     const chromiumPath = requireTool('chromium');
     assert.ok(existsSync(extract), `demo extract missing: ${extract}`);
     mkdirSync(shots, { recursive: true });
-    const sqlite = openTestSqlite();
-    database = sqlite;
-    await prepareDatabase(sqlite.db);
-    await importFiles(sqlite.db, [extract]);
-    app = await buildApp({ config: loadConfig({ DATABASE_URL: sqlite.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db: sqlite.db });
+    testApp = await buildTestApp({ files: [extract] });
+    app = testApp.app;
     await app.listen({ host: '127.0.0.1', port: 0 });
     origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     profile = mkdtempSync(join(tmpdir(), 'leadatlas-chromium-'));
@@ -67,8 +62,7 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
 
   after(async () => {
     await context?.close();
-    await app?.close();
-    await database?.dispose();
+    await testApp?.close();
     if (profile) rmSync(profile, { recursive: true, force: true });
   });
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/infra/db/database.ts';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import type { PlaceCriteria } from '../../src/modules/places/places.repository.ts';
 import { insertSearch } from '../../src/modules/search/search.repository.ts';
 import type { SearchResolution } from '../../src/modules/search/search.service.ts';
@@ -17,10 +16,8 @@ export interface TestCity {
   lon: number;
 }
 
-/** Migrates, loads reference data and imports the real Munich OpenStreetMap extract; returns the city most of its restaurants are in. */
-export async function prepareMunich(db: Db): Promise<TestCity> {
-  await prepareDatabase(db);
-  await importFiles(db, [munichExtract]);
+/** The city most of the catalog's restaurants are in (Munich, with the Munich extract imported). */
+export async function topRestaurantCity(db: Db): Promise<TestCity> {
   const top = await db.kysely
     .selectFrom('places')
     .select(['city_id', (eb) => eb.fn.countAll<number>().as('n')])

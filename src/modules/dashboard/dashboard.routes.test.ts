@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type App } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import type { Db } from '../../infra/db/database.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 
 /** A cookie jar over app.inject that fills in each form's `_csrf` from the last page, like a browser. */
 class Client {
@@ -53,19 +53,16 @@ const password = 'a passphrase long enough';
 
 describe('dashboard over http', () => {
   let app: App;
-  let dispose: () => Promise<void>;
-  let db: ReturnType<typeof openTestSqlite>['db'];
+  let t: TestApp;
+  let db: Db;
 
   before(async () => {
-    const t = openTestSqlite();
+    t = await buildTestApp();
+    app = t.app;
     db = t.db;
-    dispose = t.dispose;
-    await migrateToLatest(db);
-    app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db });
   });
   after(async () => {
-    await app.close();
-    await dispose();
+    await t.close();
   });
 
   async function signedUp(): Promise<Client> {

@@ -3,29 +3,28 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
 import XLSX from 'xlsx';
-import { buildApp, type App } from '../../app.ts';
-import { loadConfig } from '../../config.ts';
+import type { App } from '../../app.ts';
 import { placeFields, type Place, type PlaceField } from '../places/places.schema.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { exportBatchSize, startExport } from './exports.service.ts';
-import { prepareMunich, saveSearch, type TestCity } from '../../../test/helpers/exports.ts';
+import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { guardFormula, listSeparator } from './formats/cells.ts';
 
 describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
-  const t = openTestSqlite();
+  let t: TestApp;
   let app: App;
   let city: TestCity;
 
   before(async () => {
-    city = await prepareMunich(t.db);
-    app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent' }), db: t.db });
+    t = await buildTestApp({ files: [munichExtract] });
+    app = t.app;
+    city = await topRestaurantCity(t.db);
     await app.ready();
   });
   after(async () => {
-    await app.close();
-    await t.dispose();
+    await t.close();
   });
 
   const saveRestaurants = (account: TestAccount) => saveSearch(t.db, account.accountId, city, 'restaurant');

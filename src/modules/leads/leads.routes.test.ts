@@ -1,26 +1,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp, type App } from '../../app.ts';
-import { loadConfig } from '../../config.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import type { App } from '../../app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { prepareMunich, saveSearch, type TestCity } from '../../../test/helpers/exports.ts';
+import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import type { Lead, LeadCategories, LeadsPage } from './leads.schema.ts';
 
 describe("the account's leads on the Munich OpenStreetMap extract", () => {
-  const t = openTestSqlite();
+  let t: TestApp;
   let app: App;
   let city: TestCity;
 
   before(async () => {
-    city = await prepareMunich(t.db);
-    app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent' }), db: t.db });
+    t = await buildTestApp({ files: [munichExtract] });
+    app = t.app;
+    city = await topRestaurantCity(t.db);
     await app.ready();
   });
   after(async () => {
-    await app.close();
-    await t.dispose();
+    await t.close();
   });
 
   const get = (account: TestAccount, url: string) => app.inject({ method: 'GET', url, headers: { authorization: account.authorization } });

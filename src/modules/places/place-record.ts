@@ -1,37 +1,11 @@
 import { hash } from 'node:crypto';
+import type { PlacesTable } from '../../infra/db/schema.ts';
 
-/** A place ready to store: enriched and normalised, one row of `places` minus the bookkeeping columns. */
-export interface PlaceRecord {
-  public_id: string;
-  source: string;
-  source_id: string;
-  name: string;
-  names: string | null;
-  category: string | null;
-  categories: string[];
-  source_categories: string | null;
-  phone: string | null;
-  phone_e164: string | null;
-  website: string | null;
-  email: string | null;
-  street: string | null;
-  housenumber: string | null;
-  postcode: string | null;
-  address: string | null;
-  region: string | null;
-  city: string | null;
-  city_id: number | null;
-  city_source: string | null;
-  city_distance_m: number | null;
-  country_code: string | null;
-  lat: number | null;
-  lon: number | null;
-  rating: number | null;
-  review_count: number | null;
-  opening_hours: string | null;
-  attributes: string | null;
-  content_hash: string;
-}
+/**
+ * A place ready to store, enriched and normalised: one row of `places` minus the columns the database and
+ * the writer fill (id, import run, first seen, updated), with `categories` as a list rather than its JSON.
+ */
+export type PlaceRecord = Omit<PlacesTable, 'id' | 'import_run_id' | 'first_seen_at' | 'updated_at' | 'categories'> & { categories: string[] };
 
 /** The `places` columns a PlaceRecord fills, in the order of a PlaceRows row. */
 export const placeColumns = [
@@ -40,6 +14,9 @@ export const placeColumns = [
   'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count',
   'opening_hours', 'attributes', 'content_hash',
 ] as const satisfies ReadonlyArray<keyof PlaceRecord>;
+
+/** Every field of PlaceRecord has its column in `placeColumns`: a column added to `places` fails to compile until it is listed. */
+export const placeColumnsCoverRecord: [Exclude<keyof PlaceRecord, (typeof placeColumns)[number]>] extends [never] ? true : never = true;
 
 export type PlaceValue = string | number | null;
 

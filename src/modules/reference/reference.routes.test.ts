@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp, type App } from '../../app.ts';
-import { importFiles, prepareDatabase } from '../../bootstrap.ts';
-import { loadConfig } from '../../config.ts';
+import type { App } from '../../app.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 
 const extract = new URL('../../../../shared/data/osm/monaco-2026.osm.pbf', import.meta.url).pathname;
 
-let t: ReturnType<typeof openTestSqlite>;
+let t: TestApp;
 let app: App;
 let user: TestAccount;
 
@@ -25,16 +23,13 @@ interface Category {
 const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers: { authorization: user.authorization, ...headers } });
 
 before(async () => {
-  t = openTestSqlite();
-  await prepareDatabase(t.db);
-  await importFiles(t.db, [extract]);
-  app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', DB_READ_WORKERS: '1', IMPORT_DEMO_DATA: 'false' }), db: t.db });
+  t = await buildTestApp({ files: [extract], env: { DB_READ_WORKERS: '1' } });
+  app = t.app;
   user = await createAccountWithToken(t.db, { scopes: ['places:read'] });
 });
 
 after(async () => {
-  await app.close();
-  await t.dispose();
+  await t.close();
 });
 
 describe('GET /api/v2/categories', () => {

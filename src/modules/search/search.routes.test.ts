@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type App } from '../../app.ts';
-import { importFiles, prepareDatabase } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
 import { placeFields } from '../places/places.schema.ts';
@@ -11,12 +10,12 @@ import { SearchPageSchema, V1SearchResponseSchema } from './search.schema.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 
 const data = new URL('../../../../shared/data/', import.meta.url);
 const extracts = ['osm/munich-center-2020.osm.pbf', 'osm/tokyo-center.osm.pbf', 'ratings/gmaps-scraper-europe-115.csv.gz'].map((f) => new URL(f, data).pathname);
 
-let t: ReturnType<typeof openTestSqlite>;
+let t: TestApp;
 let app: App;
 let user: TestAccount;
 const munich = () => loadGazetteer().resolveCity('München', 'DE').chosen!;
@@ -95,17 +94,14 @@ function haversineM(lat1: number, lon1: number, lat2: number, lon2: number): num
 }
 
 before(async () => {
-  t = openTestSqlite();
-  await prepareDatabase(t.db);
-  await importFiles(t.db, extracts);
   // One read worker: the tests go through the worker pool, as production does.
-  app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', DB_READ_WORKERS: '1', IMPORT_DEMO_DATA: 'false' }), db: t.db });
+  t = await buildTestApp({ files: extracts, env: { DB_READ_WORKERS: '1' } });
+  app = t.app;
   user = await createAccountWithToken(t.db, { scopes: ['search'] });
 });
 
 after(async () => {
-  await app.close();
-  await t.dispose();
+  await t.close();
 });
 
 describe('GET /api/v2/map/search', () => {

@@ -1,0 +1,52 @@
+import { buildApp, type App } from '../../src/app.ts';
+import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { Db } from '../../src/infra/db/database.ts';
+import { openTestPostgres, openTestSqlite } from './databases.ts';
+
+export interface TestApp {
+  app: App;
+  db: Db;
+  /** DATABASE_URL of the test database. */
+  url: string;
+  /** Closes the app, then drops the database. */
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** `sqlite` (a temp file, the default) or `postgres` (a schema of its own in the local PostgreSQL). */
+  database?: 'sqlite' | 'postgres';
+  /** Real data files to import first (after migrations and reference data). */
+  files?: string[];
+  /** Environment overrides on top of the test defaults (silent logs, no demo import). */
+  env?: Record<string, string>;
+  /** Runs on the migrated database before the app is built (imports of its own, fixtures). */
+  prepare?: (db: Db) => Promise<void>;
+}
+
+/**
+ * The application as the route tests use it, in process (`app.inject`; `app.listen({ port: 0 })` for a
+ * real socket): a database of its own, migrated and with the reference data, the given files imported.
+ */
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const t = options.database === 'postgres' ? await openTestPostgres() : openTestSqlite();
+  try {
+    await prepareDatabase(t.db);
+    if (options.files?.length) await importFiles(t.db, options.files);
+    await options.prepare?.(t.db);
+    const config = loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', ...options.env });
+    const app = await buildApp({ config, db: t.db });
+    return {
+      app,
+      db: t.db,
+      url: t.url,
+      close: async () => {
+        await app.close();
+        await t.dispose();
+      },
+    };
+  } catch (error) {
+    await t.dispose();
+    throw error;
+  }
+}
