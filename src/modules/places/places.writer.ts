@@ -71,11 +71,11 @@ const asRows = (batch: PlaceBatch): PlaceRows => (isRecords(batch) ? placeRowsOf
 
 /**
  * What places_fts holds for a place: its display name and every text value of its `names` JSON. The
- * same expression as the per-row triggers of migration 0010 (the writer test checks they agree).
+ * same expression as the per-row triggers of `places` (the writer test checks they agree).
  */
 const ftsNames = `name || coalesce(' ' || (SELECT group_concat(value, ' ') FROM json_tree(places.names) WHERE type = 'text'), '')`;
 
-/** The per-row triggers (migrations 0004, 0007, 0010, 0013) whose work the SQLite writer does set-wise instead. */
+/** The per-row triggers of `places` (migrations 0004, 0007, 0013, 0017) whose work the SQLite writer does set-wise instead. */
 const replacedTriggers = ['places_search_ai', 'places_search_au_names', 'places_version_insert', 'places_version_update'];
 
 const sourceAt = placeColumns.indexOf('source');
@@ -105,7 +105,7 @@ interface OpenTransaction {
 /**
  * FTS5 buffers new index terms in memory and writes them out as a segment whenever the buffer passes
  * `hashsize` (1 MB by default), merging segments as they pile up. An import transaction raises it so
- * that its terms go out in a few large segments (about 1 µs less a place), and sets it back before it
+ * that its terms go out in a few large segments, and sets it back before it
  * commits: the setting is stored with the table, and nobody else sees the raised value.
  */
 const IMPORT_FTS_HASH_SIZE = 32 * 1024 * 1024;
@@ -126,9 +126,9 @@ const FTS_DEFAULT_HASH_SIZE = 1024 * 1024;
  * transaction and created again, from their own SQL in sqlite_master, just before it commits; in
  * between, places_fts and places_version are filled set-wise for exactly the rows the transaction
  * wrote (the coordinates' index, migration 0013, is an index of places: SQLite keeps it with the row). A
- * trigger on a table costs every INSERT a sub-program call even when its WHEN clause is false (~1.5 µs a
- * trigger, a fifth of the row's own insert), which is why the deferral marker of migration 0010 is not
- * used here. Other connections only ever see committed schemas: with the triggers, and with every committed place indexed. A transaction
+ * trigger costs every INSERT a sub-program call even when it does nothing, which is why they are taken
+ * off rather than switched off. Other connections only ever see committed schemas: with the triggers,
+ * and with every committed place indexed. A transaction
  * that does not commit (error, crash, kill -9) leaves nothing behind, triggers included.
  *
  * While a transaction is open it holds SQLite's write lock and the connection: whatever else runs on
@@ -187,8 +187,8 @@ class SqlitePlaceWriter implements PlaceWriter {
     /**
      * One row's parameters: its values, then the run id, the time and the time (insert) or the row id
      * (update). Reused row after row and passed spread, as separate arguments: better-sqlite3 reads an
-     * array argument element by element through V8's API, which cost ~12,700 instructions a place more
-     * (callgrind, a replay of 20,000 inserts), and a new array per row was garbage to collect.
+     * array argument element by element through V8's API, which costs far more, and a new array per row
+     * would be garbage to collect.
      */
     const params: unknown[] = new Array(placeRowWidth + 3);
     const fill = (v: PlaceRows['values'], o: number, runId: number, now: string, last: string | number): unknown[] => {
@@ -205,9 +205,9 @@ class SqlitePlaceWriter implements PlaceWriter {
       const v = rows.values;
       for (let i = 0, o = 0; i < rows.count; i++, o += placeRowWidth) {
         let found: [number, string] | undefined;
-        // A source new to the catalog (a first import, the bench) inserts without looking first, ~1.5 µs
-        // a place: a place it already wrote (the same one twice in a file) fails the unique key and is
-        // looked up then. Any other source looks first: a re-import would fail most of its inserts.
+        // A source new to the catalog (a first import) inserts without looking first: a place it already
+        // wrote (the same one twice in a file) fails the unique key and is looked up then. Any other
+        // source looks first: a re-import would fail most of its inserts.
         if (isFresh(v[o + sourceAt])) {
           try {
             insert.run(...fill(v, o, open.runId, now, now));
