@@ -35,7 +35,7 @@ program
     if (config.IMPORT_DEMO_DATA) {
       for (const s of await importDemoDataIfEmpty(db, config.DEMO_DATA_DIR, log)) printImportSummary(s);
     }
-    // Loaded here, not at the top: the HTTP server's modules take ~0.25 s that `import`, `stats`… never need.
+    // Loaded here, not at the top: the HTTP server's modules take start-up time that `import`, `stats`… never need.
     const { buildApp } = await import('../app.ts');
     // After the demo import (its worker holds the gazetteer, which would then be collected far more often).
     limitHeapGrowth();
@@ -102,7 +102,7 @@ program
   );
 
 // The account and token commands (and their password hashing) load only when the command line may be one of
-// them: ~0.1 s less start-up for every other command. Commander's own options go before the command name.
+// them: less start-up for every other command. Commander's own options go before the command name.
 const ownCommands = new Set(program.commands.map((c) => c.name()));
 const commandName = process.argv.slice(2).find((a) => !a.startsWith('-'));
 if (commandName === undefined || !ownCommands.has(commandName)) {

@@ -6,8 +6,8 @@ import { jsonOf } from '../json.ts';
 import type { Db } from './database.ts';
 
 /**
- * Database reads off the event loop. better-sqlite3 is synchronous: a 40 ms full-text query run on the
- * main thread stalls every other request for 40 ms. A small pool of worker threads, each with its own
+ * Database reads off the event loop. better-sqlite3 is synchronous: a full-text query run on the main
+ * thread stalls every other request for as long as it runs. A small pool of worker threads, each with its own
  * read-only connection to the same SQLite file (WAL lets readers run beside the writer), runs the read
  * tasks instead, and the event loop only waits on a message.
  *

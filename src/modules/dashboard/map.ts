@@ -171,7 +171,7 @@ interface BaseMap {
 }
 
 let baseMap: BaseMap | undefined;
-/** Natural Earth 1:10m land and country borders, decoded once per process (~0.3 s, ~7 MB of JSON). */
+/** Natural Earth 1:10m land and country borders, decoded once per process (a few MB of JSON). */
 function loadBaseMap(): BaseMap {
   if (baseMap) return baseMap;
   const require = createRequire(import.meta.url);

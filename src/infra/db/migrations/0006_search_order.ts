@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
  * The commonest search is a kind of business in a city, in the default order (most reviewed first; the
  * search's sort key is `coalesce(review_count, -1)`, ties by id in the same direction). This index holds
  * exactly that key, so for one category the page is a short walk down the index, and for a category
- * with subcategories the sort runs on index entries alone (4,000 matches: about 0.3 ms): only the page's
+ * with subcategories the sort runs on index entries alone: only the page's
  * 20 rows are ever read. Nothing follows the key but the row id, so ties come in id order without a sort.
  */
 export async function up(db: Kysely<any>): Promise<void> {

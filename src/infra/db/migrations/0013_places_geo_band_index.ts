@@ -3,18 +3,13 @@ import { dialectOf } from './helpers.ts';
 
 /**
  * SQLite: the places' coordinates are indexed by an ordinary B-tree index on `places` instead of the
- * R*Tree `places_geo`, for the import's sake: an R*Tree insert cost ~4 µs a place (its node choice and
- * splits), the same points in a B-tree ~1 µs.
- *
- * (`places_fts` keeps FTS5's per-row column sizes: without them (`columnsize=0`) an import saved ~0.4 µs
- * a place, but a full-text page cost 1–1.5 ms more on a million places: bench/search-queries.ts,
- * `query=restaurant` repeated 0.8 → 2.3 ms.)
+ * R*Tree `places_geo`, for the import's sake: an R*Tree insert costs several times a B-tree insert (its
+ * node choice and splits).
  *
  * The index holds each place's latitude band (0.1°, ~11 km: `cast((lat + 90) * 10 as integer)`, 0 to
  * 1,800) followed by its longitude. A box query lists the bands it spans and reads, in each, the entries
  * of its longitude range only (places.repository.ts, `inBox`): a city-sized box is a few short index
- * ranges, as with the R*Tree (62,036 of 500,000 places in central Munich: 45 ms either way, 0.37 s for the
- * whole world). Being an index of `places`, SQLite keeps it in step with every write: no trigger and no
+ * ranges, as with the R*Tree. Being an index of `places`, SQLite keeps it in step with every write: no trigger and no
  * separate table, and an import has nothing to fill set-wise.
  *
  * PostgreSQL has its B-tree on (lat, lon) since 0004 and keeps it.

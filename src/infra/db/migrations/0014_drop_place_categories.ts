@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
  * `place_categories` repeated each place's `categories` (a JSON array, primary first) one row per category,
  * with two B-trees of its own, for one reader: the leads' category filter, which runs over one account's
  * leads and now looks into `places.categories` itself (leads.repository.ts). Every import wrote it for every
- * place, ~1–2 µs of writer CPU a place.
+ * place.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('place_categories').execute();

@@ -90,7 +90,7 @@ export function detectEncoding(sample: Buffer): string {
   if (sample[0] === 0xff && sample[1] === 0xfe) return 'utf-16le';
   if (sample[0] === 0xfe && sample[1] === 0xff) return 'utf-16be';
   if (isUtf8(sample)) return 'utf-8';
-  // chardet needs the non-ASCII bytes, not a megabyte of ASCII around them (it takes ~1 s per MiB).
+  // chardet needs the non-ASCII bytes, not a megabyte of ASCII around them (it is slow on large inputs).
   const firstHigh = sample.findIndex((b) => b >= 0x80);
   const start = Math.max(0, firstHigh - 1024);
   const guess = chardet.detect(sample.subarray(start, start + chardetWindow))?.toLowerCase();
