@@ -51,7 +51,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     return { status: 'ok' };
   });
 
-  await app.register(exportsRoutes, { db });
+  await app.register(exportsRoutes, { db, config });
   await app.register(leadsRoutes, { db });
 
   const reads = createReadPool({

@@ -29,6 +29,12 @@ export const ConfigSchema = Type.Object({
     maximum: 100_000,
     description: 'search pages, totals and reference counts remembered until the catalog changes; 0 turns the cache off',
   }),
+  EXPORT_IDLE_TIMEOUT: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 3600,
+    description: 'seconds an export may wait for its client to take a byte before the connection is cut',
+  }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
 });

@@ -36,7 +36,12 @@ export interface OpenOptions {
  * the operating system's page cache still keeps the hot file pages, one copy for every connection.
  */
 export function applySqlitePragmas(handle: SQLite.Database, readonly = false, cacheKiB = sqliteCacheKiB): void {
-  if (!readonly && handle.name !== ':memory:') handle.pragma('journal_mode = WAL');
+  if (!readonly && handle.name !== ':memory:') {
+    handle.pragma('journal_mode = WAL');
+    // The log grows while a reader holds an old snapshot (a long export) and is rewritten from its start
+    // once checkpointed; without a limit the file keeps its largest size for ever.
+    handle.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
+  }
   handle.pragma('synchronous = NORMAL');
   handle.pragma('foreign_keys = ON');
   handle.pragma('busy_timeout = 10000');
@@ -44,6 +49,9 @@ export function applySqlitePragmas(handle: SQLite.Database, readonly = false, ca
   handle.pragma('temp_store = MEMORY');
   handle.pragma('mmap_size = 0');
 }
+
+/** The size the write-ahead log file is cut back to when it is rewritten from its start. */
+export const walSizeLimitBytes = 8 * 1024 * 1024;
 
 /** Page cache per connection, in KiB, unless its role asks for another (`sqliteCacheSizes`). */
 export const sqliteCacheKiB = 16_384;

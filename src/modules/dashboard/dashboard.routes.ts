@@ -12,6 +12,7 @@ import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { sessionCookieName, sessionCookieOptions, verifyCsrf, type Session } from '../auth/accounts.service.ts';
+import { sendExport } from '../exports/exports.http.ts';
 import { startExport } from '../exports/exports.service.ts';
 import { exportFormatNames, type ExportFormatName } from '../exports/formats/index.ts';
 import type { ApiReadTasks } from '../search/read-tasks.ts';
@@ -299,12 +300,7 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
         format: format as ExportFormatName,
         fields: undefined,
       });
-      return reply
-        .header('content-type', started.contentType)
-        .header('content-disposition', started.contentDisposition)
-        .header('x-export-id', started.exportId)
-        .header('cache-control', 'no-store')
-        .send(started.body);
+      return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
     });
 
     signedIn.get('/usage', async (request, reply) => {

@@ -178,7 +178,10 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     const searchId = await saveRestaurants(account);
     const res = await exportOf(account, { search_id: searchId, format: 'ndjson', fields: 'id' });
     const ids = res.body.trimEnd().split('\n').map((l) => JSON.parse(l).id as string);
-    const log = await t.db.kysely.selectFrom('exports').selectAll().where('public_id', '=', String(res.headers['x-export-id'])).executeTakeFirstOrThrow();
+    // The leads are recorded before the last byte of a text export; the log's status once the response is over.
+    const leadsAtOnce = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account.accountId).executeTakeFirstOrThrow();
+    assert.equal(Number(leadsAtOnce.n), ids.length);
+    const log = await waitForEnd(String(res.headers['x-export-id']));
     assert.equal(log.status, 'done');
     assert.equal(log.row_count, ids.length);
     assert.equal(log.search_id, searchId);
@@ -192,21 +195,26 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     assert.deepEqual(leads.map((l) => l.public_id).sort(), [...ids].sort());
   });
 
-  test('a download cut short counts the batches already handed to the response as leads, logs the export aborted and never a partial batch', async () => {
+  test('a download cut short counts as leads only the batches whose bytes were delivered, logs the export aborted and never a partial batch', async () => {
     const account = await createAccountWithToken(t.db);
     const searchId = await saveSearch(t.db, account.accountId, city, null);
     const total = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    assert.ok(total > 2 * exportBatchSize, `the whole extract spans several batches: ${total}`);
+    assert.ok(total > 2 * exportBatchSize + 20, `the whole extract spans several batches: ${total}`);
     const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
-    let received = 0;
+    // The body is read ahead of what the client takes. Chunks: the header, then a batch each (fields=id).
+    // The header and the first batch are delivered whole, the second batch by half, the third not at all.
+    const chunks: Buffer[] = [];
     for await (const chunk of started.body) {
-      received += String(chunk).split('\r\n').length - 1;
-      if (received > exportBatchSize) break; // for-await destroys the stream: the client went away
+      chunks.push(chunk as Buffer);
+      if (chunks.length <= 2) started.delivery.bodyFlushed((chunk as Buffer).length);
+      if (chunks.length === 3) started.delivery.bodyFlushed(Math.floor((chunk as Buffer).length / 2));
+      if (chunks.length === 4) break; // for-await destroys the stream: the client went away
     }
+    assert.equal(String(chunks[1]).split('\r\n').length - 1, exportBatchSize, 'a chunk a batch');
+    await started.finish(false);
     const log = await waitForEnd(started.exportId);
     assert.equal(log.status, 'aborted');
-    assert.ok(log.row_count >= exportBatchSize && log.row_count < total, `row_count ${log.row_count}`);
-    assert.equal(log.row_count % exportBatchSize, 0, 'whole batches only');
+    assert.equal(log.row_count, exportBatchSize, 'the first batch was delivered whole; the second only in part, the third not at all');
     const leads = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account.accountId).executeTakeFirstOrThrow();
     assert.equal(Number(leads.n), log.row_count);
   });
@@ -219,10 +227,36 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     let loopTurns = 0;
     const turns = setInterval(() => loopTurns++, 0);
     let rows = 0;
-    for await (const chunk of started.body) rows += String(chunk).split('\r\n').length - 1;
+    for await (const chunk of started.body) {
+      rows += String(chunk).split('\r\n').length - 1;
+      started.delivery.bodyFlushed(Buffer.byteLength(chunk as Buffer));
+    }
+    await started.finish(true);
     clearInterval(turns);
     assert.ok(rows > 2 * exportBatchSize, `several batches: ${rows} lines`);
     assert.ok(loopTurns > 0, 'timers ran while the export streamed');
+  });
+
+  test('a download that pauses long enough for the export to let go of its snapshot resumes where it was, with no place missing or twice', async () => {
+    const account = await createAccountWithToken(t.db);
+    const searchId = await saveSearch(t.db, account.accountId, city, null);
+    const read = async (pauseMs: number) => {
+      const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
+      let text = '';
+      for await (const chunk of started.body) {
+        text += String(chunk);
+        started.delivery.bodyFlushed(Buffer.byteLength(chunk as Buffer));
+        // After the first batch: the reader closes its statement and connection while the client waits.
+        if (pauseMs > 0 && text.split('\r\n').length === exportBatchSize + 2) await setTimeout(pauseMs);
+      }
+      await started.finish(true);
+      return text.split('\r\n').slice(1, -1);
+    };
+    const straight = await read(0);
+    const paused = await read(1500);
+    assert.ok(straight.length > 2 * exportBatchSize);
+    assert.deepEqual(paused, straight);
+    assert.equal(new Set(paused).size, paused.length);
   });
 
   async function waitForEnd(exportId: string) {

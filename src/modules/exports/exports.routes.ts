@@ -1,14 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import { ExportQuerySchema, type ExportQuery } from './exports.schema.ts';
+import { sendExport } from './exports.http.ts';
 import { startExport } from './exports.service.ts';
 import { exportFormats } from './formats/index.ts';
 
 /** Streams every result of a saved search as a file; the exported places become the account's leads. */
-export async function exportsRoutes(app: FastifyInstance, { db }: { db: Db }): Promise<void> {
+export async function exportsRoutes(app: FastifyInstance, { db, config }: { db: Db; config: Config }): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const file = Type.String({ description: 'The file, streamed' });
 
@@ -43,12 +45,7 @@ export async function exportsRoutes(app: FastifyInstance, { db }: { db: Db }): P
         format: query.format ?? 'csv',
         fields: query.fields,
       });
-      return reply
-        .header('content-type', started.contentType)
-        .header('content-disposition', started.contentDisposition)
-        .header('cache-control', 'no-store')
-        .header('x-export-id', started.exportId)
-        .send(started.body);
+      return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
     },
   );
 }

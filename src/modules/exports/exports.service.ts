@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
 import { getSearchForAccount, parseFields, searchNameCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
-import { createLeadRecorder, finishExport, insertExport, type ExportRow, type LeadRecorder } from './exports.repository.ts';
+import { DeliveryLedger } from './delivery.ts';
+import { createLeadRecorder, finishExport, insertExport } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
-import { exportFormats, type ExportFormatName } from './formats/index.ts';
+import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
 
 /** Rows read and written per step: one query, one chunk of output, one leads transaction. */
 export const exportBatchSize = 1000;
@@ -24,18 +25,27 @@ export interface StartedExport {
   exportId: string;
   contentType: string;
   contentDisposition: string;
+  /** The file, streamed: rows are read as the response takes the text. */
   body: Readable;
+  /** Where the response reports the body bytes it has flushed (see `DeliveryLedger`). */
+  delivery: Pick<DeliveryLedger, 'bodyFlushed'>;
+  /**
+   * The response is over: `complete` when every byte was flushed. Records the places delivered as leads
+   * (those not yet recorded), and logs the export `done`, `aborted` (cut short) or `failed` (a read or
+   * write error), with the number of places delivered.
+   */
+  finish(complete: boolean): Promise<void>;
 }
 
 /**
  * Starts streaming every place of a saved search in the chosen format. The search must belong to the
  * account (another account's id is `not_found`, like an unknown one).
  *
- * Leads: each batch becomes leads of the account once the format writer has taken it and asks for
- * the next one, in a transaction of its own (see `LeadRecorder`). A download cut short
- * therefore counts the batches already handed to the response, and the export is logged `aborted`
- * with that row count; the batch in flight when the client left is not counted. Memory stays at
- * about one batch whatever the size of the search.
+ * Leads: a place becomes a lead of the account once the bytes that carry it have been flushed to the
+ * client's connection (`DeliveryLedger` says precisely what that means), each delivered batch in a
+ * short transaction of its own together with the export's `row_count`. A download cut short keeps the
+ * leads of what was delivered and is logged `aborted`. Memory stays at about one batch (a workbook also
+ * keeps the ids of its places until it is complete).
  */
 export async function startExport(db: Db, request: ExportRequest, now = new Date()): Promise<StartedExport> {
   const fields = parseFields(request.fields);
@@ -49,13 +59,35 @@ export async function startExport(db: Db, request: ExportRequest, now = new Date
     fields: JSON.stringify(chosen),
     created_at: now.toISOString(),
   });
-  const format = exportFormats[request.format];
+  const format: ExportFormat = exportFormats[request.format];
   const labels = searchLabels(search);
+  const leads = createLeadRecorder(db);
+  const ledger = new DeliveryLedger((ids) => leads.recordBatch(exp, ids, new Date().toISOString()), format.chunks !== undefined);
+  let failed = false;
+  const batches = producedBatches(searchMatches(db, search, exportBatchSize), ledger, () => (failed = true));
+  const body = format.chunks ? Readable.from(countedChunks(format.chunks(batches, chosen), ledger), { objectMode: false }) : format.write(batches, chosen);
+  body.once('error', () => (failed = true));
+  let finished: Promise<void> | undefined;
   return {
     exportId: exp.public_id,
     contentType: format.contentType,
     contentDisposition: attachmentDisposition(exportFilename({ ...labels, date: now, extension: format.extension })),
-    body: format.write(recordingLeads(db, createLeadRecorder(db), exp, searchMatches(db, search, exportBatchSize)), chosen),
+    body,
+    delivery: ledger,
+    finish(complete) {
+      finished ??= (async () => {
+        let status: 'done' | 'aborted' | 'failed' = failed ? 'failed' : complete ? 'done' : 'aborted';
+        try {
+          await ledger.close(complete && !failed);
+        } catch (error) {
+          status = 'failed';
+          throw error;
+        } finally {
+          await finishExport(db, exp.id, status, new Date().toISOString());
+        }
+      })();
+      return finished;
+    },
   };
 }
 
@@ -79,20 +111,29 @@ async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): A
   }
 }
 
-async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<readonly PublicPlaceTuple[]> {
+/** The batches as the format writer takes them; each is reported to the ledger once the writer has turned it into text. */
+async function* producedBatches(batches: PlaceBatches, ledger: DeliveryLedger, onError: () => void): AsyncGenerator<readonly PublicPlaceTuple[]> {
   const id = publicColumnIndex.id;
-  let status: 'done' | 'aborted' | 'failed' = 'aborted';
   try {
     for await (const batch of batches) {
       yield batch;
-      // Reached only when the writer asks for the next batch: this one is in the response stream.
-      await leads.recordBatch(exp, batch.map((t) => t[id] as number), new Date().toISOString());
+      // Reached when the writer asks for the next batch: this one's text has been produced.
+      ledger.batchProduced(batch.map((t) => t[id] as number));
     }
-    status = 'done';
-  } catch (err) {
-    status = 'failed';
-    throw err;
-  } finally {
-    await finishExport(db, exp.id, status, new Date().toISOString());
+  } catch (error) {
+    onError();
+    throw error;
   }
+}
+
+/**
+ * A text format's chunks, counted on their way into the response. The body ends only once every batch has
+ * been flushed and recorded: a client that has the whole file also has its leads.
+ */
+async function* countedChunks(chunks: AsyncIterable<string>, ledger: DeliveryLedger): AsyncGenerator<string> {
+  for await (const chunk of chunks) {
+    ledger.produce(Buffer.byteLength(chunk));
+    yield chunk;
+  }
+  await ledger.drained();
 }

@@ -1,6 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../infra/db/schema.ts';
 import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
 import { filtered, type PlaceCriteria } from './places.repository.ts';
@@ -34,8 +35,8 @@ function bulkSelect(db: Db, criteria: PlaceCriteria) {
 export async function* streamPlaces(db: Db, criteria: PlaceCriteria, batchSize: number): AsyncGenerator<BulkPlaceRow[]> {
   const path = ownConnectionPath(db);
   if (path) {
-    const query = bulkSelect(db, criteria).orderBy('places.id', 'asc').compile();
-    yield* streamFromOwnConnection(path, query.sql, query.parameters, batchSize, false) as AsyncGenerator<BulkPlaceRow[]>;
+    const query = (afterId: number) => idOrdered(bulkSelect(db, criteria), afterId).compile();
+    yield* streamFromOwnConnection(path, query, batchSize, (row) => (row as BulkPlaceRow).id, false) as AsyncGenerator<BulkPlaceRow[]>;
     return;
   }
   let afterId = 0;
@@ -51,6 +52,7 @@ export async function* streamPlaces(db: Db, criteria: PlaceCriteria, batchSize: 
 export type BulkPlaceTuple = [...PublicPlaceValues, names: string | null];
 /** Where `names` sits in a `BulkPlaceTuple`. */
 export const bulkNamesIndex = publicPlaceColumns.length;
+const tupleIdIndex = publicPlaceColumns.indexOf('id');
 
 /**
  * `streamPlaces` without an object per row: each place is an array in `publicPlaceColumns` order, as
@@ -61,11 +63,9 @@ export const bulkNamesIndex = publicPlaceColumns.length;
 export async function* streamPlaceTuples(db: Db, criteria: PlaceCriteria, batchSize: number, withNames: boolean): AsyncGenerator<BulkPlaceTuple[]> {
   const path = ownConnectionPath(db);
   if (path) {
-    const query = filtered(db, criteria)
-      .select([...publicPlaceColumns.map((c) => `places.${c}` as const), withNames ? 'places.names' : sql<null>`null`.as('names')])
-      .orderBy('places.id', 'asc')
-      .compile();
-    yield* streamFromOwnConnection(path, query.sql, query.parameters, batchSize, true) as AsyncGenerator<BulkPlaceTuple[]>;
+    const select = filtered(db, criteria).select([...publicPlaceColumns.map((c) => `places.${c}` as const), withNames ? 'places.names' : sql<null>`null`.as('names')]);
+    const query = (afterId: number) => idOrdered(select, afterId).compile();
+    yield* streamFromOwnConnection(path, query, batchSize, (row) => (row as unknown[])[tupleIdIndex] as number, true) as AsyncGenerator<BulkPlaceTuple[]>;
     return;
   }
   for await (const rows of streamPlaces(db, criteria, batchSize)) {
@@ -73,27 +73,73 @@ export async function* streamPlaceTuples(db: Db, criteria: PlaceCriteria, batchS
   }
 }
 
-/** One query streamed in batches from a read-only connection of its own, closed when the caller stops. */
-async function* streamFromOwnConnection(path: string, text: string, parameters: readonly unknown[], batchSize: number, raw: boolean): AsyncGenerator<unknown[]> {
-  const reader = new SQLite(path, { readonly: true });
-  try {
+/**
+ * In id order, after `afterId` when resuming. The first query has no id condition, so the planner
+ * picks its plan from the filters alone, as for a count.
+ */
+function idOrdered<O>(select: SelectQueryBuilder<Database, 'places', O>, afterId: number): SelectQueryBuilder<Database, 'places', O> {
+  return (afterId > 0 ? select.where('places.id', '>', afterId) : select).orderBy('places.id', 'asc');
+}
+
+/**
+ * A reader whose consumer has not asked for the next batch for this long lets go of its snapshot: it
+ * closes its statement and connection, and continues after the last id it gave on a fresh one when asked.
+ * A slow or stalled download (the export waits on its client) would otherwise keep a read transaction
+ * open, and the write-ahead log could not be checkpointed past it: it would grow with every write.
+ */
+const releaseSnapshotAfterMs = 1000;
+
+/**
+ * One query streamed in batches from a read-only connection of its own, closed when the caller stops;
+ * released while the caller does not ask for more (see `releaseSnapshotAfterMs`) and resumed after the
+ * last row's id. Rows that changed while released are read as they are then.
+ */
+async function* streamFromOwnConnection(
+  path: string,
+  queryAfter: (afterId: number) => { sql: string; parameters: readonly unknown[] },
+  batchSize: number,
+  idOf: (row: unknown) => number,
+  raw: boolean,
+): AsyncGenerator<unknown[]> {
+  let reader: SQLite.Database | undefined;
+  let rows: IterableIterator<unknown> | undefined;
+  let lastId = 0;
+  const open = () => {
+    reader = new SQLite(path, { readonly: true });
     // One pass over the file: pages are not read twice, so a small page cache does.
     applySqlitePragmas(reader, true, sqliteCacheSizes.stream);
-    let batch: unknown[] = [];
-    for (const row of reader.prepare(text).raw(raw).iterate(...parameters)) {
-      batch.push(row);
-      if (batch.length >= batchSize) {
-        yield batch;
-        batch = [];
-        // Let the event loop run between batches. A client that reads as fast as the export writes never
-        // makes the socket push back, and the stream would then go on in microtasks alone: every other
-        // request (and V8's incremental GC steps) would wait for the whole export.
-        await setImmediate();
+    const query = queryAfter(lastId);
+    rows = reader.prepare(query.sql).raw(raw).iterate(...query.parameters);
+  };
+  const release = () => {
+    rows?.return?.();
+    reader?.close();
+    rows = undefined;
+    reader = undefined;
+  };
+  try {
+    open();
+    for (;;) {
+      if (!rows) open();
+      const batch: unknown[] = [];
+      for (let next = rows!.next(); !next.done; next = rows!.next()) {
+        batch.push(next.value);
+        if (batch.length >= batchSize) break;
       }
+      if (batch.length === 0) return;
+      lastId = idOf(batch[batch.length - 1]);
+      const idle = setTimeout(release, releaseSnapshotAfterMs);
+      idle.unref();
+      yield batch;
+      clearTimeout(idle);
+      if (batch.length < batchSize) return;
+      // Let the event loop run between batches. A client that reads as fast as the export writes never
+      // makes the socket push back, and the stream would then go on in microtasks alone: every other
+      // request (and V8's incremental GC steps) would wait for the whole export.
+      await setImmediate();
     }
-    if (batch.length > 0) yield batch;
   } finally {
-    reader.close();
+    release();
   }
 }
 

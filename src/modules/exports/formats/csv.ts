@@ -16,7 +16,7 @@ export function placesToCsv(batches: PlaceBatches, fields: readonly PlaceField[]
   return Readable.from(csvChunks(batches, fields), { objectMode: false });
 }
 
-async function* csvChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
+export async function* csvChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
   yield `\uFEFF${csvLine(fields)}`;
   // Straight from the row arrays to text: no place object and no cell array per row.
   const { columns, isList } = cellPlan(fields);

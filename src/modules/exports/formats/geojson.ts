@@ -12,7 +12,7 @@ export function placesToGeojson(batches: PlaceBatches, fields: readonly PlaceFie
   return Readable.from(geojsonChunks(batches, fields), { objectMode: false });
 }
 
-async function* geojsonChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
+export async function* geojsonChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
   let first = true;
   yield '{"type":"FeatureCollection","features":[';
   for await (const rows of batches) {

@@ -11,7 +11,7 @@ export function placesToJson(batches: PlaceBatches, fields: readonly PlaceField[
   return Readable.from(jsonChunks(batches, fields), { objectMode: false });
 }
 
-async function* jsonChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
+export async function* jsonChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
   let first = true;
   yield '[';
   for await (const places of pickedPlaces(batches, fields)) {

@@ -7,7 +7,7 @@ export function placesToNdjson(batches: PlaceBatches, fields: readonly PlaceFiel
   return Readable.from(ndjsonChunks(batches, fields), { objectMode: false });
 }
 
-async function* ndjsonChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
+export async function* ndjsonChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
   for await (const places of pickedPlaces(batches, fields)) {
     let chunk = '';
     for (const p of places) chunk += `${JSON.stringify(p)}\n`;
