@@ -31,3 +31,20 @@ export function printImportSummary(s: ImportSummary): void {
       `in ${s.seconds.toFixed(2)} s, ${Math.round(s.placesPerSecond)} places/s`,
   );
 }
+
+/** A progress bar per table of a database copy, on a terminal (stderr); nothing otherwise. */
+export function copyProgressRenderer(): ((table: string, done: number, total: number) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let bar: cliProgress.SingleBar | undefined;
+  let current = '';
+  return (table, done, total) => {
+    if (table !== current) {
+      bar?.stop();
+      current = table;
+      bar = new cliProgress.SingleBar({ format: `${table.padEnd(12)} {bar} {percentage}% | {value}/{total} rows`, stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic);
+      bar.start(Math.max(total, 1), Math.min(done, total));
+    }
+    bar?.update(Math.min(done, total));
+    if (done >= total) bar?.stop();
+  };
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { buildApp, type App } from '../../app.ts';
+import { prepareDatabase } from '../../bootstrap.ts';
+import { loadConfig } from '../../config.ts';
+import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { munichExtract } from '../../../test/helpers/exports.ts';
+import { copiedTables, copyDatabase, CopyMismatch, notCopiedTables } from './copy.ts';
+import type { Db } from './database.ts';
+
+/** Tables of a migrated database, without the storage of SQLite's full-text index (part of places_fts). */
+async function tablesOf(db: Db): Promise<string[]> {
+  const tables = await db.kysely.introspection.getTables({ withInternalKyselyTables: true });
+  return tables.map((t) => t.name).filter((n) => !/^places_fts(_|$)/.test(n) && !n.startsWith('sqlite_')).sort();
+}
+
+for (const dialect of dialects) {
+  test(`every table of a migrated ${dialect.name} database is either copied or deliberately left to the target`, async () => {
+    const t = await dialect.open();
+    try {
+      await prepareDatabase(t.db);
+      const listed = [...copiedTables.map((c) => c.name), ...notCopiedTables].sort();
+      assert.deepEqual(await tablesOf(t.db), listed);
+    } finally {
+      await t.dispose();
+    }
+  });
+}
+
+describe('leadatlas db copy from SQLite to PostgreSQL', () => {
+  let source: TestApp;
+  let account: TestAccount;
+  let target: TestDatabase;
+  let copy: App;
+  let searchCursor: string;
+
+  const get = (app: App, url: string) => app.inject({ method: 'GET', url, headers: { authorization: account.authorization } });
+
+  before(async () => {
+    // A real installation: the Munich extract, an account with a token, saved searches, an export and its leads, usage.
+    source = await buildTestApp({ files: [munichExtract] });
+    account = await createAccountWithToken(source.db, { scopes: ['search', 'export', 'places:read'] });
+    const first = (await get(source.app, '/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=5')).json() as { search_id: string; links: { next: string } };
+    searchCursor = new URL(first.links.next, 'http://x').searchParams.get('cursor')!;
+    const cafes = (await get(source.app, '/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=5')).json() as { search_id: string };
+    assert.equal((await get(source.app, `/api/v2/map/export?search_id=${cafes.search_id}&format=csv`)).statusCode, 200);
+    await source.app.usage.flush();
+    target = await openTestPostgres();
+    await prepareDatabase(target.db);
+  });
+  after(async () => {
+    await copy?.close();
+    await target?.dispose();
+    await source?.close();
+  });
+
+  test('a copy cut short resumes where it stopped, and the result matches the source table by table', async () => {
+    let seen = 0;
+    await assert.rejects(
+      copyDatabase(source.db, target.db, {
+        batchSize: 500,
+        onProgress: (table, done) => {
+          if (table === 'places' && done > 0 && ++seen === 2) throw new Error('connection lost');
+        },
+      }),
+      /connection lost/,
+    );
+    const places = await target.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    assert.ok(Number(places.n) > 0 && Number(places.n) % 500 === 0, `${places.n} places copied before the cut, whole batches`);
+
+    const report = await copyDatabase(source.db, target.db, { batchSize: 500 });
+    const byTable = new Map(report.map((r) => [r.table, r]));
+    assert.equal(byTable.get('places')!.resumedAt, Number(places.n));
+    assert.ok(byTable.get('places')!.rows > 2000);
+    assert.ok(byTable.get('leads')!.rows > 0 && byTable.get('api_tokens')!.rows === 1 && byTable.get('usage_daily')!.rows > 0);
+    for (const r of report) assert.match(r.checksum, /^[0-9a-f]{64}$/);
+  });
+
+  test('the copy answers the same API requests identically, with the same token', async () => {
+    copy = await buildApp({ config: loadConfig({ DATABASE_URL: 'postgres://copy', LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db: target.db });
+    const same = async (url: string, pick: (body: Record<string, unknown>) => unknown = (b) => b) => {
+      const [a, b] = await Promise.all([get(source.app, url), get(copy, url)]);
+      assert.equal(b.statusCode, a.statusCode, url);
+      assert.deepEqual(pick(b.json()), pick(a.json()), url);
+    };
+    await same('/api/v1/user-api/places?per_page=100');
+    await same('/api/v1/user-api/categories');
+    await same('/api/v2/countries');
+    // A saved search made before the copy pages on in the copy.
+    await same(`/api/v2/map/search?cursor=${encodeURIComponent(searchCursor)}&per_page=5`, (b) => ({ total: b.total, data: b.data }));
+    await same('/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&sort=rating&per_page=20', (b) => ({ total: b.total, data: b.data, resolved: b.resolved }));
+    // New ids after the copied ones: the sequences moved past them.
+    const account2 = await createAccountWithToken(target.db);
+    assert.ok(account2.accountId > account.accountId);
+  });
+
+  test('a target that already held other rows fails the check, naming the table', async () => {
+    const other = openTestSqlite();
+    try {
+      await prepareDatabase(other.db);
+      await sql`INSERT INTO accounts (email, email_norm, password_hash, created_at, password_changed_at) VALUES ('x@example.com', 'x@example.com', 'x', '2026-01-01', '2026-01-01')`.execute(other.db.kysely);
+      await assert.rejects(copyDatabase(source.db, other.db), (e: unknown) => e instanceof CopyMismatch && /^accounts:/.test(e.message));
+    } finally {
+      await other.dispose();
+    }
+  });
+});

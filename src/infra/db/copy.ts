@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Db } from './database.ts';
+import { byDialect } from './dialect.ts';
+
+/**
+ * Moves a whole installation from one database to another (`leadatlas db copy --from … --to …`): SQLite to
+ * PostgreSQL when a team outgrows one machine, or back. The target is migrated and its reference data
+ * built from the packages first (`prepareDatabase`, by the caller); then every table of the catalog and of
+ * the accounts is copied in key order, in batches of one transaction each, keeping every id (leads point
+ * at places, tokens at accounts), and checked: the same count and the same checksum of every row, in key
+ * order, on both sides.
+ *
+ * Resumable: a copy cut short (kill -9, a lost connection) has committed a prefix of each table in key
+ * order; run again, it continues after the last key the target holds. Rows the target held before are
+ * not overwritten: they would fail the check, which says which table differs.
+ */
+
+/** The tables a copy moves, parents before children, each with the key it is read, resumed and checked by. */
+export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] }> = [
+  { name: 'import_runs', key: ['id'] },
+  { name: 'places', key: ['id'] },
+  { name: 'accounts', key: ['id'] },
+  { name: 'sessions', key: ['id_hash'] },
+  { name: 'api_tokens', key: ['id'] },
+  { name: 'usage_daily', key: ['account_id', 'day', 'route'] },
+  { name: 'searches', key: ['id'] },
+  { name: 'exports', key: ['id'] },
+  { name: 'leads', key: ['id'] },
+];
+
+/**
+ * Tables a copy leaves alone: the reference data the target builds from the same packages, the migration
+ * log, and what the target keeps in step itself (the full-text index and the places version, SQLite).
+ */
+export const notCopiedTables: readonly string[] = [
+  'categories', 'category_names', 'countries', 'country_names', 'cities', 'city_names', 'reference_data',
+  'kysely_migration', 'kysely_migration_lock', 'places_version',
+];
+
+export interface TableCopy {
+  table: string;
+  /** Rows in the source. */
+  rows: number;
+  /** Rows the target already held when this run began (a resumed copy). */
+  resumedAt: number;
+  copied: number;
+  checksum: string;
+}
+
+export interface CopyOptions {
+  batchSize?: number;
+  onProgress?: (table: string, done: number, total: number) => void;
+}
+
+export class CopyMismatch extends Error {
+  override name = 'CopyMismatch';
+}
+
+/** Copies every table of `copiedTables` from `from` to `to` (both migrated), then checks counts and checksums. */
+export async function copyDatabase(from: Db, to: Db, options: CopyOptions = {}): Promise<TableCopy[]> {
+  const batchSize = options.batchSize ?? 1000;
+  const report: TableCopy[] = [];
+  for (const table of copiedTables) {
+    const columns = await sharedColumns(from, to, table.name);
+    const rows = await countRows(from.kysely, table.name);
+    const resumedAt = await countRows(to.kysely, table.name);
+    let after = await lastKey(to.kysely, table.name, table.key);
+    let copied = 0;
+    options.onProgress?.(table.name, resumedAt, rows);
+    for (;;) {
+      const batch = await readBatch(from.kysely, table.name, columns, table.key, after, batchSize);
+      if (batch.length === 0) break;
+      await to.kysely.transaction().execute(async (trx) => {
+        // Within the drivers' limits on bound parameters (SQLite: 32,766) for a wide table such as places.
+        const rowsPerInsert = Math.max(1, Math.floor(30_000 / columns.length));
+        for (let i = 0; i < batch.length; i += rowsPerInsert) {
+          await trx.insertInto(table.name as never).values(batch.slice(i, i + rowsPerInsert) as never).execute();
+        }
+      });
+      copied += batch.length;
+      after = table.key.map((k) => batch[batch.length - 1]![k]);
+      options.onProgress?.(table.name, resumedAt + copied, rows);
+      if (batch.length < batchSize) break;
+    }
+    if (table.key.length === 1 && table.key[0] === 'id') await afterExplicitIds(to)(table.name);
+    report.push({ table: table.name, rows, resumedAt, copied, checksum: '' });
+  }
+  for (const entry of report) {
+    const table = copiedTables.find((t) => t.name === entry.table)!;
+    const columns = await sharedColumns(from, to, table.name);
+    const [source, target] = await Promise.all([tableChecksum(from.kysely, table.name, columns, table.key), tableChecksum(to.kysely, table.name, columns, table.key)]);
+    if (source.rows !== target.rows || source.digest !== target.digest) {
+      throw new CopyMismatch(`${table.name}: the source has ${source.rows} rows (checksum ${source.digest.slice(0, 12)}), the target ${target.rows} (checksum ${target.digest.slice(0, 12)})`);
+    }
+    entry.checksum = source.digest;
+  }
+  return report;
+}
+
+/** The columns of a table that both databases have, in name order. */
+async function sharedColumns(from: Db, to: Db, table: string): Promise<string[]> {
+  const names = async (db: Db) => new Set((await db.kysely.introspection.getTables()).find((t) => t.name === table)?.columns.map((c) => c.name) ?? []);
+  const [a, b] = await Promise.all([names(from), names(to)]);
+  const shared = [...a].filter((c) => b.has(c)).sort();
+  if (shared.length === 0) throw new CopyMismatch(`table ${table} is missing in the ${a.size === 0 ? 'source' : 'target'}: migrate both first`);
+  return shared;
+}
+
+async function countRows(db: Kysely<any>, table: string): Promise<number> {
+  const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The greatest key the table holds, or null when it is empty. */
+async function lastKey(db: Kysely<any>, table: string, key: readonly string[]): Promise<unknown[] | null> {
+  const order = sql.join(key.map((k) => sql`${sql.ref(k)} DESC`));
+  const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(key.map((k) => sql.ref(k)))} FROM ${sql.table(table)} ORDER BY ${order} LIMIT 1`.execute(db);
+  return rows[0] ? key.map((k) => rows[0]![k]) : null;
+}
+
+function readBatch(db: Kysely<any>, table: string, columns: string[], key: readonly string[], after: unknown[] | null, limit: number): Promise<Array<Record<string, unknown>>> {
+  const keyRefs = sql.join(key.map((k) => sql.ref(k)));
+  const where = after === null ? sql`` : sql`WHERE (${keyRefs}) > (${sql.join(after)})`;
+  return sql<Record<string, unknown>>`SELECT ${sql.join(columns.map((c) => sql.ref(c)))} FROM ${sql.table(table)} ${where} ORDER BY ${keyRefs} LIMIT ${limit}`
+    .execute(db)
+    .then((r) => r.rows);
+}
+
+/**
+ * After rows were inserted with their ids: PostgreSQL's sequence must move past them, or the next
+ * INSERT without an id would collide; SQLite takes the largest rowid plus one by itself.
+ */
+const afterExplicitIds = byDialect<(table: string) => Promise<void>>({
+  sqlite: () => async () => {},
+  postgres: (db) => async (table) => {
+    await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), coalesce((SELECT max(id) FROM ${sql.table(table)}), 0) + 1, false)`.execute(db.kysely);
+  },
+});
+
+/**
+ * SHA-256 over every row in key order, each as the JSON of its values in `columns` order. Both drivers
+ * give numbers for integer and real columns and text for the rest, so equal rows hash alike.
+ */
+async function tableChecksum(db: Kysely<any>, table: string, columns: string[], key: readonly string[]): Promise<{ rows: number; digest: string }> {
+  const hash = createHash('sha256');
+  let after: unknown[] | null = null;
+  let rows = 0;
+  for (;;) {
+    const batch = await readBatch(db, table, columns, key, after, 5000);
+    for (const row of batch) hash.update(`${JSON.stringify(columns.map((c) => normalise(row[c])))}\n`);
+    rows += batch.length;
+    if (batch.length < 5000) break;
+    after = key.map((k) => batch[batch.length - 1]![k]);
+  }
+  return { rows, digest: hash.digest('hex') };
+}
+
+function normalise(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (value instanceof Date) return value.toISOString();
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  return value;
+}
