@@ -35,6 +35,12 @@ export const ConfigSchema = Type.Object({
     maximum: 3600,
     description: 'seconds an export may wait for its client to take a byte before the connection is cut',
   }),
+  SHUTDOWN_TIMEOUT: Type.Integer({
+    default: 30,
+    minimum: 0,
+    maximum: 3600,
+    description: 'seconds a stopping server (SIGTERM) lets requests in flight, streaming exports included, finish before it cuts them',
+  }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
 });

@@ -40,9 +40,20 @@ program
     // After the demo import (its worker holds the gazetteer, which would then be collected far more often).
     limitHeapGrowth();
     const app = await buildApp({ config, db });
+    // On SIGTERM/SIGINT: stop accepting connections, let the requests in flight (streaming exports too)
+    // finish for up to SHUTDOWN_TIMEOUT, cut what is left, then close the database and exit.
+    let stopping = false;
     const shutdown = async (signal: string) => {
-      app.log.info({ signal }, 'shutting down');
+      if (stopping) return;
+      stopping = true;
+      app.log.info({ signal, timeoutS: config.SHUTDOWN_TIMEOUT }, 'shutting down: no new connections, waiting for the requests in flight');
+      const cut = setTimeout(() => {
+        app.log.warn('shutdown timeout: closing the connections still open');
+        app.server.closeAllConnections();
+      }, config.SHUTDOWN_TIMEOUT * 1000);
+      cut.unref();
       await app.close();
+      clearTimeout(cut);
       await db.close();
       process.exit(0);
     };

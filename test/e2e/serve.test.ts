@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -77,12 +78,43 @@ describe('leadatlas serve on a fresh database', () => {
     assert.ok(stats.byCategory.some((c) => c.category === 'restaurant' && c.places > 1000));
   });
 
+  test('SIGTERM lets an export in flight finish, refuses new connections meanwhile, then exits cleanly', async () => {
+    const user = runCli(['user', 'create', '--email', 'e2e@example.com'], env);
+    assert.equal(user.status, 0, user.stderr);
+    const token = runCli(['token', 'create', '--user', 'e2e@example.com', '--name', 'e2e', '--scopes', 'search,export'], env);
+    assert.equal(token.status, 0, token.stderr);
+    const authorization = `Bearer ${token.stdout.trim()}`;
+    const search = (await (await fetch(`${base}/api/v2/map/search?bbox=-180,-90,180,90&per_page=1`, { headers: { authorization } })).json()) as { search_id: string; total: number };
+    const exited = new Promise((r) => server.once('exit', r));
+
+    // A client that reads the export slowly: it is still downloading when the server is told to stop.
+    const body = await new Promise<string>((resolveBody, reject) => {
+      const req = request(`${base}/api/v2/map/export?search_id=${search.search_id}&format=csv`, { headers: { authorization }, agent: false }, (res) => {
+        assert.equal(res.statusCode, 200);
+        const parts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          parts.push(chunk);
+          res.pause();
+          setTimeout(() => res.resume(), 20);
+        });
+        res.on('end', () => resolveBody(Buffer.concat(parts).toString('utf8')));
+        res.on('error', reject);
+        server.kill('SIGTERM');
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const refused = await fetch(`${base}/healthz`).then(() => false, () => true);
+    assert.ok(refused, 'a stopping server accepts no new connection');
+    assert.equal(body.trimEnd().split('\r\n').length - 1, search.total, 'the export in flight was sent whole');
+    await exited;
+    assert.equal(server.exitCode, 0, 'SIGTERM shuts the server down cleanly');
+  });
+
   test('a second start finds the catalog in place and does not import again', async () => {
     const before = runCli(['stats', '--json'], env);
     const runs = (JSON.parse(before.stdout) as { imports: unknown[] }).imports.length;
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    assert.equal(server.exitCode, 0, 'SIGTERM shuts the server down cleanly');
+    assert.notEqual(server.exitCode, null, 'the first server has stopped');
     const again = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
     try {
       for (let i = 0; i < 240; i++) {
