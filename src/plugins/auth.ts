@@ -42,9 +42,7 @@ const failures: Record<'missing' | VerifyFailure, string> = {
 
 /**
  * Bearer-token authentication for every route that declares `config: { scope }`, answering
- * 401/403 problem+json itself (RFC 6750 WWW-Authenticate), setting the API's security headers
- * (OWASP REST recommendations) and counting the account's usage.
- * Also provides the account, token and rate-limit services to the dashboard and the CLI.
+ * 401/403 problem+json itself (RFC 6750 WWW-Authenticate) and counting the account's usage.
  */
 export const authPlugin = fp(async function authPlugin(app: FastifyInstance, options: AuthPluginOptions) {
   const rateLimiter = options.rateLimiter ?? createRateLimiter(options.config.REDIS_URL);
@@ -62,14 +60,6 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
   app.decorate('usage', usage);
   app.decorateRequest('auth', null);
 
-  const apiSecurityHeaders: Record<string, string> = {
-    // Answers to credentialed requests stay out of shared caches; a route may set its own policy.
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    // JSON is never a page: nothing may frame it or run from it.
-    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-    ...(options.config.PUBLIC_URL?.startsWith('https://') ? { 'strict-transport-security': 'max-age=31536000; includeSubDomains' } : {}),
-  };
   /**
    * The last Authorization header a keep-alive connection presented successfully, with its token
    * hash: the connection's next request with the same header skips the SHA-256. It holds only
@@ -94,7 +84,6 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
     };
     // Callback style, not async: a token seen in the last seconds is answered without a promise hop.
     const authenticate: onRequestHookHandler = (request, reply, done) => {
-      reply.headers(apiSecurityHeaders);
       const header = request.headers.authorization;
       if (header === undefined || header.trim() === '') return done(unauthorized('missing'));
       const memo = connectionMemo.get(request.raw.socket);

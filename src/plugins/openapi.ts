@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import { Type } from '@sinclair/typebox';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { renderDocsPage, type OpenApiDocument } from './openapi.docs.ts';
+import { docsCss, renderDocsPage, type OpenApiDocument } from './openapi.docs.ts';
 
 export interface OpenapiPluginOptions {
   /** Where the API is served, for the document's `servers`. */
@@ -75,7 +76,11 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
   };
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => document());
-  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderDocsPage(document())));
+  // The page has no script and one inline style sheet, allowed by its hash; it may not be framed.
+  const docsPolicy = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(docsCss).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-security-policy', docsPolicy).type('text/html; charset=utf-8').send(renderDocsPage(document())),
+  );
 });
 
 /** Error responses are served as application/problem+json; the generator labels every response application/json. */
