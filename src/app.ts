@@ -15,6 +15,8 @@ import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { rateLimitPlugin } from './plugins/ratelimit.ts';
+import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
@@ -52,6 +54,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(securityHeadersPlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(errorsPlugin);
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL });
+  await app.register(rateLimitPlugin, { config });
   await app.register(authPlugin, { db, config });
 
   app.get('/healthz', async () => {
@@ -61,6 +64,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
 
   await app.register(exportsRoutes, { db });
   await app.register(leadsRoutes, { db });
+  await app.register(usageRoutes);
 
   const reads = createReadPool({
     db,

@@ -44,7 +44,7 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
         await migrateToLatest(db);
         const generated = opts.password === undefined && !opts.passwordStdin;
         const password = opts.passwordStdin ? (await text(process.stdin)).replace(/\r?\n$/, '') : (opts.password ?? randomBytes(18).toString('base64url'));
-        const account = await new AccountService(db, new MemoryRateLimiter()).signUp(opts.email, password);
+        const account = await new AccountService(db, new MemoryRateLimiter()).signUp(opts.email, password, null);
         console.error(`created account ${account.id} <${account.email}>`);
         if (generated) console.log(password);
       }),

@@ -88,7 +88,7 @@ class KyselyLeadRecorder implements LeadRecorder {
   }
 }
 
-export async function finishExport(db: Db, id: number, status: 'done' | 'aborted' | 'failed', at: string): Promise<void> {
+export async function finishExport(db: Db, id: number, status: ExportRow['status'], at: string): Promise<void> {
   await db.kysely.updateTable('exports').set({ status, finished_at: at }).where('id', '=', id).execute();
 }
 

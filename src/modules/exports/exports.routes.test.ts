@@ -198,7 +198,7 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     const searchId = await saveSearch(t.db, account.accountId, city, null);
     const total = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     assert.ok(total > 2 * exportBatchSize, `the whole extract spans several batches: ${total}`);
-    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
+    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' }, app.quotas);
     let received = 0;
     for await (const chunk of started.body) {
       received += String(chunk).split('\r\n').length - 1;
@@ -215,7 +215,7 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
   test('a client that reads as fast as the export writes still leaves the event loop free between batches', async () => {
     const account = await createAccountWithToken(t.db);
     const searchId = await saveSearch(t.db, account.accountId, city, null);
-    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
+    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' }, app.quotas);
     // Read in microtasks only: without a turn of the loop between batches, no timer or socket would run until the end.
     let loopTurns = 0;
     const turns = setInterval(() => loopTurns++, 0);

@@ -42,7 +42,7 @@ export async function exportsRoutes(app: FastifyInstance, { db }: { db: Db }): P
         searchId: query.search_id,
         format: query.format ?? 'csv',
         fields: query.fields,
-      });
+      }, app.quotas);
       return reply
         .header('content-type', started.contentType)
         .header('content-disposition', started.contentDisposition)

@@ -20,6 +20,25 @@ export interface ExportRequest {
   fields: string | undefined;
 }
 
+/**
+ * The account's export quotas, asked when an export starts and as it writes (implemented by
+ * `QuotaService` in modules/auth): every caller of `startExport` passes one, so no way of starting
+ * an export can skip them.
+ */
+export interface ExportAllowance {
+  /** Refuses (`quota_exceeded`, with Retry-After) an account running its maximum of exports at once or with no rows left this month. */
+  open(accountId: number): Promise<ExportPermit>;
+}
+
+export interface ExportPermit {
+  /** Takes up to `wanted` rows from the month's quota and returns how many it may write (0: the quota is spent). */
+  reserve(wanted: number): Promise<number>;
+  /** The rows last reserved reached the response. */
+  confirm(): void;
+  /** Gives back rows reserved but never written and frees the export's concurrency slot; safe to call again. */
+  close(): Promise<void>;
+}
+
 export interface StartedExport {
   exportId: string;
   contentType: string;
@@ -36,27 +55,40 @@ export interface StartedExport {
  * therefore counts the batches already handed to the response, and the export is logged `aborted`
  * with that row count; the batch in flight when the client left is not counted. Memory stays at
  * about one batch whatever the size of the search.
+ *
+ * Quotas: the export is refused up front when the account has no rows left this month or runs its
+ * maximum of exports; otherwise each batch first takes its rows from the month's quota, and an export
+ * that reaches the quota ends there, as a complete file of that many rows, logged `limited`.
  */
-export async function startExport(db: Db, request: ExportRequest, now = new Date()): Promise<StartedExport> {
+export async function startExport(db: Db, request: ExportRequest, allowance: ExportAllowance, now = new Date()): Promise<StartedExport> {
   const fields = parseFields(request.fields);
   const chosen: PlaceField[] = fields.length > 0 ? fields : placeFields;
   const search = await getSearchForAccount(db, request.accountId, request.searchId);
-  const exp = await insertExport(db, {
-    public_id: `exp_${randomBytes(10).toString('base64url')}`,
-    account_id: request.accountId,
-    search_id: search.id,
-    format: request.format,
-    fields: JSON.stringify(chosen),
-    created_at: now.toISOString(),
-  });
-  const format = exportFormats[request.format];
-  const labels = searchLabels(search);
-  return {
-    exportId: exp.public_id,
-    contentType: format.contentType,
-    contentDisposition: attachmentDisposition(exportFilename({ ...labels, date: now, extension: format.extension })),
-    body: format.write(recordingLeads(db, createLeadRecorder(db), exp, searchMatches(db, search, exportBatchSize)), chosen),
-  };
+  const permit = await allowance.open(request.accountId);
+  try {
+    const exp = await insertExport(db, {
+      public_id: `exp_${randomBytes(10).toString('base64url')}`,
+      account_id: request.accountId,
+      search_id: search.id,
+      format: request.format,
+      fields: JSON.stringify(chosen),
+      created_at: now.toISOString(),
+    });
+    const format = exportFormats[request.format];
+    const labels = searchLabels(search);
+    const body = format.write(recordingLeads(db, createLeadRecorder(db), exp, permit, searchMatches(db, search, exportBatchSize)), chosen);
+    // Also when the stream is destroyed before its first batch was asked for (the generator never ran).
+    body.once('close', () => void permit.close());
+    return {
+      exportId: exp.public_id,
+      contentType: format.contentType,
+      contentDisposition: attachmentDisposition(exportFilename({ ...labels, date: now, extension: format.extension })),
+      body,
+    };
+  } catch (error) {
+    await permit.close();
+    throw error;
+  }
 }
 
 /** City and type for the file name: the names the search resolved to, else what the caller typed. */
@@ -79,20 +111,31 @@ async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): A
   }
 }
 
-async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, batches: PlaceBatches): AsyncGenerator<readonly PublicPlaceTuple[]> {
+async function* recordingLeads(db: Db, leads: LeadRecorder, exp: ExportRow, permit: ExportPermit, batches: PlaceBatches): AsyncGenerator<readonly PublicPlaceTuple[]> {
   const id = publicColumnIndex.id;
-  let status: 'done' | 'aborted' | 'failed' = 'aborted';
+  let status: 'done' | 'aborted' | 'failed' | 'limited' = 'aborted';
   try {
+    let limited = false;
     for await (const batch of batches) {
-      yield batch;
-      // Reached only when the writer asks for the next batch: this one is in the response stream.
-      await leads.recordBatch(exp, batch.map((t) => t[id] as number), new Date().toISOString());
+      const granted = await permit.reserve(batch.length);
+      const part = granted < batch.length ? batch.slice(0, granted) : batch;
+      if (part.length > 0) {
+        yield part;
+        // Reached only when the writer asks for the next batch: this one is in the response stream.
+        await leads.recordBatch(exp, part.map((t) => t[id] as number), new Date().toISOString());
+        permit.confirm();
+      }
+      if (granted < batch.length) {
+        limited = true;
+        break;
+      }
     }
-    status = 'done';
+    status = limited ? 'limited' : 'done';
   } catch (err) {
     status = 'failed';
     throw err;
   } finally {
+    await permit.close();
     await finishExport(db, exp.id, status, new Date().toISOString());
   }
 }
