@@ -36,7 +36,7 @@ export interface OpenApiOperation {
   security?: unknown[];
   parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema; examples?: Record<string, { value?: unknown }> }>;
   requestBody?: { content?: Record<string, MediaType>; required?: boolean };
-  responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
+  responses?: Record<string, { description?: string; content?: Record<string, MediaType>; headers?: Record<string, unknown> }>;
 }
 
 export interface OpenApiDocument {
@@ -44,7 +44,7 @@ export interface OpenApiDocument {
   info: { title: string; version: string; description?: string };
   tags?: Array<{ name: string; description?: string }>;
   paths?: Record<string, Record<string, OpenApiOperation>>;
-  components?: { schemas?: Record<string, JsonSchema> };
+  components?: { schemas?: Record<string, JsonSchema>; headers?: Record<string, { description?: string; schema?: JsonSchema }> };
 }
 
 const esc = (v: unknown): string =>

@@ -295,7 +295,7 @@ describe('dashboard over http', () => {
       ['https://evil.example/', '/search'],
       ['/tokens?x=1#top', '/tokens?x=1#top'],
       ['/searches/€', '/searches/%E2%82%AC'],
-    ]) {
+    ] as const) {
       await c.post('/signout', {});
       await c.get('/signin');
       const res = await c.post('/signin', { email: 'next-checks@example.com', password, next });
