@@ -20,6 +20,8 @@ export interface JsonSchema {
   examples?: unknown[];
   minimum?: number;
   maximum?: number;
+  minLength?: number;
+  maxLength?: number;
   pattern?: string;
   format?: string;
 }
