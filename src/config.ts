@@ -31,7 +31,7 @@ export const ConfigSchema = Type.Object({
   }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   REDIS_KEY_PREFIX: Type.String({ default: 'leadatlas:rl:', minLength: 1, maxLength: 100, description: 'prefix of the rate-limit keys in Redis, for deployments sharing one Redis' }),
-  RATE_LIMIT_TOKEN_PER_MINUTE: count(600, maxRouteCost, 'units a token may spend per minute (a search costs 5, an export 25, a cheap call 1), all at once or spread'),
+  RATE_LIMIT_TOKEN_PER_MINUTE: count(1200, maxRouteCost, 'units a token may spend per minute (a search costs 2, an export 20, a cheap call 1), all at once or spread'),
   RATE_LIMIT_IP_PER_MINUTE: count(300, 1, 'requests per minute and IP without a valid token: pages, /docs, /healthz, refused calls'),
   SIGNUP_LIMIT_PER_IP_PER_HOUR: count(5, 1, 'sign-ups per hour from one IP'),
   SIGNUP_LIMIT_PER_HOUR: count(100, 1, 'sign-ups per hour in all'),

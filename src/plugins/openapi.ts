@@ -47,15 +47,15 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
         headers: {
           'RateLimit-Policy': {
             description:
-              'The limits that apply to this request (structured-field list): `"token";q=600;w=60` (units a token may spend a minute), ' +
+              'The limits that apply to this request (structured-field list): `"token";q=1200;w=60` (units a token may spend a minute), ' +
               '`"daily";q=10000;w=86400` (the account\'s requests a UTC day), or `"ip";q=300;w=60` for requests without a valid token',
             schema: { type: 'string' },
-            example: '"token";q=600;w=60, "daily";q=10000;w=86400',
+            example: '"token";q=1200;w=60, "daily";q=10000;w=86400',
           },
           RateLimit: {
             description: 'What is left of each policy after this request (`r`) and the seconds until it is whole again (`t`)',
             schema: { type: 'string' },
-            example: '"token";r=595;t=1, "daily";r=9990;t=43200',
+            example: '"token";r=1198;t=1, "daily";r=9990;t=43200',
           },
           'Retry-After': { description: 'Seconds to wait before the request can succeed', schema: { type: 'integer', minimum: 1 } },
         },

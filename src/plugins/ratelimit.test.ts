@@ -63,9 +63,9 @@ describe('rate limits', () => {
     const a = await createAccountWithToken(t.db);
     const withToken = await app.inject({ url: '/api/v1/user-api/categories', headers: { authorization: a.authorization } });
     assert.equal(withToken.statusCode, 200);
-    assert.equal(withToken.headers['ratelimit-policy'], '"token";q=600;w=60, "daily";q=10000;w=86400');
+    assert.equal(withToken.headers['ratelimit-policy'], '"token";q=1200;w=60, "daily";q=10000;w=86400');
     const s = standing(withToken);
-    assert.equal(s.token?.r, 599);
+    assert.equal(s.token?.r, 1199);
     assert.equal(s.daily?.r, 9999);
     assert.ok((s.daily?.t ?? 0) > 0 && (s.daily?.t ?? 0) <= 86_400);
     for (const url of ['/docs', '/openapi.json', '/healthz', '/nope', '/signin', '/assets/app.css', '/api/v1/user-api/categories']) {
@@ -75,25 +75,25 @@ describe('rate limits', () => {
     }
   });
 
-  test('a request costs its route\'s units: a reference call 1, a search 5, an export 25, or what the route sets', async () => {
+  test('a request costs its route\'s units: a reference call 1, a search 2, an export 20, or what the route sets', async () => {
     const app = await appWith();
     const a = await createAccountWithToken(t.db);
     const left = async (url: string) => standing(await app.inject({ url, headers: { authorization: a.authorization } })).token?.r;
-    assert.equal(await left('/api/v1/user-api/categories'), 599);
-    assert.equal(await left('/api/v1/_probe/search'), 594);
-    assert.equal(await left('/api/v1/_probe/export'), 569);
-    assert.equal(await left('/api/v1/_probe/priced'), 567);
+    assert.equal(await left('/api/v1/user-api/categories'), 1199);
+    assert.equal(await left('/api/v1/_probe/search'), 1197);
+    assert.equal(await left('/api/v1/_probe/export'), 1177);
+    assert.equal(await left('/api/v1/_probe/priced'), 1175);
   });
 
   test('a token over its rate answers 429 with Retry-After until the units refill; another token of the account is not held back', async () => {
-    const app = await appWith({ RATE_LIMIT_TOKEN_PER_MINUTE: '25' });
+    const app = await appWith({ RATE_LIMIT_TOKEN_PER_MINUTE: '20' });
     const a = await createAccountWithToken(t.db);
     const call = (authorization: string) => app.inject({ url: '/api/v1/_probe/search', headers: { authorization } });
-    for (let i = 0; i < 5; i++) assert.equal((await call(a.authorization)).statusCode, 200);
+    for (let i = 0; i < 10; i++) assert.equal((await call(a.authorization)).statusCode, 200);
     const refused = await call(a.authorization);
     assertRefused(refused, 'rate_limited', 'token');
-    // 5 units refill at 25 a minute: 12 seconds.
-    assert.ok(Number(refused.headers['retry-after']) >= 11 && Number(refused.headers['retry-after']) <= 12, String(refused.headers['retry-after']));
+    // 2 units refill at 20 a minute: 6 seconds.
+    assert.ok(Number(refused.headers['retry-after']) >= 5 && Number(refused.headers['retry-after']) <= 6, String(refused.headers['retry-after']));
     assert.equal(standing(refused).token?.r, 0);
     const second = await app.tokens.createToken({ accountId: a.accountId, name: 'second', scopes: ['search'] });
     assert.equal((await call(`Bearer ${second.token}`)).statusCode, 200);
@@ -111,7 +111,7 @@ describe('rate limits', () => {
     const now = new Date();
     const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
     assert.ok(Math.abs(Number(refused.headers['retry-after']) - (midnight - now.getTime()) / 1000) < 5);
-    assert.equal(standing(refused).token?.r, 597, 'the refused request cost nothing');
+    assert.equal(standing(refused).token?.r, 1197, 'the refused request cost nothing');
     // The count is the usage count, so it survives a flush and another process reading it.
     await app.usage.flush();
     const other = await appWith();
@@ -146,7 +146,7 @@ describe('rate limits', () => {
   });
 
   test('two servers sharing Redis share one budget per token', async () => {
-    const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `leadatlas-test:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_TOKEN_PER_MINUTE: '50' };
+    const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `leadatlas-test:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_TOKEN_PER_MINUTE: '20' };
     const [one, two] = [await appWith(env), await appWith(env)];
     const a = await createAccountWithToken(t.db);
     const statuses: number[] = [];
@@ -154,7 +154,7 @@ describe('rate limits', () => {
       const res = await (i % 2 === 0 ? one : two).inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization } });
       statuses.push(res.statusCode);
     }
-    // 50 units at 5 a search: ten searches in all, whichever server answers.
+    // 20 units at 2 a search: ten searches in all, whichever server answers.
     assert.deepEqual(statuses, [...Array<number>(10).fill(200), 429, 429]);
   });
 
@@ -163,10 +163,10 @@ describe('rate limits', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as { port: number }).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const app = await appWith({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_TOKEN_PER_MINUTE: '25' });
+    const app = await appWith({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_TOKEN_PER_MINUTE: '20' });
     const a = await createAccountWithToken(t.db);
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization } })).statusCode);
-    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+    for (let i = 0; i < 11; i++) statuses.push((await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization } })).statusCode);
+    assert.deepEqual(statuses, [...Array<number>(10).fill(200), 429]);
   });
 });

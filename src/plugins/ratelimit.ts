@@ -118,12 +118,12 @@ function refuse(reply: FastifyReply, code: 'rate_limited' | 'quota_exceeded', po
   return new AppError(code, detail, { 'violated-policies': [policy], retry_after: retryAfter });
 }
 
-/** `"token";q=600;w=60, "daily";q=10000;w=86400` */
+/** `"token";q=1200;w=60, "daily";q=10000;w=86400` */
 function policyField(policies: Policy[]): string {
   return policies.map((p) => `${sfString(p.name)};q=${p.quota};w=${p.windowSeconds}`).join(', ');
 }
 
-/** `"token";r=595;t=1, "daily";r=9990;t=43200` */
+/** `"token";r=1198;t=1, "daily";r=9990;t=43200` */
 function standingField(standings: Standing[]): string {
   return standings.map((s) => `${sfString(s.name)};r=${s.remaining};t=${s.resetSeconds}`).join(', ');
 }

@@ -22,7 +22,7 @@ export const UsageSchema = Type.Object({
       policy: Type.Literal('token', { description: 'The name in the `RateLimit-Policy` and `RateLimit` headers' }),
       limit: Type.Integer({ description: 'Units a token may spend per window, all at once or spread (the refill is continuous)' }),
       window_seconds: Type.Integer(),
-      costs: Type.Record(Type.String(), Type.Integer(), { description: 'Units a request costs, by the scope its route needs', examples: [{ 'places:read': 1, search: 5, export: 25 }] }),
+      costs: Type.Record(Type.String(), Type.Integer(), { description: 'Units a request costs, by the scope its route needs', examples: [{ 'places:read': 1, search: 2, export: 20 }] }),
     },
     { description: "Each token's rate limit; what is left now is in this answer's `RateLimit` header" },
   ),

@@ -279,7 +279,7 @@ describe('dashboard over http', () => {
     assert.match(res.body, /API requests today<\/th>\s*<td>0<\/td><td>10,000<\/td><td>10,000<\/td>/);
     assert.match(res.body, /Exported rows this month<\/th>\s*<td>0<\/td><td>100,000<\/td>/);
     assert.match(res.body, /Exports running now<\/th>\s*<td>0<\/td><td>2<\/td>/);
-    assert.match(res.body, /600 units a minute/);
+    assert.match(res.body, /1,200 units a minute/);
   });
 
   test('after sign-in, next is followed only to a path of this site, whatever a browser would make of it', async () => {
