@@ -29,7 +29,9 @@ const dir = mkdtempSync(join(tmpdir(), 'leadatlas-bench-auth-'));
 const url = `sqlite:${join(dir, 'bench.db')}`;
 const db = openDatabase(url);
 await migrateToLatest(db);
-const app = await buildApp({ config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }), db });
+// Limits out of the way (one token, tens of thousands of requests a second); their cost per request stays in the figures.
+const unlimited = { RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000000', QUOTA_REQUESTS_PER_DAY: '1000000000000' };
+const app = await buildApp({ config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...unlimited }), db });
 // One handler, two routes: the only difference is the declared scope.
 const payload = { id: 'plc_bench', name: 'Bench Café', category: 'cafe', city: 'Lyon', country_code: 'FR', lat: 45.76, lon: 4.83 };
 const handler = async () => payload;

@@ -3,7 +3,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.ts';
 import { loggerOptions } from './infra/logger.ts';
-import { errorsPlugin } from './plugins/errors.ts';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.ts';
+import { finiteNumbersValidator } from './infra/http/finite-numbers.ts';
+import { securityHeadersPlugin } from './plugins/security-headers.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { startCheckpointer } from './infra/db/checkpointer.ts';
 import { sizeCacheForRole, type Db } from './infra/db/database.ts';
@@ -13,6 +15,8 @@ import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { rateLimitPlugin } from './plugins/ratelimit.ts';
+import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
@@ -36,14 +40,21 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, verbose: true },
     },
+    // Every number a request schema accepts must be finite after coercion (see finite-numbers.ts).
+    schemaController: { compilersFactory: { buildValidator: finiteNumbersValidator() } },
+    // Answers for requests that never reach a route are problem documents too.
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
 
+  await app.register(securityHeadersPlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(errorsPlugin);
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL });
+  await app.register(rateLimitPlugin, { config });
   await app.register(authPlugin, { db, config });
 
   app.get('/healthz', async () => {
@@ -53,6 +64,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
 
   await app.register(exportsRoutes, { db, config });
   await app.register(leadsRoutes, { db });
+  await app.register(usageRoutes);
 
   const reads = createReadPool({
     db,

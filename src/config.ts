@@ -1,5 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { maxRouteCost } from './infra/ratelimit/costs.ts';
+
+const count = (fallback: number, minimum: number, description: string) => Type.Integer({ default: fallback, minimum, maximum: 1_000_000_000_000, description });
 
 /**
  * Every setting the process reads from its environment, parsed and validated once at start-up.
@@ -42,6 +45,14 @@ export const ConfigSchema = Type.Object({
     description: 'seconds a stopping server (SIGTERM) lets requests in flight, streaming exports included, finish before it cuts them',
   }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  REDIS_KEY_PREFIX: Type.String({ default: 'leadatlas:rl:', minLength: 1, maxLength: 100, description: 'prefix of the rate-limit keys in Redis, for deployments sharing one Redis' }),
+  RATE_LIMIT_TOKEN_PER_MINUTE: count(1200, maxRouteCost, 'units a token may spend per minute (a search costs 2, an export 20, a cheap call 1), all at once or spread'),
+  RATE_LIMIT_IP_PER_MINUTE: count(300, 1, 'requests per minute and IP without a valid token: pages, /docs, /healthz, refused calls'),
+  SIGNUP_LIMIT_PER_IP_PER_HOUR: count(5, 1, 'sign-ups per hour from one IP'),
+  SIGNUP_LIMIT_PER_HOUR: count(100, 1, 'sign-ups per hour in all'),
+  QUOTA_REQUESTS_PER_DAY: count(10_000, 0, 'default API requests per account and UTC day'),
+  QUOTA_EXPORT_ROWS_PER_MONTH: count(100_000, 0, 'default exported rows per account and calendar month (UTC)'),
+  QUOTA_CONCURRENT_EXPORTS: count(2, 0, 'default exports running at once per account'),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
 });
 

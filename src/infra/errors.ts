@@ -10,8 +10,12 @@ export const errorCatalog = {
   forbidden: { status: 403, title: 'This credential may not do that' },
   not_found: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
+  payload_too_large: { status: 413, title: 'The request body is too large' },
+  uri_too_long: { status: 414, title: 'The URL is too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  quota_exceeded: { status: 429, title: 'Quota exceeded' },
+  header_fields_too_large: { status: 431, title: 'The request headers are too large' },
   internal: { status: 500, title: 'Internal server error' },
   unavailable: { status: 503, title: 'Service unavailable' },
 } as const;

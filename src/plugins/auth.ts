@@ -1,19 +1,18 @@
-import type { FastifyInstance, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import type { Db } from '../infra/db/database.ts';
 import { AppError } from '../infra/errors.ts';
-import { createRateLimiter, type RateLimiter } from '../infra/ratelimit/ratelimit.ts';
+import { scopeCosts } from '../infra/ratelimit/costs.ts';
 import { AccountService } from '../modules/auth/accounts.service.ts';
-import type { Scope } from '../modules/auth/auth.types.ts';
+import type { AuthContext, Scope } from '../modules/auth/auth.types.ts';
+import { nextUtcDay, QuotaService, secondsUntil } from '../modules/auth/quotas.service.ts';
 import { TokenService, type TokenServiceOptions, type VerifyFailure, type VerifyResult } from '../modules/auth/tokens.service.ts';
 import { UsageRecorder } from '../modules/auth/usage.service.ts';
 
 export interface AuthPluginOptions {
   db: Db;
   config: Config;
-  /** Tests pass their own; otherwise chosen by REDIS_URL. */
-  rateLimiter?: RateLimiter;
   tokenOptions?: TokenServiceOptions;
   usageFlushIntervalMs?: number;
 }
@@ -24,9 +23,10 @@ declare module 'fastify' {
     accounts: AccountService;
     /** Personal access tokens; revoke and rotate through this instance so its cache forgets them at once. */
     tokens: TokenService;
-    /** API requests per account and day, for the dashboard's usage chart. */
+    /** API requests per account and day, for the dashboard's usage chart and the daily quota. */
     usage: UsageRecorder;
-    rateLimiter: RateLimiter;
+    /** Per-account quotas (requests a day, exported rows a month, concurrent exports). */
+    quotas: QuotaService;
   }
 }
 
@@ -42,12 +42,14 @@ const failures: Record<'missing' | VerifyFailure, string> = {
 
 /**
  * Bearer-token authentication for every route that declares `config: { scope }`, answering
- * 401/403 problem+json itself (RFC 6750 WWW-Authenticate), setting the API's security headers
- * (OWASP REST recommendations) and counting the account's usage.
- * Also provides the account, token and rate-limit services to the dashboard and the CLI.
+ * 401/403 problem+json itself (RFC 6750 WWW-Authenticate), charging the request to the token's rate
+ * limit and the account's daily quota (or, refused, to its IP; see plugins/ratelimit.ts) and counting
+ * the account's usage. Also provides the account, token, usage and quota services to the dashboard.
+ * Register after the rate-limit plugin.
  */
 export const authPlugin = fp(async function authPlugin(app: FastifyInstance, options: AuthPluginOptions) {
-  const rateLimiter = options.rateLimiter ?? createRateLimiter(options.config.REDIS_URL);
+  const { rateLimiter, meter } = app;
+  const { config } = options;
   const tokens = new TokenService(options.db, {
     onBackgroundError: (err) => app.log.warn({ err }, 'recording a token use failed'),
     ...options.tokenOptions,
@@ -56,20 +58,34 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
     flushIntervalMs: options.usageFlushIntervalMs ?? 10_000,
     onError: (err) => app.log.warn({ err }, 'writing API usage failed'),
   });
-  app.decorate('rateLimiter', rateLimiter);
-  app.decorate('accounts', new AccountService(options.db, rateLimiter));
+  const quotas = new QuotaService(
+    options.db,
+    rateLimiter,
+    { requestsPerDay: config.QUOTA_REQUESTS_PER_DAY, exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH, concurrentExports: config.QUOTA_CONCURRENT_EXPORTS },
+    usage,
+  );
+  app.decorate('accounts', new AccountService(options.db, rateLimiter, undefined, { perIpPerHour: config.SIGNUP_LIMIT_PER_IP_PER_HOUR, perHour: config.SIGNUP_LIMIT_PER_HOUR }));
   app.decorate('tokens', tokens);
   app.decorate('usage', usage);
+  app.decorate('quotas', quotas);
+
+  /** The daily quota and the token's rate; counts the request for the usage chart once it is let through. */
+  const charge = async (request: FastifyRequest, reply: FastifyReply, auth: AuthContext, cost: number, routeUrl: string): Promise<AppError | undefined> => {
+    const accountQuotas = quotas.forAccountNow(auth.accountId) ?? (await quotas.forAccount(auth.accountId));
+    const requestsToday = usage.requestsTodayNow(auth.accountId) ?? (await usage.requestsToday(auth.accountId));
+    const now = new Date();
+    const refused = await meter.chargeToken(request, reply, {
+      tokenId: auth.tokenId ?? 0,
+      cost,
+      requestsPerDay: accountQuotas.requestsPerDay,
+      requestsToday,
+      dayEndsInSeconds: secondsUntil(now, nextUtcDay(now)),
+    });
+    if (!refused) usage.record(auth.accountId, routeUrl);
+    return refused;
+  };
   app.decorateRequest('auth', null);
 
-  const apiSecurityHeaders: Record<string, string> = {
-    // Answers to credentialed requests stay out of shared caches; a route may set its own policy.
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    // JSON is never a page: nothing may frame it or run from it.
-    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-    ...(options.config.PUBLIC_URL?.startsWith('https://') ? { 'strict-transport-security': 'max-age=31536000; includeSubDomains' } : {}),
-  };
   /**
    * The last Authorization header a keep-alive connection presented successfully, with its token
    * hash: the connection's next request with the same header skips the SHA-256. It holds only
@@ -84,29 +100,32 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
     const scope = route.config?.scope;
     if (!scope) return;
     const routeUrl = route.url;
-    const settle = (request: FastifyRequest, result: VerifyResult, done: HookHandlerDoneFunction, header: string) => {
-      if (!result.ok) return done(unauthorized(result.reason));
-      connectionMemo.set(request.raw.socket, { header, tokenHash: result.tokenHash });
-      if (!result.auth.scopes.has(scope)) return done(forbidden(scope));
-      request.auth = result.auth;
-      usage.record(result.auth.accountId, routeUrl);
-      done();
+    const cost = route.config?.cost ?? scopeCosts[scope];
+    /** A refused credential costs its IP a request (or answers 429 once the IP is over its limit). */
+    const refuse = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, error: AppError) => {
+      meter.chargeIp(request, reply).then((limited) => done(limited ?? error), done);
     };
-    // Callback style, not async: a token seen in the last seconds is answered without a promise hop.
+    const settle = (request: FastifyRequest, reply: FastifyReply, result: VerifyResult, done: HookHandlerDoneFunction, header: string) => {
+      if (!result.ok) return refuse(request, reply, done, unauthorized(result.reason));
+      connectionMemo.set(request.raw.socket, { header, tokenHash: result.tokenHash });
+      if (!result.auth.scopes.has(scope)) return refuse(request, reply, done, forbidden(scope));
+      request.auth = result.auth;
+      charge(request, reply, result.auth, cost, routeUrl).then((refused) => done(refused), done);
+    };
+    // Callback style, not async: a token seen in the last seconds is verified without a promise hop.
     const authenticate: onRequestHookHandler = (request, reply, done) => {
-      reply.headers(apiSecurityHeaders);
       const header = request.headers.authorization;
-      if (header === undefined || header.trim() === '') return done(unauthorized('missing'));
+      if (header === undefined || header.trim() === '') return refuse(request, reply, done, unauthorized('missing'));
       const memo = connectionMemo.get(request.raw.socket);
       if (memo && memo.header === header) {
         const again = tokens.verifyHashNow(memo.tokenHash, request.ip);
-        if (again) return settle(request, again, done, header);
+        if (again) return settle(request, reply, again, done, header);
       }
       const match = /^Bearer +([^\s]+) *$/i.exec(header);
-      if (!match?.[1]) return done(unauthorized('malformed'));
+      if (!match?.[1]) return refuse(request, reply, done, unauthorized('malformed'));
       const immediate = tokens.verifyTokenNow(match[1], request.ip);
-      if (immediate) return settle(request, immediate, done, header);
-      tokens.verifyToken(match[1], request.ip).then((result) => settle(request, result, done, header), done);
+      if (immediate) return settle(request, reply, immediate, done, header);
+      tokens.verifyToken(match[1], request.ip).then((result) => settle(request, reply, result, done, header), done);
     };
     route.onRequest = route.onRequest ? [authenticate, ...[route.onRequest].flat()] : [authenticate];
   });
@@ -114,7 +133,6 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
   app.addHook('onClose', async () => {
     await usage.close();
     await tokens.close();
-    if (!options.rateLimiter) await rateLimiter.close();
   });
 });
 

@@ -20,6 +20,8 @@ export interface JsonSchema {
   examples?: unknown[];
   minimum?: number;
   maximum?: number;
+  minLength?: number;
+  maxLength?: number;
   pattern?: string;
   format?: string;
 }
@@ -36,7 +38,7 @@ export interface OpenApiOperation {
   security?: unknown[];
   parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema; examples?: Record<string, { value?: unknown }> }>;
   requestBody?: { content?: Record<string, MediaType>; required?: boolean };
-  responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
+  responses?: Record<string, { description?: string; content?: Record<string, MediaType>; headers?: Record<string, unknown> }>;
 }
 
 export interface OpenApiDocument {
@@ -44,7 +46,7 @@ export interface OpenApiDocument {
   info: { title: string; version: string; description?: string };
   tags?: Array<{ name: string; description?: string }>;
   paths?: Record<string, Record<string, OpenApiOperation>>;
-  components?: { schemas?: Record<string, JsonSchema> };
+  components?: { schemas?: Record<string, JsonSchema>; headers?: Record<string, { description?: string; schema?: JsonSchema }> };
 }
 
 const esc = (v: unknown): string =>
@@ -133,6 +135,19 @@ ${body.map(([type, m]) => `<h4>Request body <small>${esc(type)}</small></h4>${fi
 </section>`;
 }
 
+/** The page's only style sheet, inline: the page's Content-Security-Policy allows it by its hash. */
+export const docsCss = `
+body{font:15px/1.5 system-ui,sans-serif;margin:0;display:grid;grid-template-columns:18rem 1fr;color:#1d2330}
+nav{position:sticky;top:0;height:100vh;overflow:auto;padding:1rem;background:#f4f6f9;border-right:1px solid #dde2ea;font-size:13px}
+nav ul{list-style:none;padding-left:.8rem}main{padding:1rem 2rem;max-width:60rem}
+code{background:#eef1f5;padding:0 .25em;border-radius:3px;font-size:90%}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{border:1px solid #dde2ea;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#f4f6f9}.op{border-top:1px solid #dde2ea;padding-top:.5rem;margin-top:1.5rem}
+.method{display:inline-block;min-width:3.5rem;text-align:center;color:#fff;border-radius:3px;font-size:13px;padding:.1rem .3rem}
+.get{background:#2f7d32}.post{background:#1f5fa8}.put,.patch{background:#9a6700}.delete{background:#b3261e}
+.summary{font-weight:600}td p,li p{margin:.2rem 0}small{color:#5b6576}
+`;
+
 export function renderDocsPage(doc: OpenApiDocument): string {
   const ops: Array<{ tag: string; method: string; path: string; op: OpenApiOperation }> = [];
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
@@ -158,17 +173,7 @@ export function renderDocsPage(doc: OpenApiDocument): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(doc.info.title)} reference</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;margin:0;display:grid;grid-template-columns:18rem 1fr;color:#1d2330}
-nav{position:sticky;top:0;height:100vh;overflow:auto;padding:1rem;background:#f4f6f9;border-right:1px solid #dde2ea;font-size:13px}
-nav ul{list-style:none;padding-left:.8rem}main{padding:1rem 2rem;max-width:60rem}
-code{background:#eef1f5;padding:0 .25em;border-radius:3px;font-size:90%}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{border:1px solid #dde2ea;padding:.3rem .5rem;text-align:left;vertical-align:top}
-th{background:#f4f6f9}.op{border-top:1px solid #dde2ea;padding-top:.5rem;margin-top:1.5rem}
-.method{display:inline-block;min-width:3.5rem;text-align:center;color:#fff;border-radius:3px;font-size:13px;padding:.1rem .3rem}
-.get{background:#2f7d32}.post{background:#1f5fa8}.put,.patch{background:#9a6700}.delete{background:#b3261e}
-.summary{font-weight:600}td p,li p{margin:.2rem 0}small{color:#5b6576}
-</style></head><body>
+<style>${docsCss}</style></head><body>
 <nav><strong>${esc(doc.info.title)}</strong> <small>${esc(doc.info.version)}</small><ul>${toc}<li><a href="#schemas">Schemas</a></li></ul>
 <p><a href="/openapi.json">openapi.json</a> (OpenAPI ${esc(doc.openapi)})</p></nav>
 <main><h1>${esc(doc.info.title)}</h1>${prose(doc.info.description)}

@@ -58,6 +58,22 @@ describe('/openapi.json', () => {
     }
     assert.ok(doc.components?.schemas?.Problem?.properties?.request_id);
   });
+
+  test('announces the RateLimit fields on every answer and a 429 with Retry-After on every operation', () => {
+    const headers = doc.components?.headers ?? {};
+    for (const name of ['RateLimit-Policy', 'RateLimit', 'Retry-After']) assert.ok(headers[name]?.description, name);
+    for (const [path, item] of Object.entries(doc.paths ?? {})) {
+      for (const [method, op] of Object.entries(item)) {
+        assert.ok(op.responses?.['429'], `${method} ${path} lacks 429`);
+        for (const [status, response] of Object.entries(op.responses ?? {})) {
+          const names = Object.keys(response.headers ?? {});
+          assert.ok(names.includes('RateLimit') && names.includes('RateLimit-Policy'), `${method} ${path} ${status}`);
+          assert.equal(names.includes('Retry-After'), status === '429', `${method} ${path} ${status}`);
+        }
+      }
+    }
+    assert.ok(doc.paths?.['/api/v1/user-api/usage']?.get, 'the usage route is documented');
+  });
 });
 
 describe('/docs', () => {

@@ -2,8 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import { Type } from '@sinclair/typebox';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { renderDocsPage, type OpenApiDocument } from './openapi.docs.ts';
+import { scopeCosts } from '../infra/ratelimit/costs.ts';
+import { docsCss, renderDocsPage, type OpenApiDocument } from './openapi.docs.ts';
 
 export interface OpenapiPluginOptions {
   /** Where the API is served, for the document's `servers`. */
@@ -34,10 +36,29 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
           'Business data (places) for lead generation: search the catalog by kind of business and city, save searches and export them. ' +
           'Authenticate with a personal access token: `Authorization: Bearer la_pat_…`, created in the dashboard or with `leadatlas token create`. ' +
           'Errors are `application/problem+json` (RFC 9457) with a `request_id`; validation errors list each bad field in `errors` with what is allowed. ' +
+          'Every answer carries the `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers): a token may spend its units ' +
+          `a minute all at once or spread (a reference call costs ${scopeCosts['places:read']}, a search ${scopeCosts.search}, an export ${scopeCosts.export}), ` +
+          'and its account has a quota of requests a day; over either, 429 with `Retry-After` and `violated-policies`. ' +
+          'Quotas and what is used of them: `GET /api/v1/user-api/usage`. ' +
           'Place data © OpenStreetMap contributors (ODbL) and the other sources named in each place\'s `source`.',
       },
       ...(options.publicUrl ? { servers: [{ url: options.publicUrl }] } : {}),
       components: {
+        headers: {
+          'RateLimit-Policy': {
+            description:
+              'The limits that apply to this request (structured-field list): `"token";q=1200;w=60` (units a token may spend a minute), ' +
+              '`"daily";q=10000;w=86400` (the account\'s requests a UTC day), or `"ip";q=300;w=60` for requests without a valid token',
+            schema: { type: 'string' },
+            example: '"token";q=1200;w=60, "daily";q=10000;w=86400',
+          },
+          RateLimit: {
+            description: 'What is left of each policy after this request (`r`) and the seconds until it is whole again (`t`)',
+            schema: { type: 'string' },
+            example: '"token";r=1198;t=1, "daily";r=9990;t=43200',
+          },
+          'Retry-After': { description: 'Seconds to wait before the request can succeed', schema: { type: 'integer', minimum: 1 } },
+        },
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal access token (`la_pat_…`) with the scope the operation names' },
         },
@@ -45,6 +66,7 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
       tags: [
         { name: 'search', description: 'Searching the catalog; every map search is saved for the account' },
         { name: 'reference', description: 'The taxonomy and countries that searches understand' },
+        { name: 'account', description: "The account's quotas and usage" },
       ],
     },
     refResolver: {
@@ -60,6 +82,7 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
       }
       const validated = ['querystring', 'body', 'params', 'headers'].some((k) => (schema as Record<string, unknown>)[k] !== undefined);
       if (validated) response['400'] ??= problem('Invalid request: `errors` lists each bad field and what is allowed');
+      response['429'] ??= problem('Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back');
       response['500'] ??= problem('Internal server error (quote the request id)');
       const described = scope
         ? { security: [{ bearerAuth: [] }], description: `${(schema as { description?: string }).description ?? ''}\n\nRequires a token with the \`${scope}\` scope.`.trim() }
@@ -70,13 +93,35 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
 
   let cached: OpenApiDocument | undefined;
   const document = (): OpenApiDocument => {
-    cached ??= errorsAsProblemJson(structuredClone(app.swagger() as unknown as OpenApiDocument));
+    cached ??= withRateLimitHeaders(errorsAsProblemJson(structuredClone(app.swagger() as unknown as OpenApiDocument)));
     return cached;
   };
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => document());
-  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderDocsPage(document())));
+  // The page has no script and one inline style sheet, allowed by its hash; it may not be framed.
+  const docsPolicy = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(docsCss).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-security-policy', docsPolicy).type('text/html; charset=utf-8').send(renderDocsPage(document())),
+  );
 });
+
+/** Every answer carries the RateLimit fields, and a 429 says when to come back. */
+function withRateLimitHeaders(doc: OpenApiDocument): OpenApiDocument {
+  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        response.headers = {
+          ...response.headers,
+          'RateLimit-Policy': ref('RateLimit-Policy'),
+          RateLimit: ref('RateLimit'),
+          ...(status === '429' ? { 'Retry-After': ref('Retry-After') } : {}),
+        };
+      }
+    }
+  }
+  return doc;
+}
 
 /** Error responses are served as application/problem+json; the generator labels every response application/json. */
 function errorsAsProblemJson(doc: OpenApiDocument): OpenApiDocument {

@@ -70,6 +70,16 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
       assertWorks(await callAs(a));
     });
 
+    test("announces the token's rate limit and daily quota on success, and the IP's on a refusal", async () => {
+      const a = await account();
+      const ok = await callAs(a);
+      assert.match(String(ok.headers['ratelimit-policy']), /^"token";q=\d+;w=60, "daily";q=\d+;w=86400$/);
+      assert.match(String(ok.headers.ratelimit), /^"token";r=\d+;t=\d+, "daily";r=\d+;t=\d+$/);
+      const refused = await call(undefined);
+      assert.match(String(refused.headers['ratelimit-policy']), /^"ip";q=\d+;w=60$/);
+      assert.match(String(refused.headers.ratelimit), /^"ip";r=\d+;t=\d+$/);
+    });
+
     test('answers 401 "missing" with a bare Bearer challenge when no token is sent', async () => {
       const res = await call(undefined);
       assertUnauthorized(res, 'missing');

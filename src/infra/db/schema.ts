@@ -24,6 +24,8 @@ export interface Database {
   usage_daily: UsageDailyTable;
   exports: ExportsTable;
   leads: LeadsTable;
+  account_quotas: AccountQuotasTable;
+  export_row_usage: ExportRowUsageTable;
 }
 
 export interface PlacesTable {
@@ -224,7 +226,8 @@ export interface ExportsTable {
   fields: string;
   /** Rows handed to the response so far; final once status leaves `running`. */
   row_count: Generated<number>;
-  status: 'running' | 'done' | 'aborted' | 'failed';
+  /** `limited`: stopped at the account's monthly row quota (see modules/auth/quotas.service.ts). */
+  status: 'running' | 'done' | 'aborted' | 'failed' | 'limited';
   created_at: string;
   finished_at: string | null;
 }
@@ -239,4 +242,20 @@ export interface LeadsTable {
   export_id: number;
   first_exported_at: string;
   last_exported_at: string;
+}
+
+/** Quotas an administrator set for one account; null: the configured default. */
+export interface AccountQuotasTable {
+  account_id: number;
+  requests_per_day: number | null;
+  export_rows_per_month: number | null;
+  concurrent_exports: number | null;
+  updated_at: string;
+}
+
+/** Rows an account's exports have written in a UTC calendar month (`2026-11`). */
+export interface ExportRowUsageTable {
+  account_id: number;
+  month: string;
+  row_count: Generated<number>;
 }

@@ -10,6 +10,10 @@ export const ProblemSchema = Type.Object(
     instance: Type.String({ description: 'The request path' }),
     request_id: Type.String(),
     code: Type.String({ description: 'Stable machine-readable error code' }),
+    retry_after: Type.Optional(Type.Integer({ description: 'With 429: seconds to wait, as in the Retry-After header' })),
+    'violated-policies': Type.Optional(
+      Type.Array(Type.String(), { description: 'With 429: the exceeded policies (`token`, `daily`, `ip`, `export-rows`, `concurrent-exports`), as draft-ietf-httpapi-ratelimit-headers names this member' }),
+    ),
     errors: Type.Optional(
       Type.Array(
         Type.Object({
@@ -36,7 +40,7 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
     406: 'Not acceptable',
     409: 'Conflict',
     415: 'Unsupported media type',
-    429: 'Rate limited',
+    429: 'Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back',
     500: 'Internal server error',
   };
   const out: Record<number, unknown> = {};

@@ -32,7 +32,7 @@ for (const dialect of dialects) {
 
     test('stores an argon2id hash of the password, never the password itself', async () => {
       const email = uniqueEmail();
-      const account = await accounts.signUp(email, password);
+      const account = await accounts.signUp(email, password, null);
       assert.equal(account.email, email);
       const row = await t.db.kysely.selectFrom('accounts').selectAll().where('id', '=', account.id).executeTakeFirstOrThrow();
       assert.match(row.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
@@ -42,26 +42,26 @@ for (const dialect of dialects) {
 
     test('refuses a second account with the same email in another case', async () => {
       const email = uniqueEmail();
-      await accounts.signUp(email, password);
-      await assert.rejects(accounts.signUp(` ${email.toUpperCase()} `, password), code('conflict', (e) => assert.equal(e.extras.errors?.[0]?.field, 'email')));
+      await accounts.signUp(email, password, null);
+      await assert.rejects(accounts.signUp(` ${email.toUpperCase()} `, password, null), code('conflict', (e) => assert.equal(e.extras.errors?.[0]?.field, 'email')));
     });
 
     test('refuses a malformed email and a short password, naming both fields', async () => {
-      await assert.rejects(accounts.signUp('not-an-email', 'short'), code('validation_failed', (e) => {
+      await assert.rejects(accounts.signUp('not-an-email', 'short', null), code('validation_failed', (e) => {
         assert.deepEqual(e.extras.errors?.map((x) => x.field), ['email', 'password']);
       }));
     });
 
     test('signs in with the right password, case-insensitively on the email', async () => {
       const email = uniqueEmail();
-      const created = await accounts.signUp(email, password);
+      const created = await accounts.signUp(email, password, null);
       const signedIn = await accounts.signIn(email.toLowerCase(), password, '198.51.100.1');
       assert.equal(signedIn.id, created.id);
     });
 
     test('gives the same answer for a wrong password and an unknown email', async () => {
       const email = uniqueEmail();
-      await accounts.signUp(email, password);
+      await accounts.signUp(email, password, null);
       const detail = (e: AppError) => assert.deepEqual([e.message, e.extras.reason], ['The email or password is not correct', 'bad_credentials']);
       await assert.rejects(accounts.signIn(email, 'wrong password!', '198.51.100.2'), code('unauthorized', detail));
       await assert.rejects(accounts.signIn(uniqueEmail(), password, '198.51.100.2'), code('unauthorized', detail));
@@ -69,7 +69,7 @@ for (const dialect of dialects) {
 
     test('throttles sign-in per account and IP: 429 with Retry-After after 5 attempts in a minute, even with the right password', async () => {
       const email = uniqueEmail();
-      await accounts.signUp(email, password);
+      await accounts.signUp(email, password, null);
       const ip = '198.51.100.3';
       for (let i = 0; i < loginLimits.perAccountAndIp.limit; i++) {
         await assert.rejects(accounts.signIn(email, 'wrong password!', ip), code('unauthorized'));
@@ -90,8 +90,27 @@ for (const dialect of dialects) {
       await assert.rejects(accounts.signIn(uniqueEmail(), password, ip), code('rate_limited'));
     });
 
+    test('throttles sign-up per IP and for everyone before hashing, with Retry-After; an administrator is not throttled', async () => {
+      const throttled = new AccountService(t.db, new MemoryRateLimiter(), undefined, { perIpPerHour: 2, perHour: 3 });
+      await throttled.signUp(uniqueEmail(), password, '198.51.100.20');
+      // A taken email is refused with 409 but still spends the IP's allowance: probing costs the same as creating.
+      const taken = uniqueEmail();
+      await accounts.signUp(taken, password, null);
+      await assert.rejects(throttled.signUp(taken, password, '198.51.100.20'), code('conflict'));
+      await assert.rejects(throttled.signUp(uniqueEmail(), password, '198.51.100.20'), code('rate_limited', (e) => {
+        // Two an hour: the next one in half an hour.
+        const wait = Number(e.headers['retry-after']);
+        assert.ok(wait > 1700 && wait <= 1800, String(wait));
+        assert.match(e.message, /from this address; try again in \d+ minutes/);
+      }));
+      // Another address gets one more, then the limit for everyone (3 an hour) holds it back too.
+      await throttled.signUp(uniqueEmail(), password, '198.51.100.21');
+      await assert.rejects(throttled.signUp(uniqueEmail(), password, '198.51.100.22'), code('rate_limited', (e) => assert.match(e.message, /right now/)));
+      assert.ok(await throttled.signUp(uniqueEmail(), password, null));
+    });
+
     test('a session lives until sign-out, and its CSRF token is checked exactly', async () => {
-      const account = await accounts.signUp(uniqueEmail(), password);
+      const account = await accounts.signUp(uniqueEmail(), password, null);
       const { cookieValue, session } = await accounts.createSession(account.id, { ip: '198.51.100.6', userAgent: 'test' });
       const found = await accounts.getSession(cookieValue);
       assert.equal(found?.accountId, account.id);
@@ -109,7 +128,7 @@ for (const dialect of dialects) {
     test('a session ends after 14 days, and the next sign-in clears it from the table', async () => {
       let now = Date.parse('2026-11-21T08:00:00.000Z');
       const clocked = new AccountService(t.db, new MemoryRateLimiter(), () => new Date(now));
-      const account = await clocked.signUp(uniqueEmail(), password);
+      const account = await clocked.signUp(uniqueEmail(), password, null);
       const first = await clocked.createSession(account.id, { ip: null, userAgent: null });
       assert.equal(first.session.expiresAt, new Date(now + sessionLifetimeDays * 86_400_000).toISOString());
       now += sessionLifetimeDays * 86_400_000 - 1;
@@ -123,7 +142,7 @@ for (const dialect of dialects) {
 
     test('changing the password needs the current one and signs out the other sessions', async () => {
       const email = uniqueEmail();
-      const account = await accounts.signUp(email, password);
+      const account = await accounts.signUp(email, password, null);
       const here = await accounts.createSession(account.id, { ip: null, userAgent: null });
       const elsewhere = await accounts.createSession(account.id, { ip: null, userAgent: null });
       await assert.rejects(accounts.changePassword(account.id, 'not the password', 'a new long password', here.cookieValue),

@@ -30,6 +30,12 @@ export const loginLimits = {
   perAccountAndIp: { limit: 5, windowSeconds: 60 },
   perIp: { limit: 20, windowSeconds: 60 },
 };
+/** Sign-up throttles (GCRA: a burst of the limit, then evenly spread over the hour), per IP and for everyone. */
+export interface SignUpLimits {
+  perIpPerHour: number;
+  perHour: number;
+}
+export const defaultSignUpLimits: SignUpLimits = { perIpPerHour: 5, perHour: 100 };
 export const sessionLifetimeDays = 14;
 export const sessionCookieName = 'la_session';
 
@@ -49,10 +55,17 @@ export class AccountService {
     private readonly db: Db,
     private readonly rateLimiter: RateLimiter,
     private readonly now: () => Date = () => new Date(),
+    private readonly signUpLimits: SignUpLimits = defaultSignUpLimits,
   ) {}
 
-  /** Creates an account; `conflict` when the email is taken, `validation_failed` naming the bad field. */
-  async signUp(email: string, password: string): Promise<Account> {
+  /**
+   * Creates an account; `conflict` when the email is taken, `validation_failed` naming the bad field.
+   * A sign-up from the web (`ip` given) is throttled per IP and for everyone before any work is done
+   * (`rate_limited` with Retry-After): creating accounts in bulk, or probing which emails have one,
+   * goes at a few an hour. An administrator's (the CLI's, `ip` null) is not.
+   */
+  async signUp(email: string, password: string, ip: string | null): Promise<Account> {
+    if (ip !== null) await this.throttleSignUp(ip);
     const errors = [...emailErrors(email, 'email'), ...passwordErrors(password, 'password')];
     if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
     const row = await repo.insertAccount(this.db.kysely, {
@@ -63,6 +76,18 @@ export class AccountService {
     });
     if (!row) throw new AppError('conflict', 'An account with this email already exists', { errors: [{ field: 'email', message: 'is already registered' }] });
     return toAccount(row);
+  }
+
+  private async throttleSignUp(ip: string): Promise<void> {
+    const { perIpPerHour, perHour } = this.signUpLimits;
+    for (const [key, limit] of [[`signup:ip:${ip}`, perIpPerHour], ['signup:all', perHour]] as const) {
+      const r = await this.rateLimiter.take(key, limit, 3600);
+      if (!r.allowed) {
+        const who = key === 'signup:all' ? 'Too many accounts are being created right now' : 'Too many accounts were created from this address';
+        throw new AppError('rate_limited', `${who}; try again in ${formatWait(r.retryAfterSeconds)}`, { retry_after: r.retryAfterSeconds },
+          { 'retry-after': String(r.retryAfterSeconds) });
+      }
+    }
   }
 
   /**
@@ -165,6 +190,10 @@ export function passwordErrors(password: unknown, field: string): FieldError[] {
     return [{ field, message: `must be ${passwordMinLength} to ${passwordMaxLength} characters long`, allowed: { minLength: passwordMinLength, maxLength: passwordMaxLength } }];
   }
   return [];
+}
+
+function formatWait(seconds: number): string {
+  return seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
 }
 
 function badCredentials(): AppError {

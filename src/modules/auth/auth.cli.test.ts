@@ -49,3 +49,27 @@ test('token create refuses an expiry over a year and an unknown account, saying 
   assert.equal(unknown.status, 2);
   assert.match(unknown.stderr, /No account with email nobody@example.com/);
 });
+
+test('account quota sets values for the account, shows the others as defaults, and puts one back with "default"', async () => {
+  const created = leadatlas(['user', 'create', '--email', 'quota@example.com', '--password-stdin'], 'a long enough password\n');
+  assert.equal(created.status, 0, created.stderr);
+  const set = leadatlas(['account', 'quota', '--email', 'Quota@Example.com', '--requests-per-day', '50', '--export-rows-per-month', '0']);
+  assert.equal(set.status, 0, set.stderr);
+  assert.match(set.stdout, /API requests per day \(UTC\)\s+50\s+set for this account/);
+  assert.match(set.stdout, /exported rows per month\s+0\s+set for this account/);
+  assert.match(set.stdout, /exports at once\s+2\s+default/);
+  const back = leadatlas(['account', 'quota', '--email', 'quota@example.com', '--requests-per-day', 'default']);
+  assert.match(back.stdout, /API requests per day \(UTC\)\s+10000\s+default/);
+  assert.match(back.stdout, /exported rows per month\s+0\s+set for this account/);
+  const row = await t.db.kysely.selectFrom('account_quotas').selectAll().executeTakeFirstOrThrow();
+  assert.deepEqual([row.requests_per_day, Number(row.export_rows_per_month), row.concurrent_exports], [null, 0, null]);
+});
+
+test('account quota refuses a value that is not a whole number, and an unknown account', () => {
+  const bad = leadatlas(['account', 'quota', '--email', 'quota@example.com', '--requests-per-day', '-5']);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /a whole number from 0, or "default"/);
+  const unknown = leadatlas(['account', 'quota', '--email', 'nobody@example.com']);
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /No account with email nobody@example.com/);
+});

@@ -9,6 +9,7 @@ import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import { AccountService } from './accounts.service.ts';
 import { scopes as knownScopes } from './auth.types.ts';
 import { defaultExpiryDays, maxExpiryDays, TokenService } from './tokens.service.ts';
+import { QuotaService, quotaNames, type AccountQuotas, type QuotaName } from './quotas.service.ts';
 
 type WithDb = <T>(fn: (db: Db, config: Config) => Promise<T>) => Promise<T>;
 
@@ -30,7 +31,25 @@ function parseScopes(value: string): string[] {
   return list;
 }
 
-/** `leadatlas user create` and `leadatlas token create`: accounts and tokens for automation. */
+/** A quota option: a whole number, or `default` to go back to the configured default. */
+export function parseQuota(value: string): number | 'default' {
+  if (value.trim().toLowerCase() === 'default') return 'default';
+  if (!/^\d{1,13}$/.test(value.trim())) throw new InvalidArgumentError('a whole number from 0, or "default"');
+  return Number(value.trim());
+}
+
+const quotaLabels: Record<QuotaName, string> = {
+  requestsPerDay: 'API requests per day (UTC)',
+  exportRowsPerMonth: 'exported rows per month',
+  concurrentExports: 'exports at once',
+};
+
+function printQuotas(email: string, quotas: AccountQuotas): void {
+  console.log(`quotas of ${email}:`);
+  for (const name of quotaNames) console.log(`  ${quotaLabels[name].padEnd(28)} ${String(quotas[name]).padStart(12)}  ${quotas.custom[name] ? 'set for this account' : 'default'}`);
+}
+
+/** `leadatlas user create`, `token create` and `account quota`: accounts, tokens and quotas for automation and administrators. */
 export function registerAuthCommands(program: Command, withDb: WithDb): void {
   const user = program.command('user').description('manage accounts');
   user
@@ -44,9 +63,33 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
         await migrateToLatest(db);
         const generated = opts.password === undefined && !opts.passwordStdin;
         const password = opts.passwordStdin ? (await text(process.stdin)).replace(/\r?\n$/, '') : (opts.password ?? randomBytes(18).toString('base64url'));
-        const account = await new AccountService(db, new MemoryRateLimiter()).signUp(opts.email, password);
+        const account = await new AccountService(db, new MemoryRateLimiter()).signUp(opts.email, password, null);
         console.error(`created account ${account.id} <${account.email}>`);
         if (generated) console.log(password);
+      }),
+    );
+
+  const account = program.command('account').description('administer accounts');
+  account
+    .command('quota')
+    .description('show an account\'s quotas, or set them (a number, or "default" for the configured default); running servers apply a change within 30 s')
+    .requiredOption('--email <email>', 'the account email')
+    .option('--requests-per-day <n>', 'API requests per UTC day', parseQuota)
+    .option('--export-rows-per-month <n>', 'exported rows per calendar month (UTC)', parseQuota)
+    .option('--concurrent-exports <n>', 'exports running at once', parseQuota)
+    .action((opts: Partial<Record<QuotaName, number | 'default'>> & { email: string }) =>
+      withDb(async (db, config) => {
+        await migrateToLatest(db);
+        const found = await new AccountService(db, new MemoryRateLimiter()).findByEmail(opts.email);
+        if (!found) throw new AppError('not_found', `No account with email ${opts.email}`, { errors: [{ field: '--email', message: 'is not a known account email' }] });
+        const quotas = new QuotaService(db, new MemoryRateLimiter(), {
+          requestsPerDay: config.QUOTA_REQUESTS_PER_DAY,
+          exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH,
+          concurrentExports: config.QUOTA_CONCURRENT_EXPORTS,
+        }, null);
+        // `default` is stored as null: the account follows the configured default again.
+        const changes = Object.fromEntries(quotaNames.filter((n) => opts[n] !== undefined).map((n) => [n, opts[n] === 'default' ? null : opts[n]]));
+        printQuotas(found.email, Object.keys(changes).length > 0 ? await quotas.setQuotas(found.id, changes) : await quotas.forAccount(found.id));
       }),
     );
 

@@ -33,3 +33,13 @@ export function usageByDay(db: Kysely<Database>, accountId: number, fromDay: str
     .orderBy('day')
     .execute();
 }
+
+export async function requestsOnDay(db: Kysely<Database>, accountId: number, day: string): Promise<number> {
+  const row = await db
+    .selectFrom('usage_daily')
+    .select((eb) => eb.fn.sum<number>('count').as('count'))
+    .where('account_id', '=', accountId)
+    .where('day', '=', day)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}

@@ -1,13 +1,31 @@
 import type { Db } from '../../infra/db/database.ts';
-import { addUsage, usageByDay, type UsageIncrement } from './usage.repository.ts';
+import { addUsage, requestsOnDay, usageByDay, type UsageIncrement } from './usage.repository.ts';
+
+/** An account's requests of one day as this process knows them: the database's count when read, plus what it wrote since. */
+interface DayTotal {
+  day: string;
+  stored: number;
+  /** Flushes completed when `stored` was read: later flushes add their counts to it. */
+  flushesSeen: number;
+  fetchedAt: number;
+}
 
 /**
  * Counts authenticated API requests per account, UTC day and route, in memory; the counts reach
  * the database in one batch every `flushIntervalMs` and when the app closes, so a request costs
  * a Map update rather than a write.
+ *
+ * The same counts are the daily request quota (`requestsToday`): the database's total for the day,
+ * re-read every `totalTtlMs` to see other processes' requests, plus this process's counts since.
+ * A restart forgets nothing but the last unflushed seconds.
  */
 export class UsageRecorder {
   private pending = new Map<string, UsageIncrement>();
+  /** Unflushed requests per account (today's). */
+  private pendingByAccount = new Map<number, number>();
+  private readonly totals = new Map<number, DayTotal>();
+  private flushesDone = 0;
+  private readonly totalTtlMs: number;
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private readonly nowMs: () => number;
@@ -15,8 +33,9 @@ export class UsageRecorder {
 
   constructor(
     private readonly db: Db,
-    options: { flushIntervalMs?: number; onError?: (error: unknown) => void; now?: () => Date } = {},
+    options: { flushIntervalMs?: number; totalTtlMs?: number; onError?: (error: unknown) => void; now?: () => Date } = {},
   ) {
+    this.totalTtlMs = options.totalTtlMs ?? 30_000;
     const now = options.now;
     this.nowMs = now ? () => now().getTime() : Date.now;
     this.onError = options.onError ?? (() => {});
@@ -30,6 +49,28 @@ export class UsageRecorder {
     const entry = this.pending.get(key);
     if (entry) entry.count += 1;
     else this.pending.set(key, { accountId, day, route, count: 1 });
+    this.pendingByAccount.set(accountId, (this.pendingByAccount.get(accountId) ?? 0) + 1);
+  }
+
+  /** Today's requests of the account when known without a query (read in the last `totalTtlMs`), else undefined. */
+  requestsTodayNow(accountId: number): number | undefined {
+    const total = this.totals.get(accountId);
+    if (!total || total.day !== this.today() || this.nowMs() - total.fetchedAt >= this.totalTtlMs) return undefined;
+    return total.stored + (this.pendingByAccount.get(accountId) ?? 0);
+  }
+
+  /** Today's (UTC) API requests of the account, this process's unwritten ones included. */
+  async requestsToday(accountId: number): Promise<number> {
+    const known = this.requestsTodayNow(accountId);
+    if (known !== undefined) return known;
+    const day = this.today();
+    // After the flush in progress, so that its counts are either in the database or still pending.
+    await this.flushing;
+    const flushesSeen = this.flushesDone;
+    const stored = await requestsOnDay(this.db.kysely, accountId, day);
+    if (this.totals.size > 10_000) this.totals.clear();
+    this.totals.set(accountId, { day, stored, flushesSeen, fetchedAt: this.nowMs() });
+    return stored + (this.pendingByAccount.get(accountId) ?? 0);
   }
 
   private day = { name: '', endsAt: 0 };
@@ -47,7 +88,19 @@ export class UsageRecorder {
   flush(): Promise<void> {
     const batch = [...this.pending.values()];
     this.pending = new Map();
-    const run = this.flushing.then(() => addUsage(this.db.kysely, batch));
+    this.pendingByAccount = new Map();
+    const run = this.flushing.then(async () => {
+      try {
+        await addUsage(this.db.kysely, batch);
+      } finally {
+        // Written (or lost with the failed write): either way no longer pending.
+        const flush = ++this.flushesDone;
+        for (const i of batch) {
+          const total = this.totals.get(i.accountId);
+          if (total && total.day === i.day && total.flushesSeen < flush) total.stored += i.count;
+        }
+      }
+    });
     this.flushing = run.catch(() => {});
     return run;
   }

@@ -4,15 +4,22 @@ import { buildApp, type App } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { safeNext } from './dashboard.routes.ts';
 
-/** A cookie jar over app.inject that fills in each form's `_csrf` from the last page, like a browser. */
+let visitors = 0;
+
+/**
+ * A cookie jar over app.inject that fills in each form's `_csrf` from the last page, like a browser.
+ * Each client is a visitor of its own address, as sign-ups are limited per address.
+ */
 class Client {
   cookies = new Map<string, string>();
   lastHtml = '';
+  readonly ip = `198.51.${100 + Math.floor(++visitors / 250)}.${visitors % 250}`;
   constructor(private readonly app: App) {}
 
   async get(url: string) {
-    const res = await this.app.inject({ method: 'GET', url, cookies: Object.fromEntries(this.cookies) });
+    const res = await this.app.inject({ method: 'GET', url, cookies: Object.fromEntries(this.cookies), remoteAddress: this.ip });
     this.keep(res);
     if (res.headers['content-type']?.toString().startsWith('text/html')) this.lastHtml = res.body;
     return res;
@@ -26,6 +33,7 @@ class Client {
     const res = await this.app.inject({
       method: 'POST',
       url,
+      remoteAddress: this.ip,
       cookies: Object.fromEntries(this.cookies),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: body.toString(),
@@ -260,6 +268,79 @@ describe('dashboard over http', () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.body.match(/class="chart-bar"/g)?.length, 30);
     assert.equal(res.body.match(/<tr><th scope="row"><time/g)?.length, 30);
+  });
+
+  test('the usage page shows the quotas, what is used of them, and the token rate limit', async () => {
+    const c = await signedUp();
+    const res = await c.get('/usage');
+    assert.match(res.body, /API requests today<\/th>\s*<td>0<\/td><td>10,000<\/td><td>10,000<\/td>/);
+    assert.match(res.body, /Exported rows this month<\/th>\s*<td>0<\/td><td>100,000<\/td>/);
+    assert.match(res.body, /Exports running now<\/th>\s*<td>0<\/td><td>2<\/td>/);
+    assert.match(res.body, /1,200 units a minute/);
+  });
+
+  test('after sign-in, next is followed only to a path of this site, whatever a browser would make of it', async () => {
+    const c = new Client(app);
+    await c.get('/signup');
+    await c.post('/signup', { email: 'next-checks@example.com', password });
+    for (const [next, location] of [
+      ['/\t/evil.example', '/search'],
+      ['/\n/evil.example', '/search'],
+      ['/\\evil.example', '/search'],
+      ['//evil.example', '/search'],
+      ['/..//evil.example', '/search'],
+      ['https://evil.example/', '/search'],
+      ['/tokens?x=1#top', '/tokens?x=1#top'],
+      ['/searches/€', '/searches/%E2%82%AC'],
+    ] as const) {
+      await c.post('/signout', {});
+      await c.get('/signin');
+      const res = await c.post('/signin', { email: 'next-checks@example.com', password, next });
+      assert.equal(res.statusCode, 303, `${JSON.stringify(next)}: ${res.body.slice(0, 200)}`);
+      assert.equal(res.headers.location, location, JSON.stringify(next));
+    }
+  });
+
+  test('safeNext keeps what stays on this origin, percent-encoded, and drops the rest', () => {
+    assert.equal(safeNext('/a b/ü?q=é'), '/a%20b/%C3%BC?q=%C3%A9');
+    assert.equal(safeNext('/\u0000x'), '');
+    assert.equal(safeNext('/\u007f'), '');
+    assert.equal(safeNext('/./\\evil'), '');
+    assert.equal(safeNext('///evil.example'), '');
+    assert.equal(safeNext(undefined), '');
+    assert.equal(safeNext('/'), '/');
+  });
+
+  test('a locked-out sign-in page says when to try again in Retry-After', async () => {
+    const c = await signedUp();
+    const email = /Signed in as <strong>([^<]+)</.exec((await c.get('/account/password')).body)?.[1] ?? '';
+    await c.post('/signout', {});
+    let res = await c.get('/signin');
+    for (let i = 0; i < 6; i++) {
+      await c.get('/signin');
+      res = await c.post('/signin', { email, password: 'a wrong password here' });
+    }
+    assert.equal(res.statusCode, 429);
+    assert.match(String(res.headers['retry-after']), /^\d+$/);
+    assert.ok(Number(res.headers['retry-after']) <= 60);
+    assert.match(res.body, /Too many sign-in attempts/);
+  });
+
+  test('sign-ups from one address are throttled: the sixth in an hour answers 429 with Retry-After', async () => {
+    const c = new Client(app);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await c.post('/signout', {}).catch(() => undefined);
+      c.cookies.clear();
+      await c.get('/signup');
+      const res = await c.post('/signup', { email: `burst${i}-${Math.random().toString(36).slice(2)}@example.com`, password });
+      statuses.push(res.statusCode);
+      if (res.statusCode === 429) {
+        assert.ok(Number(res.headers['retry-after']) > 600, String(res.headers['retry-after']));
+        assert.match(res.body, /Too many accounts were created from this address/);
+      }
+    }
+    assert.deepEqual(statuses, [303, 303, 303, 303, 303, 429]);
   });
 
   test('signing out ends the session on the server', async () => {

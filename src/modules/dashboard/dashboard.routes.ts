@@ -175,7 +175,7 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
       return reply.redirect(next || '/search', 303);
     } catch (error) {
       const form = formError(error, { email });
-      return send(reply, signInPage(ctxOf(request), form, next), statusOf(error));
+      return send(withErrorHeaders(reply, error), signInPage(ctxOf(request), form, next), statusOf(error));
     }
   });
 
@@ -188,11 +188,11 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
     const body = request.body as FormBody;
     const email = text(body.email);
     try {
-      const account = await app.accounts.signUp(email, text(body.password));
+      const account = await app.accounts.signUp(email, text(body.password), request.ip);
       await startSession(request, reply, account.id);
       return reply.redirect('/tokens/new?welcome=1', 303);
     } catch (error) {
-      return send(reply, signUpPage(ctxOf(request), formError(error, { email })), statusOf(error));
+      return send(withErrorHeaders(reply, error), signUpPage(ctxOf(request), formError(error, { email })), statusOf(error));
     }
   });
 
@@ -299,13 +299,14 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
         searchId: (request.params as { id: string }).id,
         format: format as ExportFormatName,
         fields: undefined,
-      });
+      }, app.quotas);
       return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
     });
 
     signedIn.get('/usage', async (request, reply) => {
-      const days = await usageByDay(db, session(request).accountId, usageDays);
-      return send(reply, usagePage(ctxOf(request), days));
+      const accountId = session(request).accountId;
+      const [days, usage] = await Promise.all([usageByDay(db, accountId, usageDays), app.quotas.usageOf(accountId)]);
+      return send(reply, usagePage(ctxOf(request), days, usage, app.meter.tokenPolicy.quota));
     });
   });
 }
@@ -383,9 +384,31 @@ function statusOf(error: unknown): number {
   return error instanceof AppError ? error.status : 500;
 }
 
-/** Only same-site paths are followed after sign-in. */
-function safeNext(next: string | undefined): string {
-  return next && /^\/(?![/\\])/.test(next) ? next : '';
+/**
+ * Where to go after sign-in: a path of this site, or '' (the default page). The value is read as a
+ * browser would, relative to this origin, and kept only if it stays on it; what is returned is the
+ * parsed path, query and fragment, percent-encoded, so it is always a valid Location header. Control
+ * characters and backslashes are refused before parsing: browsers drop or rewrite them (`/\tevil`),
+ * which is how a value that looks like a path can lead elsewhere.
+ */
+export function safeNext(next: string | undefined): string {
+  if (!next || !next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '';
+  const base = 'http://leadatlas.invalid';
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return '';
+  }
+  if (url.origin !== base) return '';
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  // Parsed again on its own it must still be here: `//host` would not.
+  return path.startsWith('/') && !path.startsWith('//') ? path : '';
+}
+
+/** A service refusal's headers (Retry-After of a throttled sign-in or sign-up) on the page that shows it. */
+function withErrorHeaders(reply: FastifyReply, error: unknown): FastifyReply {
+  return error instanceof AppError ? reply.headers(error.headers) : reply;
 }
 
 function constantTimeEqual(a: string, b: string): boolean {

@@ -2,6 +2,8 @@ import type { FieldError } from '../../infra/errors.ts';
 import { scopes as allScopes, type Scope } from '../auth/auth.types.ts';
 import { passwordMinLength } from '../auth/passwords.ts';
 import type { TokenRecord } from '../auth/tokens.service.ts';
+import type { AccountUsage } from '../auth/quotas.service.ts';
+import { scopeCosts } from '../../infra/ratelimit/costs.ts';
 import { usageChart, type DayCount } from './chart.ts';
 import { html, type SafeHtml } from './html.ts';
 import { csrfField, errorSummary, field, formatCount, page, time, type PageContext } from './layout.ts';
@@ -225,9 +227,14 @@ export function tokenCreatedPage(ctx: PageContext, created: CreatedToken, baseUr
   );
 }
 
-export function usagePage(ctx: PageContext, days: DayCount[]): SafeHtml {
+export function usagePage(ctx: PageContext, days: DayCount[], usage: AccountUsage, tokenUnitsPerMinute: number): SafeHtml {
   const total = days.reduce((s, d) => s + d.count, 0);
   const busiest = days.reduce<DayCount | undefined>((b, d) => (!b || d.count > b.count ? d : b), undefined);
+  const { quotas } = usage;
+  const quotaRow = (what: string, used: number, limit: number, renews: SafeHtml | string, custom: boolean) => html`<tr>
+    <th scope="row">${what}${custom ? html` <span class="muted">(set for your account)</span>` : ''}</th>
+    <td>${formatCount(used)}</td><td>${formatCount(limit)}</td><td>${formatCount(Math.max(0, limit - used))}</td><td>${renews}</td>
+  </tr>`;
   return page(
     ctx,
     'Usage',
@@ -236,6 +243,19 @@ export function usagePage(ctx: PageContext, days: DayCount[]): SafeHtml {
       <div class="stat"><span class="stat-value">${formatCount(total)}</span><span class="stat-label">requests in ${days.length} days</span></div>
       <div class="stat"><span class="stat-value">${formatCount(days[days.length - 1]?.count ?? 0)}</span><span class="stat-label">today</span></div>
       <div class="stat"><span class="stat-value">${busiest && busiest.count > 0 ? busiest.day : '—'}</span><span class="stat-label">busiest day</span></div>
+    </div>
+    <div class="card">
+      <h2>Quotas</h2>
+      <div class="table-wrap"><table class="numbers">
+        <caption class="visually-hidden">Quotas and what is used of them</caption>
+        <thead><tr><th scope="col">Quota</th><th scope="col">Used</th><th scope="col">Limit</th><th scope="col">Left</th><th scope="col">Renews</th></tr></thead>
+        <tbody>
+          ${quotaRow('API requests today', usage.requestsToday, quotas.requestsPerDay, html`${time(usage.requestsResetAt, { compact: true })}`, quotas.custom.requestsPerDay)}
+          ${quotaRow('Exported rows this month', usage.exportRowsThisMonth, quotas.exportRowsPerMonth, html`${time(usage.exportRowsResetAt, { dateOnly: true })}`, quotas.custom.exportRowsPerMonth)}
+          ${quotaRow('Exports running now', usage.runningExports, quotas.concurrentExports, '—', quotas.custom.concurrentExports)}
+        </tbody>
+      </table></div>
+      <p class="hint">Each token may also spend ${formatCount(tokenUnitsPerMinute)} units a minute, all at once or spread: a search costs ${scopeCosts.search}, an export ${scopeCosts.export}, listing your leads or the reference lists ${scopeCosts['places:read']}. Every API answer says what is left in its <code>RateLimit</code> header; an export that reaches the monthly row quota ends there, with the rows written so far.</p>
     </div>
     <figure class="card chart-card">
       <figcaption>Requests per day</figcaption>

@@ -90,7 +90,9 @@ class KyselyLeadRecorder implements LeadRecorder {
   }
 }
 
-export async function finishExport(db: Db, id: number, status: 'done' | 'aborted' | 'failed', at: string): Promise<void> {
+export type ExportStatus = Exclude<ExportRow['status'], 'running'>;
+
+export async function finishExport(db: Db, id: number, status: ExportStatus, at: string): Promise<void> {
   await db.kysely.updateTable('exports').set({ status, finished_at: at }).where('id', '=', id).execute();
 }
 

@@ -200,7 +200,7 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     const searchId = await saveSearch(t.db, account.accountId, city, null);
     const total = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     assert.ok(total > 2 * exportBatchSize + 20, `the whole extract spans several batches: ${total}`);
-    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
+    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' }, app.quotas);
     // The body is read ahead of what the client takes. Chunks: the header, then a batch each (fields=id).
     // The header and the first batch are delivered whole, the second batch by half, the third not at all.
     const chunks: Buffer[] = [];
@@ -222,7 +222,7 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
   test('a client that reads as fast as the export writes still leaves the event loop free between batches', async () => {
     const account = await createAccountWithToken(t.db);
     const searchId = await saveSearch(t.db, account.accountId, city, null);
-    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
+    const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' }, app.quotas);
     // Read in microtasks only: without a turn of the loop between batches, no timer or socket would run until the end.
     let loopTurns = 0;
     const turns = setInterval(() => loopTurns++, 0);
@@ -241,7 +241,7 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
     const account = await createAccountWithToken(t.db);
     const searchId = await saveSearch(t.db, account.accountId, city, null);
     const read = async (pauseMs: number) => {
-      const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' });
+      const started = await startExport(t.db, { accountId: account.accountId, searchId, format: 'csv', fields: 'id' }, app.quotas);
       let text = '';
       for await (const chunk of started.body) {
         text += String(chunk);

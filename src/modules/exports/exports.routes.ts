@@ -44,7 +44,7 @@ export async function exportsRoutes(app: FastifyInstance, { db, config }: { db: 
         searchId: query.search_id,
         format: query.format ?? 'csv',
         fields: query.fields,
-      });
+      }, app.quotas);
       return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
     },
   );

@@ -6,7 +6,7 @@ import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple 
 import { getSearchForAccount, parseFields, searchNameCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
-import { createLeadRecorder, finishExport, insertExport } from './exports.repository.ts';
+import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
 
@@ -19,6 +19,25 @@ export interface ExportRequest {
   format: ExportFormatName;
   /** Comma-separated field names as the caller sent them; all fields when absent. */
   fields: string | undefined;
+}
+
+/**
+ * The account's export quotas, asked when an export starts and as it writes (implemented by
+ * `QuotaService` in modules/auth): every caller of `startExport` passes one, so no way of starting
+ * an export can skip them.
+ */
+export interface ExportAllowance {
+  /** Refuses (`quota_exceeded`, with Retry-After) an account running its maximum of exports at once or with no rows left this month. */
+  open(accountId: number): Promise<ExportPermit>;
+}
+
+export interface ExportPermit {
+  /** Takes up to `wanted` rows from the month's quota and returns how many it may write (0: the quota is spent). */
+  reserve(wanted: number): Promise<number>;
+  /** `rows` of those reserved were delivered to the client (they stay counted). */
+  delivered(rows: number): void;
+  /** Gives back rows reserved but never delivered and frees the export's concurrency slot; safe to call again. */
+  close(): Promise<void>;
 }
 
 export interface StartedExport {
@@ -46,49 +65,67 @@ export interface StartedExport {
  * short transaction of its own together with the export's `row_count`. A download cut short keeps the
  * leads of what was delivered and is logged `aborted`. Memory stays at about one batch (a workbook also
  * keeps the ids of its places until it is complete).
+ *
+ * Quotas: the export is refused up front when the account has no rows left this month or runs its
+ * maximum of exports at once; otherwise each batch first takes its rows from the month's quota, and an
+ * export that reaches the quota ends there, as a complete file of that many rows, logged `limited`.
+ * Rows taken for batches that were never delivered are given back when the export ends.
  */
-export async function startExport(db: Db, request: ExportRequest, now = new Date()): Promise<StartedExport> {
+export async function startExport(db: Db, request: ExportRequest, allowance: ExportAllowance, now = new Date()): Promise<StartedExport> {
   const fields = parseFields(request.fields);
   const chosen: PlaceField[] = fields.length > 0 ? fields : placeFields;
   const search = await getSearchForAccount(db, request.accountId, request.searchId);
-  const exp = await insertExport(db, {
-    public_id: `exp_${randomBytes(10).toString('base64url')}`,
-    account_id: request.accountId,
-    search_id: search.id,
-    format: request.format,
-    fields: JSON.stringify(chosen),
-    created_at: now.toISOString(),
-  });
-  const format: ExportFormat = exportFormats[request.format];
-  const labels = searchLabels(search);
-  const leads = createLeadRecorder(db);
-  const ledger = new DeliveryLedger((ids) => leads.recordBatch(exp, ids, new Date().toISOString()), format.chunks !== undefined);
-  let failed = false;
-  const batches = producedBatches(searchMatches(db, search, exportBatchSize), ledger, () => (failed = true));
-  const body = format.chunks ? Readable.from(countedChunks(format.chunks(batches, chosen), ledger), { objectMode: false }) : format.write(batches, chosen);
-  body.once('error', () => (failed = true));
-  let finished: Promise<void> | undefined;
-  return {
-    exportId: exp.public_id,
-    contentType: format.contentType,
-    contentDisposition: attachmentDisposition(exportFilename({ ...labels, date: now, extension: format.extension })),
-    body,
-    delivery: ledger,
-    finish(complete) {
-      finished ??= (async () => {
-        let status: 'done' | 'aborted' | 'failed' = failed ? 'failed' : complete ? 'done' : 'aborted';
-        try {
-          await ledger.close(complete && !failed);
-        } catch (error) {
-          status = 'failed';
-          throw error;
-        } finally {
-          await finishExport(db, exp.id, status, new Date().toISOString());
-        }
-      })();
-      return finished;
-    },
-  };
+  const permit = await allowance.open(request.accountId);
+  try {
+    const exp = await insertExport(db, {
+      public_id: `exp_${randomBytes(10).toString('base64url')}`,
+      account_id: request.accountId,
+      search_id: search.id,
+      format: request.format,
+      fields: JSON.stringify(chosen),
+      created_at: now.toISOString(),
+    });
+    const format: ExportFormat = exportFormats[request.format];
+    const labels = searchLabels(search);
+    const leads = createLeadRecorder(db);
+    const ledger = new DeliveryLedger(async (ids) => {
+      await leads.recordBatch(exp, ids, new Date().toISOString());
+      permit.delivered(ids.length);
+    }, format.chunks !== undefined);
+    const outcome = { failed: false, limited: false };
+    const batches = producedBatches(searchMatches(db, search, exportBatchSize), ledger, permit, outcome);
+    const body = format.chunks ? Readable.from(countedChunks(format.chunks(batches, chosen), ledger), { objectMode: false }) : format.write(batches, chosen);
+    body.once('error', () => (outcome.failed = true));
+    let finished: Promise<void> | undefined;
+    return {
+      exportId: exp.public_id,
+      contentType: format.contentType,
+      contentDisposition: attachmentDisposition(exportFilename({ ...labels, date: now, extension: format.extension })),
+      body,
+      delivery: ledger,
+      finish(complete) {
+        finished ??= (async () => {
+          let status: ExportStatus = outcome.failed ? 'failed' : !complete ? 'aborted' : outcome.limited ? 'limited' : 'done';
+          try {
+            await ledger.close(complete && !outcome.failed);
+          } catch (error) {
+            status = 'failed';
+            throw error;
+          } finally {
+            try {
+              await permit.close();
+            } finally {
+              await finishExport(db, exp.id, status, new Date().toISOString());
+            }
+          }
+        })();
+        return finished;
+      },
+    };
+  } catch (error) {
+    await permit.close();
+    throw error;
+  }
 }
 
 /** City and type for the file name: the names the search resolved to, else what the caller typed. */
@@ -111,17 +148,33 @@ async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): A
   }
 }
 
-/** The batches as the format writer takes them; each is reported to the ledger once the writer has turned it into text. */
-async function* producedBatches(batches: PlaceBatches, ledger: DeliveryLedger, onError: () => void): AsyncGenerator<readonly PublicPlaceTuple[]> {
+/**
+ * The batches as the format writer takes them, each first taken from the month's row quota (cut to what
+ * is left, and the export ends there); each is reported to the ledger once the writer has turned it into text.
+ */
+async function* producedBatches(
+  batches: PlaceBatches,
+  ledger: DeliveryLedger,
+  permit: ExportPermit,
+  outcome: { failed: boolean; limited: boolean },
+): AsyncGenerator<readonly PublicPlaceTuple[]> {
   const id = publicColumnIndex.id;
   try {
     for await (const batch of batches) {
-      yield batch;
-      // Reached when the writer asks for the next batch: this one's text has been produced.
-      ledger.batchProduced(batch.map((t) => t[id] as number));
+      const granted = await permit.reserve(batch.length);
+      const part = granted < batch.length ? batch.slice(0, granted) : batch;
+      if (part.length > 0) {
+        yield part;
+        // Reached when the writer asks for the next batch: this one's text has been produced.
+        ledger.batchProduced(part.map((t) => t[id] as number));
+      }
+      if (granted < batch.length) {
+        outcome.limited = true;
+        return;
+      }
     }
   } catch (error) {
-    onError();
+    outcome.failed = true;
     throw error;
   }
 }

@@ -20,7 +20,7 @@ const filterProperties = {
   has_email: Type.Boolean({ description: 'true: only places with an email address; false: only without' }),
   near: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*,\\s*-?\\d+(\\.\\d+)?\\s*$', description: 'Centre point `lat,lon` in degrees; with `radius`', examples: ['48.1374,11.5755'] }),
   radius: Type.Integer({ minimum: radiusM.min, maximum: radiusM.max, description: `Radius around \`near\` in metres (default ${radiusM.default})`, examples: [1000] }),
-  bbox: Type.String({ description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees', examples: ['11.50,48.10,11.65,48.18'] }),
+  bbox: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*(,\\s*-?\\d+(\\.\\d+)?\\s*){3}$', description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees', examples: ['11.50,48.10,11.65,48.18'] }),
   // An enum rather than a union of literals: one validation error naming the allowed values, not one per value.
   sort: Type.Unsafe<PlaceSort>({
     type: 'string',

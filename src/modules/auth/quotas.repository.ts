@@ -1,0 +1,55 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AccountQuotasTable, Database } from '../../infra/db/schema.ts';
+
+export type AccountQuotasRow = Selectable<AccountQuotasTable>;
+
+export function findAccountQuotas(db: Kysely<Database>, accountId: number): Promise<AccountQuotasRow | undefined> {
+  return db.selectFrom('account_quotas').selectAll().where('account_id', '=', accountId).executeTakeFirst();
+}
+
+/** Sets the given columns of an account's quotas (null: back to the default), leaving the others. */
+export async function updateAccountQuotas(
+  db: Kysely<Database>,
+  accountId: number,
+  values: Partial<Pick<AccountQuotasRow, 'requests_per_day' | 'export_rows_per_month' | 'concurrent_exports'>>,
+  at: string,
+): Promise<void> {
+  await db
+    .insertInto('account_quotas')
+    .values({ account_id: accountId, requests_per_day: null, export_rows_per_month: null, concurrent_exports: null, ...values, updated_at: at })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet({ ...values, updated_at: at }))
+    .execute();
+}
+
+export async function exportRowsInMonth(db: Kysely<Database>, accountId: number, month: string): Promise<number> {
+  const row = await db.selectFrom('export_row_usage').select('row_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
+  return Number(row?.row_count ?? 0);
+}
+
+/**
+ * Takes up to `wanted` rows from what is left of `limit` this month and returns how many it took, in
+ * one transaction. The first UPDATE locks the counter's row (PostgreSQL) or the database (SQLite),
+ * so two exports of the account cannot both take the last rows.
+ */
+export function reserveExportRows(db: Kysely<Database>, accountId: number, month: string, wanted: number, limit: number): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await trx.insertInto('export_row_usage').values({ account_id: accountId, month, row_count: 0 }).onConflict((oc) => oc.columns(['account_id', 'month']).doNothing()).execute();
+    const counter = trx.updateTable('export_row_usage').where('account_id', '=', accountId).where('month', '=', month);
+    await counter.set({ row_count: sql<number>`row_count` }).execute();
+    const used = Number((await trx.selectFrom('export_row_usage').select('row_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirstOrThrow()).row_count);
+    const granted = Math.max(0, Math.min(wanted, limit - used));
+    if (granted > 0) await counter.set({ row_count: sql<number>`row_count + ${granted}` }).execute();
+    return granted;
+  });
+}
+
+/** Gives back rows reserved but never written (the batch in flight when a client went away). */
+export async function returnExportRows(db: Kysely<Database>, accountId: number, month: string, rows: number): Promise<void> {
+  if (rows <= 0) return;
+  await db
+    .updateTable('export_row_usage')
+    .set({ row_count: sql<number>`CASE WHEN row_count > ${rows} THEN row_count - ${rows} ELSE 0 END` })
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .execute();
+}
