@@ -24,6 +24,8 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'sessions', key: ['id_hash'] },
   { name: 'api_tokens', key: ['id'] },
   { name: 'usage_daily', key: ['account_id', 'day', 'route'] },
+  { name: 'account_quotas', key: ['account_id'] },
+  { name: 'export_row_usage', key: ['account_id', 'month'] },
   { name: 'searches', key: ['id'] },
   { name: 'exports', key: ['id'] },
   { name: 'leads', key: ['id'] },
