@@ -37,6 +37,8 @@ export interface RateLimiter {
   held(key: string): Promise<number>;
   /** Forgets `key` (e.g. the failed sign-ins of an account after a successful one). */
   reset(key: string): Promise<void>;
+  /** Where the counts live, and whether that store answers now (for readiness checks). */
+  health(): Promise<{ store: 'memory' | 'redis'; ok: boolean }>;
   close(): Promise<void>;
 }
 
@@ -145,6 +147,10 @@ export class MemoryRateLimiter implements RateLimiter {
   async reset(key: string): Promise<void> {
     this.windows.delete(key);
     this.rates.delete(key);
+  }
+
+  async health(): Promise<{ store: 'memory'; ok: boolean }> {
+    return { store: 'memory', ok: true };
   }
 
   async close(): Promise<void> {
@@ -284,6 +290,15 @@ export class RedisRateLimiter implements RateLimiter {
     await this.redis.del(this.keyPrefix + key);
   }
 
+  async health(): Promise<{ store: 'redis'; ok: boolean }> {
+    try {
+      return { store: 'redis', ok: (await this.redis.ping()) === 'PONG' };
+    } catch {
+      // Not connected: try to, so that a Redis that came back is seen by the next check.
+      return { store: 'redis', ok: await this.connect() };
+    }
+  }
+
   async close(): Promise<void> {
     if (this.redis.status === 'ready') await this.redis.quit();
     else this.redis.disconnect();
@@ -334,6 +349,11 @@ export class FallbackRateLimiter implements RateLimiter {
   async reset(key: string): Promise<void> {
     await this.fallback.reset(key);
     await this.run((l) => l.reset(key));
+  }
+
+  /** Whether Redis answers, whatever the fallback does meanwhile. */
+  health(): Promise<{ store: 'redis'; ok: boolean }> {
+    return this.primary.health();
   }
 
   async close(): Promise<void> {
