@@ -7,13 +7,13 @@ const root = resolve(import.meta.dirname, '../..');
 
 /**
  * Compiles src/ as `npm run build` does, into var/bench-build/ (inside the project, so packages resolve),
- * and returns a loader for its modules. Import benchmarks run the compiled JavaScript, as `leadatlas
- * import` does: under tsx the import worker would compile TypeScript on every start, inside the timed
- * span, which no user ever waits for.
+ * and returns a loader for its modules; `dir` is the compiled tree (to run its `cli/main.js`). Import
+ * benchmarks run the compiled JavaScript, as `leadatlas import` does: under tsx the import worker would
+ * compile TypeScript on every start, inside the timed span, which no user ever waits for.
  */
-export function compileForBench(): <T>(path: string) => Promise<T> {
+export function compileForBench(): (<T>(path: string) => Promise<T>) & { dir: string } {
   const out = compileTree(root, 'bench-build');
-  return <T>(path: string) => import(pathToFileURL(join(out, path)).href) as Promise<T>;
+  return Object.assign(<T>(path: string) => import(pathToFileURL(join(out, path)).href) as Promise<T>, { dir: out });
 }
 
 /**

@@ -1,3 +1,5 @@
+import { readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { inflateSync } from 'node:zlib';
 
 /**
@@ -5,7 +7,9 @@ import { inflateSync } from 'node:zlib';
  * importer needs. A generic protobuf decoder builds an object per node with its tags (121,000 nodes in
  * the merged test file, nearly all of them untagged way vertices) and decodes every string of every
  * block; this one hands each node's id and point to the caller as numbers, decodes a string the first
- * time a tag uses it, and builds a tag object only for objects with one of the wanted keys.
+ * time a tag uses it, and builds a tag object only for objects with one of the wanted keys. The reader
+ * goes over a file in several passes (see osm-pbf.ts): blobs are read by position, so that a pass reads
+ * only the blobs it needs, and a pass decodes only the object types (and way node lists) it asks for.
  */
 
 /** One OSM object's tags, built only when it has one of the wanted keys. */
@@ -14,14 +18,25 @@ export type Tags = Record<string, string>;
 /** What an object with a wanted key but without the required key gets instead of its tags. */
 export const WITHOUT_REQUIRED_KEY: Readonly<Tags> = Object.freeze({});
 
+/**
+ * What a pass over a block wants. A type whose method is absent is skipped without being decoded (its
+ * group is still seen, so `decodeBlock` reports that the block holds that type).
+ */
 export interface BlockVisitor {
   /** Every node, in file order; `tags` only when the node has a wanted key. Coordinates in degrees. */
-  node(id: number, lat: number, lon: number, tags: Tags | undefined): void;
+  node?(id: number, lat: number, lon: number, tags: Tags | undefined): void;
   /** Every way: node ids in `refs[0..refCount)` (the array is reused: read it before returning). */
-  way(id: number, refs: Float64Array, refCount: number, tags: Tags | undefined): void;
+  way?(id: number, refs: Float64Array, refCount: number, tags: Tags | undefined): void;
+  /** Whether a way's node ids are needed; without this method, always. When false `way` gets refCount 0. */
+  wayRefsWanted?(id: number, tags: Tags | undefined): boolean;
   /** Relations with a wanted key only (nothing else needs them). Member types: 0 node, 1 way, 2 relation. */
-  relation(id: number, members: RelationMember[], tags: Tags): void;
+  relation?(id: number, members: RelationMember[], tags: Tags): void;
 }
+
+/** Bits of `decodeBlock`'s result: the object types a block holds. */
+export const HAS_NODES = 1;
+export const HAS_WAYS = 2;
+export const HAS_RELATIONS = 4;
 
 export interface RelationMember {
   type: 0 | 1 | 2;
@@ -118,59 +133,144 @@ function readBlobHeader(buf: Buffer, start: number, end: number): { type: string
   return { type, dataSize };
 }
 
-/** The uncompressed bytes of a Blob (raw or zlib; other compressions are rejected). */
-function blobData(buf: Buffer, start: number, end: number): Buffer {
-  const p = new Proto(buf, start, end);
-  while (p.pos < end) {
+/** A Blob message's data: raw, or zlib-compressed with its uncompressed size (other compressions are rejected). */
+function blobPayload(blob: Buffer): { bytes: Buffer; zlib: boolean; rawSize: number } {
+  const p = new Proto(blob, 0, blob.length);
+  let rawSize = 0;
+  while (p.pos < p.end) {
     const tag = p.varint();
     const field = tag >>> 3;
     if ((field === 1 || field === 3) && (tag & 7) === 2) {
       const e = p.delimited();
-      const bytes = buf.subarray(p.pos, e);
-      return field === 1 ? bytes : inflateSync(bytes);
+      return { bytes: blob.subarray(p.pos, e), zlib: field === 3, rawSize };
     }
-    if (field >= 4 && field <= 7) fail('compression other than zlib is not supported');
-    p.skip(tag & 7);
+    if (field === 2 && (tag & 7) === 0) rawSize = p.varint();
+    else if (field >= 4 && field <= 7) fail('compression other than zlib is not supported');
+    else p.skip(tag & 7);
   }
   return fail('blob without data');
 }
 
-/**
- * Splits a PBF byte stream into its blocks: [4-byte length][BlobHeader][Blob], repeated. Feed it the
- * file's chunks in order; it returns the uncompressed OSMData blocks each chunk completes.
- */
-export class PbfBlobs {
-  private buffer: Buffer = Buffer.alloc(0);
-  private header: { type: string; dataSize: number } | undefined;
+/** zlib's output in one piece when the blob says how large it is (16 KiB pieces joined at the end otherwise). */
+const inflateOptions = (rawSize: number) => (rawSize > 0 && rawSize <= 32 << 20 ? { chunkSize: Math.max(rawSize, 64) } : {});
 
-  push(chunk: Buffer): Buffer[] {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    const out: Buffer[] = [];
-    let at = 0;
-    for (;;) {
-      if (!this.header) {
-        if (this.buffer.length - at < 4) break;
-        const headerLength = this.buffer.readUInt32BE(at);
-        if (headerLength > 64 * 1024) fail('blob header longer than 64 KiB');
-        if (this.buffer.length - at - 4 < headerLength) break;
-        this.header = readBlobHeader(this.buffer, at + 4, at + 4 + headerLength);
-        if (this.header.type !== 'OSMHeader' && this.header.type !== 'OSMData') fail(`unknown blob type ${this.header.type}`);
-        at += 4 + headerLength;
-      }
-      const { type, dataSize } = this.header;
-      if (this.buffer.length - at < dataSize) break;
-      // OSMHeader says which features the file needs; the readers here handle what osmium and Geofabrik write.
-      if (type === 'OSMData') out.push(blobData(this.buffer, at, at + dataSize));
-      at += dataSize;
-      this.header = undefined;
-    }
-    this.buffer = this.buffer.subarray(at);
-    return out;
+/** The uncompressed bytes of a Blob message. */
+export function inflateBlob(blob: Buffer): Buffer {
+  const { bytes, zlib, rawSize } = blobPayload(blob);
+  return zlib ? inflateSync(bytes, inflateOptions(rawSize)) : bytes;
+}
+
+/** Whether an OSMHeader block declares the file sorted by type, then id (`Sort.Type_then_ID`, as osmium and Geofabrik write). */
+export function declaresTypeThenIdOrder(header: Buffer): boolean {
+  const p = new Proto(header, 0, header.length);
+  while (p.pos < p.end) {
+    const tag = p.varint();
+    if (tag === 0x2a) {
+      const e = p.delimited();
+      if (header.toString('utf8', p.pos, e) === 'Sort.Type_then_ID') return true;
+      p.pos = e;
+    } else p.skip(tag & 7);
   }
+  return false;
+}
 
-  /** Throws when the stream ended inside a block. */
-  end(): void {
-    if (this.header || this.buffer.length > 0) fail('the file ends inside a block');
+/** One blob of a PBF file, its data still compressed. */
+export interface RawBlob {
+  type: 'OSMHeader' | 'OSMData';
+  /** File offset of the blob's 4-byte length prefix. */
+  offset: number;
+  /** Bytes from the prefix to the end of the blob's data. */
+  length: number;
+  /** The Blob message (see `inflateBlob`): a view into a read buffer that is not reused. */
+  blob: Buffer;
+}
+
+/**
+ * Every blob's type, offset and length, from the blob headers alone: one small read per blob, the data
+ * skipped (a 4 GB country file has ~60,000 blobs).
+ */
+export function scanBlobHeaders(fd: number, size: number, onBlob: (type: RawBlob['type'], offset: number, length: number) => void): void {
+  let buffer = Buffer.allocUnsafe(256);
+  for (let offset = 0; offset < size; ) {
+    if (size - offset < 4) fail('the file ends inside a block');
+    readSync(fd, buffer, 0, Math.min(buffer.length, size - offset), offset);
+    const headerLength = buffer.readUInt32BE(0);
+    if (headerLength > 64 * 1024) fail('blob header longer than 64 KiB');
+    if (offset + 4 + headerLength > size) fail('the file ends inside a block');
+    if (4 + headerLength > buffer.length) {
+      buffer = Buffer.allocUnsafe(4 + headerLength);
+      readSync(fd, buffer, 0, buffer.length, offset);
+    }
+    const { type, dataSize } = readBlobHeader(buffer, 4, 4 + headerLength);
+    if (type !== 'OSMHeader' && type !== 'OSMData') fail(`unknown blob type ${type}`);
+    const length = 4 + headerLength + dataSize;
+    if (offset + length > size) fail('the file ends inside a block');
+    onBlob(type as RawBlob['type'], offset, length);
+    offset += length;
+  }
+}
+
+/** Bytes read at a time: large enough for a few blobs (most are under 1 MiB compressed, none over 32 MiB). */
+const READ_SIZE = 8 << 20;
+
+/** `length` bytes of the file from `position`, or fewer at the end of the file. */
+async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await file.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled < length ? buffer.subarray(0, filled) : buffer;
+}
+
+/**
+ * The blobs in the byte ranges `spans` of a PBF file (each `[start, end)` starts and ends on a blob
+ * boundary; `[0, file size)` for the whole file), in order. A blob is [4-byte length][BlobHeader][Blob].
+ * The next read is under way while the current one's blobs are handed out, so reading overlaps decoding.
+ */
+export async function* rawBlobs(file: FileHandle, spans: ReadonlyArray<readonly [number, number]>): AsyncGenerator<RawBlob> {
+  for (const [start, end] of spans) {
+    let nextAt = start;
+    let next: Promise<Buffer> | undefined;
+    const readNext = () => {
+      const length = Math.min(READ_SIZE, end - nextAt);
+      next = length > 0 ? readAt(file, nextAt, length) : undefined;
+      nextAt += length;
+    };
+    readNext();
+    /** File bytes from `at` on. */
+    let data: Buffer = Buffer.alloc(0);
+    let at = start;
+    let pos = 0;
+    for (;;) {
+      const left = data.length - pos;
+      if (left >= 4) {
+        const headerLength = data.readUInt32BE(pos);
+        if (headerLength > 64 * 1024) fail('blob header longer than 64 KiB');
+        if (left >= 4 + headerLength) {
+          const { type, dataSize } = readBlobHeader(data, pos + 4, pos + 4 + headerLength);
+          if (type !== 'OSMHeader' && type !== 'OSMData') fail(`unknown blob type ${type}`);
+          const dataStart = pos + 4 + headerLength;
+          if (data.length - dataStart >= dataSize) {
+            yield { type: type as RawBlob['type'], offset: at + pos, length: 4 + headerLength + dataSize, blob: data.subarray(dataStart, dataStart + dataSize) };
+            pos = dataStart + dataSize;
+            continue;
+          }
+        }
+      }
+      if (!next) {
+        if (pos < data.length) fail('the file ends inside a block');
+        break;
+      }
+      const chunk = await next;
+      if (chunk.length === 0) fail('the file ends inside a block');
+      readNext();
+      data = pos < data.length ? Buffer.concat([data.subarray(pos), chunk]) : chunk;
+      at += pos;
+      pos = 0;
+    }
   }
 }
 
@@ -187,11 +287,13 @@ const grown = <T extends Float64Array | Int32Array>(a: T, need: number): T => {
 };
 
 /**
- * Decodes one uncompressed PrimitiveBlock, calling the visitor for each object. `wantedKeys` decides which
- * objects get their tags built (and which relations are reported at all); those without `requiredKey` get
- * WITHOUT_REQUIRED_KEY instead (half the POIs of an OSM file have no name and are skipped by the reader).
+ * Decodes one uncompressed PrimitiveBlock, calling the visitor for each object of the types it asks for,
+ * and returns the types the block holds (HAS_NODES | HAS_WAYS | HAS_RELATIONS). `wantedKeys` decides
+ * which objects get their tags built (and which relations are reported at all); those without
+ * `requiredKey` get WITHOUT_REQUIRED_KEY instead (half the POIs of an OSM file have no name and are
+ * skipped by the reader).
  */
-export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requiredKey: string, visit: BlockVisitor): void {
+export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requiredKey: string, visit: BlockVisitor): number {
   const p = new Proto(buf, 0, buf.length);
   let tableStart = -1;
   let tableEnd = -1;
@@ -217,25 +319,33 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
   }
   if (tableStart < 0) fail('block without a string table');
 
-  // String table: offsets now, text on first use.
-  const starts: number[] = [];
+  // String table: offsets on the first look-up (a pass that skips the block's tagged objects never needs
+  // it), text on each string's first use.
+  let starts: number[] | undefined;
   const ends: number[] = [];
-  for (p.pos = tableStart, p.end = tableEnd; p.pos < tableEnd; ) {
-    const tag = p.varint();
-    if (tag === 0x0a) {
-      const e = p.delimited();
-      starts.push(p.pos);
-      ends.push(e);
-      p.pos = e;
-    } else p.skip(tag & 7);
-  }
-  const strings = new Array<string | undefined>(starts.length);
+  const table = (): number[] => {
+    if (starts) return starts;
+    starts = [];
+    const t = new Proto(buf, tableStart, tableEnd);
+    while (t.pos < tableEnd) {
+      const tag = t.varint();
+      if (tag === 0x0a) {
+        const e = t.delimited();
+        starts.push(t.pos);
+        ends.push(e);
+        t.pos = e;
+      } else t.skip(tag & 7);
+    }
+    return starts;
+  };
+  const strings: Array<string | undefined> = [];
   const str = (i: number): string => {
-    if (i >= starts.length) fail('string index outside the string table');
-    return (strings[i] ??= buf.toString('utf8', starts[i]!, ends[i]!));
+    const at = table();
+    if (i >= at.length) fail('string index outside the string table');
+    return (strings[i] ??= buf.toString('utf8', at[i]!, ends[i]!));
   };
   /** Per string id: 2 for the required key, 1 for a wanted key, 0 for others, undefined before its first use as a key. */
-  const kinds = new Array<0 | 1 | 2 | undefined>(starts.length);
+  const kinds: Array<0 | 1 | 2 | undefined> = [];
   const kindOf = (k: number): number => {
     const kind = kinds[k];
     if (kind !== undefined) return kind;
@@ -262,6 +372,7 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
   const latBase = latOffset * 1e-9;
   const lonBase = lonOffset * 1e-9;
 
+  let holds = 0;
   for (let g = 0; g < groups.length; g += 2) {
     const groupEnd = groups[g + 1]!;
     p.end = groupEnd;
@@ -273,14 +384,21 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
         continue;
       }
       const e = p.delimited();
-      const sub = new Proto(buf, p.pos, e);
-      if (field === 2) denseNodes(sub);
-      else if (field === 1) node(sub);
-      else if (field === 3) way(sub);
-      else relation(sub);
+      if (field <= 2) {
+        holds |= HAS_NODES;
+        if (visit.node && field === 2) denseNodes(new Proto(buf, p.pos, e), visit.node);
+        else if (visit.node) node(new Proto(buf, p.pos, e), visit.node);
+      } else if (field === 3) {
+        holds |= HAS_WAYS;
+        if (visit.way) way(new Proto(buf, p.pos, e), visit.way);
+      } else {
+        holds |= HAS_RELATIONS;
+        if (visit.relation) relation(new Proto(buf, p.pos, e), visit.relation);
+      }
       p.pos = e;
     }
   }
+  return holds;
 
   /** Reads a packed uint32 field into keyIds or valIds. */
   function packedIds(q: Proto, into: 'keys' | 'vals'): number {
@@ -293,7 +411,7 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
     return n;
   }
 
-  function denseNodes(q: Proto): void {
+  function denseNodes(q: Proto, onNode: NonNullable<BlockVisitor['node']>): void {
     let ids = -1, idsEnd = -1, lats = -1, latsEnd = -1, lons = -1, lonsEnd = -1, kv = -1, kvEnd = -1;
     while (q.pos < q.end) {
       const tag = q.varint();
@@ -330,11 +448,11 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
           (valIds = grown(valIds, count + 1))[count++] = tags.varint();
         }
       }
-      visit.node(nodeId, latBase + lat / perDegree, lonBase + lon / perDegree, count > 0 ? tagsOf(count) : undefined);
+      onNode(nodeId, latBase + lat / perDegree, lonBase + lon / perDegree, count > 0 ? tagsOf(count) : undefined);
     }
   }
 
-  function node(q: Proto): void {
+  function node(q: Proto, onNode: NonNullable<BlockVisitor['node']>): void {
     let nodeId = 0, lat = 0, lon = 0, keyCount = 0, valCount = 0;
     while (q.pos < q.end) {
       const tag = q.varint();
@@ -346,27 +464,35 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
       else q.skip(tag & 7);
     }
     if (keyCount !== valCount) fail('node with unequal key and value counts');
-    visit.node(nodeId, latBase + lat / perDegree, lonBase + lon / perDegree, keyCount > 0 ? tagsOf(keyCount) : undefined);
+    onNode(nodeId, latBase + lat / perDegree, lonBase + lon / perDegree, keyCount > 0 ? tagsOf(keyCount) : undefined);
   }
 
-  function way(q: Proto): void {
-    let wayId = 0, keyCount = 0, valCount = 0, refCount = 0;
+  function way(q: Proto, onWay: NonNullable<BlockVisitor['way']>): void {
+    let wayId = 0, keyCount = 0, valCount = 0, refsStart = -1, refsEnd = -1;
     while (q.pos < q.end) {
       const tag = q.varint();
       if (tag === 0x08) wayId = q.varint();
       else if (tag === 0x12) keyCount = packedIds(q, 'keys');
       else if (tag === 0x1a) valCount = packedIds(q, 'vals');
       else if (tag === 0x42) {
-        const e = q.delimited();
-        let ref = 0;
-        while (q.pos < e) (refs = grown(refs, refCount + 1))[refCount++] = ref += q.svarint();
+        refsEnd = q.delimited();
+        refsStart = q.pos;
+        q.pos = refsEnd;
       } else q.skip(tag & 7);
     }
     if (keyCount !== valCount) fail('way with unequal key and value counts');
-    visit.way(wayId, refs, refCount, keyCount > 0 ? tagsOf(keyCount) : undefined);
+    const tags = keyCount > 0 ? tagsOf(keyCount) : undefined;
+    // Most passes need the node ids of a few ways only: the others' delta-coded ids are left undecoded.
+    let refCount = 0;
+    if (refsStart >= 0 && (!visit.wayRefsWanted || visit.wayRefsWanted(wayId, tags))) {
+      const r = new Proto(buf, refsStart, refsEnd);
+      let ref = 0;
+      while (r.pos < refsEnd) (refs = grown(refs, refCount + 1))[refCount++] = ref += r.svarint();
+    }
+    onWay(wayId, refs, refCount, tags);
   }
 
-  function relation(q: Proto): void {
+  function relation(q: Proto, onRelation: NonNullable<BlockVisitor['relation']>): void {
     let relationId = 0, keyCount = 0, valCount = 0;
     let roles = -1, rolesEnd = -1, memids = -1, memidsEnd = -1, types = -1, typesEnd = -1;
     while (q.pos < q.end) {
@@ -399,6 +525,6 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
         members.push({ type: type as 0 | 1 | 2, ref, role: str(r.varint()) });
       }
     }
-    visit.relation(relationId, members, tags);
+    onRelation(relationId, members, tags);
   }
 }

@@ -1,11 +1,26 @@
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { AppError } from '../../../infra/errors.ts';
 import type { OpenOptions, ReadResult, ReaderFactory, SourceReader } from '../importer.types.ts';
-import { decodeBlock, PbfBlobs, type BlockVisitor, type RelationMember } from './osm-pbf-blocks.ts';
-import { osmObjectToPlace, poiKeys } from './osm-tags.ts';
+import {
+  declaresTypeThenIdOrder,
+  decodeBlock,
+  HAS_NODES,
+  HAS_RELATIONS,
+  HAS_WAYS,
+  inflateBlob,
+  PbfFormatError,
+  rawBlobs,
+  scanBlobHeaders,
+  type BlockVisitor,
+  type RawBlob,
+  type RelationMember,
+  type Tags,
+} from './osm-pbf-blocks.ts';
+import { IdSetBuilder, NodeLocations, PointSum, WaySums } from './osm-pbf-locations.ts';
+import { osmObjectToPlace, placeName, poiKeys } from './osm-tags.ts';
 
 /** Objects with one of these keys are places of business (see `isPoi`); only they get their tags decoded. */
 const wantedKeys: ReadonlySet<string> = new Set(poiKeys);
@@ -15,69 +30,8 @@ const WAY = 1;
 /** OSM stores coordinates in units of 1e-7 degrees; points are rounded back to that precision. */
 const roundCoordinate = (degrees: number): number => Math.round(degrees * 1e7) / 1e7;
 
-/**
- * Rows keyed by OSM id in typed arrays, looked up by binary search. PBF files are sorted by type then
- * id (osmium, Geofabrik and planet files declare `Sort.Type_then_ID`); an unsorted file is sorted once
- * on the first lookup after an out-of-order insert.
- */
-class IdTable {
-  private ids = new Float64Array(1 << 16);
-  readonly columns: Float64Array[];
-  length = 0;
-  private sorted = true;
-
-  constructor(columnCount: number) {
-    this.columns = Array.from({ length: columnCount }, () => new Float64Array(1 << 16));
-  }
-
-  /** Adds a row; `a`, `b`, `c` fill the first columns (a fixed arity: rest parameters cost an array per call). */
-  add(id: number, a: number, b: number, c = 0): void {
-    if (this.length === this.ids.length) {
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.ids = grow(this.ids);
-      for (let c = 0; c < this.columns.length; c++) this.columns[c] = grow(this.columns[c]!);
-    }
-    if (this.length > 0 && id <= this.ids[this.length - 1]!) this.sorted = false;
-    this.ids[this.length] = id;
-    const columns = this.columns;
-    columns[0]![this.length] = a;
-    columns[1]![this.length] = b;
-    if (columns.length > 2) columns[2]![this.length] = c;
-    this.length++;
-  }
-
-  /** Row index of `id`, or -1. */
-  find(id: number): number {
-    if (!this.sorted) this.sort();
-    const ids = this.ids;
-    let lo = 0;
-    let hi = this.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const v = ids[mid]!;
-      if (v < id) lo = mid + 1;
-      else if (v > id) hi = mid - 1;
-      else return mid;
-    }
-    return -1;
-  }
-
-  private sort(): void {
-    const order = Array.from({ length: this.length }, (_, i) => i).sort((a, b) => this.ids[a]! - this.ids[b]!);
-    const permute = (a: Float64Array) => {
-      const b = new Float64Array(a.length);
-      order.forEach((from, to) => (b[to] = a[from]!));
-      return b;
-    };
-    this.ids = permute(this.ids);
-    for (let c = 0; c < this.columns.length; c++) this.columns[c] = permute(this.columns[c]!);
-    this.sorted = true;
-  }
-}
+/** Whether an object with a wanted key becomes a place, so that its point is worth computing. */
+const becomesPlace = (tags: Tags | undefined): boolean => tags !== undefined && placeName(tags) !== undefined;
 
 /** The file's bytes, counted as they pass (a transform, so flow control stays with the consumer). */
 export function countedFileStream(path: string, onRead: (bytes: number) => void): Readable {
@@ -93,118 +47,333 @@ export function countedFileStream(path: string, onRead: (bytes: number) => void)
   );
 }
 
-/** Running sum of vertices, so a way's or relation's point is the average of its located nodes. */
-class PointSum {
-  lat = 0;
-  lon = 0;
-  count = 0;
+/** Byte ranges `[start, end)` of a file. */
+type Spans = Array<[number, number]>;
 
-  addNode(nodes: IdTable, id: number): void {
-    const i = nodes.find(id);
-    if (i < 0) return;
-    this.lat += nodes.columns[0]![i]!;
-    this.lon += nodes.columns[1]![i]!;
-    this.count++;
+/**
+ * Where each blob of the file is and what it holds (HAS_NODES…; 0 for the header and for blobs not
+ * looked into yet), so that a pass reads only the blobs it needs. 33 bytes a blob (a blob holds about
+ * 8,000 objects).
+ */
+class BlobIndex {
+  length = 0;
+  private offsets = new Float64Array(1024);
+  private sizes = new Float64Array(1024);
+  private holds = new Uint8Array(1024);
+  private minWays = new Float64Array(1024);
+  private maxWays = new Float64Array(1024);
+
+  add(offset: number, size: number, holds: number, minWay = Infinity, maxWay = -Infinity): void {
+    if (this.length === this.offsets.length) {
+      const grow = <T extends Float64Array | Uint8Array>(a: T): T => {
+        const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.offsets = grow(this.offsets);
+      this.sizes = grow(this.sizes);
+      this.holds = grow(this.holds);
+      this.minWays = grow(this.minWays);
+      this.maxWays = grow(this.maxWays);
+    }
+    const i = this.length++;
+    this.offsets[i] = offset;
+    this.sizes[i] = size;
+    this.holds[i] = holds;
+    this.minWays[i] = minWay;
+    this.maxWays[i] = maxWay;
   }
 
-  point(): { lat: number | null; lon: number | null } {
-    if (this.count === 0) return { lat: null, lon: null };
-    // toFixed rounds the exact binary value, as Python's round() does in the tool that wrote the NDJSON export.
-    return { lat: Number((this.lat / this.count).toFixed(7)), lon: Number((this.lon / this.count).toFixed(7)) };
+  setHolds(i: number, holds: number): void {
+    this.holds[i] = holds;
+  }
+
+  /** Blob `i`'s bytes as one span. */
+  span(i: number): Spans {
+    return [[this.offsets[i]!, this.offsets[i]! + this.sizes[i]!]];
+  }
+
+  /** The blobs holding objects of type `kind` (HAS_NODES…), as byte ranges with adjacent blobs joined. */
+  spans(kind: number, where: (minWay: number, maxWay: number) => boolean = () => true): { spans: Spans; bytes: number } {
+    const spans: Spans = [];
+    let bytes = 0;
+    for (let i = 0; i < this.length; i++) {
+      if ((this.holds[i]! & kind) === 0 || !where(this.minWays[i]!, this.maxWays[i]!)) continue;
+      const start = this.offsets[i]!;
+      const end = start + this.sizes[i]!;
+      bytes += end - start;
+      const last = spans.at(-1);
+      if (last && last[1] === start) last[1] = end;
+      else spans.push([start, end]);
+    }
+    return { spans, bytes };
+  }
+}
+
+/** What the places need located: the node ids and member way ids gathered by the first passes. */
+class Wanted {
+  readonly nodes = new IdSetBuilder();
+  readonly ways = new IdSetBuilder();
+
+  /** Gathers the node ids of the ways that become places, and the members of the relations that do. */
+  readonly visitor = {
+    wayRefsWanted: (_id: number, tags: Tags | undefined) => becomesPlace(tags),
+    way: (_id: number, refs: Float64Array, refCount: number) => this.addNodes(refs, refCount),
+    relation: (_id: number, members: RelationMember[], tags: Tags) => {
+      if (!becomesPlace(tags)) return;
+      for (const m of members) {
+        if (m.type === WAY) this.ways.add(m.ref);
+        else if (m.type === NODE) this.nodes.add(m.ref);
+      }
+    },
+  };
+
+  addNodes(refs: Float64Array, refCount: number): void {
+    for (let i = 0; i < refCount; i++) this.nodes.add(refs[i]!);
   }
 }
 
 /**
- * Locations for ways and relations need every node seen before them: node locations take 24 bytes per
- * node (id, lat, lon as doubles), ways 32 bytes per way (id, vertex sums, count), up to twice that while
- * the arrays grow by doubling. A country extract of 50 million nodes needs 1.2–2.4 GB; the extracts in
- * `shared/data` need under 20 MB.
+ * Reads an `.osm.pbf` file in passes, so that memory depends on the places' geometry and not on the
+ * size of the file (docs/importing-osm.md, "Memory"). First the ids of what the places need: the nodes of
+ * the ways that become places, the member ways and nodes of the relations that become places, and the
+ * nodes of those member ways. Then the places, in file order: nodes (the wanted nodes' points are kept),
+ * ways (the member ways' vertex sums are kept), relations.
+ *
+ * A file that declares itself sorted by type then id (`Sort.Type_then_ID`, as Geofabrik's and the
+ * planet's do) holds its nodes, then its ways, then its relations: the relations are read first, then the
+ * ways, each blob once, and the node blobs only for the places. Any other file is read whole first, then
+ * the blobs holding the member ways again.
+ *
+ * Places come out of the last pass only, so a file that turns out broken fails before the first place.
  */
 export class OsmPbfReader implements SourceReader {
   readonly format = 'osm-pbf';
-  private consumed = 0;
-  private nodes = new IdTable(2);
-  private ways = new IdTable(3);
+  /** Bytes the passes have read, and the bytes they will read in all (an estimate until it is known). */
+  private passed = 0;
+  private planned: number;
+  private reported = 0;
+  /** What the places needed located, once the first passes are done (see the memory formula in the docs). */
+  gathered: { nodes: number; memberWays: number; blobs: number; sorted: boolean } | undefined;
 
   constructor(
     private readonly path: string,
     readonly totalBytes: number,
     readonly source: string,
-  ) {}
+  ) {
+    this.planned = 2 * totalBytes;
+  }
 
+  /** The passes' progress, scaled to the file's size (which is where it ends). */
   bytesRead(): number {
-    return this.consumed;
+    const now = this.planned === 0 ? this.totalBytes : Math.floor((this.totalBytes * this.passed) / this.planned);
+    this.reported = Math.max(this.reported, Math.min(now, this.totalBytes));
+    return this.reported;
   }
 
   async *records(): AsyncIterable<ReadResult> {
-    const file = countedFileStream(this.path, (n) => (this.consumed += n));
-    const blobs = new PbfBlobs();
-    const found: ReadResult[] = [];
-    const visitor = this.visitor(found);
+    const file = await open(this.path, 'r');
     try {
-      for await (const chunk of file) {
-        for (const block of blobs.push(chunk as Buffer)) {
-          decodeBlock(block, wantedKeys, 'name', visitor);
-          yield* found;
-          found.length = 0;
-        }
-      }
-      blobs.end();
+      const sorted = await this.sortedLayout(file);
+      const { index, ways, nodes } = sorted ? await this.gatherSorted(file, sorted) : await this.gatherAnyOrder(file);
+      this.gathered = { nodes: nodes.size, memberWays: ways.size, blobs: index.length, sorted: sorted !== undefined };
+      yield* this.places(file, index, ways, nodes, sorted !== undefined);
     } catch (error) {
       // File-system errors (EACCES, EISDIR…) say what is wrong already; anything else is the data's fault.
       if (error instanceof Error && 'syscall' in error) throw error;
-      throw new AppError('validation_failed', `${basename(this.path)} is not a readable .osm.pbf file (${error instanceof Error ? error.message : String(error)})`, {
-        errors: [{ field: 'file', message: `broken or truncated OSM PBF data after ${this.consumed} bytes` }],
+      const why = error instanceof Error ? error.message : String(error);
+      throw new AppError('validation_failed', `${basename(this.path)} is not a readable .osm.pbf file (${why})`, {
+        errors: [{ field: 'file', message: `broken, truncated or mislabelled OSM PBF data: ${why}` }],
       });
+    } finally {
+      await file.close();
     }
   }
 
-  /** Keeps every node's and way's point for later ways and relations, and turns POIs into places in `out`. */
-  private visitor(out: ReadResult[]): BlockVisitor {
-    return {
-      node: (id, lat, lon, tags) => {
-        const rlat = roundCoordinate(lat);
-        const rlon = roundCoordinate(lon);
-        this.nodes.add(id, rlat, rlon);
-        if (tags) out.push(osmObjectToPlace(`n${id}`, tags, rlat, rlon));
-      },
-      way: (id, refs, refCount, tags) => {
-        const sum = new PointSum();
-        for (let i = 0; i < refCount; i++) sum.addNode(this.nodes, refs[i]!);
-        this.ways.add(id, sum.lat, sum.lon, sum.count);
-        if (!tags) return;
-        const p = sum.point();
-        out.push(osmObjectToPlace(`w${id}`, tags, p.lat, p.lon));
-      },
-      relation: (id, members, tags) => {
-        const p = this.relationPoint(members).point();
-        // `type=multipolygon` describes how the relation is built, not the place (the NDJSON export drops it too).
-        const { type: _structure, ...placeTags } = tags;
-        out.push(osmObjectToPlace(`r${id}`, placeTags, p.lat, p.lon));
-      },
-    };
+  /** Each data blob of `spans`, inflated, with the bytes it took counted as read. */
+  private async *blocks(file: FileHandle, spans: Spans): AsyncGenerator<{ raw: RawBlob; block: Buffer }> {
+    for await (const raw of rawBlobs(file, spans)) {
+      const block = raw.type === 'OSMData' ? inflateBlob(raw.blob) : undefined;
+      this.passed += raw.length;
+      if (block) yield { raw, block };
+    }
+  }
+
+  /** Decodes every blob of `spans`; with `only`, fails on a blob that holds other types than `only`. */
+  private async decodeAll(file: FileHandle, spans: Spans, visitor: BlockVisitor, only?: number): Promise<void> {
+    for await (const { block } of this.blocks(file, spans)) checkHolds(decodeBlock(block, wantedKeys, 'name', visitor), only);
   }
 
   /**
-   * Vertex average of the outer ways (the outer ring of a multipolygon); without outer ways, of all
-   * member ways; without located ways, of the member nodes. Member relations are not followed.
+   * For a file whose header declares it sorted by type then id: the blob index from the blob headers, and
+   * where the ways and the relations start (a binary search that inflates a dozen blobs or so).
    */
-  private relationPoint(members: RelationMember[]): PointSum {
-    const memberWays = members.filter((m) => m.type === WAY);
-    const outer = memberWays.filter((m) => m.role === 'outer');
-    const sum = new PointSum();
-    for (const m of outer.length > 0 ? outer : memberWays) {
-      const i = this.ways.find(m.ref);
-      if (i < 0) continue;
-      sum.lat += this.ways.columns[0]![i]!;
-      sum.lon += this.ways.columns[1]![i]!;
-      sum.count += this.ways.columns[2]![i]!;
-    }
-    if (sum.count === 0) {
-      for (const m of members) if (m.type === NODE) sum.addNode(this.nodes, m.ref);
-    }
-    return sum;
+  private async sortedLayout(file: FileHandle): Promise<BlobIndex | undefined> {
+    // The header blob is first and small; a file too short for it is reported by the other path's full read.
+    const blobs = rawBlobs(file, [[0, Math.min(this.totalBytes, 64 * 1024 + 4)]]);
+    const first = await blobs.next().catch(() => undefined);
+    await blobs.return(undefined);
+    const head = first?.done === false ? first.value : undefined;
+    if (head?.type !== 'OSMHeader' || !declaresTypeThenIdOrder(inflateBlob(head.blob))) return undefined;
+    const index = new BlobIndex();
+    scanBlobHeaders(file.fd, this.totalBytes, (type, offset, length) => index.add(offset, length, type === 'OSMData' ? HAS_NODES : 0));
+    const data = index.length - 1;
+    const holds = async (i: number) => {
+      let found = 0;
+      for await (const { block } of rawBlocks(file, index.span(i))) found |= decodeBlock(block, wantedKeys, 'name', {});
+      return found;
+    };
+    // The first data blob (index 1 and on) holding something other than nodes, then relations.
+    const firstHolding = async (from: number, kinds: number) => {
+      let lo = from;
+      let hi = data + 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((await holds(mid)) & kinds) hi = mid;
+        else lo = mid + 1;
+      }
+      return lo;
+    };
+    const firstWay = await firstHolding(1, HAS_WAYS | HAS_RELATIONS);
+    const firstRelation = await firstHolding(firstWay, HAS_RELATIONS);
+    for (let i = firstWay; i <= data; i++) index.setHolds(i, i < firstRelation ? HAS_WAYS : HAS_RELATIONS);
+    return index;
   }
+
+  /** Sorted file: the relations' blobs, then the ways' (the member ways' nodes with the others'). */
+  private async gatherSorted(file: FileHandle, index: BlobIndex): Promise<{ index: BlobIndex; ways: WaySums; nodes: NodeLocations }> {
+    const wanted = new Wanted();
+    const relationBlobs = index.spans(HAS_RELATIONS);
+    const wayBlobs = index.spans(HAS_WAYS);
+    this.planned = relationBlobs.bytes + wayBlobs.bytes + this.placeBytes(index);
+    await this.decodeAll(file, relationBlobs.spans, { relation: wanted.visitor.relation }, HAS_RELATIONS);
+    const ways = new WaySums(wanted.ways.finish());
+    await this.decodeAll(
+      file,
+      wayBlobs.spans,
+      {
+        wayRefsWanted: (id, tags) => ways.wants(id) || becomesPlace(tags),
+        way: (_id, refs, refCount) => wanted.addNodes(refs, refCount),
+      },
+      HAS_WAYS,
+    );
+    ways.rewind();
+    return { index, ways, nodes: new NodeLocations(wanted.nodes.finish()) };
+  }
+
+  /** Any order: every blob (and the index from it), then the blobs whose way ids span a member way. */
+  private async gatherAnyOrder(file: FileHandle): Promise<{ index: BlobIndex; ways: WaySums; nodes: NodeLocations }> {
+    const wanted = new Wanted();
+    const index = new BlobIndex();
+    let minWay = Infinity;
+    let maxWay = -Infinity;
+    const gather: BlockVisitor = {
+      ...wanted.visitor,
+      way: (id, refs, refCount) => {
+        if (id < minWay) minWay = id;
+        if (id > maxWay) maxWay = id;
+        wanted.addNodes(refs, refCount);
+      },
+    };
+    for await (const { raw, block } of this.blocks(file, [[0, this.totalBytes]])) {
+      minWay = Infinity;
+      maxWay = -Infinity;
+      index.add(raw.offset, raw.length, decodeBlock(block, wantedKeys, 'name', gather), minWay, maxWay);
+    }
+    const ways = new WaySums(wanted.ways.finish());
+    const memberWayBlobs = index.spans(HAS_WAYS, (min, max) => ways.anyWithin(min, max));
+    this.planned = this.passed + memberWayBlobs.bytes + this.placeBytes(index);
+    if (ways.size > 0) {
+      await this.decodeAll(file, memberWayBlobs.spans, { wayRefsWanted: (id) => ways.wants(id), way: (_id, refs, refCount) => wanted.addNodes(refs, refCount) });
+      ways.rewind();
+    }
+    return { index, ways, nodes: new NodeLocations(wanted.nodes.finish()) };
+  }
+
+  /** Bytes the last pass reads. */
+  private placeBytes(index: BlobIndex): number {
+    return index.spans(HAS_NODES).bytes + index.spans(HAS_WAYS).bytes + index.spans(HAS_RELATIONS).bytes;
+  }
+
+  /** The last pass: nodes, then ways, then relations become places. */
+  private async *places(file: FileHandle, index: BlobIndex, ways: WaySums, nodes: NodeLocations, sorted: boolean): AsyncGenerator<ReadResult> {
+    const out: ReadResult[] = [];
+    let member = -1;
+    const passes: Array<[number, BlockVisitor]> = [
+      [
+        HAS_NODES,
+        {
+          node: (id, lat, lon, tags) => {
+            nodes.offer(id, lat, lon);
+            if (tags) out.push(osmObjectToPlace(`n${id}`, tags, roundCoordinate(lat), roundCoordinate(lon)));
+          },
+        },
+      ],
+      [
+        HAS_WAYS,
+        {
+          wayRefsWanted: (id, tags) => {
+            member = ways.indexOfNext(id);
+            return member >= 0 || becomesPlace(tags);
+          },
+          way: (id, refs, refCount, tags) => {
+            if (refCount === 0 && !tags) return;
+            const sum = new PointSum();
+            for (let i = 0; i < refCount; i++) nodes.addTo(sum, refs[i]!);
+            if (refCount > 0 && member >= 0) ways.keep(member, sum);
+            if (!tags) return;
+            const p = sum.point();
+            out.push(osmObjectToPlace(`w${id}`, tags, p.lat, p.lon));
+          },
+        },
+      ],
+      [
+        HAS_RELATIONS,
+        {
+          relation: (id, members, tags) => {
+            const p = relationPoint(members, ways, nodes).point();
+            // `type=multipolygon` describes how the relation is built, not the place (the NDJSON export drops it too).
+            const { type: _structure, ...placeTags } = tags;
+            out.push(osmObjectToPlace(`r${id}`, placeTags, p.lat, p.lon));
+          },
+        },
+      ],
+    ];
+    for (const [kind, visitor] of passes) {
+      for await (const { block } of this.blocks(file, index.spans(kind).spans)) {
+        checkHolds(decodeBlock(block, wantedKeys, 'name', visitor), sorted ? kind : undefined);
+        yield* out;
+        out.length = 0;
+      }
+    }
+  }
+}
+
+/** The inflated data blobs of `spans`, without counting them as read (probes). */
+async function* rawBlocks(file: FileHandle, spans: Spans): AsyncGenerator<{ block: Buffer }> {
+  for await (const raw of rawBlobs(file, spans)) if (raw.type === 'OSMData') yield { block: inflateBlob(raw.blob) };
+}
+
+/** A sorted file's blob holds only the type its place in the file says; anything else means it is not sorted. */
+function checkHolds(holds: number, only: number | undefined): void {
+  if (only !== undefined && (holds & ~only) !== 0) {
+    throw new PbfFormatError('the header says the file is sorted by type then id (Sort.Type_then_ID) but it is not; sort it with `osmium sort`');
+  }
+}
+
+/**
+ * Vertex average of the outer ways (the outer ring of a multipolygon); without outer ways, of all
+ * member ways; without located ways, of the member nodes. Member relations are not followed.
+ */
+function relationPoint(members: RelationMember[], ways: WaySums, nodes: NodeLocations): PointSum {
+  const memberWays = members.filter((m) => m.type === WAY);
+  const outer = memberWays.filter((m) => m.role === 'outer');
+  const sum = new PointSum();
+  for (const m of outer.length > 0 ? outer : memberWays) ways.addTo(sum, m.ref);
+  if (sum.count === 0) {
+    for (const m of members) if (m.type === NODE) nodes.addTo(sum, m.ref);
+  }
+  return sum;
 }
 
 /** The PBF format starts with a BlobHeader whose type is `OSMHeader`. */

@@ -67,6 +67,11 @@ function first(of: readonly number[]): string | null {
   return null;
 }
 
+/** The name a place is listed under: the `name` tag, trimmed; undefined when blank (the object is skipped). */
+export function placeName(tags: Record<string, string>): string | undefined {
+  return tags.name?.trim() || undefined;
+}
+
 /**
  * One OSM object (`n123`, `w45`, `r6` with its tags and representative point) as a PlaceInput.
  * Shared by the `.osm.pbf` and the flattened NDJSON readers so both give identical rows.
@@ -75,7 +80,7 @@ function first(of: readonly number[]): string | null {
  * chain's name alone. An object whose point could not be computed is skipped (`no location`).
  */
 export function osmObjectToPlace(sourceId: string, tags: Record<string, string>, lat: number | null, lon: number | null): ReadResult {
-  const name = tags.name?.trim();
+  const name = placeName(tags);
   if (!name) return { ok: false, reason: 'no name' };
   if (lat === null || lon === null) return { ok: false, reason: 'no location' };
 
