@@ -16,6 +16,7 @@ import { searchRoutes } from './modules/search/search.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { rateLimitPlugin } from './plugins/ratelimit.ts';
+import { healthPlugin } from './plugins/health.ts';
 import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
@@ -57,10 +58,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(rateLimitPlugin, { config });
   await app.register(authPlugin, { db, config });
 
-  app.get('/healthz', async () => {
-    await db.kysely.selectFrom('reference_data').select('name').limit(1).execute();
-    return { status: 'ok' };
-  });
+  await app.register(healthPlugin, { db });
 
   await app.register(exportsRoutes, { db, config });
   await app.register(leadsRoutes, { db });

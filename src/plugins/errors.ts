@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
+import { isDatabaseUnavailable } from '../infra/db/availability.ts';
 import { AppError, errorCatalog, type ErrorCode, type FieldError } from '../infra/errors.ts';
 import { finiteKeyword } from '../infra/http/finite-numbers.ts';
 import { ProblemSchema, problemTypeBase, type Problem } from '../infra/http/problem.ts';
@@ -36,6 +37,10 @@ export const errorsPlugin = fp(async function errorsPlugin(app: FastifyInstance)
       const field = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'body' : undefined;
       return sendProblem(request, reply, error.statusCode, code, errorCatalog[code].title, error.message,
         field ? { errors: [{ field, message: error.message }] } : {});
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'the database does not answer');
+      return sendProblem(request, reply, 503, 'unavailable', errorCatalog.unavailable.title, 'The database does not answer right now; retry in a moment', { reason: 'database_unavailable' }, { 'retry-after': '1' });
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, 500, 'internal', 'Internal server error', 'Something went wrong on our side. Quote the request id when reporting it.');

@@ -101,7 +101,11 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
     const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
     pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
     pg.types.setTypeParser(1700, (v) => Number.parseFloat(v));
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    // A request fails fast (503) while the server does not answer instead of waiting on a connection.
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 2000 });
+    // An idle connection the server dropped (a restart, a failover) is discarded and replaced on the
+    // next query; unhandled, the pool's 'error' event would end the process.
+    pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       kysely,

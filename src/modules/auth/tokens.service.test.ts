@@ -4,7 +4,8 @@ import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { AppError } from '../../infra/errors.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
-import { TokenService } from './tokens.service.ts';
+import { setTimeout } from 'node:timers/promises';
+import { TokenService, tokenCacheTtlMs } from './tokens.service.ts';
 
 const day = 86_400_000;
 
@@ -120,6 +121,18 @@ for (const dialect of dialects) {
       assert.equal(revoked.status, 'revoked');
       assert.ok(revoked.revokedAt);
       assert.deepEqual(await tokens.verifyToken(a.token), { ok: false, reason: 'revoked' });
+    });
+
+    test('a token revoked on another node is refused here within a second, without any message between the nodes', async () => {
+      const a = await createAccountWithToken(t.db);
+      const nodeA = new TokenService(t.db);
+      const nodeB = new TokenService(t.db);
+      assert.ok((await nodeB.verifyToken(a.token)).ok, 'node B has it cached');
+      await nodeA.revokeToken(a.accountId, a.tokenId);
+      await setTimeout(tokenCacheTtlMs + 50);
+      assert.ok(tokenCacheTtlMs <= 1000);
+      assert.deepEqual(await nodeB.verifyToken(a.token), { ok: false, reason: 'revoked' });
+      await Promise.all([nodeA.close(), nodeB.close()]);
     });
 
     test("another account's token is not found for listing, revoking or rotating", async () => {

@@ -71,9 +71,17 @@ export interface TokenServiceOptions {
 }
 
 /**
+ * How long a looked-up token is trusted without asking the database again. A token revoked or rotated on
+ * another node (or by the CLI) is refused everywhere within this time, with or without Redis: one
+ * indexed look-up per token, node and second is the price, and it keeps revocation independent of
+ * anything but the database.
+ */
+export const tokenCacheTtlMs = 1000;
+
+/**
  * Personal access tokens: creation (value shown once), listing, revocation, rotation with a grace
  * period, and verification. Verification is made cheap for every API request: the checksum rejects
- * garbage without touching the database, looked-up tokens are cached in process for a few seconds
+ * garbage without touching the database, looked-up tokens are cached in process for a second
  * (revocation and rotation here evict them at once), and the last use is written at most once a
  * minute per token.
  */
@@ -96,7 +104,7 @@ export class TokenService {
     const now = options.now;
     this.now = now ?? (() => new Date());
     this.nowMs = now ? () => now().getTime() : Date.now;
-    this.cacheTtlMs = options.cacheTtlMs ?? 10_000;
+    this.cacheTtlMs = options.cacheTtlMs ?? tokenCacheTtlMs;
     this.cacheMaxEntries = options.cacheMaxEntries ?? 10_000;
     this.lastUseWriteIntervalMs = options.lastUseWriteIntervalMs ?? 60_000;
     this.onBackgroundError = options.onBackgroundError ?? (() => {});
