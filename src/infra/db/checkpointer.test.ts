@@ -21,9 +21,8 @@ test('moves WAL checkpoints to its own thread, and hands them back to SQLite whe
   assert.equal(autocheckpoint(), 0, 'no checkpoint inside a commit on the event loop');
   const before = sizes();
   write(1500);
-  // Past SQLite's 1000-page threshold, yet nothing was copied into the database file by the commits.
+  // Past SQLite's 1000-page threshold: the commits did not checkpoint (the thread may have begun to).
   assert.ok(sizes().wal > 1000 * 4096, JSON.stringify(sizes()));
-  assert.equal(sizes().db, before.db);
   // The thread copies the log into the file.
   const deadline = Date.now() + 10_000;
   while (sizes().db < before.db + 1000 * 4096 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
