@@ -1,7 +1,7 @@
 import { randomBytesFromPool } from './infra/random.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.ts';
+import { trustProxyOption, type Config } from './config.ts';
 import { loggerOptions } from './infra/logger.ts';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.ts';
 import { finiteNumbersValidator } from './infra/http/finite-numbers.ts';
@@ -38,6 +38,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : `req_${randomBytesFromPool(9).toString('base64url')}`;
     },
     requestIdHeader: false,
+    trustProxy: trustProxyOption(config.TRUST_PROXY),
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, verbose: true },
     },

@@ -53,10 +53,26 @@ export const ConfigSchema = Type.Object({
   QUOTA_REQUESTS_PER_DAY: count(10_000, 0, 'default API requests per account and UTC day'),
   QUOTA_EXPORT_ROWS_PER_MONTH: count(100_000, 0, 'default exported rows per account and calendar month (UTC)'),
   QUOTA_CONCURRENT_EXPORTS: count(2, 0, 'default exports running at once per account'),
+  TRUST_PROXY: Type.Optional(
+    Type.String({
+      pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',
+      description: 'behind a reverse proxy: the proxies\' addresses or CIDRs, comma-separated (or `true` to believe any peer); the client IP in X-Forwarded-For then drives the per-IP limits',
+    }),
+  ),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
+
+/**
+ * TRUST_PROXY as Fastify's `trustProxy` option: whom to believe about the client's address. (No hop
+ * count: Fastify refuses it, since a count cannot tell the proxy from a client that sends the header.)
+ */
+export function trustProxyOption(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return value.split(',');
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

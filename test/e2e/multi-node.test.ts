@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
+import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { openTestPostgres, postgresAdminUrl, type TestDatabase } from '../helpers/databases.ts';
+import { munichExtract } from '../helpers/exports.ts';
+import { TcpProxy } from '../helpers/tcp-proxy.ts';
+// @ts-expect-error -- deploy/cluster.mjs is plain JavaScript, run as it is by operators
+import { startCluster } from '../../deploy/cluster.mjs';
+
+interface ClusterNode {
+  port: number;
+  url: string;
+  output(): string;
+  stop(signal?: string): Promise<number | null>;
+}
+
+/**
+ * The deployment of deploy/README.md on this machine: two API processes on different ports, one
+ * PostgreSQL (a schema of its own) and one Redis, each reached through a TCP proxy the test can cut.
+ */
+describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, () => {
+  const pgUrl = new URL(postgresAdminUrl);
+  let database: TestDatabase & { url: string };
+  let pgProxy: TcpProxy;
+  let redisProxy: TcpProxy;
+  let nodes: ClusterNode[] = [];
+  let a: ClusterNode;
+  let b: ClusterNode;
+
+  before(async () => {
+    database = await openTestPostgres();
+    await prepareDatabase(database.db);
+    await importFiles(database.db, [munichExtract]);
+    pgProxy = await new TcpProxy({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) }).start();
+    redisProxy = await new TcpProxy({ host: '127.0.0.1', port: 6379 }).start();
+    const proxied = new URL(database.url);
+    proxied.port = String(pgProxy.port);
+    const firstPort = 20_000 + Math.floor(Math.random() * 20_000);
+    nodes = (await startCluster({
+      nodes: 2,
+      port: firstPort,
+      database: proxied.toString(),
+      redis: `redis://127.0.0.1:${redisProxy.port}`,
+      source: true,
+      env: { REDIS_KEY_PREFIX: `multi-node-${Date.now()}:`, SHUTDOWN_TIMEOUT: '30' },
+    })) as ClusterNode[];
+    [a, b] = nodes as [ClusterNode, ClusterNode];
+  });
+  after(async () => {
+    await Promise.all(nodes.map((n) => n.stop('SIGKILL')));
+    await pgProxy?.close();
+    await redisProxy?.close();
+    await database?.dispose();
+  });
+
+  /** A dashboard visitor: cookies kept, each form's `_csrf` taken from the page it was on. */
+  class Visitor {
+    private readonly cookies = new Map<string, string>();
+    private csrf = '';
+    constructor(private readonly node: ClusterNode) {}
+
+    async get(path: string): Promise<string> {
+      const res = await fetch(`${this.node.url}${path}`, { headers: { cookie: this.cookieHeader() }, redirect: 'manual' });
+      this.keep(res);
+      const body = await res.text();
+      this.csrf = /name="_csrf" value="([^"]+)"/.exec(body)?.[1] ?? this.csrf;
+      return body;
+    }
+
+    async post(path: string, form: Record<string, string | string[]>): Promise<{ status: number; location: string | null; body: string }> {
+      const params = new URLSearchParams({ _csrf: this.csrf });
+      for (const [k, v] of Object.entries(form)) for (const item of ([] as string[]).concat(v)) params.append(k, item);
+      const res = await fetch(`${this.node.url}${path}`, { method: 'POST', body: params, headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' });
+      this.keep(res);
+      return { status: res.status, location: res.headers.get('location'), body: await res.text() };
+    }
+
+    private keep(res: Response): void {
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        const at = pair!.indexOf('=');
+        this.cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+      }
+    }
+
+    private cookieHeader(): string {
+      return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    }
+  }
+
+  async function tokenFromDashboard(node: ClusterNode): Promise<{ visitor: Visitor; token: string; id: string }> {
+    const visitor = new Visitor(node);
+    await visitor.get('/signup');
+    const signedUp = await visitor.post('/signup', { email: `multi-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, password: 'correct horse battery staple' });
+    assert.equal(signedUp.status, 303, signedUp.body.slice(0, 500));
+    await visitor.get('/tokens/new');
+    const created = await visitor.post('/tokens', { name: 'multi-node', scopes: ['search', 'export', 'places:read'], expiry: '30' });
+    assert.equal(created.status, 201, created.body.slice(0, 500));
+    const token = /(la_pat_[A-Za-z0-9]{36})/.exec(created.body)?.[1];
+    assert.ok(token, 'the new token is shown once');
+    const list = await visitor.get('/tokens');
+    const id = /\/tokens\/(\d+)\/revoke/.exec(list)?.[1];
+    assert.ok(id);
+    return { visitor, token, id };
+  }
+
+  const api = (node: ClusterNode, path: string, token: string) => fetch(`${node.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+
+  test('a token revoked on node A is refused on node B within one second', async () => {
+    const { visitor, token, id } = await tokenFromDashboard(a);
+    assert.equal((await api(b, '/api/v2/countries', token)).status, 200, 'node B accepts the token (and caches it)');
+    const revoked = await visitor.post(`/tokens/${id}/revoke`, {});
+    assert.equal(revoked.status, 303);
+    const at = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - at < 3000) {
+      status = (await api(b, '/api/v2/countries', token)).status;
+      if (status === 200) await setTimeout(100);
+    }
+    assert.equal(status, 401);
+    assert.ok(Date.now() - at <= 1300, `refused on B ${Date.now() - at} ms after the revocation on A`);
+  });
+
+  test('a search made on node A pages and exports on node B', async () => {
+    const { token } = await tokenFromDashboard(a);
+    const first = (await (await api(a, '/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=10', token)).json()) as { search_id: string; total: number; links: { next: string } };
+    assert.ok(first.total > 10);
+    const next = new URL(first.links.next, 'http://x');
+    const second = await api(b, `${next.pathname}${next.search}`, token);
+    assert.equal(second.status, 200);
+    assert.equal(((await second.json()) as { data: unknown[] }).data.length, 10);
+    const exported = await api(b, `/api/v2/map/export?search_id=${first.search_id}&format=csv&fields=id`, token);
+    assert.equal(exported.status, 200);
+    assert.equal((await exported.text()).trimEnd().split('\r\n').length - 1, first.total);
+  });
+
+  test('the rate limits of a token are one budget across the nodes (Redis)', async () => {
+    const { token } = await tokenFromDashboard(a);
+    const remaining = async (node: ClusterNode) => {
+      const res = await api(node, '/api/v2/countries', token);
+      return Number(/r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]);
+    };
+    const onA = await remaining(a);
+    const onB = await remaining(b);
+    assert.ok(onB < onA, `B sees what A spent: ${onA} then ${onB}`);
+  });
+
+  test('with PostgreSQL and Redis gone both nodes answer 503, and both recover when they are back', async () => {
+    const { token } = await tokenFromDashboard(a);
+    await pgProxy.cut();
+    await redisProxy.cut();
+    await setTimeout(1100); // past the token cache
+    for (const node of [a, b]) {
+      const res = await api(node, '/api/v2/countries', token);
+      assert.equal(res.status, 503, `node ${node.port}`);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+      const ready = await fetch(`${node.url}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { database: 'down', redis: 'down' });
+    }
+    await pgProxy.restore();
+    await redisProxy.restore();
+    for (const node of [a, b]) {
+      const end = Date.now() + 20_000;
+      while ((await fetch(`${node.url}/readyz`).then((r) => r.status, () => 0)) !== 200) {
+        assert.ok(Date.now() < end, `node ${node.port} ready again in time`);
+        await setTimeout(250);
+      }
+      assert.equal((await api(node, '/api/v2/countries', token)).status, 200);
+    }
+  });
+
+  test('SIGTERM on node A during an export lets the export finish; node B serves on', async () => {
+    const { token } = await tokenFromDashboard(b);
+    const search = (await (await api(b, '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1', token)).json()) as { search_id: string; total: number };
+    let stopped: Promise<number | null> | undefined;
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request(`${a.url}/api/v2/map/export?search_id=${search.search_id}&format=csv`, { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          parts.push(chunk);
+          res.pause();
+          globalThis.setTimeout(() => res.resume(), 20);
+        });
+        res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+        res.on('error', reject);
+        stopped = a.stop('SIGTERM');
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(body.trimEnd().split('\r\n').length - 1, search.total, 'the export in flight was sent whole');
+    assert.equal(await stopped, 0, 'node A exits cleanly');
+    assert.equal((await api(b, '/api/v2/countries', token)).status, 200, 'node B is unaffected');
+  });
+});
