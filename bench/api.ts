@@ -19,11 +19,9 @@
  * on the same 2 cores, for every figure including the ceiling. A measurement whose route is not there
  * (404 from the app) is reported as skipped. The catalog is cached under var/bench/ (see lib/catalog.ts).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { openSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/infra/db/database.ts';
@@ -31,6 +29,7 @@ import { TokenService } from '../src/modules/auth/tokens.service.ts';
 import { scopes } from '../src/modules/auth/auth.types.ts';
 import { placeFields } from '../src/modules/places/places.schema.ts';
 import { buildCatalog } from './lib/catalog.ts';
+import { buildServer, freePort, procStatus, serverLog, serverScript, start, stop, unlimited, waitFor } from './lib/server.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -94,67 +93,10 @@ const exportColumns = placeFields;
 await db.close();
 
 // ---------------------------------------------------------------- servers
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as { port: number }).port;
-  srv.close();
-  return port;
-}
-
-async function waitFor(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const ok = await new Promise<boolean>((done) => {
-      const req = request(url, (res) => {
-        res.resume();
-        done((res.statusCode ?? 500) < 500);
-      });
-      req.on('error', () => done(false));
-      req.end();
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not answer`);
-}
-
-const serverLog = resolve(root, 'var/bench/server.log');
-const children: ChildProcess[] = [];
-
-/** A server as a child process, its output appended to var/bench/server.log. */
-/** One benchmark token sends tens of thousands of requests a second: limits and quotas out of its way. */
-const unlimited = {
-  RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000000',
-  RATE_LIMIT_IP_PER_MINUTE: '1000000000000',
-  QUOTA_REQUESTS_PER_DAY: '1000000000000',
-  QUOTA_EXPORT_ROWS_PER_MONTH: '1000000000000',
-  QUOTA_CONCURRENT_EXPORTS: '1000',
-};
-
-function start(script: string[], env: Record<string, string>): ChildProcess {
-  const out = openSync(serverLog, 'a');
-  // TypeScript through tsx (the ceiling server); the app from its compiled build, as `npm start` runs it.
-  const loader = script[0]!.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, ...script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
-  children.push(child);
-  return child;
-}
-// Never leave a server behind, whatever happens to the benchmark.
-process.on('exit', () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
 process.on('uncaughtException', (err) => {
   console.error(err);
   process.exit(1);
 });
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
-}
 
 interface Load {
   url: string;
@@ -198,12 +140,8 @@ async function measure(name: string, load: Load): Promise<autocannon.Result | nu
   return result;
 }
 
-// The server runs compiled, as in production (`npm start` builds dist/ and runs bin/leadatlas.js): under tsx
-// every read-pool thread would load the TypeScript loader too (measured: 381 MB at rest instead of 253 MB).
 log('\ncompiling the server (npm run build) …');
-const build = spawnSync(process.execPath, [resolve(root, 'node_modules/typescript/bin/tsc'), '-p', resolve(root, 'tsconfig.build.json')], { cwd: root, encoding: 'utf8' });
-if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
-const serverScript = ['bin/leadatlas.js', 'serve'];
+buildServer();
 
 const ceilingPort = await freePort();
 const ceiling = start(['bench/lib/ceiling-server.ts'], { PORT: String(ceilingPort) });
@@ -348,11 +286,6 @@ for (const r of [header, ...rows]) {
 }
 for (const s of skipped) log(`SKIPPED ${s}`);
 for (const f of failures) log(`FAILED REQUESTS ${f}`);
-
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile'): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
 
 /** Streams a response to nowhere, counting bytes and lines. */
 function download(url: string): Promise<{ status: number; bytes: number; lines: number }> {

@@ -1,0 +1,82 @@
+/**
+ * The server under test, as the benchmarks run it: compiled (`npm run build`, then `node bin/leadatlas.js
+ * serve`, as `npm start` does), a child process of its own on a free port, its output appended to
+ * var/bench/server.log, never left behind when the benchmark ends.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { openSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+
+export const root = resolve(import.meta.dirname, '../..');
+export const serverLog = resolve(root, 'var/bench/server.log');
+export const serverScript = ['bin/leadatlas.js', 'serve'];
+
+/** Limits and quotas out of a benchmark token's way: one token sends tens of thousands of requests a second. */
+export const unlimited = {
+  RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000000',
+  RATE_LIMIT_IP_PER_MINUTE: '1000000000000',
+  QUOTA_REQUESTS_PER_DAY: '1000000000000',
+  QUOTA_EXPORT_ROWS_PER_MONTH: '1000000000000',
+  QUOTA_CONCURRENT_EXPORTS: '1000',
+};
+
+const children: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  return port;
+}
+
+/** Compiles src/ into dist/ (the server runs compiled: under tsx every read thread would load the TypeScript loader too). */
+export function buildServer(): void {
+  const build = spawnSync(process.execPath, [resolve(root, 'node_modules/typescript/bin/tsc'), '-p', resolve(root, 'tsconfig.build.json')], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
+}
+
+/** Starts a script (TypeScript through tsx, JavaScript as it is) as a child process. */
+export function start(script: string[], env: Record<string, string>): ChildProcess {
+  const out = openSync(serverLog, 'a');
+  const loader = script[0]!.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, ...script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+  children.push(child);
+  return child;
+}
+
+export async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} (see ${serverLog})`);
+    const ok = await new Promise<boolean>((done) => {
+      const req = request(url, (res) => {
+        res.resume();
+        done((res.statusCode ?? 500) < 500);
+      });
+      req.on('error', () => done(false));
+      req.end();
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+/** A field of /proc/PID/status in MB. */
+export function procStatus(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
