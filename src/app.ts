@@ -17,6 +17,7 @@ import { referenceRoutes } from './modules/reference/reference.routes.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { rateLimitPlugin } from './plugins/ratelimit.ts';
 import { healthPlugin } from './plugins/health.ts';
+import { strictQueryPlugin } from './plugins/strict-query.ts';
 import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
@@ -59,6 +60,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(rateLimitPlugin, { config });
   await app.register(authPlugin, { db, config });
 
+  await app.register(strictQueryPlugin);
   await app.register(healthPlugin, { db });
 
   await app.register(exportsRoutes, { db, config });

@@ -13,7 +13,8 @@ export interface OpenapiPluginOptions {
 }
 
 /** Paths that belong to the public API; everything else (dashboard pages, health) stays out of the document. */
-const apiPath = /^\/(api|v1)\//;
+/** The API's routes, and the health checks load balancers call; the dashboard's pages are not in the document. */
+const apiPath = /^\/(api\/|v1\/|healthz$|readyz$)/;
 
 // src/plugins/ and dist/plugins/ are both two levels below the package root.
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -67,6 +68,7 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
         { name: 'search', description: 'Searching the catalog; every map search is saved for the account' },
         { name: 'reference', description: 'The taxonomy and countries that searches understand' },
         { name: 'account', description: "The account's quotas and usage" },
+        { name: 'health', description: 'Liveness and readiness, for load balancers and orchestrators' },
       ],
     },
     refResolver: {
