@@ -19,8 +19,8 @@ before(async () => {
   await migrateToLatest(t.db);
   app = await buildApp({ config: loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }), db: t.db });
   // Test-only routes standing in for the API: one plain, one addressing a resource (the caller's tokens).
-  app.get('/api/v1/_probe/search', { config: { scope: 'search' } }, async (request) => ({ accountId: request.auth?.accountId, via: request.auth?.via }));
-  app.get('/api/v1/_probe/tokens', { config: { scope: 'places:read' } }, async (request) => {
+  app.get('/api/v1/_probe/search', { config: { scope: 'search' }, schema: { querystring: { type: 'object', properties: { page: { type: 'integer' } } } } }, async (request) => ({ accountId: request.auth?.accountId, via: request.auth?.via }));
+  app.get('/api/v1/_probe/tokens', { config: { scope: 'places:read' }, schema: { querystring: { type: 'object', properties: { id: { type: 'string' } } } } }, async (request) => {
     const accountId = request.auth?.accountId ?? -1;
     const id = (request.query as { id?: string }).id;
     return id === undefined ? app.tokens.listTokens(accountId) : app.tokens.getToken(accountId, Number(id));

@@ -242,9 +242,17 @@ export class RedisRateLimiter implements RateLimiter {
     this.redis = redis as ScriptedRedis;
   }
 
+  private closed = false;
+
   /** Connects now (commands fail fast while disconnected); resolves either way. */
   async connect(): Promise<boolean> {
     if (this.redis.status === 'ready') return true;
+    // A health check still in flight when the limiter closes must not open the connection again: ioredis
+    // would then reconnect forever and keep the process alive.
+    if (this.closed) return false;
+    // While ioredis is (re)connecting on its own, a second connect() would open a parallel connection and
+    // leave ioredis's pending reconnection timer behind.
+    if (this.redis.status !== 'wait' && this.redis.status !== 'end') return false;
     try {
       await this.redis.connect();
       return true;
@@ -300,8 +308,10 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
-    if (this.redis.status === 'ready') await this.redis.quit();
-    else this.redis.disconnect();
+    this.closed = true;
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => {});
+    // Also clears a reconnection ioredis may still have scheduled.
+    this.redis.disconnect();
   }
 }
 
