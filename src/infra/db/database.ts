@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type PgModule from 'pg';
+import { foldText, searchDocument } from '../text.ts';
 import type { Database } from './schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -53,6 +54,18 @@ export function applySqlitePragmas(handle: SQLite.Database, readonly = false, ca
 /** The size the write-ahead log file is cut back to when it is rewritten from its start. */
 export const walSizeLimitBytes = 8 * 1024 * 1024;
 
+/**
+ * The text functions the schema calls (migration 0016): the full-text index's document of a place, and
+ * the folding of names (PostgreSQL has its own `la_fold`, migration 0011). Triggers and indexes on `places`
+ * call them, so every connection that writes places must have them: every connection opened here does.
+ */
+export function registerTextFunctions(handle: SQLite.Database): void {
+  handle.function('la_search_document', { deterministic: true }, (name: unknown, names: unknown) =>
+    searchDocument(typeof name === 'string' ? name : String(name ?? ''), typeof names === 'string' ? names : null),
+  );
+  handle.function('la_fold', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? foldText(text) : text));
+}
+
 /** Page cache per connection, in KiB, unless its role asks for another (`sqliteCacheSizes`). */
 export const sqliteCacheKiB = 16_384;
 
@@ -82,6 +95,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
     if (!inMemory && !options.readonly) mkdirSync(dirname(resolve(path)), { recursive: true });
     const handle = new SQLite(path, { readonly: options.readonly ?? false });
     applySqlitePragmas(handle, options.readonly, options.cacheKiB);
+    registerTextFunctions(handle);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     return {
       kysely,

@@ -149,8 +149,12 @@ describe('place locator', () => {
     assert.equal(inTexas.countryCode, 'US');
   });
 
-  test('keeps an address city it cannot match as address_unmatched', () => {
-    assert.deepEqual(g.assignCity({ city: 'Xyzzyville', countryCode: 'DE', lat: 48.1, lon: 11.5 }), {
+  test('keeps an address city it cannot match as address_unmatched, filed under the city of its point', () => {
+    const a = g.assignCity({ city: 'Xyzzyville', countryCode: 'DE', lat: 48.1374, lon: 11.5755 });
+    assert.deepEqual({ ...a, distanceM: null }, { city: 'Xyzzyville', cityId: MUNICH, source: 'address_unmatched', distanceM: null, countryCode: 'DE' });
+    assert.ok(a.distanceM !== null && a.distanceM < 1000, `distance ${a.distanceM}`);
+    assert.equal(g.assignCity({ city: 'Xyzzyville', lat: 48.1374, lon: 11.5755 }).countryCode, 'DE', 'the country inferred from that city');
+    assert.deepEqual(g.assignCity({ city: 'Xyzzyville', countryCode: 'DE' }), {
       city: 'Xyzzyville',
       cityId: null,
       source: 'address_unmatched',

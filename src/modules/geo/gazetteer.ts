@@ -338,7 +338,8 @@ export class Gazetteer implements PlaceLocator {
     return null;
   }
 
-  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution {
+  /** Cities of a name in the order `resolveCity` chooses among them, within the country when one is given; and all of them. */
+  private cityChoices(name: string, countryCodeOrName?: string | null): { key: string; country: string | null; c: number | undefined; all: number[]; inCountry: number[] } {
     const key = foldText(name);
     const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
     const all = this.citiesNamed(key);
@@ -352,6 +353,16 @@ export class Gazetteer implements PlaceLocator {
         : namesCountry !== undefined
           ? [...all.filter((i) => this.d.country[i] === namesCountry), ...all.filter((i) => this.d.country[i] !== namesCountry)]
           : all;
+    return { key, country, c, all, inCountry };
+  }
+
+  /** Every city a `city=` name may mean, the chosen one first, as `resolveCity` orders them (within the country when given), without a limit. */
+  sameNamedCities(name: string, countryCodeOrName?: string | null): City[] {
+    return this.cityChoices(name, countryCodeOrName).inCountry.map((i) => this.toCity(i));
+  }
+
+  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution {
+    const { key, country, c, all, inCountry } = this.cityChoices(name, countryCodeOrName);
     const chosen = inCountry[0];
     const rest = [...inCountry.slice(1), ...(c !== undefined ? all.filter((i) => this.d.country[i] !== c) : [])];
     return {
@@ -485,17 +496,31 @@ export class Gazetteer implements PlaceLocator {
   }
 
   private matchAddressCity(written: string, countryCode: string | null): number[] {
-    const variants = [written, written.replace(/\d+/g, ' '), written.split(',')[0]!, written.split(/\s*-\s*|\s*\(/)[0]!];
     const filter = this.countryFilter(countryCode);
-    let previous = '';
-    for (const v of variants) {
-      const key = foldText(v);
-      if (key === previous || key.length === 0) continue;
-      previous = key;
+    for (const key of addressCityVariants(written)) {
       const found = this.citiesNamed(key, filter);
       if (found.length > 0) return found;
     }
     return [];
+  }
+
+  /**
+   * Cities an address city as written may mean when it is no city's name (`addressCityKeys`): each key's
+   * cities, most populous first, within the country when given. What `city=` falls back on for such names.
+   */
+  addressCities(written: string, countryCodeOrName?: string | null): City[] {
+    const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
+    const filter = this.countryFilter(country);
+    const seen = new Set<number>();
+    const out: City[] = [];
+    for (const key of addressCityKeys(written)) {
+      for (const i of this.citiesNamed(key, filter)) {
+        if (seen.has(i)) continue;
+        seen.add(i);
+        out.push(this.toCity(i));
+      }
+    }
+    return out;
   }
 
   /**
@@ -530,7 +555,14 @@ export class Gazetteer implements PlaceLocator {
     if (written) {
       let matches = this.addressMatches(written, country);
       if (matches.length === 0 && hasPoint) matches = this.nearbyNamedIn(written, input.lat!, input.lon!, country);
-      if (matches.length === 0) return { city: written, cityId: null, source: 'address_unmatched', distanceM: null, countryCode: country };
+      if (matches.length === 0) {
+        // A place GeoNames does not list (a village, a ward, a township): filed under the city its point
+        // belongs to, as a place without an address city is, with the written name kept for display and for
+        // `city=` (the API resolves such names through the places filed with them).
+        const near = hasPoint ? this.nearestIndex(input.lat!, input.lon!, country) : null;
+        if (!near) return { city: written, cityId: null, source: 'address_unmatched', distanceM: null, countryCode: country };
+        return { city: written, cityId: this.d.id[near.city]!, source: 'address_unmatched', distanceM: near.metres, countryCode: country ?? this.countryOf(near.city) };
+      }
       const picked = hasPoint && matches.length > 1 ? this.best(matches, matches.length, input.lat!, input.lon!, Infinity) : null;
       const i = picked ? picked.city : matches[0]!;
       return { city: written, cityId: this.d.id[i]!, source: 'address', distanceM: null, countryCode: country ?? this.countryOf(i) };
@@ -541,6 +573,35 @@ export class Gazetteer implements PlaceLocator {
     const i = found.city;
     return { city: this.cityName(i), cityId: this.d.id[i]!, source: 'nearest', distanceM: found.metres, countryCode: country ?? this.countryOf(i) };
   }
+}
+
+/**
+ * The folded names the importers try for a written address city, in order: as written, without digits
+ * (postcodes), before a comma, before a hyphen or bracket. Duplicates and empty keys left out.
+ */
+export function addressCityVariants(written: string): string[] {
+  const variants = [written, written.replace(/\d+/g, ' '), written.split(',')[0]!, written.split(/\s*-\s*|\s*\(/)[0]!].map(foldText);
+  return [...new Set(variants)].filter((k) => k.length > 0);
+}
+
+/** Written address cities longer than this many words are not searched for the names inside them. */
+const MAX_ADDRESS_WORDS = 8;
+
+/**
+ * `addressCityVariants`, then the runs of its words that may be a city's name inside it, longest first
+ * (`cedar rapids` and `iowa city` in `Cedar Rapids/Iowa City`, `fehmarn` in `Neujellingsdorf auf Fehmarn`,
+ * `wellington` in `Wellington City`), runs shorter than MIN_CONTAINED_NAME letters left out.
+ */
+export function addressCityKeys(written: string): string[] {
+  const keys = addressCityVariants(written);
+  const words = (keys[0] ?? '').split(' ').slice(0, MAX_ADDRESS_WORDS);
+  for (let size = words.length - 1; size >= 1; size--) {
+    for (let at = 0; at + size <= words.length; at++) {
+      const key = words.slice(at, at + size).join(' ');
+      if (key.replace(/ /g, '').length >= MIN_CONTAINED_NAME && !keys.includes(key)) keys.push(key);
+    }
+  }
+  return keys;
 }
 
 let shared: Gazetteer | undefined;

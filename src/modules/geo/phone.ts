@@ -52,7 +52,7 @@ const remembered = new Map<string, string | null>();
  * E.164 form (`+49892199890`) of the first valid number in a raw phone field, using the place's country
  * for numbers written nationally; extensions are dropped. Null when nothing in the field is a valid number
  * according to libphonenumber's full ("max") metadata.
- * Parsing and validating costs 5-10 µs a number; the same field comes back often within an import (a chain's
+ * Parsing and validating is the costly part of enrichment; the same field comes back often within an import (a chain's
  * central number, a re-import of the same file), so recent answers are remembered per (country, field).
  */
 export const normalisePhone: PhoneNormaliser = (raw, countryCode) => {

@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { foldText } from '../../infra/text.ts';
-import { countryLookup, type City, type CityResolution, type CitySuggestion, type Country } from './gazetteer.ts';
+import { addressCityKeys, countryLookup, type City, type CityResolution, type CitySuggestion, type Country } from './gazetteer.ts';
 import { loadCountryRows, type CountryRow } from './geo.data.ts';
 import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 
@@ -27,6 +27,7 @@ export class SqlPlaceNames {
   private readonly countryNames: Map<string, string>;
   private readonly namedCities: SQLite.Statement<[string], CityTuple>;
   private readonly allNames: SQLite.Statement<[], string>;
+  private readonly cityById: SQLite.Statement<[number], CityTuple>;
   /** Distinct names by length with their letter masks, for suggestions; read on the first unknown name. */
   private namesByLengthIndex: NamesByLength | undefined;
 
@@ -41,6 +42,7 @@ export class SqlPlaceNames {
       )
       .raw(true);
     this.allNames = handle.prepare<[], string>('SELECT DISTINCT name_norm FROM city_names').pluck(true);
+    this.cityById = handle.prepare<[number], CityTuple>('SELECT id, name, country_code, admin1, lat, lon, population, 0 FROM cities WHERE id = ?').raw(true);
   }
 
   /** Whether `syncGeo` has filled the city tables of this database (a database only migrated has them empty). */
@@ -66,7 +68,8 @@ export class SqlPlaceNames {
     return this.namedCities.all(key).map(toCity);
   }
 
-  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution {
+  /** Cities of a name in the order `resolveCity` chooses among them, within the country when one is given; and all of them. */
+  private cityChoices(name: string, countryCodeOrName?: string | null): { key: string; country: string | null; all: City[]; inCountry: City[] } {
     const key = foldText(name);
     const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
     const all = key.length > 0 ? this.named(key) : [];
@@ -78,6 +81,37 @@ export class SqlPlaceNames {
       : namesCountry
         ? [...all.filter((c) => c.countryCode === namesCountry), ...all.filter((c) => c.countryCode !== namesCountry)]
         : all;
+    return { key, country, all, inCountry };
+  }
+
+  /** Every city a `city=` name may mean, the chosen one first (see `Gazetteer.sameNamedCities`). */
+  sameNamedCities(name: string, countryCodeOrName?: string | null): City[] {
+    return this.cityChoices(name, countryCodeOrName).inCountry;
+  }
+
+  /** Cities an address city as written may mean when it is no city's name (see `Gazetteer.addressCities`). */
+  addressCities(written: string, countryCodeOrName?: string | null): City[] {
+    const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
+    const seen = new Set<number>();
+    const out: City[] = [];
+    for (const key of addressCityKeys(written)) {
+      for (const c of this.named(key)) {
+        if (seen.has(c.id) || (country && c.countryCode !== country)) continue;
+        seen.add(c.id);
+        out.push(c);
+      }
+    }
+    return out;
+  }
+
+  /** A city by its GeoNames id, or null. */
+  city(id: number): City | null {
+    const row = this.cityById.get(id);
+    return row ? toCity(row) : null;
+  }
+
+  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution {
+    const { key, country, all, inCountry } = this.cityChoices(name, countryCodeOrName);
     const chosen = inCountry[0];
     const rest = [...inCountry.slice(1), ...(country ? all.filter((c) => c.countryCode !== country) : [])];
     return {
@@ -88,9 +122,8 @@ export class SqlPlaceNames {
   }
 
   /**
-   * The distinct city names (about 300,000) by length, read once, on the first name that matches no city:
-   * about 200 ms and 15 MB, against 40 ms or more for every unknown name if each scanned `city_names`
-   * (nothing indexes names by length).
+   * The distinct city names (about 300,000) by length, read once, on the first name that matches no city,
+   * instead of scanning `city_names` for every unknown name (nothing indexes names by length).
    */
   private get namesByLength(): NamesByLength {
     this.namesByLengthIndex ??= indexNamesByLength(this.allNames.iterate());

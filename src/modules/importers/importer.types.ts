@@ -79,7 +79,8 @@ export interface CityAssignment {
   /** Display name: the address city as written, else the gazetteer city's name. */
   city: string | null;
   cityId: number | null;
-  /** `address`: the address city matched the gazetteer; `address_unmatched`: kept as written, not found;
+  /** `address`: the address city matched the gazetteer; `address_unmatched`: kept as written, not found
+   *  (filed under the nearest populated place when there is a point, as `nearest`);
    *  `nearest`: no address city, the nearest populated place was taken; null: no city and no coordinates. */
   source: 'address' | 'address_unmatched' | 'nearest' | null;
   distanceM: number | null;

@@ -1,7 +1,8 @@
-import { sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { expressionBuilder, sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../infra/db/schema.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
+import { foldText, nameMark, searchFold, searchForm } from '../../infra/text.ts';
 import { publicPlaceColumns, type PublicPlaceRow } from './places.schema.ts';
 
 /**
@@ -20,6 +21,12 @@ export interface PlaceCriteria {
    * SQL to candidates sharing an exact piece of each long word and leaves the edit-distance check to the caller.
    */
   text: { words: string[]; mode: 'substring' | 'fuzzy' } | null;
+  /**
+   * A kind of business the free text named (`dentist`, `pizza Porto`): the places of these categories match
+   * the text too when their names contain the text's other `words`, in `cityId` when the text named a city.
+   * Substring text only; absent from searches saved before it existed.
+   */
+  textKind?: { categories: string[]; words: string[]; cityId: number | null } | null;
   minRating: number | null;
   hasPhone: boolean | null;
   hasWebsite: boolean | null;
@@ -51,14 +58,20 @@ type Eb = ExpressionBuilder<Database, 'places'>;
 
 /** Full-text and geography, per dialect. */
 interface PlaceTextGeo {
-  /** Places whose names contain every word (case and diacritics folded where the dialect can). */
+  /** Places whose names contain every word (see `wordPhrase`: case, accents and letters folded). */
   containsWords(eb: Eb, words: string[]): Expression<SqlBool>;
-  /** Candidates for a fuzzy match: for each word, one of its pieces occurs exactly. */
+  /**
+   * The same condition for one side of an OR: checked place by place against the text index's set rather than
+   * leading the query (SQLite would otherwise walk every match in the world, then look up each place to test
+   * its city, where the city's index reads far fewer rows).
+   */
+  containsWordsChecked(eb: Eb, words: string[]): Expression<SqlBool>;
+  /** Candidates for a fuzzy match: for each word, one of its pieces (folded) occurs exactly. */
   containsAnyPiece(eb: Eb, piecesPerWord: string[][]): Expression<SqlBool>;
   /** Places whose coordinates fall in the box (inclusive). */
   inBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat: number): Expression<SqlBool>;
-  /** Text relevance: 0 when the display name starts with `word`, else 1. */
-  startsWith(word: string): RawBuilder<number>;
+  /** Text relevance of a place matching `words` (or, `withKind`, of the kind of business the text named): see `textTiers`. */
+  relevance(words: string[], withKind: boolean): RawBuilder<number>;
   /**
    * A search on text alone, answered from the text index without reading `places`: the matching ids in
    * relevance order and their count. Null where the dialect has no such index.
@@ -67,11 +80,33 @@ interface PlaceTextGeo {
     count(words: string[]): RawBuilder<{ n: number }>;
     page(words: string[], after: PlaceKey | null, limit: number): RawBuilder<{ id: number; k: number }>;
     /**
-     * Every match of one word with its relevance key (0: the display name starts with it), at most
-     * `cap + 1` rows, from a single pass over the index: a rare word's total and first page at once.
+     * Every match of one word with its relevance key, at most `cap + 1` rows, from a single pass over the
+     * index: a rare word's total and first page at once.
      */
     allOfOneWord(word: string, cap: number): RawBuilder<{ id: number; k: number }>;
   } | null;
+}
+
+/**
+ * Relevance of a text match, best first: 0, one of the place's names is the query (folded, word for word);
+ * 1, its display name starts with the first word; 2, its names contain the words elsewhere; 3, it is of the
+ * kind of business the query named, without the words in its names.
+ */
+export const textTiers = { exact: 0, starts: 1, contains: 2, kind: 3 } as const;
+
+/**
+ * A query word as the text index looks it up: its search form (`searchForm`: folded, CJK letters apart),
+ * null when it folds to nothing. Three characters or more match anywhere in a name; shorter words match
+ * the start of a word of the name (` xy`, or ` x ` for one letter: a whole word), which keeps them three
+ * characters long for the trigram index. One or two CJK letters are `字 字` or ` 字 `: anywhere, as each
+ * CJK letter is a word of its own in the index.
+ */
+export function wordPhrase(word: string): string | null {
+  const form = searchForm(word);
+  const n = [...form].length;
+  if (n === 0) return null;
+  if (n >= 3) return form;
+  return n === 2 ? ` ${form}` : ` ${form} `;
 }
 
 /** A phrase for FTS5: the text in double quotes, inner quotes doubled. */
@@ -87,23 +122,25 @@ function exactBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat
   return [eb('places.lat', '>=', minLat), eb('places.lat', '<=', maxLat), eb('places.lon', '>=', minLon), eb('places.lon', '<=', maxLon)];
 }
 
-/** The FTS5 condition on `places_fts` for names containing every word. */
-function ftsWords(words: string[]): RawBuilder<SqlBool> {
-  // The trigram tokenizer indexes pieces of three characters: shorter words (CJK pairs, "Bo") go through LIKE.
-  const long = words.filter((w) => [...w].length >= 3);
-  const short = words.filter((w) => [...w].length < 3);
-  const parts = [
-    ...(long.length > 0 ? [sql`places_fts MATCH ${long.map(ftsPhrase).join(' ')}`] : []),
-    ...short.map((w) => sql`names LIKE ${likePattern(w)} ESCAPE '\\'`),
-  ];
-  return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`;
+/** The FTS5 query for names containing every word; null when no word folds to anything (nothing matches). */
+function ftsAllWords(words: string[]): string | null {
+  const phrases = words.map(wordPhrase).filter((p): p is string => p !== null);
+  return phrases.length === 0 ? null : phrases.map(ftsPhrase).join(' AND ');
 }
 
-/** Relevance from the text index alone: 0 when the id's display name starts with `word` (`^"word"`: the first characters of the names column), else 1. */
-function ftsStartsWith(id: RawBuilder<number>, word: string): RawBuilder<number> {
-  const prefix = [...word].length >= 3 ? sql`places_fts MATCH ${`^${ftsPhrase(word)}`}` : sql`names LIKE ${likePattern(word).slice(1)} ESCAPE '\\'`;
-  return sql<number>`(CASE WHEN ${id} IN (SELECT rowid FROM places_fts WHERE ${prefix}) THEN 0 ELSE 1 END)`;
+/** In a search document: the query as a whole name (`$ dominos pizza $`), and the display name's start (`$ dominos`). */
+function documentTiers(words: string[]): { exact: string; start: string } {
+  const forms = words.map(searchForm).filter((f) => f !== '');
+  return { exact: `${nameMark} ${forms.join(' ')} ${nameMark}`, start: `${nameMark} ${forms[0] ?? ''}` };
 }
+
+/** `documentTiers` as FTS5 queries: the whole name anywhere, the start at the document's start. */
+function ftsTierPhrases(words: string[]): { exact: string; starts: string } {
+  const { exact, start } = documentTiers(words);
+  return { exact: ftsPhrase(exact), starts: `^${ftsPhrase(start)}` };
+}
+
+const nothing = sql<SqlBool>`0`;
 
 /** Latitude bands a box may span before its condition is one range of bands instead of a list. */
 const MAX_LISTED_BANDS = 64;
@@ -123,18 +160,26 @@ function bandsOf(minLat: number, maxLat: number): RawBuilder<SqlBool> {
   return sql<SqlBool>`${expr} IN (${sql.join(bands)})`;
 }
 
-/** Marks the start of a match in `highlight()` output: a control character no name contains. */
-const matchMark = '\u0001';
-
+/**
+ * SQLite: `places_fts` (migration 0016) holds every name of a place folded, display name first, names
+ * between marks (`$ cafe nandu $ カ フ ェ $`), under the trigram tokenizer.
+ */
 const sqliteTextGeo: PlaceTextGeo = {
   containsWords(eb, words) {
-    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE ${ftsWords(words)})`);
+    const query = ftsAllWords(words);
+    if (query === null) return nothing;
+    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`);
+  },
+  containsWordsChecked(_eb, words) {
+    const query = ftsAllWords(words);
+    // The unary + keeps SQLite from using the rowid set as an index: the OR is then no multi-index OR.
+    return query === null ? nothing : sql<SqlBool>`+places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`;
   },
   containsAnyPiece(eb, piecesPerWord) {
-    // Words under 3 characters cannot use the trigram index; the caller's check still requires them.
-    const indexable = piecesPerWord.filter((pieces) => pieces.every((p) => [...p].length >= 3));
+    // Pieces under 3 characters are not in the trigram index: such a word is left to the caller's check.
+    const indexable = piecesPerWord.map((pieces) => pieces.map(searchForm)).filter((forms) => forms.every((f) => [...f].length >= 3));
     if (indexable.length === 0) return eb.and([]);
-    const query = indexable.map((pieces) => `(${pieces.map(ftsPhrase).join(' OR ')})`).join(' AND ');
+    const query = indexable.map((forms) => `(${forms.map(ftsPhrase).join(' OR ')})`).join(' AND ');
     return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`);
   },
   inBox(eb, minLon, minLat, maxLon, maxLat) {
@@ -142,53 +187,102 @@ const sqliteTextGeo: PlaceTextGeo = {
     const near = sql<number>`(SELECT id FROM places WHERE ${bandsOf(minLat, maxLat)} AND lon BETWEEN ${minLon} AND ${maxLon})`;
     return eb.and([eb('places.id', 'in', near), ...exactBox(eb, minLon, minLat, maxLon, maxLat)]);
   },
-  startsWith: (word) => ftsStartsWith(sql<number>`places.id`, word),
+  relevance(words, withKind) {
+    // Read from each matching place's own document (a rowid look-up) rather than by phrase queries over the
+    // whole index: the phrases of a whole name or a name's start hold the marks (`$ b`, `r $`), trigrams
+    // in a large share of all documents, and the places to rank are already narrowed.
+    const { exact, start } = documentTiers(words);
+    const startsWith = sql`substr(names, 1, ${[...start].length}) = ${start}`;
+    if (!withKind) {
+      return sql<number>`(SELECT CASE WHEN instr(names, ${exact}) > 0 THEN ${textTiers.exact} WHEN ${startsWith} THEN ${textTiers.starts} ELSE ${textTiers.contains} END
+        FROM places_fts WHERE rowid = places.id)`;
+    }
+    // Places of the kind match without the words (often most of the matches: every restaurant of a city for
+    // `restaurant`): only those with the words are looked up, in the set the text index gives.
+    const all = ftsAllWords(words);
+    if (all === null) return sql<number>`${textTiers.kind}`;
+    return sql<number>`(CASE WHEN places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${all}) THEN (SELECT CASE WHEN instr(names, ${exact}) > 0 THEN ${textTiers.exact}
+      WHEN ${startsWith} THEN ${textTiers.starts} ELSE ${textTiers.contains} END FROM places_fts WHERE rowid = places.id) ELSE ${textTiers.kind} END)`;
+  },
   textOnly: {
-    count: (words) => sql<{ n: number }>`SELECT count(*) AS n FROM places_fts WHERE ${ftsWords(words)}`,
+    count(words) {
+      const query = ftsAllWords(words);
+      return query === null ? sql<{ n: number }>`SELECT 0 AS n` : sql<{ n: number }>`SELECT count(*) AS n FROM places_fts WHERE places_fts MATCH ${query}`;
+    },
     page(words, after, limit) {
-      // Two streams in id order, each stopping after `limit` rows (FTS5 reads doclists lazily): names that
-      // start with the first word (key 0), then the other matches (key 1). No sort over every match.
-      const [first = '', ...rest] = words.map(ftsPhrase);
-      const others = rest.map((w) => ` AND ${w}`).join('');
-      const starting = `^${first}${others}`;
-      const remaining = `(${[first, ...rest].join(' AND ')}) NOT ^${first}`;
-      const fromStarting = after === null || after.key === 0 ? (after?.id ?? 0) : Number.MAX_SAFE_INTEGER;
-      const fromRemaining = after?.key === 1 ? after.id : 0;
-      return sql<{ id: number; k: number }>`SELECT id, k FROM (
-          SELECT * FROM (SELECT rowid AS id, 0 AS k FROM places_fts WHERE places_fts MATCH ${starting} AND rowid > ${fromStarting} ORDER BY rowid LIMIT ${limit})
-          UNION ALL
-          SELECT * FROM (SELECT rowid AS id, 1 AS k FROM places_fts WHERE places_fts MATCH ${remaining} AND rowid > ${fromRemaining} ORDER BY rowid LIMIT ${limit})
-        ) ORDER BY k, id LIMIT ${limit}`;
+      // One stream per tier, in id order, each stopping after `limit` rows (FTS5 reads doclists lazily):
+      // whole names first, then display names starting with the first word, then the other matches.
+      const all = ftsAllWords(words) ?? ftsPhrase(nameMark.repeat(3));
+      const { exact, starts } = ftsTierPhrases(words);
+      const tiers: Array<[number, string]> = [
+        [textTiers.exact, exact],
+        [textTiers.starts, `(${starts} AND ${all}) NOT ${exact}`],
+        [textTiers.contains, `(${all}) NOT ${starts} NOT ${exact}`],
+      ];
+      const afterKey = after === null ? -1 : Number(after.key);
+      const from = (k: number) => (afterKey < k ? 0 : afterKey === k ? after!.id : Number.MAX_SAFE_INTEGER);
+      const streams = tiers.map(
+        ([k, query]) => sql`SELECT * FROM (SELECT rowid AS id, ${k} AS k FROM places_fts WHERE places_fts MATCH ${query} AND rowid > ${from(k)} ORDER BY rowid LIMIT ${limit})`,
+      );
+      return sql<{ id: number; k: number }>`SELECT id, k FROM (${sql.join(streams, sql` UNION ALL `)}) ORDER BY k, id LIMIT ${limit}`;
     },
     allOfOneWord(word, cap) {
-      // highlight() marks every match of the phrase; one at offset 0 is exactly what `^"word"` matches.
-      return sql<{ id: number; k: number }>`SELECT rowid AS id, CASE WHEN substr(highlight(places_fts, 0, ${matchMark}, ''), 1, 1) = ${matchMark} THEN 0 ELSE 1 END AS k
-        FROM places_fts WHERE places_fts MATCH ${ftsPhrase(word)} LIMIT ${cap + 1}`;
+      // The document is folded text: a whole name is `$ word $` in it, the display name's start `$ word`.
+      const form = searchForm(word);
+      const query = ftsAllWords([word]);
+      if (query === null) return sql<{ id: number; k: number }>`SELECT 0 AS id, 0 AS k WHERE 0`;
+      const start = `${nameMark} ${form}`;
+      return sql<{ id: number; k: number }>`SELECT rowid AS id,
+          CASE WHEN instr(names, ${`${start} ${nameMark}`}) > 0 THEN ${textTiers.exact}
+               WHEN substr(names, 1, ${[...start].length}) = ${start} THEN ${textTiers.starts} ELSE ${textTiers.contains} END AS k
+        FROM places_fts WHERE places_fts MATCH ${query} LIMIT ${cap + 1}`;
     },
   },
 };
 
+/** Scripts written without spaces: a short word of theirs matches anywhere, as in the SQLite index. */
+const unspacedWord = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
 /**
  * PostgreSQL: substring on the name and the JSON of other names, case and accents folded by `la_fold`
- * (migration 0011; the trigram index is on la_fold(name)).
+ * (migration 0011; the trigram index is on la_fold(name)). Words under three characters match at the start
+ * of a word, as on SQLite (a regular expression, outside the index).
  */
 const postgresTextGeo: PlaceTextGeo = {
   containsWords(eb, words) {
+    const forms = words.map(searchFold).filter((f) => f !== '');
+    if (forms.length === 0) return nothing;
     return eb.and(
-      words.map((w) => {
-        const pattern = sql`la_fold(${likePattern(w)})`;
-        return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+      forms.map((f) => {
+        const n = [...f].length;
+        if (n >= 3 || unspacedWord.test(f)) {
+          const pattern = sql`la_fold(${likePattern(f)})`;
+          return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+        }
+        const re = `(^|[^[:alnum:]])${f}${n === 1 ? '([^[:alnum:]]|$)' : ''}`;
+        return eb.or([sql<SqlBool>`la_fold(places.name) ~ ${re}`, sql<SqlBool>`la_fold(places.names) ~ ${re}`]);
       }),
     );
   },
+  containsWordsChecked: (eb, words) => postgresTextGeo.containsWords(eb, words),
   containsAnyPiece(eb, piecesPerWord) {
-    return eb.and(piecesPerWord.map((pieces) => eb.or(pieces.map((p) => postgresTextGeo.containsWords(eb, [p])))));
+    // Pieces are parts of a word: substrings however short.
+    const contains = (piece: string) => {
+      const pattern = sql`la_fold(${likePattern(piece)})`;
+      return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+    };
+    return eb.and(piecesPerWord.map((pieces) => eb.or(pieces.map(contains))));
   },
   inBox(eb, minLon, minLat, maxLon, maxLat) {
     return eb.and(exactBox(eb, minLon, minLat, maxLon, maxLat));
   },
-  startsWith(word) {
-    return sql<number>`(CASE WHEN la_fold(places.name) LIKE la_fold(${likePattern(word).slice(1)}) ESCAPE '\\' THEN 0 ELSE 1 END)`;
+  relevance(words, withKind) {
+    const forms = words.map(searchFold).filter((f) => f !== '');
+    const folded = sql`trim(regexp_replace(la_fold(places.name), '[^[:alnum:]]+', ' ', 'g'))`;
+    const starts = sql`${folded} LIKE ${`${(forms[0] ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`;
+    if (!withKind) return sql<number>`(CASE WHEN ${folded} = ${forms.join(' ')} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END)`;
+    const contains = postgresTextGeo.containsWords(expressionBuilder<Database, 'places'>(), words);
+    return sql<number>`(CASE WHEN ${contains} THEN (CASE WHEN ${folded} = ${forms.join(' ')} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END) ELSE ${textTiers.kind} END)`;
   },
   textOnly: null,
 };
@@ -231,43 +325,77 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb): Expression<SqlB
     c.push(eb(distanceExpr(lat, lon), '<=', radiusM));
   }
   if (criteria.text) {
-    if (criteria.text.mode === 'substring') c.push(tg.containsWords(eb, criteria.text.words));
-    else c.push(tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces)));
+    const kind = criteria.text.mode === 'substring' ? criteria.textKind : null;
+    if (kind) {
+      // A query that is nothing but the kind (`restaurant`) has words in names all over the world: within a
+      // city, country or area, that index leads and the text is checked place by place. Otherwise (`pizza hut`,
+      // or no place) the text index and the category index each give their side of the OR.
+      const narrowed = criteria.cityId !== null || criteria.countryCode !== null || criteria.near !== null || criteria.bbox !== null;
+      const contains = (words: string[]) => (narrowed && kind.words.length === 0 ? tg.containsWordsChecked(eb, words) : tg.containsWords(eb, words));
+      const ofKind: Expression<SqlBool>[] = [eb('places.category', 'in', kind.categories.length > 0 ? kind.categories : [''])];
+      if (kind.words.length > 0) ofKind.push(contains(kind.words));
+      if (kind.cityId !== null) ofKind.push(eb('places.city_id', '=', kind.cityId));
+      c.push(eb.or([contains(criteria.text.words), eb.and(ofKind)]));
+    } else {
+      const text = criteria.text.mode === 'substring' ? tg.containsWords(eb, criteria.text.words) : tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces));
+      c.push(text);
+    }
   }
   return eb.and(c);
 }
 
 /**
- * Exact pieces of a word that a spelling with few edits must still contain (pigeonhole): with k edits
- * allowed, split into k+1 parts and one survives intact. Words too short for 3-character pieces are kept whole.
+ * Exact pieces of a word (folded) that a spelling with few edits must still contain, so that the text index
+ * can list the candidates (the edit distance decides). With k edits allowed, k+1 pieces with a letter left
+ * out between neighbours: an edit, two neighbouring letters swapped included, breaks at most one of them,
+ * so one survives. A word too short for that gets k+1 adjoining pieces, plus for each boundary the two
+ * pieces beside it with its letters swapped back (`Belrin`: `bel`, `rin` and `berlin`). Words too short
+ * for pieces of 3 characters have pieces the index cannot look up (see `fuzzyNarrowed`).
  */
 export function fuzzyPieces(word: string): string[] {
-  const chars = [...word];
+  const chars = [...searchFold(word)];
   const edits = allowedEdits(word);
-  if (edits === 0) return [word];
+  if (edits === 0) return [chars.join('')];
   const parts = edits + 1;
-  const out: string[] = [];
-  for (let i = 0; i < parts; i++) {
-    out.push(chars.slice(Math.floor((i * chars.length) / parts), Math.floor(((i + 1) * chars.length) / parts)).join(''));
+  const n = chars.length;
+  const gapped = n >= 3 * parts + edits;
+  const letters = gapped ? n - edits : n;
+  const bounds: Array<[number, number]> = [];
+  for (let i = 0, at = 0; i < parts; i++) {
+    const size = Math.floor(((i + 1) * letters) / parts) - Math.floor((i * letters) / parts);
+    bounds.push([at, at + size]);
+    at += size + (gapped ? 1 : 0);
+  }
+  const out = bounds.map(([from, to]) => chars.slice(from, to).join(''));
+  if (!gapped) {
+    for (let i = 0; i + 1 < parts; i++) {
+      const joined = chars.slice(bounds[i]![0], bounds[i + 1]![1]);
+      const b = bounds[i]![1] - bounds[i]![0];
+      [joined[b - 1], joined[b]] = [joined[b]!, joined[b - 1]!];
+      out.push(joined.join(''));
+    }
   }
   return out;
 }
 
 /**
- * Typos tolerated in a word: none under 4 characters, 1 up to 8, 2 from 9. From 6 characters every piece
- * keeps 3 characters and the text index finds the candidates; a 4–5 character word's pieces are too short
- * for it, so its candidates must come from the other criteria (see `fuzzyNarrowed`).
+ * Typos tolerated in a word: none under 4 characters, 1 up to 8, 2 from 9. From 6 characters the text
+ * index finds the candidates by pieces of 3 characters; a 4–5 character word's pieces are too short for
+ * it, so its candidates must come from the other criteria (see `fuzzyNarrowed`).
  */
 export function allowedEdits(word: string): number {
-  const n = [...word].length;
+  const n = [...foldText(word)].length;
   return n >= 9 ? 2 : n >= 4 ? 1 : 0;
 }
 
+/** Whether a piece of a word can be looked up in the text index (3 characters or more in search form). */
+const indexablePiece = (piece: string): boolean => [...searchForm(piece)].length >= 3;
+
 /** Whether a typo-tolerant search would be narrowed by an index (a long word's pieces, or a city, area…), not a scan of every place. */
 export function fuzzyNarrowed(criteria: PlaceCriteria): boolean {
-  const { text, minRating: _rating, hasPhone: _phone, hasWebsite: _website, hasEmail: _email, ...narrowing } = criteria;
-  const indexedWord = (text?.words ?? []).some((w) => fuzzyPieces(w).every((p) => [...p].length >= 3));
-  return indexedWord || Object.values(narrowing).some((v) => v !== null);
+  const { text, textKind: _kind, minRating: _rating, hasPhone: _phone, hasWebsite: _website, hasEmail: _email, ...narrowing } = criteria;
+  const indexedWord = (text?.words ?? []).some((w) => fuzzyPieces(w).every(indexablePiece));
+  return indexedWord || Object.values(narrowing).some((v) => v != null);
 }
 
 /** The sort key of a row, as SQL: a number or a text, never null, so keyset comparisons stay simple. */
@@ -284,8 +412,8 @@ export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): {
       return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
     }
     case 'relevance': {
-      // Names that start with the first word come first; without text, the nearest; else the most reviewed.
-      if (criteria.text && criteria.text.mode === 'substring') return { expr: textGeo(db).startsWith(criteria.text.words[0] ?? ''), descending: false };
+      // With text, whole names, then display names starting with the first word (`textTiers`); without, the nearest; else the most reviewed.
+      if (criteria.text && criteria.text.mode === 'substring') return { expr: textGeo(db).relevance(criteria.text.words, Boolean(criteria.textKind)), descending: false };
       if (criteria.near) return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
       return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
     }
@@ -332,15 +460,13 @@ export function placesVersion(db: Db): Promise<number> {
 /** The text index alone answers a substring search with no other criterion (no `places` row is read). */
 function textOnlySearch(db: Db, criteria: PlaceCriteria) {
   const { text, ...rest } = criteria;
-  if (!text || text.mode !== 'substring' || Object.values(rest).some((v) => v !== null)) return null;
-  // Words under 3 characters are matched by LIKE, outside the index.
-  if (text.words.some((w) => [...w].length < 3)) return null;
+  if (!text || text.mode !== 'substring' || Object.values(rest).some((v) => v != null)) return null;
   return textGeo(db).textOnly;
 }
 
 /**
  * A search on one word alone, answered in one pass over the text index: every match with its relevance
- * key (0 when the display name starts with the word), unsorted; null when the dialect cannot, or when
+ * key (`textTiers`), unsorted; null when the dialect cannot, or when
  * there are more than `cap` matches (then counting and the two lazy streams of `findPlacesPage` cost less
  * than reading them all).
  */
@@ -393,6 +519,20 @@ export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: Plac
     .orderBy('places.id', direction)
     .execute();
   return rows as PlaceRowWithKey[];
+}
+
+/**
+ * Which of `cityIds` have places matching the criteria (their own `cityId` aside): the cities a search may
+ * turn to when the city it chose has none. In fuzzy mode, cities with candidates (the caller verifies them).
+ */
+export async function findCityIdsWithMatches(db: Db, criteria: PlaceCriteria, cityIds: number[]): Promise<number[]> {
+  if (cityIds.length === 0) return [];
+  const rows = await filtered(db, { ...criteria, cityId: null })
+    .where('places.city_id', 'in', cityIds)
+    .select('places.city_id')
+    .distinct()
+    .execute();
+  return rows.map((r) => Number(r.city_id));
 }
 
 /** Fuzzy candidates with what the caller needs to verify and order them: the names and the sort key. */

@@ -70,10 +70,11 @@ const isRecords = (batch: PlaceBatch): batch is readonly PlaceRecord[] => Array.
 const asRows = (batch: PlaceBatch): PlaceRows => (isRecords(batch) ? placeRowsOf(batch) : batch);
 
 /**
- * What places_fts holds for a place: its display name and every text value of its `names` JSON. The
- * same expression as the per-row triggers of `places` (the writer test checks they agree).
+ * What places_fts holds for a place: its display name and every other name of its `names` JSON, folded
+ * (`searchDocument` in infra/text.ts). The same expression as the per-row triggers of `places` (the writer
+ * test checks they agree).
  */
-const ftsNames = `name || coalesce(' ' || (SELECT group_concat(value, ' ') FROM json_tree(places.names) WHERE type = 'text'), '')`;
+const ftsNames = 'la_search_document(name, names)';
 
 /** The per-row triggers of `places` (migrations 0004, 0007, 0013, 0017) whose work the SQLite writer does set-wise instead. */
 const replacedTriggers = ['places_search_ai', 'places_search_au_names', 'places_version_insert', 'places_version_update'];

@@ -1,8 +1,9 @@
 import type { Db } from '../../infra/db/database.ts';
-import { foldText } from '../../infra/text.ts';
+import { foldText, jsonStrings } from '../../infra/text.ts';
 import {
   allowedEdits,
   countPlaces,
+  findCityIdsWithMatches,
   findFuzzyCandidates,
   findOneWordMatches,
   findPlacesByIds,
@@ -27,10 +28,15 @@ export interface PlacePage {
   next: PlaceKey | null;
 }
 
-/** Smallest number of edits turning `pattern` into some substring of `text` (Sellers), capped at max+1. */
+/**
+ * Smallest number of edits turning `pattern` into some substring of `text` (Sellers' algorithm), capped at
+ * max+1. An edit is a letter inserted, deleted or replaced, or two neighbouring letters swapped (the
+ * optimal string alignment distance): `Belrin` is one edit from `Berlin`, as a typist sees it.
+ */
 export function substringEditDistance(pattern: string, text: string, max: number): number {
   const p = [...pattern];
   const t = [...text];
+  let before = new Array<number>(t.length + 1).fill(0);
   let prev = new Array<number>(t.length + 1).fill(0);
   let cur = new Array<number>(t.length + 1).fill(0);
   for (let i = 1; i <= p.length; i++) {
@@ -38,31 +44,42 @@ export function substringEditDistance(pattern: string, text: string, max: number
     let rowMin = i;
     for (let j = 1; j <= t.length; j++) {
       const cost = p[i - 1] === t[j - 1] ? 0 : 1;
-      cur[j] = Math.min(prev[j - 1]! + cost, prev[j]! + 1, cur[j - 1]! + 1);
-      if (cur[j]! < rowMin) rowMin = cur[j]!;
+      let d = Math.min(prev[j - 1]! + cost, prev[j]! + 1, cur[j - 1]! + 1);
+      if (i > 1 && j > 1 && p[i - 1] === t[j - 2] && p[i - 2] === t[j - 1] && before[j - 2]! + 1 < d) d = before[j - 2]! + 1;
+      cur[j] = d;
+      if (d < rowMin) rowMin = d;
     }
+    // No later row falls below this row's minimum (a swap reaches back two rows, at one edit more).
     if (rowMin > max) return max + 1;
-    [prev, cur] = [cur, prev];
+    [before, prev, cur] = [prev, cur, before];
   }
   return Math.min(max + 1, ...prev.slice(1), p.length);
 }
 
+/** Edits (as `substringEditDistance` counts them) turning one whole text into the other. */
+export function editDistance(a: string, b: string): number {
+  const p = [...a];
+  const t = [...b];
+  let before: number[] = [];
+  let prev = Array.from({ length: t.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= p.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= t.length; j++) {
+      let d = Math.min(prev[j - 1]! + (p[i - 1] === t[j - 1] ? 0 : 1), prev[j]! + 1, cur[j - 1]! + 1);
+      if (i > 1 && j > 1 && p[i - 1] === t[j - 2] && p[i - 2] === t[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      cur.push(d);
+    }
+    [before, prev] = [prev, cur];
+  }
+  return prev[t.length]!;
+}
+
+/** Fuzzy relevance keys: edits in the words × this, plus the display name's distance from the query (capped below it). */
+const nameDistanceCap = 1000;
+
 /** Every name of a place, folded: the display name and each string in the `names` JSON. */
 export function foldedNames(name: string, names: string | null): string {
-  const all = [name];
-  if (names) {
-    const walk = (v: unknown): void => {
-      if (typeof v === 'string') all.push(v);
-      else if (Array.isArray(v)) v.forEach(walk);
-      else if (v && typeof v === 'object') Object.values(v).forEach(walk);
-    };
-    try {
-      walk(JSON.parse(names));
-    } catch {
-      // A names column that is not JSON still has the display name to match on.
-    }
-  }
-  return foldText(all.join(' '));
+  return foldText([name, ...jsonStrings(names)].join(' '));
 }
 
 /** Total edits a fuzzy match needed (sum over words), or null when a word is further off than it may be. */
@@ -114,8 +131,7 @@ function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
 /**
  * A one-word search whose total is not known yet reads up to this many matches in one pass (see
  * findOneWordMatches): the total and the first page for the price of the count alone. Once the total is
- * cached the count is free and the two lazy streams cost less than reading every match again (about 7 µs
- * per match), so the pass is only for the first time a word is searched at this version of the catalog.
+ * cached the count is free and the lazy streams cost less than reading every match again, so the pass is only for the first time a word is searched at this version of the catalog.
  */
 const oneWordCap = 1000;
 
@@ -157,13 +173,15 @@ export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSor
 async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
   const words = criteria.text?.words ?? [];
   const candidates = await findFuzzyCandidates(db, criteria, sort);
-  // Relevance here is the edit count, fewest first; rating and review count run highest first.
+  // Relevance here is the edit count, fewest first, then how far the display name is from the whole query
+  // (`Bulder` puts the place named Boulder before Boulder Beer); rating and review count run highest first.
   const descending = sort === 'rating' || sort === 'review_count';
+  const query = foldText(words.join(' '));
   const matched: PlaceKey[] = [];
   for (const c of candidates) {
     const d = fuzzyDistance(words, c.name, c.names);
     if (d === null) continue;
-    matched.push({ key: sort === 'relevance' ? d : c.sort_key, id: c.id });
+    matched.push({ key: sort === 'relevance' ? d * nameDistanceCap + Math.min(nameDistanceCap - 1, editDistance(query, foldText(c.name))) : c.sort_key, id: c.id });
   }
   matched.sort((a, b) => compareKeys(a, b, descending));
   const start = after ? matched.findIndex((k) => compareKeys(k, after, descending) > 0) : 0;
@@ -175,6 +193,12 @@ async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after
   );
   const more = start >= 0 && start + limit < matched.length;
   return { total: matched.length, rows, next: more ? (slice.at(-1) ?? null) : null };
+}
+
+/** Which of `cityIds` have places matching the criteria, in the order given (see `findCityIdsWithMatches`). */
+export async function citiesWithMatches(db: Db, criteria: PlaceCriteria, cityIds: number[]): Promise<number[]> {
+  const found = new Set(await findCityIdsWithMatches(db, criteria, cityIds));
+  return cityIds.filter((id) => found.has(id));
 }
 
 /** Exact number of matches. */

@@ -13,7 +13,10 @@ const filterProperties = {
   type: text('A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it.', ['restaurant', 'Tierarzt', 'opticien']),
   city: text('A city name or exonym. An ambiguous name resolves to the most populous match (within `country` when given); `resolved.city` says which and lists the alternatives.', ['Köln', 'Cologne']),
   country: Type.String({ minLength: 2, maxLength: 100, description: 'ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX', examples: ['DE', 'France'] }),
-  query: text('Free text on names (every localised and alternative name): each word must occur; case, accents and script are folded; typos are tolerated when nothing matches exactly.', ['ratskeller', 'Koln']),
+  query: text(
+    'Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.',
+    ['ratskeller', 'Koln', 'Zahnarzt'],
+  ),
   min_rating: Type.Number({ minimum: 0, maximum: 5, description: 'Only places rated at least this (0–5)', examples: [4] }),
   has_phone: Type.Boolean({ description: 'true: only places with a phone number; false: only places without one' }),
   has_website: Type.Boolean({ description: 'true: only places with a website; false: only without' }),
@@ -84,6 +87,16 @@ export const ResolutionSchema = Type.Object(
         slug: Type.String({ examples: ['veterinary'] }),
         name: Type.String({ examples: ['Veterinary'] }),
         includes: Type.Array(Type.String(), { description: 'The category and the ones below it, all matched' }),
+        categories: Type.Optional(
+          Type.Array(Type.Object({ slug: Type.String(), name: Type.String() }), {
+            description: 'Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them',
+          }),
+        ),
+        from: Type.Optional(
+          Type.Union([Type.Literal('type'), Type.Literal('query')], {
+            description: '`type`: the `type` parameter; `query`: a kind of business found in the free text (`dentist`, `coffee shop`), whose places match too, those whose names also match first',
+          }),
+        ),
       }),
       Type.Null(),
     ]),
@@ -92,6 +105,12 @@ export const ResolutionSchema = Type.Object(
         input: Type.String(),
         chosen: CitySchema,
         alternatives: Type.Array(CitySchema, { description: 'Other cities of that name, most likely first (at most 10)' }),
+        chosen_by: Type.Optional(
+          Type.Union([Type.Literal('population'), Type.Literal('matches'), Type.Literal('address'), Type.Literal('query')], {
+            description:
+              'Why this city: `population`, the most populous of that name (within `country`); `matches`, that one had no match and this one, of the same name or where places with that address city are filed, has; `address`, GeoNames does not know the name and places with that address city (a village, a ward) are filed under this city; `query`, named in the free text (`pizza Porto`)',
+          }),
+        ),
       }),
       Type.Null(),
     ]),

@@ -1,91 +1,32 @@
 import type { Db } from '../../infra/db/database.ts';
-import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
 import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
-import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { streamPlaces } from '../places/places.stream.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
-import type { ApiReadTasks } from './read-tasks.ts';
+import { businessKindOfQuery } from './business-words.ts';
+import { searchOtherCities } from './city-fallback.ts';
 import { countMatches, fuzzyDistance, type PlacePage } from './search.reads.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
-import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchQuery, type SearchFilters, type V1SearchInput } from './search.schema.ts';
+import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
-/** Resolves `type` terms through the taxonomy (any language or synonym it knows). */
-export interface TypeResolver {
-  /** The category a term names, in `lang` first, then any language; null when unknown. */
-  resolve(term: string, lang: string | null): { slug: string; name: string } | null;
-  /** Closest known categories for an unknown term, best first: their name and slug. */
-  suggest(term: string, lang: string | null): Array<{ term: string; slug: string }>;
-  /** The slug and every slug below it. */
-  descendants(slug: string): string[];
-}
-
-/** Resolves `city` and `country` through the gazetteer. */
-export interface PlaceNameResolver {
-  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution;
-  resolveCountry(nameOrCode: string): Country | null;
-}
-
-export interface SearchDeps {
-  db: Db;
-  reads: ReadPool<ApiReadTasks>;
-  /** Loaded on first use, then kept. */
-  types: () => Promise<TypeResolver>;
-  places: () => PlaceNameResolver;
-}
-
-/** Search parameters after schema validation (the names of the query string). */
-export type SearchInput = SearchFilters;
-
-export interface CityChoice {
-  id: number;
-  name: string;
-  country: string;
-  admin1: string | null;
-  population: number;
-  lat: number;
-  lon: number;
-}
-
-/** How the names in a search were understood; returned with every page and stored with the search. */
-export interface SearchResolution {
-  type: { input: string; slug: string; name: string; includes: string[] } | null;
-  city: { input: string; chosen: CityChoice; alternatives: CityChoice[] } | null;
-  country: { input: string; code: string; name: string } | null;
-}
-
-/** A saved search as the export side sees it. */
-export interface SavedSearch {
-  /** Public id, `srch_…`. */
-  id: string;
-  accountId: number;
-  params: SearchInput;
-  criteria: PlaceCriteria;
-  resolution: SearchResolution;
-  sort: PlaceSort;
-  /** Exact number of places when the search was created. */
-  total: number;
-  createdAt: string;
-}
-
-export interface SearchPageResult {
-  search: SavedSearch;
-  total: number;
-  /** The page as read; shared with the read cache, so never mutated. `pagePlacesJson` renders it. */
-  page: PlacePage;
-  fields: PlaceField[];
-  /** Opaque cursor of the next page, null on the last page. */
-  nextCursor: string | null;
-}
-
-function toChoice(c: City): CityChoice {
-  return { id: c.id, name: c.name, country: c.countryCode, admin1: c.admin1, population: c.population, lat: c.lat, lon: c.lon };
-}
+export type {
+  CityChoice,
+  CityChoiceReason,
+  PlaceNameResolver,
+  SavedSearch,
+  SearchDeps,
+  SearchInput,
+  SearchPageResult,
+  SearchResolution,
+  TypeResolver,
+} from './search.types.ts';
+export { toChoice } from './search.types.ts';
+import { toChoice, type CityChoiceReason, type SavedSearch, type SearchDeps, type SearchInput, type SearchPageResult, type SearchResolution } from './search.types.ts';
 
 function bad(field: string, message: string, allowed?: unknown): AppError {
   return new AppError('validation_failed', `${field}: ${message}`, { errors: [allowed === undefined ? { field, message } : { field, message, allowed }] });
@@ -162,8 +103,9 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
         candidates,
       });
     }
-    categories = types.descendants(found.slug);
-    resolution.type = { input: input.type, slug: found.slug, name: found.name, includes: categories };
+    // A term its language uses for several categories matches all of them.
+    categories = [...new Set(found.categories.flatMap((c) => types.descendants(c.slug)))];
+    resolution.type = { input: input.type, slug: found.slug, name: found.name, includes: categories, categories: found.categories, from: 'type' };
   }
 
   let countryCode: string | null = null;
@@ -180,7 +122,14 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
 
   let cityId: number | null = null;
   if (input.city !== undefined) {
-    const found = deps.places().resolveCity(input.city, countryCode);
+    let found = deps.places().resolveCity(input.city, countryCode);
+    let chosenBy: CityChoiceReason = 'population';
+    if (!found.chosen) {
+      // Not a GeoNames name: where the places written with that address city are filed, if any.
+      const [filed, ...others] = await deps.places().citiesFiledAs(input.city, countryCode);
+      if (filed) found = { ...found, chosen: filed, alternatives: others };
+      chosenBy = 'address';
+    }
     if (!found.chosen) {
       const candidates = found.candidates.map((c) => ({ name: c.city.name, country: c.city.countryCode, population: c.city.population, id: c.city.id }));
       throw new AppError('unknown_value', `city "${input.city}"${countryCode ? ` in ${countryCode}` : ''} is not a known city`, {
@@ -189,7 +138,7 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
       });
     }
     cityId = found.chosen.id;
-    resolution.city = { input: input.city, chosen: toChoice(found.chosen), alternatives: found.alternatives.map(toChoice) };
+    resolution.city = { input: input.city, chosen: toChoice(found.chosen), alternatives: found.alternatives.map(toChoice), chosen_by: chosenBy };
   }
 
   const near = input.near !== undefined ? parseNear(input.near, input.radius ?? radiusM.default) : null;
@@ -198,10 +147,20 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
   if (sort === 'distance' && !near) throw bad('querystring.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name']);
 
   let text: PlaceCriteria['text'] = null;
+  let textKind: PlaceCriteria['textKind'] = null;
   if (input.query !== undefined) {
     const words = queryWords(input.query);
     if (words.length === 0) throw bad('querystring.query', 'must contain at least one letter or digit');
     text = { words, mode: 'substring' };
+    if (input.type === undefined) {
+      const placeGiven = [input.city, input.country, input.near, input.bbox].some((v) => v !== undefined);
+      const kind = await businessKindOfQuery(deps, words, lang, placeGiven);
+      if (kind) {
+        textKind = kind.textKind;
+        resolution.type = kind.type;
+        if (kind.city) resolution.city = kind.city;
+      }
+    }
   }
 
   const criteria: PlaceCriteria = {
@@ -210,6 +169,7 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
     cityId,
     countryCode: cityId === null ? countryCode : null,
     text,
+    ...(textKind ? { textKind } : {}),
     minRating: input.min_rating ?? null,
     hasPhone: input.has_phone ?? null,
     hasWebsite: input.has_website ?? null,
@@ -346,8 +306,8 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
  */
 export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
   const resolved = await resolveSearchCached(deps, input, options.lang);
-  const { resolution, sort } = resolved;
-  const { page, criteria } = await runWithTypoFallback(deps, resolved.criteria, sort, options.perPage);
+  const { sort } = resolved;
+  const { page, criteria, resolution } = await runWithFallbacks(deps, resolved, options.perPage);
   const search: SavedSearch = { id: newSearchId(), accountId, params: input, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
   await insertSearch(deps.db, {
     public_id: search.id,
@@ -377,9 +337,18 @@ export async function quickSearch(
     });
   }
   const { per_page: perPage = defaultPerPage, ...input } = params;
-  const { criteria, resolution, sort } = await resolveSearchCached(deps, input, options.lang);
-  const { page } = await runWithTypoFallback(deps, criteria, sort, perPage);
+  const { page, resolution } = await runWithFallbacks(deps, await resolveSearchCached(deps, input, options.lang), perPage);
   return { total: page.total, page, resolution };
+}
+
+/**
+ * The search as resolved, then, when it finds nothing, with typos tolerated (`runWithTypoFallback`), then in
+ * another city of the same name (`searchOtherCities`). Answers what produced the page.
+ */
+async function runWithFallbacks(deps: SearchDeps, resolved: ResolvedSearch, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria; resolution: SearchResolution }> {
+  const first = await runWithTypoFallback(deps, resolved.criteria, resolved.sort, limit);
+  if (first.page.total > 0) return { ...first, resolution: resolved.resolution };
+  return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { ...first, resolution: resolved.resolution };
 }
 
 /**
@@ -389,7 +358,8 @@ export async function quickSearch(
 async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria }> {
   const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
   if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return { page, criteria };
-  const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' } };
+  // Typos are tolerated in names only: the kind of business the text named stays exact.
+  const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' }, textKind: null };
   // Short words alone would mean checking every place in the catalog: they need a city, type or area too.
   if (!fuzzyNarrowed(fuzzy)) return { page, criteria };
   return { page: await deps.reads.run('searchPage', fuzzy, sort, null, limit), criteria: fuzzy };

@@ -1,7 +1,8 @@
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
-import { loadGazetteer } from '../geo/gazetteer.ts';
+import { findCitiesFiledAs } from '../geo/address-cities.ts';
+import { loadGazetteer, type City } from '../geo/gazetteer.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlPlaceNames } from '../geo/place-names.ts';
 import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
@@ -10,11 +11,12 @@ import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.servi
 
 /** `type=` through the taxonomy's category index: a name, alias or term in any language, plurals, slugs, OSM tags. */
 export function typeResolver(index: CategoryIndex): TypeResolver {
+  const named = (slug: string, lang: string | null) => ({ slug, name: index.name(slug, lang ?? undefined) ?? slug });
+  const resolved = ({ slug, slugs }: { slug: string | null; slugs: string[] }, lang: string | null) =>
+    slug ? { ...named(slug, lang), categories: slugs.map((s) => named(s, lang)) } : null;
   return {
-    resolve(term, lang) {
-      const { slug } = index.resolve(term, lang ?? undefined);
-      return slug ? { slug, name: index.name(slug, lang ?? undefined) ?? slug } : null;
-    },
+    resolve: (term, lang) => resolved(index.resolve(term, lang ?? undefined, { suggest: false }), lang),
+    resolveInText: (term, lang) => resolved(index.resolve(term, lang ?? undefined, { suggest: false, inText: true }), lang),
     suggest: (term, lang) => index.resolve(term, lang ?? undefined).candidates.map((c) => ({ term: c.name, slug: c.slug })),
     descendants: (slug) => index.subtree(slug),
   };
@@ -38,7 +40,8 @@ function memoize<A extends unknown[], R>(fn: (...args: A) => R, size = 5000): (.
 }
 
 const typeResolvers = new WeakMap<Db, TypeResolver>();
-let gazetteerNames: PlaceNameResolver | undefined;
+type NameLookups = Omit<PlaceNameResolver, 'citiesFiledAs'> & { city(id: number): City | null; addressCities(written: string, country: string | null): City[] };
+let gazetteerNames: NameLookups | undefined;
 /** The resolver chosen for each database (SQL or the gazetteer), so the choice is made once. */
 const sqlNames = new WeakMap<Db, PlaceNameResolver>();
 
@@ -47,7 +50,7 @@ export async function loadTypeResolver(db: Db): Promise<TypeResolver> {
   let made = typeResolvers.get(db);
   if (!made) {
     const plain = typeResolver(categoryIndexFor(db));
-    made = { resolve: memoize(plain.resolve), suggest: plain.suggest, descendants: memoize(plain.descendants) };
+    made = { resolve: memoize(plain.resolve), resolveInText: memoize(plain.resolveInText), suggest: plain.suggest, descendants: memoize(plain.descendants) };
     typeResolvers.set(db, made);
   }
   return made;
@@ -64,18 +67,37 @@ export function placeNameResolver(db: Db): PlaceNameResolver {
   // Asked twice per search: the resolver made for this database first, before any query.
   const made = sqlNames.get(db);
   if (made) return made;
+  let lookups: NameLookups;
   const sql = sqlPlaceNames(db);
   if (!sql) {
-    if (!gazetteerNames) {
-      const gazetteer = loadGazetteer();
-      gazetteerNames = { resolveCity: memoize(gazetteer.resolveCity.bind(gazetteer)), resolveCountry: memoize(gazetteer.resolveCountry.bind(gazetteer)) };
-    }
-    sqlNames.set(db, gazetteerNames);
-    return gazetteerNames;
+    gazetteerNames ??= rememberedLookups(loadGazetteer());
+    lookups = gazetteerNames;
+  } else {
+    lookups = rememberedLookups(sql);
   }
-  const names = { resolveCity: memoize(sql.resolveCity.bind(sql)), resolveCountry: memoize(sql.resolveCountry.bind(sql)) };
-  sqlNames.set(db, names);
-  return names;
+  const { city, addressCities, ...names } = lookups;
+  const resolver: PlaceNameResolver = {
+    ...names,
+    // The catalog is read each time (imports add such names); only searches whose city is unknown or empty ask.
+    async citiesFiledAs(writtenCity, countryCode) {
+      const filed = (await findCitiesFiledAs(db, writtenCity, countryCode)).map((id) => city(id)).filter((c): c is City => c !== null);
+      const ids = new Set(filed.map((c) => c.id));
+      return [...filed, ...addressCities(writtenCity, countryCode).filter((c) => !ids.has(c.id))];
+    },
+  };
+  sqlNames.set(db, resolver);
+  return resolver;
+}
+
+/** The name look-ups of the gazetteer or of `SqlPlaceNames`, the answers of the pure ones remembered. */
+function rememberedLookups(source: NameLookups): NameLookups {
+  return {
+    resolveCity: memoize(source.resolveCity.bind(source)),
+    resolveCountry: memoize(source.resolveCountry.bind(source)),
+    sameNamedCities: memoize(source.sameNamedCities.bind(source), 500),
+    addressCities: memoize(source.addressCities.bind(source), 500),
+    city: source.city.bind(source),
+  };
 }
 
 /** SQLite: the reference tables, when filled, answer synchronously. PostgreSQL's driver cannot answer synchronously. */

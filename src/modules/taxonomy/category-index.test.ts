@@ -43,7 +43,7 @@ describe('resolving category terms for the API', () => {
     assert.equal(typo.candidates[0]?.slug, 'restaurant');
     assert.ok(typo.candidates.length <= 5);
     for (const c of typo.candidates) assert.ok(c.score > 0 && c.score < 1, `${c.slug} ${c.score}`);
-    assert.deepEqual(index.resolve('   '), { slug: null, candidates: [] });
+    assert.deepEqual(index.resolve('   '), { slug: null, slugs: [], candidates: [] });
   });
 
   test('names the category in the requested language, falling back to the base language and English', () => {

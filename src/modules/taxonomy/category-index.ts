@@ -23,6 +23,11 @@ export interface CategoryCandidate {
 export interface ResolveResult {
   /** The category the term names, or null when nothing matches exactly (then see candidates). */
   slug: string | null;
+  /**
+   * Every category the term names, `slug` first: one, or several when one language uses the term for several
+   * (see `resolve`). Empty when `slug` is null.
+   */
+  slugs: string[];
   /** Exact matches best first, or for an unknown term the closest categories (at most 5). */
   candidates: CategoryCandidate[];
 }
@@ -31,9 +36,13 @@ export interface CategoryIndex {
   /**
    * The category a user's term names: a slug (`restaurant_italian`), an OSM tag (`shop=optician`), or a name,
    * alias or search term in any language (`Optiker`, `opticien`, `Tierarzt`), plural forms included (`restaurants`).
-   * `lang` (`de`, `pt-BR`) breaks ties in favour of that language and names the candidates.
+   * In the request's language (`lang`, `de`, `pt-BR`; English without one) a category's own name wins
+   * (`Apotheke` is the pharmacy in German, whatever the drugstore lists); a term that language lists for several
+   * categories, or that several of their names contain, names the one whose name begins with it, or the
+   * ones, or else all of them (`pizza`: the pizza restaurant, the pizza fast food…). A term the language does
+   * not know is voted on by every language's entries. `lang` also names the candidates.
    */
-  resolve(term: string, lang?: string): ResolveResult;
+  resolve(term: string, lang?: string, options?: ResolveOptions): ResolveResult;
   get(slug: string, lang?: string): Category | undefined;
   /** Every category below `slug` (children, grandchildren…), not `slug` itself; empty for a leaf or an unknown slug. */
   descendants(slug: string): string[];
@@ -44,7 +53,20 @@ export interface CategoryIndex {
   list(lang?: string): Category[];
 }
 
+export interface ResolveOptions {
+  /** false: no closest categories for an unknown term (a scan of thousands of names), when only a match counts. */
+  suggest?: boolean;
+  /**
+   * A term found in free text rather than given as a type: slugs and OSM tags are ordinary words there
+   * (`union`, `kitchen`), so only the taxonomy's names count, and a term no language names must be a search
+   * term of the request's language or English (a Finnish search term `beach` is no kind of business in a name).
+   */
+  inText?: boolean;
+}
+
 const WEIGHT = { name: 4, alias: 2, term: 1 } as const;
+/** Categories whose own names may have a term as words before the term counts as generic (see `inLanguage`). */
+const MAX_NAMES_WITH_TERM = 8;
 const FUZZY_LIMIT = 5;
 const FUZZY_MIN = 0.4;
 
@@ -151,6 +173,12 @@ export function namesInMemory(allNames: readonly TaxonomyName[]): CategoryNames 
 
 const baseLang = (lang: string): string => lang.split('-')[0]!;
 
+/** Position in a ranking, unranked last. */
+const rank = (ranked: readonly string[], slug: string): number => {
+  const i = ranked.indexOf(slug);
+  return i < 0 ? ranked.length : i;
+};
+
 export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): CategoryIndex {
   const bySlug = new Map(taxonomy.categories.map((c) => [c.slug, c]));
   const children = new Map<string, string[]>();
@@ -234,11 +262,55 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
     for (const form of pluralForms(norm)) {
       for (const [slug, s] of exactMatches(form, voteLang, langWeight)) scores.set(slug, (scores.get(slug) ?? 0) + s / 2);
     }
-    if (scores.size === 0) return null;
     const ranked = [...scores].sort((a, b) => b[1] - a[1] || depth(a[0]) - depth(b[0]) || (a[0] < b[0] ? -1 : 1));
-    const top = ranked[0]![1];
-    const candidates = ranked.slice(0, FUZZY_LIMIT).map(([slug, s]) => candidate(slug, Math.round((s / top) * 1000) / 1000, lang));
-    return { slug: ranked[0]![0], candidates };
+    const known = ranked.map(([slug]) => slug);
+    // The request's language first, its categories in the order of the votes.
+    const order = (slugs: string[]) => [...slugs].sort((a, b) => rank(known, a) - rank(known, b) || depth(a) - depth(b) || (a < b ? -1 : 1));
+    const local = inLanguage(norm, voteLang, order);
+    if (!local && ranked.length === 0) return null;
+    const top = ranked[0]?.[1] ?? 1;
+    const voteCandidates = ranked.map(([slug, s]) => candidate(slug, Math.round((s / top) * 1000) / 1000, lang));
+    if (local) {
+      const candidates = [...local.map((slug) => candidate(slug, 1, lang)), ...voteCandidates.filter((c) => !local.includes(c.slug))];
+      return { slug: local[0]!, slugs: local, candidates: candidates.slice(0, Math.max(FUZZY_LIMIT, local.length)) };
+    }
+    // A tie at the top of the votes names every category in it.
+    const tied = ranked.filter(([, s]) => s === top).map(([slug]) => slug);
+    return { slug: tied[0]!, slugs: tied, candidates: voteCandidates.slice(0, FUZZY_LIMIT) };
+  };
+
+  /** Every category's own name in a language (or its base language), folded and padded with spaces, for word tests. */
+  const foldedLocalNames = new Map<string, ReadonlyMap<string, string>>();
+  const localFolded = (lang: string): ReadonlyMap<string, string> => {
+    let padded = foldedLocalNames.get(lang);
+    if (!padded) {
+      padded = new Map([...names.localNames(lang)].map(([slug, n]) => [slug, ` ${foldText(n)} `]));
+      foldedLocalNames.set(lang, padded);
+    }
+    return padded;
+  };
+
+  /**
+   * What the term names in one language: the categories whose own name it is (or a plural of), else those
+   * that language lists it for or whose own name has it as words, narrowed to those whose name begins
+   * with it when any does; null when the language has nothing for it. Ordered by `order` (the votes).
+   */
+  const inLanguage = (norm: string, lang: string, order: (slugs: string[]) => string[]): string[] | null => {
+    const forms = [norm, ...pluralForms(norm)];
+    const base = baseLang(lang);
+    const entries = forms.flatMap((f) => withNorm(f)).filter((e) => e.lang === lang || e.lang === base);
+    const named = [...new Set(entries.filter((e) => e.kind === 'name').map((e) => e.slug))];
+    if (named.length > 0) return order(named);
+    const local = localFolded(lang);
+    // A word in the names of many categories is a generic one (`shop` in Croatian, `centre` in Welsh), not a trade.
+    const withWord = GENERIC_LAST_WORD.test(` ${norm}`) ? [] : [...local].filter(([, padded]) => forms.some((f) => padded.includes(` ${f} `))).map(([slug]) => slug);
+    const containing = withWord.length <= MAX_NAMES_WITH_TERM ? withWord : [];
+    const shared = [...new Set([...entries.map((e) => e.slug), ...containing])];
+    if (shared.length === 0) return null;
+    const beginning = shared.filter((slug) => forms.some((f) => local.get(slug)?.startsWith(` ${f} `)));
+    const chosen = new Set(beginning.length > 0 ? beginning : shared);
+    // Sub-presets repeat their parent's terms: the parent stands for them (its subtree is what a search matches).
+    return order([...chosen].filter((slug) => !hasAncestor(slug, chosen)));
   };
 
   const fuzzy = (norm: string, lang: string | undefined): CategoryCandidate[] => {
@@ -256,21 +328,38 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
   };
 
   return {
-    resolve(term, lang) {
+    resolve(term, lang, options) {
       const trimmed = term.trim();
-      if (trimmed === '') return { slug: null, candidates: [] };
+      if (trimmed === '') return { slug: null, slugs: [], candidates: [] };
       const lower = trimmed.toLowerCase();
-      if (bySlug.has(lower)) return { slug: lower, candidates: [candidate(lower, 1, lang)] };
+      if (options?.inText) {
+        const norm = foldText(trimmed);
+        const forms = [norm, ...pluralForms(norm)];
+        const entries = forms.flatMap((f) => withNorm(f));
+        const langs = new Set(['en', ...(lang ? [lang, baseLang(lang)] : [])]);
+        // A search term alone is weak evidence in free text (`plaza` is one of the park's): it counts when it
+        // is several words (`coffee shop`) or a word of the category's own name in that language (`pizza`).
+        const ownNameHas = (e: NameEntry) => forms.some((f) => localFolded(e.lang).get(e.slug)?.includes(` ${f} `));
+        const named = entries.some((e) => e.kind !== 'term' || (langs.has(e.lang) && (norm.includes(' ') || ownNameHas(e))));
+        if (!named) return { slug: null, slugs: [], candidates: [] };
+        return voted(norm, lang) ?? { slug: null, slugs: [], candidates: [] };
+      }
+      if (bySlug.has(lower)) {
+        // A slug means that category; other categories whose own name it is in the language come with it (`bank` is the bench in Breton).
+        const named = withNorm(foldText(trimmed)).filter((e) => e.kind === 'name' && (e.lang === (lang ?? 'en') || e.lang === baseLang(lang ?? 'en')) && e.slug !== lower);
+        const slugs = [lower, ...new Set(named.map((e) => e.slug))];
+        return { slug: lower, slugs, candidates: slugs.map((slug) => candidate(slug, 1, lang)) };
+      }
       const tag = /^([a-z][a-z0-9_:]*)=(.+)$/.exec(lower);
       if (tag) {
         const slug = osm.match({ [tag[1]!]: tag[2]! })[0];
-        if (slug) return { slug, candidates: [candidate(slug, 1, lang)] };
+        if (slug) return { slug, slugs: [slug], candidates: [candidate(slug, 1, lang)] };
       }
       const norm = foldText(trimmed);
-      if (norm === '') return { slug: null, candidates: [] };
+      if (norm === '') return { slug: null, slugs: [], candidates: [] };
       // `beauty salon`, `optiker shop`: else the trade without the word for its premises.
       const trade = norm.replace(GENERIC_LAST_WORD, '');
-      return voted(norm, lang) ?? (trade !== norm ? voted(trade, lang) : null) ?? { slug: null, candidates: fuzzy(norm, lang) };
+      return voted(norm, lang) ?? (trade !== norm ? voted(trade, lang) : null) ?? { slug: null, slugs: [], candidates: options?.suggest === false ? [] : fuzzy(norm, lang) };
     },
     get: (slug, lang) => (bySlug.has(slug) ? toCategory(slug, lang) : undefined),
     descendants(slug) {

@@ -276,8 +276,8 @@ let classifier: Classifier | undefined;
 /**
  * The in-memory classifier used by importers, built once per process from the package (English names; other
  * languages are read only if a term matches nothing in English). It lives here rather than in `taxonomy.ts`
- * so that the import worker does not load the SQL side of the module (Kysely: about 100 ms of start-up).
- * The term matcher (~60 ms to build) is built on the first term: OSM places are classified on their tags alone.
+ * so that the import worker does not load the SQL side of the module (Kysely adds to its start-up).
+ * The term matcher is built on the first term: OSM places are classified on their tags alone.
  */
 export function loadClassifier(): Classifier {
   if (!classifier) {

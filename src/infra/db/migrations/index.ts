@@ -13,6 +13,7 @@ import * as m0012 from './0012_category_name_kind.ts';
 import * as m0013 from './0013_places_geo_band_index.ts';
 import * as m0014 from './0014_drop_place_categories.ts';
 import * as m0015 from './0015_account_quotas.ts';
+import * as m0016 from './0016_search_text.ts';
 import * as m0017 from './0017_triggers_without_marker.ts';
 
 /** The migration chain, in order. Append new migrations here. */
@@ -31,5 +32,6 @@ export const migrations: Record<string, Migration> = {
   '0013_places_geo_band_index': m0013,
   '0014_drop_place_categories': m0014,
   '0015_account_quotas': m0015,
+  '0016_search_text': m0016,
   '0017_triggers_without_marker': m0017,
 };

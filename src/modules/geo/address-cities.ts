@@ -1,0 +1,22 @@
+import { sql } from 'kysely';
+import type { Db } from '../../infra/db/database.ts';
+
+/**
+ * Address cities GeoNames does not know (villages under 1,000 people, Tokyo's wards, US townships): the
+ * importers keep such a name as written and file the place under the city its point belongs to
+ * (`city_source = 'address_unmatched'`, gazetteer.ts). A search for `city=` that name looks here for where
+ * those places are filed: the GeoNames ids, most places first. One look-up in the partial index of
+ * migration 0016 (`la_fold(city)` of those places only).
+ */
+export async function findCitiesFiledAs(db: Db, writtenCity: string, countryCode: string | null, limit = 10): Promise<number[]> {
+  let query = db.kysely
+    .selectFrom('places')
+    .select(['city_id', (eb) => eb.fn.countAll<number>().as('n')])
+    // The index's own condition, as a literal: the planner matches a partial index on the query's text.
+    .where('city_source', '=', sql.lit('address_unmatched'))
+    .where(sql`la_fold(city)`, '=', sql`la_fold(${writtenCity})`)
+    .where('city_id', 'is not', null);
+  if (countryCode !== null) query = query.where('country_code', '=', countryCode);
+  const rows = await query.groupBy('city_id').orderBy('n', 'desc').orderBy('city_id').limit(limit).execute();
+  return rows.map((r) => Number(r.city_id));
+}

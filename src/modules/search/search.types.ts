@@ -1,0 +1,110 @@
+/**
+ * The shapes the search service works with, apart from its functions, so that the helpers it calls
+ * (business-words.ts, city-fallback.ts) use them without importing the service back.
+ */
+import type { Db } from '../../infra/db/database.ts';
+import type { ReadPool } from '../../infra/db/read-pool.ts';
+import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
+import type { PlaceCriteria, PlaceSort } from '../places/places.repository.ts';
+import type { PlaceField } from '../places/places.schema.ts';
+import type { ApiReadTasks } from './read-tasks.ts';
+import type { PlacePage } from './search.reads.ts';
+import type { SearchFilters } from './search.schema.ts';
+
+/** Resolves `type` terms through the taxonomy (any language or synonym it knows). */
+export interface TypeResolver {
+  /**
+   * The category a term names, in `lang` first, then any language; null when unknown. `categories`: every
+   * category it names, that one first (several when the language uses the term for several).
+   */
+  resolve(term: string, lang: string | null): { slug: string; name: string; categories: Array<{ slug: string; name: string }> } | null;
+  /** The same for a term found in free text, where only the taxonomy's names count (not slugs or tags, see `ResolveOptions.inText`). */
+  resolveInText(term: string, lang: string | null): { slug: string; name: string; categories: Array<{ slug: string; name: string }> } | null;
+  /** Closest known categories for an unknown term, best first: their name and slug. */
+  suggest(term: string, lang: string | null): Array<{ term: string; slug: string }>;
+  /** The slug and every slug below it. */
+  descendants(slug: string): string[];
+}
+
+/** Resolves `city` and `country` through the gazetteer. */
+export interface PlaceNameResolver {
+  resolveCity(name: string, countryCodeOrName?: string | null): CityResolution;
+  resolveCountry(nameOrCode: string): Country | null;
+  /** Every city the name may mean, the chosen one first (`resolveCity` lists at most 10 alternatives). */
+  sameNamedCities(name: string, countryCodeOrName?: string | null): City[];
+  /**
+   * Cities a name GeoNames does not know stands for as an address city: where the places written with it are
+   * filed (most places first), then the cities it names as the importers read it (`Wellington City`,
+   * `Cedar Rapids/Iowa City`).
+   */
+  citiesFiledAs(writtenCity: string, countryCode: string | null): Promise<City[]>;
+}
+
+export interface SearchDeps {
+  db: Db;
+  reads: ReadPool<ApiReadTasks>;
+  /** Loaded on first use, then kept. */
+  types: () => Promise<TypeResolver>;
+  places: () => PlaceNameResolver;
+}
+
+/** Search parameters after schema validation (the names of the query string). */
+export type SearchInput = SearchFilters;
+
+export interface CityChoice {
+  id: number;
+  name: string;
+  country: string;
+  admin1: string | null;
+  population: number;
+  lat: number;
+  lon: number;
+}
+
+/** How the names in a search were understood; returned with every page and stored with the search. */
+export interface SearchResolution {
+  /**
+   * `categories`: every category the term names (several when its language uses it for several); `from`:
+   * `query` when the term was found in the free text. Both absent from searches saved before they existed.
+   */
+  type: { input: string; slug: string; name: string; includes: string[]; categories?: Array<{ slug: string; name: string }>; from?: 'type' | 'query' } | null;
+  /** `chosen_by`: why that city (see `CityChoiceReason`); absent from searches saved before it existed. */
+  city: { input: string; chosen: CityChoice; alternatives: CityChoice[]; chosen_by?: CityChoiceReason } | null;
+  country: { input: string; code: string; name: string } | null;
+}
+
+/**
+ * Why a search took the city it did: `population`, the most populous of that name (within the country);
+ * `matches`, the chosen one had no match and this one, of the same name or where places written with it are
+ * filed, has; `address`, GeoNames does not know the name and places with that address city are filed there;
+ * `query`, the free text named the city.
+ */
+export type CityChoiceReason = 'population' | 'matches' | 'address' | 'query';
+
+/** A saved search as the export side sees it. */
+export interface SavedSearch {
+  /** Public id, `srch_…`. */
+  id: string;
+  accountId: number;
+  params: SearchInput;
+  criteria: PlaceCriteria;
+  resolution: SearchResolution;
+  sort: PlaceSort;
+  /** Exact number of places when the search was created. */
+  total: number;
+  createdAt: string;
+}
+
+export interface SearchPageResult {
+  search: SavedSearch;
+  total: number;
+  /** The page as read; shared with the read cache, so never mutated. `pagePlacesJson` renders it. */
+  page: PlacePage;
+  fields: PlaceField[];
+  /** Opaque cursor of the next page, null on the last page. */
+  nextCursor: string | null;
+}
+
+export function toChoice(c: City): CityChoice {
+  return { id: c.id, name: c.name, country: c.countryCode, admin1: c.admin1, population: c.population, lat: c.lat, lon: c.lon };
+}
