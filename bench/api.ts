@@ -11,7 +11,11 @@
  *    API, each against `sqlite3 -csv` on the same rows and columns: target time < 2x, server peak RSS
  *    (VmHWM, reset before the export) < 250 MB. Exported places become the bench account's leads, so
  *    the figure includes recording them;
- * 6. the searches of 2 and 3 again on a server with its read cache off (every search computed), for reference.
+ * 6. the searches of 2 and 3 again on a server with its read cache off (every search computed), for reference;
+ * 7. the diverse workload: distinct type+city searches (1,500 most populous city and category pairs, each
+ *    with one of several filter and sort combinations) and distinct full-text queries (words and two-word
+ *    names drawn from the catalog), more distinct requests than a run sends, so the read cache seldom
+ *    answers; `/healthz` p99 meanwhile. Same targets as 2-4. `--diverse-only` runs the ceiling and this alone.
  *
  * The default server keeps a read cache (READ_CACHE_ENTRIES): the 40 type+city searches and 200 full-text
  * searches repeat, so after the warm-up run most are answered from it; 6 shows the uncached cost.
@@ -43,6 +47,7 @@ const size = argNumber('--size', 1_000_000);
 const duration = argNumber('--duration', 10);
 const connections = argNumber('--connections', 50);
 const withBboxExport = args.includes('--bbox-export');
+const diverseOnly = args.includes('--diverse-only');
 const log = (m: string) => console.log(m);
 
 interface Row {
@@ -90,6 +95,41 @@ const sampleNames = await db.kysely.selectFrom('places').select('name').where('s
 const words = [...new Set(sampleNames.flatMap((r) => r.name.split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 5 && /^\p{L}+$/u.test(w)))];
 const textQueries = Array.from({ length: 200 }, (_, i) => words[(i * 7919) % words.length]!);
 const exportColumns = placeFields;
+
+// The diverse workload: distinct requests, more than a run sends, in a shuffled order (seeded, so two runs
+// send the same requests).
+const diversePairs = await db.kysely
+  .selectFrom('places')
+  .innerJoin('cities', 'cities.id', 'places.city_id')
+  .select(['cities.name as city', 'cities.country_code as country', 'places.category as type', (eb) => eb.fn.countAll<number>().as('n')])
+  .where('places.category', 'is not', null)
+  .groupBy(['cities.name', 'cities.country_code', 'places.category'])
+  .orderBy('n', 'desc')
+  .limit(1500)
+  .execute();
+const variants: Array<Record<string, string>> = [
+  {},
+  { has_phone: 'true' },
+  { has_website: 'true' },
+  { min_rating: '4' },
+  { sort: 'rating' },
+  { sort: 'name' },
+  { has_phone: 'true', sort: 'review_count' },
+  { per_page: '50' },
+  { has_website: 'false', per_page: '10' },
+  { min_rating: '3.5', has_phone: 'true' },
+];
+const random = seeded(15);
+const diverseTypeCity = shuffle(
+  diversePairs.flatMap((p) => variants.map((v) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, ...v })}`)),
+  random,
+);
+const twoWordNames = [...new Set(sampleNames.map((r) => r.name.split(/\s+/).slice(0, 2).join(' ')).filter((n) => /^[\p{L}'-]{3,} [\p{L}'-]{3,}$/u.test(n)))];
+const diverseText = shuffle(
+  [...words.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`), ...twoWordNames.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`)],
+  random,
+);
+log(`diverse workload: ${diverseTypeCity.length} distinct type+city searches, ${diverseText.length} distinct full-text queries`);
 await db.close();
 
 // ---------------------------------------------------------------- servers
@@ -158,6 +198,36 @@ await waitFor(`${base}/healthz`, app);
 const ratioTo = (value: number, baseline: number) => `${(value / baseline).toFixed(2)}x`;
 const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
 
+// ---------------------------------------------------------------- diverse searches (first: nothing cached yet)
+// A measured run sends each path once at most while there are more paths than requests; the warm-up of
+// `measure` is skipped so it does not fill the cache with the paths the run then sends.
+log('\ndiverse workload (distinct searches, the read cache seldom answers)');
+{
+  const sent = { typeCity: 0, text: 0 };
+  const once = (paths: string[], key: keyof typeof sent): Load => ({ url: base, connections, paths: paths.slice(sent[key]) });
+  const tcd = await cannon(once(diverseTypeCity, 'typeCity'));
+  sent.typeCity += tcd.requests.total;
+  reportDiverse('type+city, distinct', tcd, diverseTypeCity.length, 25);
+  const ftd = await cannon(once(diverseText, 'text'));
+  sent.text += ftd.requests.total;
+  reportDiverse('full text, distinct', ftd, diverseText.length, 50);
+  const heavy = [...diverseTypeCity.slice(sent.typeCity), ...diverseText.slice(sent.text)];
+  const [cheapBusy, heavyRun] = await Promise.all([cannon({ url: base, connections: 10, paths: ['/healthz'] }), cannon({ url: base, connections: Math.max(1, connections - 10), paths: shuffle(heavy, random) })]);
+  log(`  /healthz while ${Math.max(1, connections - 10)} conn. send distinct searches: p99 ${cheapBusy.latency.p99} ms; the searches: p99 ${heavyRun.latency.p99} ms, ${heavyRun.requests.average} req/s`);
+  if (cheapBusy.non2xx + cheapBusy.errors + heavyRun.non2xx + heavyRun.errors > 0) failures.push(`diverse concurrent run: ${cheapBusy.non2xx + cheapBusy.errors} cheap and ${heavyRun.non2xx + heavyRun.errors} searches failed`);
+  rows.push({ figure: '/healthz p99 during distinct searches', value: ms(cheapBusy.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(cheapBusy.latency.p99, ceil.latency.p99), target: '< 25 ms', verdict: verdict(cheapBusy.latency.p99 < 25) });
+}
+
+function reportDiverse(name: string, r: autocannon.Result, distinct: number, targetMs: number): void {
+  const bad = r.non2xx + r.errors + r.timeouts;
+  log(`  ${name}: ${r.requests.total} requests of ${distinct} distinct, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${r.requests.average} req/s, ${bad} failed`);
+  if (bad > 0) failures.push(`${name}: ${bad} of ${r.requests.total} requests failed (see ${serverLog})`);
+  if (r.requests.total > distinct) log(`  note: the run sent more requests than there are distinct ones; the repeats may come from the cache`);
+  rows.push({ figure: `${name} p99 (${connections} conn.)`, value: ms(r.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(r.latency.p99, ceil.latency.p99), target: `< ${targetMs} ms`, verdict: verdict(r.latency.p99 < targetMs) });
+  rows.push({ figure: `${name} throughput`, value: `${r.requests.average} req/s`, baseline: `${ceil.requests.average} req/s`, ratio: ratioTo(r.requests.average, ceil.requests.average), target: '', verdict: '' });
+}
+
+if (!diverseOnly) {
 // ---------------------------------------------------------------- searches
 log('\ntype + city search');
 const typeCity = pairs.map((p) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '20' })}`);
@@ -265,6 +335,7 @@ log('\nthe same searches with the read cache off (READ_CACHE_ENTRIES=0)');
   }
   await stop(cold);
 }
+} else await stop(app);
 
 // ---------------------------------------------------------------- clean-up
 // The bench accounts own a million leads per export run: remove them (this run's and any left by an
@@ -312,4 +383,25 @@ function download(url: string): Promise<{ status: number; bytes: number; lines: 
 function sqliteColumn(field: string): string {
   const names: Record<string, string> = { id: 'public_id', country: 'country_code' };
   return `${names[field] ?? field} AS ${field}`;
+}
+
+/** A small seeded generator (mulberry32), so that the diverse workload is the same from run to run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffle<T>(items: T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }
