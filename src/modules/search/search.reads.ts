@@ -3,6 +3,7 @@ import { foldText, jsonStrings } from '../../infra/text.ts';
 import {
   allowedEdits,
   countPlaces,
+  fuzzyCandidateLimit,
   findCityIdsWithMatches,
   findFuzzyCandidates,
   findOneWordMatches,
@@ -15,6 +16,7 @@ import {
 } from '../places/places.repository.ts';
 import type { PublicPlaceRow } from '../places/places.schema.ts';
 import { findPlacesAfterId } from '../places/places.stream.ts';
+import { checkTimeBudget } from '../../infra/db/time-budget.ts';
 
 /**
  * The read side of search: what runs in the read pool's worker threads (or inline). Every function
@@ -26,6 +28,8 @@ export interface PlacePage {
   rows: Array<PublicPlaceRow & { distance_m: number | null }>;
   /** Key of the last row when more rows may follow, else null. */
   next: PlaceKey | null;
+  /** Typo-tolerant text only: set (to the limit) when there were more candidates than it, so none was checked. */
+  candidateLimit?: number;
 }
 
 /**
@@ -135,9 +139,12 @@ function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
  */
 const oneWordCap = 1000;
 
-/** One page of a search plus the exact total. */
-export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
-  if (criteria.text?.mode === 'fuzzy') return fuzzyPage(db, criteria, sort, after, limit);
+/**
+ * One page of a search plus the exact total. Typo-tolerant text checks at most `candidateLimit` candidates
+ * (more: an empty page that says so, `candidateLimit`).
+ */
+export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit = fuzzyCandidateLimit): Promise<PlacePage> {
+  if (criteria.text?.mode === 'fuzzy') return fuzzyPage(db, criteria, sort, after, limit, candidateLimit);
   if (after === null && sort === 'relevance' && criteria.text?.words.length === 1) {
     const version = await placesVersion(db);
     const key = JSON.stringify(criteria);
@@ -170,15 +177,17 @@ export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSor
  * Fuzzy text: the SQL narrows to candidates sharing an exact piece of each word; the edit distance
  * decides. The whole verified set is ordered here, so the total stays exact.
  */
-async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
+async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number | null): Promise<PlacePage> {
   const words = criteria.text?.words ?? [];
-  const candidates = await findFuzzyCandidates(db, criteria, sort);
+  const candidates = await findFuzzyCandidates(db, criteria, sort, candidateLimit);
+  if (candidateLimit !== null && candidates.length > candidateLimit) return { total: 0, rows: [], next: null, candidateLimit };
   // Relevance here is the edit count, fewest first, then how far the display name is from the whole query
   // (`Bulder` puts the place named Boulder before Boulder Beer); rating and review count run highest first.
   const descending = sort === 'rating' || sort === 'review_count';
   const query = foldText(words.join(' '));
   const matched: PlaceKey[] = [];
-  for (const c of candidates) {
+  for (const [i, c] of candidates.entries()) {
+    if ((i & 255) === 255) checkTimeBudget();
     const d = fuzzyDistance(words, c.name, c.names);
     if (d === null) continue;
     matched.push({ key: sort === 'relevance' ? d * nameDistanceCap + Math.min(nameDistanceCap - 1, editDistance(query, foldText(c.name))) : c.sort_key, id: c.id });
@@ -204,7 +213,8 @@ export async function citiesWithMatches(db: Db, criteria: PlaceCriteria, cityIds
 /** Exact number of matches. */
 export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<number> {
   if (criteria.text?.mode !== 'fuzzy') return exactCount(db, criteria);
-  return (await searchPage(db, criteria, 'name', null, 0)).total;
+  // A saved typo-tolerant search had few enough candidates when it was made: counted as an export reads it, all of them.
+  return (await fuzzyPage(db, criteria, 'name', null, 0, null)).total;
 }
 
 /** A batch of matches in id order after `afterId` (fuzzy candidates verified), and where to continue. */

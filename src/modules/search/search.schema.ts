@@ -115,8 +115,23 @@ export const ResolutionSchema = Type.Object(
       Type.Null(),
     ]),
     country: Type.Union([Type.Object({ input: Type.String(), code: Type.String(), name: Type.String() }), Type.Null()]),
+    typos: Type.Optional(
+      Type.Object(
+        {
+          tolerated: Type.Boolean({ description: 'true: the places found needed typos tolerated; false: typos were not tolerated, see `reason`' }),
+          reason: Type.Optional(
+            Type.Union([Type.Literal('not_narrowed'), Type.Literal('too_many_candidates')], {
+              description:
+                '`not_narrowed`: the words are too short for the text index (4–5 letters) and no city, country, type or area under 1 square degree narrows the places to check; `too_many_candidates`: more places than `candidate_limit` would have to be checked. Narrow the search to have typos tolerated',
+            }),
+          ),
+          candidate_limit: Type.Integer({ description: 'The most places a typo-tolerant search checks' }),
+        },
+        { description: 'Present when nothing matched exactly and a word of `query` is long enough for typos (4 letters or more)' },
+      ),
+    ),
   },
-  { description: 'How `type`, `city` and `country` were understood' },
+  { description: 'How `type`, `city` and `country` were understood, and whether typos were tolerated' },
 );
 
 export const SearchPageSchema = Type.Object({

@@ -4,6 +4,7 @@ import { AppError } from '../../infra/errors.ts';
 import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
+import { withTimeBudget } from '../../infra/db/time-budget.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { streamPlaces } from '../places/places.stream.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
@@ -307,7 +308,7 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
 export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
   const resolved = await resolveSearchCached(deps, input, options.lang);
   const { sort } = resolved;
-  const { page, criteria, resolution } = await runWithFallbacks(deps, resolved, options.perPage);
+  const { page, criteria, resolution } = await withBudget(deps, () => runWithFallbacks(deps, resolved, options.perPage));
   const search: SavedSearch = { id: newSearchId(), accountId, params: input, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
   await insertSearch(deps.db, {
     public_id: search.id,
@@ -337,8 +338,18 @@ export async function quickSearch(
     });
   }
   const { per_page: perPage = defaultPerPage, ...input } = params;
-  const { page, resolution } = await runWithFallbacks(deps, await resolveSearchCached(deps, input, options.lang), perPage);
+  const resolved = await resolveSearchCached(deps, input, options.lang);
+  const { page, resolution } = await withBudget(deps, () => runWithFallbacks(deps, resolved, perPage));
   return { total: page.total, page, resolution };
+}
+
+/**
+ * The reads of one request under one time budget (`SEARCH_TIME_BUDGET_MS`, held by the read pool): past it
+ * the running statement is stopped and the request answers 503 `time_budget_exceeded`.
+ */
+function withBudget<R>(deps: SearchDeps, fn: () => Promise<R>): Promise<R> {
+  const budgetMs = deps.reads.budgetMs;
+  return budgetMs === undefined ? fn() : withTimeBudget(budgetMs, fn);
 }
 
 /**
@@ -347,29 +358,41 @@ export async function quickSearch(
  */
 async function runWithFallbacks(deps: SearchDeps, resolved: ResolvedSearch, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria; resolution: SearchResolution }> {
   const first = await runWithTypoFallback(deps, resolved.criteria, resolved.sort, limit);
-  if (first.page.total > 0) return { ...first, resolution: resolved.resolution };
-  return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { ...first, resolution: resolved.resolution };
+  const resolution = first.typos ? { ...resolved.resolution, typos: first.typos } : resolved.resolution;
+  if (first.page.total > 0) return { page: first.page, criteria: first.criteria, resolution };
+  return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { page: first.page, criteria: first.criteria, resolution };
 }
 
 /**
- * Exact substring matching first; when it finds nothing, the same search tolerating typos. Answers the
- * page and the criteria that produced it (a new object for the typo-tolerant run: criteria are shared).
+ * Exact substring matching first; when it finds nothing, the same search tolerating typos, if its
+ * candidates are few enough to check (`fuzzyNarrowed`, `fuzzyCandidateLimit`). Answers the page, the
+ * criteria that produced it (a new object for the typo-tolerant run: criteria are shared) and, when typos
+ * were considered, whether they were tolerated.
  */
-async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria }> {
+async function runWithTypoFallback(
+  deps: SearchDeps,
+  criteria: PlaceCriteria,
+  sort: PlaceSort,
+  limit: number,
+): Promise<{ page: PlacePage; criteria: PlaceCriteria; typos?: SearchResolution['typos'] }> {
   const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
   if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return { page, criteria };
   // Typos are tolerated in names only: the kind of business the text named stays exact.
   const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' }, textKind: null };
-  // Short words alone would mean checking every place in the catalog: they need a city, type or area too.
-  if (!fuzzyNarrowed(fuzzy)) return { page, criteria };
-  return { page: await deps.reads.run('searchPage', fuzzy, sort, null, limit), criteria: fuzzy };
+  const bound = { candidate_limit: deps.typoCandidates };
+  // Short words alone would mean checking every place of the catalog or of a world-sized box: they need a
+  // city, country, type or small area too.
+  if (!fuzzyNarrowed(fuzzy)) return { page, criteria, typos: { tolerated: false, reason: 'not_narrowed', ...bound } };
+  const typoPage = await deps.reads.run('searchPage', fuzzy, sort, null, limit, deps.typoCandidates);
+  if (typoPage.candidateLimit !== undefined) return { page, criteria, typos: { tolerated: false, reason: 'too_many_candidates', ...bound } };
+  return { page: typoPage, criteria: fuzzy, typos: { tolerated: true, ...bound } };
 }
 
 /** The next page of a saved search, from a cursor of a previous page. */
 export async function continueSearch(deps: SearchDeps, accountId: number, cursor: string, options: { perPage: number; fields: PlaceField[] }): Promise<SearchPageResult> {
   const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
-  const page = await deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage);
+  const page = await withBudget(deps, () => deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage, deps.typoCandidates));
   return toPage(search, page, options.fields);
 }
 
@@ -381,7 +404,7 @@ export async function savedSearchPage(deps: SearchDeps, accountId: number, searc
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const after = cursor === undefined ? null : decodeSearchCursor(cursor);
   if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
-  const page = await deps.reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, perPage);
+  const page = await withBudget(deps, () => deps.reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates));
   return toPage(search, page, []);
 }
 
