@@ -176,8 +176,8 @@ function createUncachedReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>
   };
 }
 
-/** What a read thread answers for one task (`budget`: the task ran past its deadline). */
-export type ReadReply = { ok: true; value: unknown } | { ok: false; error: unknown; budget?: boolean };
+/** What a read thread answers for one task (`budget`: the task ran past its deadline), or that it is ready for tasks. */
+export type ReadReply = { ok: true; value: unknown } | { ok: false; error: unknown; budget?: boolean } | { ready: true };
 
 /** What the pool sends a read thread: a task, its arguments and the deadline (epoch ms) it runs under. */
 export interface ReadRequest {
@@ -213,6 +213,8 @@ export class ThreadPool {
   /** Threads told to stop for running past a deadline, until they have stopped. */
   private readonly stopping = new Set<Worker>();
   private readonly timers = new Map<Worker, NodeJS.Timeout>();
+  /** Threads that have loaded their modules. */
+  private readonly ready = new WeakSet<Worker>();
   /** Threads stopped for running past a deadline since the pool started. */
   stopped = 0;
 
@@ -241,7 +243,8 @@ export class ThreadPool {
     this.closing = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     for (const job of this.queue.splice(0)) job.reject(new Error('the read pool is closed'));
-    await Promise.all([...this.running.keys(), ...this.stopping].map((w) => w.terminate()));
+    for (const w of this.stopping) void w.terminate();
+    await Promise.all([...this.running.keys()].map((w) => w.terminate()));
   }
 
   private spawn(): void {
@@ -251,6 +254,14 @@ export class ThreadPool {
     this.running.set(worker, null);
     this.idle.push(worker);
     worker.on('message', (reply: ReadReply) => {
+      // A thread's start-up (loading its modules) does not count against the budget of a task sent meanwhile:
+      // its timer starts now. (The task itself still fails if its deadline passed while it waited.)
+      if ('ready' in reply) {
+        this.ready.add(worker);
+        const waiting = this.running.get(worker);
+        if (waiting) this.startTimer(worker, waiting);
+        return;
+      }
       const job = this.running.get(worker);
       if (!job) return;
       this.clearTimer(worker);
@@ -312,12 +323,15 @@ export class ThreadPool {
       }
       const worker = this.idle.pop()!;
       this.running.set(worker, job);
-      if (job.deadline !== undefined) {
-        this.timers.set(worker, setTimeout(() => this.stopStuck(worker), Math.max(0, job.deadline - Date.now()) + stuckGraceMs));
-      }
+      if (this.ready.has(worker)) this.startTimer(worker, job);
       // Messages sent before the thread has loaded its modules wait on its port.
       worker.postMessage({ task: job.task, args: job.args, deadline: job.deadline } satisfies ReadRequest);
     }
+  }
+
+  private startTimer(worker: Worker, job: Job): void {
+    if (job.deadline === undefined) return;
+    this.timers.set(worker, setTimeout(() => this.stopStuck(worker), Math.max(0, job.deadline - Date.now()) + stuckGraceMs));
   }
 
   private clearTimer(worker: Worker): void {
@@ -342,6 +356,8 @@ export class ThreadPool {
     this.stopping.add(worker);
     this.stopped++;
     job.reject(timeBudgetExceeded());
+    // Not waited for, even on close: the statement may run on for a while, and the process need not wait for it.
+    worker.unref();
     void worker.terminate();
     if (!this.closing && this.stopping.size <= this.size) {
       this.spawn();

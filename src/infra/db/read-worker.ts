@@ -40,6 +40,8 @@ async function runReadTask(task: string, args: unknown[], deadline: number | und
   return withDeadline(deadline, () => budgeted((d) => fn(d, ...args)));
 }
 
+parentPort!.postMessage({ ready: true } satisfies ReadReply);
+
 // One task at a time (the pool sends the next once this one is answered).
 parentPort!.on('message', ({ task, args, deadline }: ReadRequest) => {
   runReadTask(task, args, deadline).then(
