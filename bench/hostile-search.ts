@@ -47,7 +47,7 @@ const ordinary: Query[] = [
   { label: 'type + city', url: map(`type=restaurant&city=${enc('München')}`) },
   { label: 'name alone (/v1/search)', url: '/v1/search', body: { query: 'Limoncello' } },
   { label: 'name with a typo + city', url: map(`query=Ratskeler&city=${enc('München')}`) },
-  { label: 'type + city + small bbox', url: map(`type=cafe&bbox=11.50,48.10,11.65,48.18`) },
+  { label: 'type + small bbox', url: map(`type=cafe&bbox=11.50,48.10,11.65,48.18`) },
 ];
 const hostile: Query[] = [
   { label: 'nonsense word, world bbox', url: map(`query=Qxzvkwplmtr&${world}`) },
@@ -84,6 +84,8 @@ async function time(q: Query): Promise<{ worst: number; status: number; total: s
   return { worst, status, total };
 }
 
+// Loads the resolvers (taxonomy, place names) before anything is timed, with searches not timed below.
+for (const url of [map(`type=bar&city=Berlin`), map(`query=Limoncello&city=${enc('San Francisco')}`)]) await app.inject({ method: 'GET', url, headers: { authorization } });
 console.log(`catalog ${catalog.path}: ${catalog.rows} places; ${cpus().length} cores; budget ${budget} ms; ${runs} runs each; ${new Date().toISOString()}`);
 const base: number[] = [];
 const lines: string[] = [];

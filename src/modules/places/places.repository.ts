@@ -72,6 +72,8 @@ interface PlaceTextGeo {
    * text index lists at most that many (the caller gives one only when the text index leads the query).
    */
   containsAnyPiece(eb: Eb, piecesPerWord: string[][], cap?: number): Expression<SqlBool>;
+  /** How many places hold a piece of each word, counted up to `cap` (null where the dialect caps nothing). */
+  countAnyPiece(piecesPerWord: string[][], cap: number): RawBuilder<{ n: number }> | null;
   /**
    * Places whose coordinates fall in the box (inclusive). `textLeads`: the text index lists the places,
    * so the box is checked on their rows only (listing every place in a large box would cost more).
@@ -167,6 +169,16 @@ function bandsOf(minLat: number, maxLat: number): RawBuilder<SqlBool> {
   return sql<SqlBool>`${expr} IN (${sql.join(bands)})`;
 }
 
+/**
+ * The FTS5 query for fuzzy candidates: for each word whose pieces the trigram index holds (3 characters or
+ * more), one of its pieces; null when no word has such pieces (the caller's check decides alone).
+ */
+function ftsAnyPiece(piecesPerWord: string[][]): string | null {
+  const indexable = piecesPerWord.map((pieces) => pieces.map(searchForm)).filter((forms) => forms.every((f) => [...f].length >= 3));
+  if (indexable.length === 0) return null;
+  return indexable.map((forms) => `(${forms.map(ftsPhrase).join(' OR ')})`).join(' AND ');
+}
+
 /** The time budget's check on the text index's rows: its doclists are where a common word's cost is. */
 const ftsBudget = sqliteRowBudget(sql`rowid`);
 
@@ -186,13 +198,16 @@ const sqliteTextGeo: PlaceTextGeo = {
     return query === null ? nothing : sql<SqlBool>`+places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget})`;
   },
   containsAnyPiece(eb, piecesPerWord, cap) {
-    // Pieces under 3 characters are not in the trigram index: such a word is left to the caller's check.
-    const indexable = piecesPerWord.map((pieces) => pieces.map(searchForm)).filter((forms) => forms.every((f) => [...f].length >= 3));
-    if (indexable.length === 0) return eb.and([]);
-    const query = indexable.map((forms) => `(${forms.map(ftsPhrase).join(' OR ')})`).join(' AND ');
+    const query = ftsAnyPiece(piecesPerWord);
+    if (query === null) return eb.and([]);
     // FTS5 reads its doclists lazily: a cap stops the listing, not only its result.
     const limit = cap === undefined ? sql`` : sql` LIMIT ${cap}`;
     return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget}${limit})`);
+  },
+  countAnyPiece(piecesPerWord, cap) {
+    const query = ftsAnyPiece(piecesPerWord);
+    if (query === null) return null;
+    return sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget} LIMIT ${cap})`;
   },
   inBox(eb, minLon, minLat, maxLon, maxLat, textLeads) {
     if (textLeads) return eb.and(exactBox(eb, minLon, minLat, maxLon, maxLat));
@@ -278,6 +293,7 @@ const postgresTextGeo: PlaceTextGeo = {
     );
   },
   containsWordsChecked: (eb, words) => postgresTextGeo.containsWords(eb, words),
+  countAnyPiece: () => null,
   containsAnyPiece(eb, piecesPerWord) {
     // Pieces are parts of a word: substrings however short. (No cap: the trigram index is one condition
     // of the plan, and the statement timeout bounds it.)
@@ -594,7 +610,8 @@ export async function findCityIdsWithMatches(db: Db, criteria: PlaceCriteria, ci
 
 /**
  * Fuzzy candidates with what the caller needs to verify and order them: the names and the sort key. At
- * most `limit + 1` (more than `limit`: too many to check; null: all of them). When the text index leads and nothing else
+ * most `limit + 1` (more than `limit`: too many to check; `limit` null: all of them); null when the text
+ * index alone lists more than `limit`. When the text index leads and nothing else
  * narrows, the cap is on the index's listing itself (it is then a candidate set of its own: more than
  * `limit` places hold a piece); otherwise on the rows the other indexes give.
  */
@@ -603,9 +620,15 @@ export async function findFuzzyCandidates(
   criteria: PlaceCriteria,
   sort: PlaceSort,
   limit: number | null,
-): Promise<Array<{ id: number; name: string; names: string | null; sort_key: number | string }>> {
+): Promise<Array<{ id: number; name: string; names: string | null; sort_key: number | string }> | null> {
   const { expr } = sortKeyExpr(db, criteria, sort === 'relevance' ? 'name' : sort);
   const cap = limit !== null && textLeads(criteria) && !placeNarrowed(criteria) ? limit + 1 : undefined;
+  if (cap !== undefined && criteria.text) {
+    // The capped listing is then filtered by the other criteria (a box, places without coordinates): whether
+    // it was cut is known from the listing itself.
+    const listed = textGeo(db).countAnyPiece(criteria.text.words.map(fuzzyPieces), cap);
+    if (listed && Number((await listed.execute(db.kysely)).rows[0]?.n ?? 0) >= cap) return null;
+  }
   const query = db.kysely
     .selectFrom('places')
     .where((eb) => whereCriteria(db, criteria, eb, cap))

@@ -180,7 +180,7 @@ export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSor
 async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number | null): Promise<PlacePage> {
   const words = criteria.text?.words ?? [];
   const candidates = await findFuzzyCandidates(db, criteria, sort, candidateLimit);
-  if (candidateLimit !== null && candidates.length > candidateLimit) return { total: 0, rows: [], next: null, candidateLimit };
+  if (candidates === null || (candidateLimit !== null && candidates.length > candidateLimit)) return { total: 0, rows: [], next: null, candidateLimit: candidateLimit ?? 0 };
   // Relevance here is the edit count, fewest first, then how far the display name is from the whole query
   // (`Bulder` puts the place named Boulder before Boulder Beer); rating and review count run highest first.
   const descending = sort === 'rating' || sort === 'review_count';
