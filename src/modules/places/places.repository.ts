@@ -35,6 +35,12 @@ export interface PlaceCriteria {
   near: { lat: number; lon: number; radiusM: number } | null;
   /** [minLon, minLat, maxLon, maxLat]. */
   bbox: [number, number, number, number] | null;
+  /**
+   * A drawn area (`POST /api/v2/map/search`): GeoJSON MultiPolygon coordinates, with `bbox` its bounding
+   * box. The SQL narrows to the box; the caller decides each place with the exact point-in-polygon test.
+   * Absent from searches saved before it existed.
+   */
+  polygon?: number[][][][] | null;
 }
 
 export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
@@ -609,7 +615,8 @@ export async function findCityIdsWithMatches(db: Db, criteria: PlaceCriteria, ci
 }
 
 /**
- * Fuzzy candidates with what the caller needs to verify and order them: the names and the sort key. At
+ * Candidates the caller checks (fuzzy text, a drawn area) with what it needs to check and order them: the
+ * names, the coordinates, the sort key and its direction. At
  * most `limit + 1` (more than `limit`: too many to check; `limit` null: all of them); null when the text
  * index alone lists more than `limit`. When the text index leads and nothing else
  * narrows, the cap is on the index's listing itself (it is then a candidate set of its own: more than
@@ -620,9 +627,10 @@ export async function findFuzzyCandidates(
   criteria: PlaceCriteria,
   sort: PlaceSort,
   limit: number | null,
-): Promise<Array<{ id: number; name: string; names: string | null; sort_key: number | string }> | null> {
-  const { expr } = sortKeyExpr(db, criteria, sort === 'relevance' ? 'name' : sort);
-  const cap = limit !== null && textLeads(criteria) && !placeNarrowed(criteria) ? limit + 1 : undefined;
+): Promise<{ descending: boolean; rows: Array<{ id: number; name: string; names: string | null; lat: number | null; lon: number | null; sort_key: number | string }> } | null> {
+  // Typo-tolerant relevance is computed by the caller (the edits): the name is only its tie-breaker.
+  const { expr, descending } = sortKeyExpr(db, criteria, sort === 'relevance' && criteria.text?.mode === 'fuzzy' ? 'name' : sort);
+  const cap = limit !== null && criteria.text?.mode === 'fuzzy' && textLeads(criteria) && !placeNarrowed(criteria) ? limit + 1 : undefined;
   if (cap !== undefined && criteria.text) {
     // The capped listing is then filtered by the other criteria (a box, places without coordinates): whether
     // it was cut is known from the listing itself.
@@ -632,9 +640,9 @@ export async function findFuzzyCandidates(
   const query = db.kysely
     .selectFrom('places')
     .where((eb) => whereCriteria(db, criteria, eb, cap))
-    .select(['places.id', 'places.name', 'places.names'])
+    .select(['places.id', 'places.name', 'places.names', 'places.lat', 'places.lon'])
     .select(expr.as('sort_key'));
-  return (limit === null ? query : query.limit(limit + 1)).execute();
+  return { descending, rows: await (limit === null ? query : query.limit(limit + 1)).execute() };
 }
 
 export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria['near']): Promise<Array<PublicPlaceRow & { distance_m: number | null }>> {

@@ -10,9 +10,10 @@ import { streamPlaces } from '../places/places.stream.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { businessKindOfQuery } from './business-words.ts';
 import { searchOtherCities } from './city-fallback.ts';
-import { countMatches, fuzzyDistance, type PlacePage } from './search.reads.ts';
+import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
-import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
 export type {
@@ -302,18 +303,42 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
 }
 
 /**
+ * `POST /api/v2/map/search`: a new search in a drawn area (checked by `parseSearchPolygon`: 400 naming
+ * the ring or position at fault), with the filters of the GET form; saved like it, so it pages with
+ * `cursor` and exports by `search_id`.
+ */
+export async function searchPlacesInArea(deps: SearchDeps, accountId: number, body: MapSearchBody, lang: string | null): Promise<SearchPageResult> {
+  const fields = parseFields(body.fields);
+  const polygon = parseSearchPolygon(body.polygon, 'body.polygon');
+  const { per_page: perPage, fields: _fields, lang: _lang, polygon: _polygon, ...input } = body;
+  return createSearch(deps, accountId, input, { perPage, fields, lang: lang ?? body.lang?.toLowerCase() ?? null, polygon });
+}
+
+/**
  * Runs a new search for an account and saves it. Text queries first match names by substring; when
  * nothing matches, they run again tolerating typos (see search.reads.ts).
  */
-export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
-  const resolved = await resolveSearchCached(deps, input, options.lang);
+export async function createSearch(
+  deps: SearchDeps,
+  accountId: number,
+  input: SearchInput,
+  options: { perPage: number; fields: PlaceField[]; lang: string | null; polygon?: MultiPolygonCoordinates },
+): Promise<SearchPageResult> {
+  const named = await resolveSearchCached(deps, input, options.lang);
+  // A drawn area is searched as its bounding box, each place then tested (`rowCheck`); not remembered with
+  // the names (a polygon is rarely asked twice, and may be large).
+  const resolved = options.polygon ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } } : named;
   const { sort } = resolved;
   const { page, criteria, resolution } = await withBudget(deps, () => runWithFallbacks(deps, resolved, options.perPage));
-  const search: SavedSearch = { id: newSearchId(), accountId, params: input, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
+  if (page.candidateLimit !== undefined && criteria.polygon && criteria.text?.mode !== 'fuzzy') {
+    throw bad('body.polygon', `holds more than ${page.candidateLimit} places with these filters; draw a smaller area or add filters`, { maxCandidates: page.candidateLimit });
+  }
+  const params = options.polygon ? { ...input, polygon: { type: 'MultiPolygon', coordinates: options.polygon } } : input;
+  const search: SavedSearch = { id: newSearchId(), accountId, params, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
   await insertSearch(deps.db, {
     public_id: search.id,
     account_id: accountId,
-    params: JSON.stringify(input),
+    params: JSON.stringify(params),
     criteria: jsonOf(criteria),
     resolution: jsonOf(resolution),
     sort,
@@ -375,7 +400,8 @@ async function runWithTypoFallback(
   sort: PlaceSort,
   limit: number,
 ): Promise<{ page: PlacePage; criteria: PlaceCriteria; typos?: SearchResolution['typos'] }> {
-  const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
+  const page = await deps.reads.run('searchPage', criteria, sort, null, limit, deps.typoCandidates);
+  if (page.candidateLimit !== undefined) return { page, criteria };
   if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return { page, criteria };
   // Typos are tolerated in names only: the kind of business the text named stays exact.
   const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' }, textKind: null };
@@ -432,21 +458,19 @@ export async function getSearchForAccount(db: Db, accountId: number, searchId: s
  * (no row repeats). One streamed query on SQLite (`streamPlaces`); nothing is held beyond a batch.
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
-  const check = searchNameCheck(search);
+  const check = searchRowCheck(search);
   for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
-    const matches = check ? rows.filter((r) => check(r.name, r.names)) : rows;
+    const matches = check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows;
     if (matches.length > 0) yield matches;
   }
 }
 
 /**
- * What a bulk read of a saved search must still check on each row, or null when the SQL decides alone:
- * fuzzy criteria select candidates, and the edit distance on every name (`name` and the `names` JSON) decides.
+ * What a bulk read of a saved search must still check on each row, or null when the SQL decides alone
+ * (`rowCheck`: the edit distance of fuzzy text, the point-in-polygon test of a drawn area).
  */
-export function searchNameCheck(search: SavedSearch): ((name: string, names: string | null) => boolean) | null {
-  const text = search.criteria.text;
-  if (text?.mode !== 'fuzzy') return null;
-  return (name, names) => fuzzyDistance(text.words, name, names) !== null;
+export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck> {
+  return rowCheck(search.criteria);
 }
 
 /** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
