@@ -70,6 +70,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   const reads = createReadPool({
     db,
     workers: config.DB_READ_WORKERS,
+    budgetMs: config.SEARCH_TIME_BUDGET_MS,
     tasks: readTasks,
     tasksModule: readTasksModule,
     // Every cached task reads `places` only: the places version moves with any change to it.

@@ -32,6 +32,18 @@ export const ConfigSchema = Type.Object({
     maximum: 100_000,
     description: 'search pages, totals and reference counts remembered until the catalog changes; 0 turns the cache off',
   }),
+  SEARCH_TIME_BUDGET_MS: Type.Integer({
+    default: 5000,
+    minimum: 1,
+    maximum: 600_000,
+    description: 'milliseconds the reads of one search may take; past it the statement is stopped and the search answers 503 time_budget_exceeded',
+  }),
+  SEARCH_TYPO_CANDIDATES: Type.Integer({
+    default: 10_000,
+    minimum: 1,
+    maximum: 100_000,
+    description: 'places a typo-tolerant search checks at most; a search with more candidates does not tolerate typos and says so (resolved.typos)',
+  }),
   EXPORT_IDLE_TIMEOUT: Type.Integer({
     default: 60,
     minimum: 1,

@@ -18,6 +18,7 @@ export const errorCatalog = {
   header_fields_too_large: { status: 431, title: 'The request headers are too large' },
   internal: { status: 500, title: 'Internal server error' },
   unavailable: { status: 503, title: 'Service unavailable' },
+  time_budget_exceeded: { status: 503, title: 'The search ran past its time budget' },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type PgModule from 'pg';
 import { foldText, searchDocument } from '../text.ts';
 import type { Database } from './schema.ts';
+import { registerBudgetFunction } from './deadline.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -96,6 +97,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
     const handle = new SQLite(path, { readonly: options.readonly ?? false });
     applySqlitePragmas(handle, options.readonly, options.cacheKiB);
     registerTextFunctions(handle);
+    registerBudgetFunction(handle);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     return {
       kysely,

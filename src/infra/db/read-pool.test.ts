@@ -4,6 +4,7 @@ import { threadId } from 'node:worker_threads';
 import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { openDatabase } from './database.ts';
 import { createReadPool, type ReadPool } from './read-pool.ts';
+import { withTimeBudget } from './time-budget.ts';
 import { readTasks } from '../../../test/fixtures/read-pool-tasks.ts';
 
 const tasksModule = new URL('../../../test/fixtures/read-pool-tasks.ts', import.meta.url);
@@ -66,6 +67,52 @@ describe('the read pool', () => {
     } finally {
       await broken.close();
       await missing.dispose();
+    }
+  });
+
+  test('stops a statement that runs past its budget from inside SQLite: 503 time_budget_exceeded, the thread kept', async () => {
+    const budgeted = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule });
+    try {
+      assert.equal(await budgeted.run('countChecked', 1000), 1000);
+      await assert.rejects(withTimeBudget(50, () => budgeted.run('countChecked', 1e10)), (err: { code?: string; status?: number }) => err.code === 'time_budget_exceeded' && err.status === 503);
+      assert.equal(budgeted.stoppedThreads, 0, 'the statement failed and the thread answered');
+      assert.equal(await budgeted.run('sum', 2, 2), 4);
+    } finally {
+      await budgeted.close();
+    }
+  });
+
+  test('stops and replaces a thread whose statement runs past its budget without checks, and serves meanwhile', async () => {
+    const budgeted = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule });
+    try {
+      assert.equal(await budgeted.run('sum', 1, 1), 2);
+      // Seconds of native SQLite work that calls no JavaScript: only stopping the thread ends the wait.
+      await assert.rejects(withTimeBudget(50, () => budgeted.run('countUnchecked', 3e7)), (err: { code?: string }) => err.code === 'time_budget_exceeded');
+      assert.equal(budgeted.stoppedThreads, 1);
+      // The replacement thread answers while the stopped one is still inside its statement.
+      assert.equal(await budgeted.run('sum', 3, 4), 7);
+    } finally {
+      await budgeted.close();
+    }
+  });
+
+  test("gives a task run outside any request the pool's own budget", async () => {
+    const budgeted = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule, budgetMs: 50 });
+    try {
+      assert.equal(budgeted.budgetMs, 50);
+      await assert.rejects(budgeted.run('countChecked', 1e10), (err: { code?: string }) => err.code === 'time_budget_exceeded');
+    } finally {
+      await budgeted.close();
+    }
+  });
+
+  test('applies the budget inline too (no threads)', async () => {
+    const inline = createReadPool({ db: openDatabase(t.db.url), workers: 0, tasks: readTasks, tasksModule, budgetMs: 50 });
+    try {
+      await assert.rejects(inline.run('countChecked', 1e10), (err: { code?: string }) => err.code === 'time_budget_exceeded');
+      assert.equal(await inline.run('sum', 1, 2), 3);
+    } finally {
+      await inline.close();
     }
   });
 

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { AppError } from '../errors.ts';
 import { jsonOf } from '../json.ts';
 import type { Db } from './database.ts';
+import { currentDeadline, timeBudgetExceeded, withDeadline, withStatementBudget } from './time-budget.ts';
 
 /**
  * Database reads off the event loop. better-sqlite3 is synchronous: a full-text query run on the main
@@ -28,6 +29,10 @@ export interface ReadPool<T extends ReadTasks> {
   readonly threads: number;
   /** Answers served from the cache and computed, when a cache is configured. */
   readonly cacheStats?: { readonly hits: number; readonly misses: number };
+  /** The time budget of a task run outside any request's budget (`withTimeBudget`), in ms; undefined: none. */
+  readonly budgetMs: number | undefined;
+  /** Threads stopped because their task ran past its deadline (and replaced). */
+  readonly stoppedThreads?: number;
   close(): Promise<void>;
 }
 
@@ -39,6 +44,12 @@ export interface ReadPoolOptions<T extends ReadTasks> {
   tasksModule: URL;
   /** Remember the answers of some tasks while the data they read has not changed (see `ReadCache`). */
   cache?: ReadCacheOptions<T>;
+  /**
+   * Time budget in ms of a task run outside a request's own budget (see `time-budget.ts`). A task past
+   * its deadline fails with `time_budget_exceeded`; a thread that does not answer `stuckGraceMs` after
+   * the deadline is stopped and replaced.
+   */
+  budgetMs?: number;
 }
 
 export interface ReadCacheOptions<T extends ReadTasks> {
@@ -102,6 +113,10 @@ function withCache<T extends ReadTasks>(pool: ReadPool<T>, options: ReadCacheOpt
   const cached = new Set<string>(options.tasks);
   return {
     threads: pool.threads,
+    budgetMs: pool.budgetMs,
+    get stoppedThreads() {
+      return pool.stoppedThreads;
+    },
     cacheStats: cache,
     run: (task, ...args) => (cached.has(task) ? (cache.get(cacheKey(task, args), () => pool.run(task, ...args)) as never) : pool.run(task, ...args)),
     close: () => pool.close(),
@@ -119,6 +134,17 @@ function workerFile(): string {
 
 const maxQueuedReads = 2048;
 const maxRestarts = 5;
+/**
+ * How long after its deadline a thread may take to answer before it is stopped: the SQL checks the
+ * deadline every few rows (`rowBudget`), so only a step without such rows (a sort, a text index's doclist)
+ * can outlast it. A stopped thread ends once it runs JavaScript again.
+ */
+export const stuckGraceMs = 1000;
+
+/** The deadline a task runs under: the request's, else `budgetMs` from now, else none. */
+function taskDeadline(budgetMs: number | undefined): number | undefined {
+  return currentDeadline() ?? (budgetMs === undefined ? undefined : Date.now() + budgetMs);
+}
 
 export function createReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>): ReadPool<T> {
   return withCache(createUncachedReadPool(options), options.cache);
@@ -126,10 +152,14 @@ export function createReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>)
 
 function createUncachedReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>): ReadPool<T> {
   const { db, tasks } = options;
+  const { budgetMs } = options;
   if (options.workers === 0 || db.dialect !== 'sqlite' || !db.sqlitePath) {
+    const budgeted = withStatementBudget(db);
     return {
       threads: 0,
-      run: (task, ...args) => (tasks[task] as (db: Db, ...a: unknown[]) => Promise<never>)(db, ...args),
+      budgetMs,
+      run: (task, ...args) =>
+        withDeadline(taskDeadline(budgetMs), () => budgeted((d) => (tasks[task] as (db: Db, ...a: unknown[]) => Promise<never>)(d, ...args))),
       close: async () => {},
     };
   }
@@ -137,17 +167,29 @@ function createUncachedReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>
   const pool = new ThreadPool(workerFile(), threads, { url: `sqlite:${db.sqlitePath}`, tasksModule: options.tasksModule.href });
   return {
     threads,
-    run: (task, ...args) => pool.run(task, args) as Promise<never>,
+    budgetMs,
+    get stoppedThreads() {
+      return pool.stopped;
+    },
+    run: (task, ...args) => pool.run(task, args, taskDeadline(budgetMs)) as Promise<never>,
     close: () => pool.close(),
   };
 }
 
-/** What a read thread answers for one task. */
-export type ReadReply = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** What a read thread answers for one task (`budget`: the task ran past its deadline), or that it is ready for tasks. */
+export type ReadReply = { ok: true; value: unknown } | { ok: false; error: unknown; budget?: boolean } | { ready: true };
+
+/** What the pool sends a read thread: a task, its arguments and the deadline (epoch ms) it runs under. */
+export interface ReadRequest {
+  task: string;
+  args: unknown[];
+  deadline: number | undefined;
+}
 
 interface Job {
   task: string;
   args: unknown[];
+  deadline: number | undefined;
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
 }
@@ -168,16 +210,23 @@ export class ThreadPool {
   /** Threads that stopped since a task last succeeded; past `maxRestarts` the pool gives up. */
   private restarts = 0;
   private broken: unknown;
+  /** Threads told to stop for running past a deadline, until they have stopped. */
+  private readonly stopping = new Set<Worker>();
+  private readonly timers = new Map<Worker, NodeJS.Timeout>();
+  /** Threads that have loaded their modules. */
+  private readonly ready = new WeakSet<Worker>();
+  /** Threads stopped for running past a deadline since the pool started. */
+  stopped = 0;
 
   constructor(
     private readonly file: string,
-    size: number,
+    private readonly size: number,
     private readonly workerData: unknown,
   ) {
     for (let i = 0; i < size; i++) this.spawn();
   }
 
-  run(task: string, args: unknown[]): Promise<unknown> {
+  run(task: string, args: unknown[], deadline?: number): Promise<unknown> {
     if (this.closing) return Promise.reject(new Error('the read pool is closed'));
     if (this.broken !== undefined) return Promise.reject(this.broken);
     // Beyond this the service is overloaded: 503 with Retry-After.
@@ -185,14 +234,16 @@ export class ThreadPool {
       return Promise.reject(new AppError('unavailable', 'Too many searches are waiting for the database; retry in a moment', {}, { 'retry-after': '1' }));
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ task, args, resolve, reject });
+      this.queue.push({ task, args, deadline, resolve, reject });
       this.dispatch();
     });
   }
 
   async close(): Promise<void> {
     this.closing = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
     for (const job of this.queue.splice(0)) job.reject(new Error('the read pool is closed'));
+    for (const w of this.stopping) void w.terminate();
     await Promise.all([...this.running.keys()].map((w) => w.terminate()));
   }
 
@@ -203,13 +254,22 @@ export class ThreadPool {
     this.running.set(worker, null);
     this.idle.push(worker);
     worker.on('message', (reply: ReadReply) => {
+      // A thread's start-up (loading its modules) does not count against the budget of a task sent meanwhile:
+      // its timer starts now. (The task itself still fails if its deadline passed while it waited.)
+      if ('ready' in reply) {
+        this.ready.add(worker);
+        const waiting = this.running.get(worker);
+        if (waiting) this.startTimer(worker, waiting);
+        return;
+      }
       const job = this.running.get(worker);
       if (!job) return;
+      this.clearTimer(worker);
       this.running.set(worker, null);
       this.idle.push(worker);
       this.restarts = 0;
       if (reply.ok) job.resolve(reply.value);
-      else job.reject(reply.error);
+      else job.reject(reply.budget ? timeBudgetExceeded() : reply.error);
       this.dispatch();
     });
     // An uncaught error ends the thread: its task fails now, and it takes no other ('exit' replaces it).
@@ -222,6 +282,15 @@ export class ThreadPool {
       job?.reject(error);
     });
     worker.on('exit', (code) => {
+      this.clearTimer(worker);
+      if (this.stopping.delete(worker)) {
+        // Stopped for its deadline (its task already failed): replaced now if it was not yet.
+        if (!this.closing && this.running.size < this.size) {
+          this.spawn();
+          this.dispatch();
+        }
+        return;
+      }
       failure ??= new Error(`a read thread stopped (exit code ${code})`);
       const job = this.running.get(worker);
       this.running.delete(worker);
@@ -246,11 +315,53 @@ export class ThreadPool {
 
   private dispatch(): void {
     while (this.idle.length > 0 && this.queue.length > 0) {
-      const worker = this.idle.pop()!;
       const job = this.queue.shift()!;
+      // A task that waited in the queue past its deadline is not started.
+      if (job.deadline !== undefined && Date.now() > job.deadline) {
+        job.reject(timeBudgetExceeded());
+        continue;
+      }
+      const worker = this.idle.pop()!;
       this.running.set(worker, job);
+      if (this.ready.has(worker)) this.startTimer(worker, job);
       // Messages sent before the thread has loaded its modules wait on its port.
-      worker.postMessage({ task: job.task, args: job.args });
+      worker.postMessage({ task: job.task, args: job.args, deadline: job.deadline } satisfies ReadRequest);
+    }
+  }
+
+  private startTimer(worker: Worker, job: Job): void {
+    if (job.deadline === undefined) return;
+    this.timers.set(worker, setTimeout(() => this.stopStuck(worker), Math.max(0, job.deadline - Date.now()) + stuckGraceMs));
+  }
+
+  private clearTimer(worker: Worker): void {
+    const timer = this.timers.get(worker);
+    if (timer) clearTimeout(timer);
+    this.timers.delete(worker);
+  }
+
+  /**
+   * A thread still running its task well past the task's deadline: the task fails now, the thread is told
+   * to stop (it does once it runs JavaScript again: at the next budget check of its SQL, or when the
+   * statement ends) and a new one takes its place, unless as many stopped threads are still winding down
+   * as the pool has threads (then the replacement waits for one of them to end, so runaway statements
+   * cannot take every core).
+   */
+  private stopStuck(worker: Worker): void {
+    this.timers.delete(worker);
+    const job = this.running.get(worker);
+    if (!job) return;
+    this.running.delete(worker);
+    this.forget(worker);
+    this.stopping.add(worker);
+    this.stopped++;
+    job.reject(timeBudgetExceeded());
+    // Not waited for, even on close: the statement may run on for a while, and the process need not wait for it.
+    worker.unref();
+    void worker.terminate();
+    if (!this.closing && this.stopping.size <= this.size) {
+      this.spawn();
+      this.dispatch();
     }
   }
 }

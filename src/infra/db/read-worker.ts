@@ -1,7 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { openDatabase, sqliteCacheSizes, type Db } from './database.ts';
-import type { ReadReply, ReadTasks } from './read-pool.ts';
+import type { ReadReply, ReadRequest, ReadTasks } from './read-pool.ts';
+import { isTimeBudgetError, withDeadline, withStatementBudget } from './time-budget.ts';
 
 /** One read-pool thread: a read-only connection and the task module, then one task per message, answered with a `ReadReply`. */
 const { url, tasksModule } = workerData as { url: string; tasksModule: string };
@@ -31,17 +32,26 @@ function cacheStatements(handle: SQLite.Database, size: number): void {
   }) as typeof handle.prepare;
 }
 
-async function runReadTask(task: string, args: unknown[]): Promise<unknown> {
+const budgeted = withStatementBudget(db);
+
+async function runReadTask(task: string, args: unknown[], deadline: number | undefined): Promise<unknown> {
   const fn = readTasks[task] as ((db: Db, ...a: unknown[]) => Promise<unknown>) | undefined;
   if (!fn) throw new Error(`unknown read task ${task}`);
-  return fn(db, ...args);
+  return withDeadline(deadline, () => budgeted((d) => fn(d, ...args)));
 }
 
+parentPort!.postMessage({ ready: true } satisfies ReadReply);
+
 // One task at a time (the pool sends the next once this one is answered).
-parentPort!.on('message', ({ task, args }: { task: string; args: unknown[] }) => {
-  runReadTask(task, args).then(
+parentPort!.on('message', ({ task, args, deadline }: ReadRequest) => {
+  runReadTask(task, args, deadline).then(
     (value) => parentPort!.postMessage({ ok: true, value } satisfies ReadReply),
     (error: unknown) => {
+      // The pool makes its own error of it: an AppError does not cross threads as one.
+      if (isTimeBudgetError(error)) {
+        parentPort!.postMessage({ ok: false, error: null, budget: true } satisfies ReadReply);
+        return;
+      }
       try {
         parentPort!.postMessage({ ok: false, error } satisfies ReadReply);
       } catch {

@@ -104,7 +104,7 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
 
   app.decorateRequest('dashboard', null);
 
-  const searchDeps = createSearchDeps(db, reads);
+  const searchDeps = createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES);
 
   const ctxOf = (request: FastifyRequest): PageContext => ({
     email: request.dashboard?.session?.email ?? null,

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
-import { getSearchForAccount, parseFields, searchNameCheck, type SavedSearch } from '../search/search.service.ts';
+import { getSearchForAccount, parseFields, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
@@ -141,9 +141,11 @@ function searchLabels(search: SavedSearch): { city: string | null; type: string 
  * select candidates; the edit distance on every name decides, as for the search's own pages.
  */
 async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): AsyncGenerator<BulkPlaceTuple[]> {
-  const check = searchNameCheck(search);
+  const check = searchRowCheck(search);
   for await (const rows of streamPlaceTuples(db, search.criteria, batchSize, check !== null)) {
-    const matches = check ? rows.filter((t) => check(t[publicColumnIndex.name] as string, t[bulkNamesIndex] as string | null)) : rows;
+    const matches = check
+      ? rows.filter((t) => check(t[publicColumnIndex.name] as string, t[bulkNamesIndex] as string | null, t[publicColumnIndex.lon] as number | null, t[publicColumnIndex.lat] as number | null))
+      : rows;
     if (matches.length > 0) yield matches;
   }
 }

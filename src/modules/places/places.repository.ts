@@ -2,6 +2,7 @@ import { expressionBuilder, sql, type RawBuilder, type Expression, type Expressi
 import type { Database } from '../../infra/db/schema.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
+import { rowBudget, sqliteRowBudget } from '../../infra/db/time-budget.ts';
 import { foldText, nameMark, searchFold, searchForm } from '../../infra/text.ts';
 import { publicPlaceColumns, type PublicPlaceRow } from './places.schema.ts';
 
@@ -34,6 +35,12 @@ export interface PlaceCriteria {
   near: { lat: number; lon: number; radiusM: number } | null;
   /** [minLon, minLat, maxLon, maxLat]. */
   bbox: [number, number, number, number] | null;
+  /**
+   * A drawn area (`POST /api/v2/map/search`): GeoJSON MultiPolygon coordinates, with `bbox` its bounding
+   * box. The SQL narrows to the box; the caller decides each place with the exact point-in-polygon test.
+   * Absent from searches saved before it existed.
+   */
+  polygon?: number[][][][] | null;
 }
 
 export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
@@ -66,10 +73,18 @@ interface PlaceTextGeo {
    * its city, where the city's index reads far fewer rows).
    */
   containsWordsChecked(eb: Eb, words: string[]): Expression<SqlBool>;
-  /** Candidates for a fuzzy match: for each word, one of its pieces (folded) occurs exactly. */
-  containsAnyPiece(eb: Eb, piecesPerWord: string[][]): Expression<SqlBool>;
-  /** Places whose coordinates fall in the box (inclusive). */
-  inBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat: number): Expression<SqlBool>;
+  /**
+   * Candidates for a fuzzy match: for each word, one of its pieces (folded) occurs exactly. With `cap`, the
+   * text index lists at most that many (the caller gives one only when the text index leads the query).
+   */
+  containsAnyPiece(eb: Eb, piecesPerWord: string[][], cap?: number): Expression<SqlBool>;
+  /** How many places hold a piece of each word, counted up to `cap` (null where the dialect caps nothing). */
+  countAnyPiece(piecesPerWord: string[][], cap: number): RawBuilder<{ n: number }> | null;
+  /**
+   * Places whose coordinates fall in the box (inclusive). `textLeads`: the text index lists the places,
+   * so the box is checked on their rows only (listing every place in a large box would cost more).
+   */
+  inBox(eb: Eb, minLon: number, minLat: number, maxLon: number, maxLat: number, textLeads: boolean): Expression<SqlBool>;
   /** Text relevance of a place matching `words` (or, `withKind`, of the kind of business the text named): see `textTiers`. */
   relevance(words: string[], withKind: boolean): RawBuilder<number>;
   /**
@@ -161,6 +176,19 @@ function bandsOf(minLat: number, maxLat: number): RawBuilder<SqlBool> {
 }
 
 /**
+ * The FTS5 query for fuzzy candidates: for each word whose pieces the trigram index holds (3 characters or
+ * more), one of its pieces; null when no word has such pieces (the caller's check decides alone).
+ */
+function ftsAnyPiece(piecesPerWord: string[][]): string | null {
+  const indexable = piecesPerWord.map((pieces) => pieces.map(searchForm)).filter((forms) => forms.every((f) => [...f].length >= 3));
+  if (indexable.length === 0) return null;
+  return indexable.map((forms) => `(${forms.map(ftsPhrase).join(' OR ')})`).join(' AND ');
+}
+
+/** The time budget's check on the text index's rows: its doclists are where a common word's cost is. */
+const ftsBudget = sqliteRowBudget(sql`rowid`);
+
+/**
  * SQLite: `places_fts` (migration 0016) holds every name of a place folded, display name first, names
  * between marks (`$ cafe nandu $ カ フ ェ $`), under the trigram tokenizer.
  */
@@ -168,23 +196,29 @@ const sqliteTextGeo: PlaceTextGeo = {
   containsWords(eb, words) {
     const query = ftsAllWords(words);
     if (query === null) return nothing;
-    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`);
+    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget})`);
   },
   containsWordsChecked(_eb, words) {
     const query = ftsAllWords(words);
     // The unary + keeps SQLite from using the rowid set as an index: the OR is then no multi-index OR.
-    return query === null ? nothing : sql<SqlBool>`+places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`;
+    return query === null ? nothing : sql<SqlBool>`+places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget})`;
   },
-  containsAnyPiece(eb, piecesPerWord) {
-    // Pieces under 3 characters are not in the trigram index: such a word is left to the caller's check.
-    const indexable = piecesPerWord.map((pieces) => pieces.map(searchForm)).filter((forms) => forms.every((f) => [...f].length >= 3));
-    if (indexable.length === 0) return eb.and([]);
-    const query = indexable.map((forms) => `(${forms.map(ftsPhrase).join(' OR ')})`).join(' AND ');
-    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query})`);
+  containsAnyPiece(eb, piecesPerWord, cap) {
+    const query = ftsAnyPiece(piecesPerWord);
+    if (query === null) return eb.and([]);
+    // FTS5 reads its doclists lazily: a cap stops the listing, not only its result.
+    const limit = cap === undefined ? sql`` : sql` LIMIT ${cap}`;
+    return eb('places.id', 'in', sql<number>`(SELECT rowid FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget}${limit})`);
   },
-  inBox(eb, minLon, minLat, maxLon, maxLat) {
+  countAnyPiece(piecesPerWord, cap) {
+    const query = ftsAnyPiece(piecesPerWord);
+    if (query === null) return null;
+    return sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget} LIMIT ${cap})`;
+  },
+  inBox(eb, minLon, minLat, maxLon, maxLat, textLeads) {
+    if (textLeads) return eb.and(exactBox(eb, minLon, minLat, maxLon, maxLat));
     // The latitude-band index of migration 0013 narrows, the columns decide exactly.
-    const near = sql<number>`(SELECT id FROM places WHERE ${bandsOf(minLat, maxLat)} AND lon BETWEEN ${minLon} AND ${maxLon})`;
+    const near = sql<number>`(SELECT id FROM places WHERE ${bandsOf(minLat, maxLat)} AND lon BETWEEN ${minLon} AND ${maxLon} AND ${sqliteRowBudget(sql`id`)})`;
     return eb.and([eb('places.id', 'in', near), ...exactBox(eb, minLon, minLat, maxLon, maxLat)]);
   },
   relevance(words, withKind) {
@@ -201,13 +235,13 @@ const sqliteTextGeo: PlaceTextGeo = {
     // `restaurant`): only those with the words are looked up, in the set the text index gives.
     const all = ftsAllWords(words);
     if (all === null) return sql<number>`${textTiers.kind}`;
-    return sql<number>`(CASE WHEN places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${all}) THEN (SELECT CASE WHEN instr(names, ${exact}) > 0 THEN ${textTiers.exact}
+    return sql<number>`(CASE WHEN places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${all} AND ${ftsBudget}) THEN (SELECT CASE WHEN instr(names, ${exact}) > 0 THEN ${textTiers.exact}
       WHEN ${startsWith} THEN ${textTiers.starts} ELSE ${textTiers.contains} END FROM places_fts WHERE rowid = places.id) ELSE ${textTiers.kind} END)`;
   },
   textOnly: {
     count(words) {
       const query = ftsAllWords(words);
-      return query === null ? sql<{ n: number }>`SELECT 0 AS n` : sql<{ n: number }>`SELECT count(*) AS n FROM places_fts WHERE places_fts MATCH ${query}`;
+      return query === null ? sql<{ n: number }>`SELECT 0 AS n` : sql<{ n: number }>`SELECT count(*) AS n FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget}`;
     },
     page(words, after, limit) {
       // One stream per tier, in id order, each stopping after `limit` rows (FTS5 reads doclists lazily):
@@ -222,7 +256,7 @@ const sqliteTextGeo: PlaceTextGeo = {
       const afterKey = after === null ? -1 : Number(after.key);
       const from = (k: number) => (afterKey < k ? 0 : afterKey === k ? after!.id : Number.MAX_SAFE_INTEGER);
       const streams = tiers.map(
-        ([k, query]) => sql`SELECT * FROM (SELECT rowid AS id, ${k} AS k FROM places_fts WHERE places_fts MATCH ${query} AND rowid > ${from(k)} ORDER BY rowid LIMIT ${limit})`,
+        ([k, query]) => sql`SELECT * FROM (SELECT rowid AS id, ${k} AS k FROM places_fts WHERE places_fts MATCH ${query} AND rowid > ${from(k)} AND ${ftsBudget} ORDER BY rowid LIMIT ${limit})`,
       );
       return sql<{ id: number; k: number }>`SELECT id, k FROM (${sql.join(streams, sql` UNION ALL `)}) ORDER BY k, id LIMIT ${limit}`;
     },
@@ -235,7 +269,7 @@ const sqliteTextGeo: PlaceTextGeo = {
       return sql<{ id: number; k: number }>`SELECT rowid AS id,
           CASE WHEN instr(names, ${`${start} ${nameMark}`}) > 0 THEN ${textTiers.exact}
                WHEN substr(names, 1, ${[...start].length}) = ${start} THEN ${textTiers.starts} ELSE ${textTiers.contains} END AS k
-        FROM places_fts WHERE places_fts MATCH ${query} LIMIT ${cap + 1}`;
+        FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget} LIMIT ${cap + 1}`;
     },
   },
 };
@@ -265,8 +299,10 @@ const postgresTextGeo: PlaceTextGeo = {
     );
   },
   containsWordsChecked: (eb, words) => postgresTextGeo.containsWords(eb, words),
+  countAnyPiece: () => null,
   containsAnyPiece(eb, piecesPerWord) {
-    // Pieces are parts of a word: substrings however short.
+    // Pieces are parts of a word: substrings however short. (No cap: the trigram index is one condition
+    // of the plan, and the statement timeout bounds it.)
     const contains = (piece: string) => {
       const pattern = sql`la_fold(${likePattern(piece)})`;
       return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
@@ -304,9 +340,22 @@ function boxAround(lat: number, lon: number, radiusM: number): [number, number, 
   return [lon - dLon, Math.max(-90, lat - dLat), lon + dLon, Math.min(90, lat + dLat)];
 }
 
-function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb): Expression<SqlBool> {
+/**
+ * Whether the text index lists the places of a search (the other criteria then check its rows): substring
+ * text without a kind of business, or typo-tolerant text with a word whose pieces the index can look up.
+ */
+function textLeads(criteria: PlaceCriteria): boolean {
+  const { text } = criteria;
+  if (!text) return false;
+  if (text.mode === 'substring') return !criteria.textKind;
+  return text.words.some((w) => fuzzyPieces(w).every(indexablePiece));
+}
+
+function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: number): Expression<SqlBool> {
   const tg = textGeo(db);
-  const c: Expression<SqlBool>[] = [];
+  // First, so that it runs on every row examined, whichever index leads.
+  const c: Expression<SqlBool>[] = [rowBudget(db)(sql`places.id`)];
+  const byText = textLeads(criteria);
   if (criteria.categories) c.push(eb('places.category', 'in', criteria.categories.length > 0 ? criteria.categories : ['']));
   if (criteria.cityId !== null) c.push(eb('places.city_id', '=', criteria.cityId));
   if (criteria.countryCode !== null) c.push(eb('places.country_code', '=', criteria.countryCode));
@@ -318,10 +367,10 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb): Expression<SqlB
   presence('places.phone', criteria.hasPhone);
   presence('places.website', criteria.hasWebsite);
   presence('places.email', criteria.hasEmail);
-  if (criteria.bbox) c.push(tg.inBox(eb, ...criteria.bbox));
+  if (criteria.bbox) c.push(tg.inBox(eb, ...criteria.bbox, byText));
   if (criteria.near) {
     const { lat, lon, radiusM } = criteria.near;
-    c.push(tg.inBox(eb, ...boxAround(lat, lon, radiusM)));
+    c.push(tg.inBox(eb, ...boxAround(lat, lon, radiusM), byText));
     c.push(eb(distanceExpr(lat, lon), '<=', radiusM));
   }
   if (criteria.text) {
@@ -337,7 +386,7 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb): Expression<SqlB
       if (kind.cityId !== null) ofKind.push(eb('places.city_id', '=', kind.cityId));
       c.push(eb.or([contains(criteria.text.words), eb.and(ofKind)]));
     } else {
-      const text = criteria.text.mode === 'substring' ? tg.containsWords(eb, criteria.text.words) : tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces));
+      const text = criteria.text.mode === 'substring' ? tg.containsWords(eb, criteria.text.words) : tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces), fuzzyCap);
       c.push(text);
     }
   }
@@ -391,11 +440,41 @@ export function allowedEdits(word: string): number {
 /** Whether a piece of a word can be looked up in the text index (3 characters or more in search form). */
 const indexablePiece = (piece: string): boolean => [...searchForm(piece)].length >= 3;
 
-/** Whether a typo-tolerant search would be narrowed by an index (a long word's pieces, or a city, area…), not a scan of every place. */
+/**
+ * Typo-tolerant candidates verified at most (the default of `SEARCH_TYPO_CANDIDATES`). A search with more candidates does not tolerate typos
+ * (its answer says so: `resolved.typos`): the candidates are read and checked one by one.
+ */
+export const fuzzyCandidateLimit = 10_000;
+
+/**
+ * The largest area (square degrees: about 111 × 111 km at the equator) whose places may be the
+ * typo-tolerant candidates when no city, country, type or indexable word narrows them.
+ */
+export const fuzzyMaxAreaDeg2 = 1;
+
+function areaDeg2([minLon, minLat, maxLon, maxLat]: [number, number, number, number]): number {
+  return (maxLon - minLon) * (maxLat - minLat);
+}
+
+/** Whether an index other than the text's narrows the candidates to a city, country, type or a small area. */
+function placeNarrowed(criteria: PlaceCriteria): boolean {
+  const near = criteria.near ? boxAround(criteria.near.lat, criteria.near.lon, criteria.near.radiusM) : null;
+  return (
+    criteria.cityId !== null ||
+    criteria.countryCode !== null ||
+    criteria.categories !== null ||
+    (criteria.bbox !== null && areaDeg2(criteria.bbox) <= fuzzyMaxAreaDeg2) ||
+    (near !== null && areaDeg2(near) <= fuzzyMaxAreaDeg2)
+  );
+}
+
+/**
+ * Whether a typo-tolerant search is narrowed by an index (a long word's pieces, a city, country, type or a
+ * small area), not a walk through every place of the catalog or of a world-sized box.
+ */
 export function fuzzyNarrowed(criteria: PlaceCriteria): boolean {
-  const { text, textKind: _kind, minRating: _rating, hasPhone: _phone, hasWebsite: _website, hasEmail: _email, ...narrowing } = criteria;
-  const indexedWord = (text?.words ?? []).some((w) => fuzzyPieces(w).every(indexablePiece));
-  return indexedWord || Object.values(narrowing).some((v) => v != null);
+  const indexedWord = (criteria.text?.words ?? []).some((w) => fuzzyPieces(w).every(indexablePiece));
+  return indexedWord || placeNarrowed(criteria);
 }
 
 /** The sort key of a row, as SQL: a number or a text, never null, so keyset comparisons stay simple. */
@@ -535,14 +614,35 @@ export async function findCityIdsWithMatches(db: Db, criteria: PlaceCriteria, ci
   return rows.map((r) => Number(r.city_id));
 }
 
-/** Fuzzy candidates with what the caller needs to verify and order them: the names and the sort key. */
+/**
+ * Candidates the caller checks (fuzzy text, a drawn area) with what it needs to check and order them: the
+ * names, the coordinates, the sort key and its direction. At
+ * most `limit + 1` (more than `limit`: too many to check; `limit` null: all of them); null when the text
+ * index alone lists more than `limit`. When the text index leads and nothing else
+ * narrows, the cap is on the index's listing itself (it is then a candidate set of its own: more than
+ * `limit` places hold a piece); otherwise on the rows the other indexes give.
+ */
 export async function findFuzzyCandidates(
   db: Db,
   criteria: PlaceCriteria,
   sort: PlaceSort,
-): Promise<Array<{ id: number; name: string; names: string | null; sort_key: number | string }>> {
-  const { expr } = sortKeyExpr(db, criteria, sort === 'relevance' ? 'name' : sort);
-  return filtered(db, criteria).select(['places.id', 'places.name', 'places.names']).select(expr.as('sort_key')).execute();
+  limit: number | null,
+): Promise<{ descending: boolean; rows: Array<{ id: number; name: string; names: string | null; lat: number | null; lon: number | null; sort_key: number | string }> } | null> {
+  // Typo-tolerant relevance is computed by the caller (the edits): the name is only its tie-breaker.
+  const { expr, descending } = sortKeyExpr(db, criteria, sort === 'relevance' && criteria.text?.mode === 'fuzzy' ? 'name' : sort);
+  const cap = limit !== null && criteria.text?.mode === 'fuzzy' && textLeads(criteria) && !placeNarrowed(criteria) ? limit + 1 : undefined;
+  if (cap !== undefined && criteria.text) {
+    // The capped listing is then filtered by the other criteria (a box, places without coordinates): whether
+    // it was cut is known from the listing itself.
+    const listed = textGeo(db).countAnyPiece(criteria.text.words.map(fuzzyPieces), cap);
+    if (listed && Number((await listed.execute(db.kysely)).rows[0]?.n ?? 0) >= cap) return null;
+  }
+  const query = db.kysely
+    .selectFrom('places')
+    .where((eb) => whereCriteria(db, criteria, eb, cap))
+    .select(['places.id', 'places.name', 'places.names', 'places.lat', 'places.lon'])
+    .select(expr.as('sort_key'));
+  return { descending, rows: await (limit === null ? query : query.limit(limit + 1)).execute() };
 }
 
 export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria['near']): Promise<Array<PublicPlaceRow & { distance_m: number | null }>> {

@@ -4,6 +4,7 @@ import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../infra/db/schema.ts';
 import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
+import { registerBudgetFunction } from '../../infra/db/deadline.ts';
 import { filtered, type PlaceCriteria } from './places.repository.ts';
 import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow, type PublicPlaceValues } from './places.schema.ts';
 
@@ -108,6 +109,8 @@ async function* streamFromOwnConnection(
     reader = new SQLite(path, { readonly: true });
     // One pass over the file: pages are not read twice, so a small page cache does.
     applySqlitePragmas(reader, true, sqliteCacheSizes.stream);
+    // The search's SQL checks a time budget (none here: an export runs as long as its client reads).
+    registerBudgetFunction(reader);
     const query = queryAfter(lastId);
     rows = reader.prepare(query.sql).raw(raw).iterate(...query.parameters);
   };

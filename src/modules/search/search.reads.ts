@@ -3,6 +3,7 @@ import { foldText, jsonStrings } from '../../infra/text.ts';
 import {
   allowedEdits,
   countPlaces,
+  fuzzyCandidateLimit,
   findCityIdsWithMatches,
   findFuzzyCandidates,
   findOneWordMatches,
@@ -15,6 +16,8 @@ import {
 } from '../places/places.repository.ts';
 import type { PublicPlaceRow } from '../places/places.schema.ts';
 import { findPlacesAfterId } from '../places/places.stream.ts';
+import { checkTimeBudget } from '../../infra/db/time-budget.ts';
+import { inPolygon } from './polygon.ts';
 
 /**
  * The read side of search: what runs in the read pool's worker threads (or inline). Every function
@@ -26,6 +29,8 @@ export interface PlacePage {
   rows: Array<PublicPlaceRow & { distance_m: number | null }>;
   /** Key of the last row when more rows may follow, else null. */
   next: PlaceKey | null;
+  /** Typo-tolerant text only: set (to the limit) when there were more candidates than it, so none was checked. */
+  candidateLimit?: number;
 }
 
 /**
@@ -135,9 +140,13 @@ function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
  */
 const oneWordCap = 1000;
 
-/** One page of a search plus the exact total. */
-export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
-  if (criteria.text?.mode === 'fuzzy') return fuzzyPage(db, criteria, sort, after, limit);
+/**
+ * One page of a search plus the exact total. Typo-tolerant text checks at most `candidateLimit` candidates
+ * (more: an empty page that says so, `candidateLimit`).
+ */
+export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit = fuzzyCandidateLimit): Promise<PlacePage> {
+  if (criteria.text?.mode === 'fuzzy') return checkedPage(db, criteria, sort, after, limit, candidateLimit);
+  if (criteria.polygon) return checkedPage(db, criteria, sort, after, limit, polygonCandidateLimit);
   if (after === null && sort === 'relevance' && criteria.text?.words.length === 1) {
     const version = await placesVersion(db);
     const key = JSON.stringify(criteria);
@@ -167,21 +176,35 @@ export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSor
 }
 
 /**
- * Fuzzy text: the SQL narrows to candidates sharing an exact piece of each word; the edit distance
- * decides. The whole verified set is ordered here, so the total stays exact.
+ * A drawn area's candidates checked at most (its bounding box, with the other criteria): beyond, the
+ * search is refused (400 naming the polygon) rather than checked place by place.
  */
-async function fuzzyPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlacePage> {
+export const polygonCandidateLimit = 100_000;
+
+/**
+ * Searches the SQL cannot decide alone. Fuzzy text: the SQL narrows to candidates sharing an exact piece
+ * of each word; the edit distance decides. A drawn area: the SQL narrows to its bounding box; the
+ * point-in-polygon test decides. The whole checked set is ordered here, so the total stays exact.
+ */
+async function checkedPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number | null): Promise<PlacePage> {
+  const fuzzy = criteria.text?.mode === 'fuzzy';
   const words = criteria.text?.words ?? [];
-  const candidates = await findFuzzyCandidates(db, criteria, sort);
-  // Relevance here is the edit count, fewest first, then how far the display name is from the whole query
-  // (`Bulder` puts the place named Boulder before Boulder Beer); rating and review count run highest first.
-  const descending = sort === 'rating' || sort === 'review_count';
+  const polygon = criteria.polygon ?? null;
+  const listed = await findFuzzyCandidates(db, criteria, sort, candidateLimit);
+  if (listed === null || (candidateLimit !== null && listed.rows.length > candidateLimit)) return { total: 0, rows: [], next: null, candidateLimit: candidateLimit ?? 0 };
+  const { rows: candidates, descending: keyDescending } = listed;
+  // Fuzzy relevance is the edit count, fewest first, then how far the display name is from the whole query
+  // (`Bulder` puts the place named Boulder before Boulder Beer); other keys run as the SQL's sort says.
+  const fuzzyRelevance = fuzzy && sort === 'relevance';
+  const descending = fuzzyRelevance ? false : keyDescending;
   const query = foldText(words.join(' '));
   const matched: PlaceKey[] = [];
-  for (const c of candidates) {
-    const d = fuzzyDistance(words, c.name, c.names);
+  for (const [i, c] of candidates.entries()) {
+    if ((i & 255) === 255) checkTimeBudget();
+    if (polygon && !inPolygon(polygon, c.lon, c.lat)) continue;
+    const d = fuzzy ? fuzzyDistance(words, c.name, c.names) : 0;
     if (d === null) continue;
-    matched.push({ key: sort === 'relevance' ? d * nameDistanceCap + Math.min(nameDistanceCap - 1, editDistance(query, foldText(c.name))) : c.sort_key, id: c.id });
+    matched.push({ key: fuzzyRelevance ? d * nameDistanceCap + Math.min(nameDistanceCap - 1, editDistance(query, foldText(c.name))) : c.sort_key, id: c.id });
   }
   matched.sort((a, b) => compareKeys(a, b, descending));
   const start = after ? matched.findIndex((k) => compareKeys(k, after, descending) > 0) : 0;
@@ -203,15 +226,27 @@ export async function citiesWithMatches(db: Db, criteria: PlaceCriteria, cityIds
 
 /** Exact number of matches. */
 export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<number> {
-  if (criteria.text?.mode !== 'fuzzy') return exactCount(db, criteria);
-  return (await searchPage(db, criteria, 'name', null, 0)).total;
+  if (criteria.text?.mode !== 'fuzzy' && !criteria.polygon) return exactCount(db, criteria);
+  // A saved checked search had few enough candidates when it was made: counted as an export reads it, all of them.
+  return (await checkedPage(db, criteria, 'name', null, 0, null)).total;
 }
 
 /** A batch of matches in id order after `afterId` (fuzzy candidates verified), and where to continue. */
 export async function placesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<{ rows: PublicPlaceRow[]; lastId: number | null }> {
   const rows = await findPlacesAfterId(db, criteria, afterId, limit);
   const lastId = rows.length === limit ? rows[rows.length - 1]!.id : null;
-  if (criteria.text?.mode !== 'fuzzy') return { rows, lastId };
-  const words = criteria.text.words;
-  return { rows: rows.filter((r) => fuzzyDistance(words, r.name, r.names) !== null), lastId };
+  const check = rowCheck(criteria);
+  return { rows: check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows, lastId };
+}
+
+/**
+ * What a bulk read of a search must still check on each row, or null when the SQL decides alone: fuzzy
+ * criteria select candidates, and the edit distance on every name (`name` and the `names` JSON) decides; a
+ * drawn area's box selects candidates, and the point-in-polygon test decides.
+ */
+export function rowCheck(criteria: PlaceCriteria): ((name: string, names: string | null, lon: number | null, lat: number | null) => boolean) | null {
+  const text = criteria.text?.mode === 'fuzzy' ? criteria.text : null;
+  const polygon = criteria.polygon ?? null;
+  if (!text && !polygon) return null;
+  return (name, names, lon, lat) => (!polygon || inPolygon(polygon, lon, lat)) && (!text || fuzzyDistance(text.words, name, names) !== null);
 }

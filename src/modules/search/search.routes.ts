@@ -9,8 +9,8 @@ import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { readJsonGetBody } from '../../infra/http/get-body.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
-import { overloaded, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
-import { pagePlacesJson, quickSearch, searchPlaces, type SearchPageResult } from './search.service.ts';
+import { overloaded, MapSearchBodySchema, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import { pagePlacesJson, quickSearch, searchPlaces, searchPlacesInArea, type SearchPageResult } from './search.service.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
 export interface SearchRoutesOptions {
@@ -32,7 +32,7 @@ export function requestLang(request: FastifyRequest, lang: string | undefined): 
  * serializer because the places part is rendered once per cached page (`pagePlacesJson`); the route
  * tests check every answer against the schema.
  */
-function pageBody(result: SearchPageResult, query: MapSearchQuery, selfUrl: string, base: string): string {
+function pageBody(result: SearchPageResult, query: Pick<MapSearchQuery, 'per_page' | 'fields'>, selfUrl: string, base: string): string {
   const next = result.nextCursor
     ? `${base}/api/v2/map/search?${new URLSearchParams({ cursor: result.nextCursor, per_page: String(query.per_page), ...(query.fields ? { fields: query.fields } : {}) })}`
     : null;
@@ -48,7 +48,7 @@ const maxGetBodyBytes = 16 * 1024;
 
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
-  const deps = createSearchDeps(options.db, options.reads);
+  const deps = createSearchDeps(options.db, options.reads, options.config.SEARCH_TYPO_CANDIDATES);
   // The resolvers take a moment to make (seconds for the in-memory ones): once the server listens, not on a client's first search.
   app.addHook('onListen', async () => {
     setImmediate(() => {
@@ -79,6 +79,31 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       const query = request.query as MapSearchQuery;
       const result = await searchPlaces(deps, request.auth!.accountId, query, requestLang(request, query.lang));
       return reply.type(json).send(pageBody(result, query, request.url, base));
+    },
+  );
+
+  app.post(
+    '/api/v2/map/search',
+    {
+      config: { scope: 'search' },
+      schema: {
+        tags: ['search'],
+        operationId: 'searchPlacesInArea',
+        summary: 'Search a drawn area (GeoJSON Polygon or MultiPolygon) and save the search',
+        description:
+          'The places inside a GeoJSON Polygon or MultiPolygon (holes excluded), with the optional filters of `GET /api/v2/map/search` ' +
+          '(`type`, `query`, `city`, `country`, `min_rating`, `has_*`, `sort`, `per_page`, `fields`, `lang`; not `near`, `radius`, `bbox`). Saves the ' +
+          'search like the GET form: the same response, `search_id` for exports, and `links.next` continues with `GET /api/v2/map/search?cursor=…`. ' +
+          'The area is read through the coordinate index by its bounding box, then each place is tested exactly. A polygon over the limits ' +
+          '(positions, polygons, rings, span) or not valid (open or degenerate ring, a position out of range) answers 400 naming it.',
+        body: MapSearchBodySchema,
+        response: { 200: SearchPageSchema, ...problemResponses(400, 415), ...overloaded },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as MapSearchBody;
+      const result = await searchPlacesInArea(deps, request.auth!.accountId, body, requestLang(request, body.lang));
+      return reply.type(json).send(pageBody(result, body, request.url, base));
     },
   );
 

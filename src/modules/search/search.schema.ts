@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { placeSorts, type PlaceSort } from '../places/places.repository.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
+import { polygonLimits } from './polygon.ts';
 
 /** Bounds of `per_page` and `radius` (metres), shared by the schema and the service. */
 export const perPage = { default: 20, min: 1, max: 100 } as const;
@@ -50,6 +51,43 @@ export const MapSearchQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/**
+ * `POST /api/v2/map/search`: a drawn area and the filters of the GET form, except those of another area
+ * (`near`, `radius`, `bbox`). The polygon's shape is checked by `parseSearchPolygon` (each bad ring or
+ * position named), so the schema only says what it is.
+ */
+const { near: _near, radius: _radius, bbox: _bbox, ...areaFilterProperties } = filterProperties;
+export const MapSearchBodySchema = Type.Object(
+  {
+    polygon: Type.Object(
+      {
+        type: Type.Unsafe<'Polygon' | 'MultiPolygon'>({ type: 'string', enum: ['Polygon', 'MultiPolygon'] }),
+        coordinates: Type.Optional(
+          Type.Array(Type.Unknown(), {
+            description:
+              'Required. GeoJSON (RFC 7946) coordinates, [lon, lat] in degrees: Polygon `[[[lon, lat], …], …]` (the outer ring, then holes); MultiPolygon `[Polygon coordinates, …]`. Each ring closed (last position = first), at least 4 positions',
+          }),
+        ),
+      },
+      {
+        description: `A GeoJSON Polygon or MultiPolygon: the places inside it (holes excluded; a place on an edge counts as inside). Limits: at most ${polygonLimits.maxVertices} positions in all, ${polygonLimits.maxPolygons} polygons, ${polygonLimits.maxRings} rings a polygon; its bounding box at most ${polygonLimits.maxSpanDeg}° of longitude and of latitude (no ring crosses the antimeridian)`,
+        examples: [{ type: 'Polygon', coordinates: [[[11.555, 48.13], [11.59, 48.13], [11.59, 48.15], [11.555, 48.15], [11.555, 48.13]]] }],
+      },
+    ),
+    ...Object.fromEntries(Object.entries(areaFilterProperties).map(([k, v]) => [k, Type.Optional(v)])),
+    per_page: Type.Optional(pagingProperties.per_page),
+    fields: Type.Optional(pagingProperties.fields),
+    lang: MapSearchQuerySchema.properties.lang,
+  },
+  { additionalProperties: false, description: 'A drawn area and, optionally, the filters of `GET /api/v2/map/search` (not `near`, `radius`, `bbox`)' },
+);
+export interface MapSearchBody extends Omit<SearchFilters, 'near' | 'radius' | 'bbox'> {
+  polygon: { type: 'Polygon' | 'MultiPolygon'; coordinates?: unknown[] };
+  per_page: number;
+  fields?: string;
+  lang?: string;
+}
+
 /** The filters of a search, as validated: the service's input. */
 const SearchFiltersSchema = Type.Partial(Type.Object(filterProperties));
 export type SearchFilters = Static<typeof SearchFiltersSchema>;
@@ -115,8 +153,23 @@ export const ResolutionSchema = Type.Object(
       Type.Null(),
     ]),
     country: Type.Union([Type.Object({ input: Type.String(), code: Type.String(), name: Type.String() }), Type.Null()]),
+    typos: Type.Optional(
+      Type.Object(
+        {
+          tolerated: Type.Boolean({ description: 'true: the places found needed typos tolerated; false: typos were not tolerated, see `reason`' }),
+          reason: Type.Optional(
+            Type.Union([Type.Literal('not_narrowed'), Type.Literal('too_many_candidates')], {
+              description:
+                '`not_narrowed`: the words are too short for the text index (4–5 letters) and no city, country, type or area under 1 square degree narrows the places to check; `too_many_candidates`: more places than `candidate_limit` would have to be checked. Narrow the search to have typos tolerated',
+            }),
+          ),
+          candidate_limit: Type.Integer({ description: 'The most places a typo-tolerant search checks' }),
+        },
+        { description: 'Present when nothing matched exactly and a word of `query` is long enough for typos (4 letters or more)' },
+      ),
+    ),
   },
-  { description: 'How `type`, `city` and `country` were understood' },
+  { description: 'How `type`, `city` and `country` were understood, and whether typos were tolerated' },
 );
 
 export const SearchPageSchema = Type.Object({

@@ -4,14 +4,16 @@ import { AppError } from '../../infra/errors.ts';
 import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
+import { withTimeBudget } from '../../infra/db/time-budget.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { streamPlaces } from '../places/places.stream.ts';
 import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { businessKindOfQuery } from './business-words.ts';
 import { searchOtherCities } from './city-fallback.ts';
-import { countMatches, fuzzyDistance, type PlacePage } from './search.reads.ts';
+import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
-import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
 
 export type {
@@ -301,18 +303,42 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
 }
 
 /**
+ * `POST /api/v2/map/search`: a new search in a drawn area (checked by `parseSearchPolygon`: 400 naming
+ * the ring or position at fault), with the filters of the GET form; saved like it, so it pages with
+ * `cursor` and exports by `search_id`.
+ */
+export async function searchPlacesInArea(deps: SearchDeps, accountId: number, body: MapSearchBody, lang: string | null): Promise<SearchPageResult> {
+  const fields = parseFields(body.fields);
+  const polygon = parseSearchPolygon(body.polygon, 'body.polygon');
+  const { per_page: perPage, fields: _fields, lang: _lang, polygon: _polygon, ...input } = body;
+  return createSearch(deps, accountId, input, { perPage, fields, lang: lang ?? body.lang?.toLowerCase() ?? null, polygon });
+}
+
+/**
  * Runs a new search for an account and saves it. Text queries first match names by substring; when
  * nothing matches, they run again tolerating typos (see search.reads.ts).
  */
-export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
-  const resolved = await resolveSearchCached(deps, input, options.lang);
+export async function createSearch(
+  deps: SearchDeps,
+  accountId: number,
+  input: SearchInput,
+  options: { perPage: number; fields: PlaceField[]; lang: string | null; polygon?: MultiPolygonCoordinates },
+): Promise<SearchPageResult> {
+  const named = await resolveSearchCached(deps, input, options.lang);
+  // A drawn area is searched as its bounding box, each place then tested (`rowCheck`); not remembered with
+  // the names (a polygon is rarely asked twice, and may be large).
+  const resolved = options.polygon ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } } : named;
   const { sort } = resolved;
-  const { page, criteria, resolution } = await runWithFallbacks(deps, resolved, options.perPage);
-  const search: SavedSearch = { id: newSearchId(), accountId, params: input, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
+  const { page, criteria, resolution } = await withBudget(deps, () => runWithFallbacks(deps, resolved, options.perPage));
+  if (page.candidateLimit !== undefined && criteria.polygon && criteria.text?.mode !== 'fuzzy') {
+    throw bad('body.polygon', `holds more than ${page.candidateLimit} places with these filters; draw a smaller area or add filters`, { maxCandidates: page.candidateLimit });
+  }
+  const params = options.polygon ? { ...input, polygon: { type: 'MultiPolygon', coordinates: options.polygon } } : input;
+  const search: SavedSearch = { id: newSearchId(), accountId, params, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
   await insertSearch(deps.db, {
     public_id: search.id,
     account_id: accountId,
-    params: JSON.stringify(input),
+    params: JSON.stringify(params),
     criteria: jsonOf(criteria),
     resolution: jsonOf(resolution),
     sort,
@@ -337,8 +363,18 @@ export async function quickSearch(
     });
   }
   const { per_page: perPage = defaultPerPage, ...input } = params;
-  const { page, resolution } = await runWithFallbacks(deps, await resolveSearchCached(deps, input, options.lang), perPage);
+  const resolved = await resolveSearchCached(deps, input, options.lang);
+  const { page, resolution } = await withBudget(deps, () => runWithFallbacks(deps, resolved, perPage));
   return { total: page.total, page, resolution };
+}
+
+/**
+ * The reads of one request under one time budget (`SEARCH_TIME_BUDGET_MS`, held by the read pool): past it
+ * the running statement is stopped and the request answers 503 `time_budget_exceeded`.
+ */
+function withBudget<R>(deps: SearchDeps, fn: () => Promise<R>): Promise<R> {
+  const budgetMs = deps.reads.budgetMs;
+  return budgetMs === undefined ? fn() : withTimeBudget(budgetMs, fn);
 }
 
 /**
@@ -347,29 +383,42 @@ export async function quickSearch(
  */
 async function runWithFallbacks(deps: SearchDeps, resolved: ResolvedSearch, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria; resolution: SearchResolution }> {
   const first = await runWithTypoFallback(deps, resolved.criteria, resolved.sort, limit);
-  if (first.page.total > 0) return { ...first, resolution: resolved.resolution };
-  return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { ...first, resolution: resolved.resolution };
+  const resolution = first.typos ? { ...resolved.resolution, typos: first.typos } : resolved.resolution;
+  if (first.page.total > 0) return { page: first.page, criteria: first.criteria, resolution };
+  return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { page: first.page, criteria: first.criteria, resolution };
 }
 
 /**
- * Exact substring matching first; when it finds nothing, the same search tolerating typos. Answers the
- * page and the criteria that produced it (a new object for the typo-tolerant run: criteria are shared).
+ * Exact substring matching first; when it finds nothing, the same search tolerating typos, if its
+ * candidates are few enough to check (`fuzzyNarrowed`, `fuzzyCandidateLimit`). Answers the page, the
+ * criteria that produced it (a new object for the typo-tolerant run: criteria are shared) and, when typos
+ * were considered, whether they were tolerated.
  */
-async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria }> {
-  const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
+async function runWithTypoFallback(
+  deps: SearchDeps,
+  criteria: PlaceCriteria,
+  sort: PlaceSort,
+  limit: number,
+): Promise<{ page: PlacePage; criteria: PlaceCriteria; typos?: SearchResolution['typos'] }> {
+  const page = await deps.reads.run('searchPage', criteria, sort, null, limit, deps.typoCandidates);
+  if (page.candidateLimit !== undefined) return { page, criteria };
   if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return { page, criteria };
   // Typos are tolerated in names only: the kind of business the text named stays exact.
   const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' }, textKind: null };
-  // Short words alone would mean checking every place in the catalog: they need a city, type or area too.
-  if (!fuzzyNarrowed(fuzzy)) return { page, criteria };
-  return { page: await deps.reads.run('searchPage', fuzzy, sort, null, limit), criteria: fuzzy };
+  const bound = { candidate_limit: deps.typoCandidates };
+  // Short words alone would mean checking every place of the catalog or of a world-sized box: they need a
+  // city, country, type or small area too.
+  if (!fuzzyNarrowed(fuzzy)) return { page, criteria, typos: { tolerated: false, reason: 'not_narrowed', ...bound } };
+  const typoPage = await deps.reads.run('searchPage', fuzzy, sort, null, limit, deps.typoCandidates);
+  if (typoPage.candidateLimit !== undefined) return { page, criteria, typos: { tolerated: false, reason: 'too_many_candidates', ...bound } };
+  return { page: typoPage, criteria: fuzzy, typos: { tolerated: true, ...bound } };
 }
 
 /** The next page of a saved search, from a cursor of a previous page. */
 export async function continueSearch(deps: SearchDeps, accountId: number, cursor: string, options: { perPage: number; fields: PlaceField[] }): Promise<SearchPageResult> {
   const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
-  const page = await deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage);
+  const page = await withBudget(deps, () => deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage, deps.typoCandidates));
   return toPage(search, page, options.fields);
 }
 
@@ -381,7 +430,7 @@ export async function savedSearchPage(deps: SearchDeps, accountId: number, searc
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const after = cursor === undefined ? null : decodeSearchCursor(cursor);
   if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
-  const page = await deps.reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, perPage);
+  const page = await withBudget(deps, () => deps.reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates));
   return toPage(search, page, []);
 }
 
@@ -409,21 +458,19 @@ export async function getSearchForAccount(db: Db, accountId: number, searchId: s
  * (no row repeats). One streamed query on SQLite (`streamPlaces`); nothing is held beyond a batch.
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
-  const check = searchNameCheck(search);
+  const check = searchRowCheck(search);
   for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
-    const matches = check ? rows.filter((r) => check(r.name, r.names)) : rows;
+    const matches = check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows;
     if (matches.length > 0) yield matches;
   }
 }
 
 /**
- * What a bulk read of a saved search must still check on each row, or null when the SQL decides alone:
- * fuzzy criteria select candidates, and the edit distance on every name (`name` and the `names` JSON) decides.
+ * What a bulk read of a saved search must still check on each row, or null when the SQL decides alone
+ * (`rowCheck`: the edit distance of fuzzy text, the point-in-polygon test of a drawn area).
  */
-export function searchNameCheck(search: SavedSearch): ((name: string, names: string | null) => boolean) | null {
-  const text = search.criteria.text;
-  if (text?.mode !== 'fuzzy') return null;
-  return (name, names) => fuzzyDistance(text.words, name, names) !== null;
+export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck> {
+  return rowCheck(search.criteria);
 }
 
 /** Exact number of places a saved search matches now (it may differ from `total` as data changes). */

@@ -46,6 +46,8 @@ export interface SearchDeps {
   /** Loaded on first use, then kept. */
   types: () => Promise<TypeResolver>;
   places: () => PlaceNameResolver;
+  /** Typo-tolerant candidates checked at most (`SEARCH_TYPO_CANDIDATES`). */
+  typoCandidates: number;
 }
 
 /** Search parameters after schema validation (the names of the query string). */
@@ -71,6 +73,13 @@ export interface SearchResolution {
   /** `chosen_by`: why that city (see `CityChoiceReason`); absent from searches saved before it existed. */
   city: { input: string; chosen: CityChoice; alternatives: CityChoice[]; chosen_by?: CityChoiceReason } | null;
   country: { input: string; code: string; name: string } | null;
+  /**
+   * Whether typos were tolerated, present when nothing matched exactly and a word is long enough for typos:
+   * `tolerated: false` with `reason` when the search is not narrow enough to check its candidates
+   * (`not_narrowed`: short words and no city, country, type or small area; `too_many_candidates`: more than
+   * `candidate_limit`). Absent from searches saved before it existed.
+   */
+  typos?: { tolerated: boolean; reason?: 'not_narrowed' | 'too_many_candidates'; candidate_limit: number };
 }
 
 /**

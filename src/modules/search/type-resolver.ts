@@ -7,6 +7,7 @@ import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlPlaceNames } from '../geo/place-names.ts';
 import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
+import { fuzzyCandidateLimit } from '../places/places.repository.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
 
 /** `type=` through the taxonomy's category index: a name, alias or term in any language, plurals, slugs, OSM tags. */
@@ -115,6 +116,6 @@ export function loadPlaceNameResolver(): void {
 }
 
 /** What the search service needs, wired to the taxonomy and the place names: for the API and the dashboard alike. */
-export function createSearchDeps(db: Db, reads: ReadPool<ApiReadTasks>): SearchDeps {
-  return { db, reads, types: () => loadTypeResolver(db), places: () => placeNameResolver(db) };
+export function createSearchDeps(db: Db, reads: ReadPool<ApiReadTasks>, typoCandidates = fuzzyCandidateLimit): SearchDeps {
+  return { db, reads, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates };
 }
