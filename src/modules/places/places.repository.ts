@@ -244,7 +244,25 @@ const sqliteTextGeo: PlaceTextGeo = {
 const unspacedWord = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
- * PostgreSQL: substring on the name and the JSON of other names, case and accents folded by `la_fold`
+ * The other names of a place as PostgreSQL rows of text: every string of the JSON (`{"de": …, "alt": […]}`),
+ * never its keys, as `searchDocument` takes them on SQLite (a key such as `bar`, the Bavarian name, is no name).
+ */
+const otherNames = sql`jsonb_path_query(places.names::jsonb, 'strict $.** ? (@.type() == "string")')`;
+
+/** `la_fold` after NFKC, for the checks outside the trigram index: `C.ª` holds the word `a`, as `foldText` has it. */
+const foldCompat = (text: RawBuilder<unknown>) => sql`la_fold(normalize(${text}, NFKC))`;
+
+/** A name folded to the form relevance compares: letters and digits, single spaces (as `searchFold`). */
+const foldWords = (text: RawBuilder<unknown>) => sql`trim(regexp_replace(${foldCompat(text)}, '[^[:alnum:]]+', ' ', 'g'))`;
+
+/** Whether one of the other names passes `test`; `prefilter` on the JSON text as a whole first, which keys can pass but no name fails. */
+function anyOtherName(test: (name: RawBuilder<unknown>) => RawBuilder<SqlBool>, prefilter?: RawBuilder<SqlBool>): RawBuilder<SqlBool> {
+  const exists = sql<SqlBool>`EXISTS (SELECT 1 FROM ${otherNames} AS other(v) WHERE ${test(sql`(other.v #>> '{}')`)})`;
+  return prefilter ? sql<SqlBool>`(places.names IS NOT NULL AND ${prefilter} AND ${exists})` : sql<SqlBool>`(places.names IS NOT NULL AND ${exists})`;
+}
+
+/**
+ * PostgreSQL: substring on the name and on each of the other names, case and accents folded by `la_fold`
  * (migration 0011; the trigram index is on la_fold(name)). Words under three characters match at the start
  * of a word, as on SQLite (a regular expression, outside the index).
  */
@@ -257,10 +275,12 @@ const postgresTextGeo: PlaceTextGeo = {
         const n = [...f].length;
         if (n >= 3 || unspacedWord.test(f)) {
           const pattern = sql`la_fold(${likePattern(f)})`;
-          return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+          const like = (text: RawBuilder<unknown>) => sql<SqlBool>`la_fold(${text}) LIKE ${pattern}`;
+          return eb.or([like(sql.ref('places.name')), anyOtherName(like, like(sql.ref('places.names')))]);
         }
         const re = `(^|[^[:alnum:]])${f}${n === 1 ? '([^[:alnum:]]|$)' : ''}`;
-        return eb.or([sql<SqlBool>`la_fold(places.name) ~ ${re}`, sql<SqlBool>`la_fold(places.names) ~ ${re}`]);
+        const matches = (text: RawBuilder<unknown>) => sql<SqlBool>`${foldCompat(text)} ~ ${re}`;
+        return eb.or([matches(sql.ref('places.name')), anyOtherName(matches, matches(sql.ref('places.names')))]);
       }),
     );
   },
@@ -269,7 +289,8 @@ const postgresTextGeo: PlaceTextGeo = {
     // Pieces are parts of a word: substrings however short.
     const contains = (piece: string) => {
       const pattern = sql`la_fold(${likePattern(piece)})`;
-      return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+      const like = (text: RawBuilder<unknown>) => sql<SqlBool>`la_fold(${text}) LIKE ${pattern}`;
+      return eb.or([like(sql.ref('places.name')), anyOtherName(like, like(sql.ref('places.names')))]);
     };
     return eb.and(piecesPerWord.map((pieces) => eb.or(pieces.map(contains))));
   },
@@ -278,11 +299,15 @@ const postgresTextGeo: PlaceTextGeo = {
   },
   relevance(words, withKind) {
     const forms = words.map(searchFold).filter((f) => f !== '');
-    const folded = sql`trim(regexp_replace(la_fold(places.name), '[^[:alnum:]]+', ' ', 'g'))`;
+    const query = forms.join(' ');
+    const folded = foldWords(sql.ref('places.name'));
+    // A whole name: the display name or any other name is the query, word for word (the SQLite document's `$ query $`).
+    const exact = sql`(${folded} = ${query} OR ${anyOtherName((name) => sql<SqlBool>`${foldWords(name)} = ${query}`)})`;
     const starts = sql`${folded} LIKE ${`${(forms[0] ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`;
-    if (!withKind) return sql<number>`(CASE WHEN ${folded} = ${forms.join(' ')} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END)`;
+    const tiers = sql<number>`(CASE WHEN ${exact} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END)`;
+    if (!withKind) return tiers;
     const contains = postgresTextGeo.containsWords(expressionBuilder<Database, 'places'>(), words);
-    return sql<number>`(CASE WHEN ${contains} THEN (CASE WHEN ${folded} = ${forms.join(' ')} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END) ELSE ${textTiers.kind} END)`;
+    return sql<number>`(CASE WHEN ${contains} THEN ${tiers} ELSE ${textTiers.kind} END)`;
   },
   textOnly: null,
 };
