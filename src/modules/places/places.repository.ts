@@ -427,6 +427,16 @@ export function fuzzyNarrowed(criteria: PlaceCriteria): boolean {
   return indexedWord || Object.values(narrowing).some((v) => v != null);
 }
 
+/**
+ * Names in code point order on both dialects: SQLite compares the UTF-8 bytes (code point order); PostgreSQL
+ * would follow the database's collation (`en_US.UTF-8` puts `apple` before `Banana`, `C` after), so it is told
+ * `C`. No index serves the name order, so the collation costs nothing.
+ */
+const nameOrder = byDialect<RawBuilder<string>>({
+  sqlite: () => sql<string>`places.name`,
+  postgres: () => sql<string>`(places.name COLLATE "C")`,
+});
+
 /** The sort key of a row, as SQL: a number or a text, never null, so keyset comparisons stay simple. */
 export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): { expr: RawBuilder<number | string>; descending: boolean } {
   switch (sort) {
@@ -435,7 +445,7 @@ export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): {
     case 'review_count':
       return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
     case 'name':
-      return { expr: sql<string>`places.name`, descending: false };
+      return { expr: nameOrder(db), descending: false };
     case 'distance': {
       if (!criteria.near) throw new Error('sort=distance needs near');
       return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
