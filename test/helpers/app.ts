@@ -1,7 +1,7 @@
 import { buildApp, type App } from '../../src/app.ts';
 import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { Db } from '../../src/infra/db/database.ts';
+import type { Db, DialectName } from '../../src/infra/db/database.ts';
 import { openTestPostgres, openTestSqlite } from './databases.ts';
 
 export interface TestApp {
@@ -14,8 +14,11 @@ export interface TestApp {
 }
 
 export interface TestAppOptions {
-  /** `sqlite` (a temp file, the default) or `postgres` (a schema of its own in the local PostgreSQL). */
-  database?: 'sqlite' | 'postgres';
+  /**
+   * `sqlite` (a temp file, the default) or `postgres` (a schema of its own in the local PostgreSQL, dropped
+   * on close). Route tests loop over `dialects` (test/helpers/databases.ts) and pass each one here.
+   */
+  dialect?: DialectName;
   /** Real data files to import first (after migrations and reference data). */
   files?: string[];
   /** Environment overrides on top of the test defaults (silent logs, no demo import). */
@@ -29,7 +32,7 @@ export interface TestAppOptions {
  * real socket): a database of its own, migrated and with the reference data, the given files imported.
  */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const t = options.database === 'postgres' ? await openTestPostgres() : openTestSqlite();
+  const t = options.dialect === 'postgres' ? await openTestPostgres() : openTestSqlite();
   try {
     await prepareDatabase(t.db);
     if (options.files?.length) await importFiles(t.db, options.files);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, type Db } from '../../src/infra/db/database.ts';
+import { openDatabase, type Db, type DialectName } from '../../src/infra/db/database.ts';
 
 export const postgresAdminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -53,8 +53,22 @@ export async function openTestPostgres(): Promise<TestDatabase & { schema: strin
   };
 }
 
-/** Both dialects, for suites that loop over them. */
-export const dialects: Array<{ name: 'sqlite' | 'postgres'; open: () => Promise<TestDatabase> }> = [
+const allDialects: Array<{ name: DialectName; open: () => Promise<TestDatabase> }> = [
   { name: 'sqlite', open: async () => openTestSqlite() },
   { name: 'postgres', open: openTestPostgres },
 ];
+
+/**
+ * The dialects suites loop over: both, unless `TEST_DIALECTS` names some (`TEST_DIALECTS=sqlite` for a
+ * quicker local run; CI sets nothing and runs both). A name it does not know fails the run rather than
+ * silently testing less.
+ */
+export const dialects = selectDialects(process.env.TEST_DIALECTS);
+
+function selectDialects(names: string | undefined): typeof allDialects {
+  if (names === undefined || names.trim() === '') return allDialects;
+  const wanted = names.split(',').map((n) => n.trim());
+  const unknown = wanted.filter((n) => !allDialects.some((d) => d.name === n));
+  if (unknown.length > 0) throw new Error(`TEST_DIALECTS: unknown dialect ${unknown.join(', ')} (allowed: ${allDialects.map((d) => d.name).join(', ')})`);
+  return allDialects.filter((d) => wanted.includes(d.name));
+}

@@ -4,19 +4,20 @@ import { buildApp, type App } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
 import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
 import { safeNext } from './dashboard.routes.ts';
 
 
 const password = 'a passphrase long enough';
 
-describe('dashboard over http', () => {
+for (const dialect of dialects) describe(`dashboard over http on ${dialect.name}`, () => {
   let app: App;
   let t: TestApp;
   let db: Db;
 
   before(async () => {
-    t = await buildTestApp();
+    t = await buildTestApp({ dialect: dialect.name });
     app = t.app;
     db = t.db;
   });

@@ -10,15 +10,16 @@ import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { exportBatchSize, startExport } from './exports.service.ts';
 import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
 import { guardFormula, listSeparator } from './formats/cells.ts';
 
-describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
+for (const dialect of dialects) describe(`GET /api/v2/map/export on the Munich OpenStreetMap extract on ${dialect.name}`, () => {
   let t: TestApp;
   let app: App;
   let city: TestCity;
 
   before(async () => {
-    t = await buildTestApp({ files: [munichExtract] });
+    t = await buildTestApp({ dialect: dialect.name, files: [munichExtract] });
     app = t.app;
     city = await topRestaurantCity(t.db);
     await app.ready();

@@ -5,15 +5,16 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
 import type { Lead, LeadCategories, LeadsPage } from './leads.schema.ts';
 
-describe("the account's leads on the Munich OpenStreetMap extract", () => {
+for (const dialect of dialects) describe(`the account's leads on the Munich OpenStreetMap extract on ${dialect.name}`, () => {
   let t: TestApp;
   let app: App;
   let city: TestCity;
 
   before(async () => {
-    t = await buildTestApp({ files: [munichExtract] });
+    t = await buildTestApp({ dialect: dialect.name, files: [munichExtract] });
     app = t.app;
     city = await topRestaurantCity(t.db);
     await app.ready();

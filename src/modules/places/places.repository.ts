@@ -278,7 +278,32 @@ const sqliteTextGeo: PlaceTextGeo = {
 const unspacedWord = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
- * PostgreSQL: substring on the name and the JSON of other names, case and accents folded by `la_fold`
+ * The other names of a place on PostgreSQL: the `names` JSON (`{"de": …, "alt": […]}`) with its keys taken
+ * out, so that only names are searched, as `searchDocument` takes them on SQLite (`bar` is the key of the
+ * Bavarian name, not a name). Scalar text functions only: a set-returning function per row makes the planner
+ * price a text search high enough to compile it (JIT), which costs more than the search.
+ */
+const otherNames = sql`regexp_replace(places.names, ${'"(?:[^"\\\\]|\\\\.)*"\\s*:'}, '', 'g')`;
+
+/** `la_fold` after NFKC, for the checks outside the trigram index: `C.ª` holds the word `a`, as `foldText` has it. */
+const foldCompat = (text: RawBuilder<unknown>) => sql`la_fold(normalize(${text}, NFKC))`;
+
+/** A name folded to the form relevance compares: letters and digits, single spaces (as `searchFold`). */
+const foldWords = (text: RawBuilder<unknown>) => sql`trim(regexp_replace(${foldCompat(text)}, '[^[:alnum:]]+', ' ', 'g'))`;
+
+/**
+ * The other names folded as a search document: ` $ first name $ $ second name $ `, each name's letters and
+ * digits between marks (the quotes that delimited it), so that ` $ query $ ` is one whole name.
+ */
+const otherNamesDocument = sql`regexp_replace(regexp_replace(replace(regexp_replace(${foldCompat(otherNames)}, '[$]', ' ', 'g'), '"', '$'), '[^[:alnum:]$]+', ' ', 'g'), ' *[$] *', ' $ ', 'g')`;
+
+/** Whether the name or one of the other names passes `test`; the other names only when the JSON text as a whole does (keys can pass it, no name fails it). */
+function anyName(test: (text: RawBuilder<unknown>) => RawBuilder<SqlBool>): RawBuilder<SqlBool> {
+  return sql<SqlBool>`(${test(sql.ref('places.name'))} OR (places.names IS NOT NULL AND ${test(sql.ref('places.names'))} AND ${test(otherNames)}))`;
+}
+
+/**
+ * PostgreSQL: substring on the name and on each of the other names, case and accents folded by `la_fold`
  * (migration 0011; the trigram index is on la_fold(name)). Words under three characters match at the start
  * of a word, as on SQLite (a regular expression, outside the index).
  */
@@ -291,10 +316,10 @@ const postgresTextGeo: PlaceTextGeo = {
         const n = [...f].length;
         if (n >= 3 || unspacedWord.test(f)) {
           const pattern = sql`la_fold(${likePattern(f)})`;
-          return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+          return anyName((text) => sql<SqlBool>`la_fold(${text}) LIKE ${pattern}`);
         }
         const re = `(^|[^[:alnum:]])${f}${n === 1 ? '([^[:alnum:]]|$)' : ''}`;
-        return eb.or([sql<SqlBool>`la_fold(places.name) ~ ${re}`, sql<SqlBool>`la_fold(places.names) ~ ${re}`]);
+        return anyName((text) => sql<SqlBool>`${foldCompat(text)} ~ ${re}`);
       }),
     );
   },
@@ -305,7 +330,7 @@ const postgresTextGeo: PlaceTextGeo = {
     // of the plan, and the statement timeout bounds it.)
     const contains = (piece: string) => {
       const pattern = sql`la_fold(${likePattern(piece)})`;
-      return eb.or([sql<SqlBool>`la_fold(places.name) LIKE ${pattern}`, sql<SqlBool>`la_fold(places.names) LIKE ${pattern}`]);
+      return anyName((text) => sql<SqlBool>`la_fold(${text}) LIKE ${pattern}`);
     };
     return eb.and(piecesPerWord.map((pieces) => eb.or(pieces.map(contains))));
   },
@@ -314,11 +339,15 @@ const postgresTextGeo: PlaceTextGeo = {
   },
   relevance(words, withKind) {
     const forms = words.map(searchFold).filter((f) => f !== '');
-    const folded = sql`trim(regexp_replace(la_fold(places.name), '[^[:alnum:]]+', ' ', 'g'))`;
+    const query = forms.join(' ');
+    const folded = foldWords(sql.ref('places.name'));
+    // A whole name: the display name or any other name is the query, word for word (the SQLite document's `$ query $`).
+    const exact = sql`(${folded} = ${query} OR (places.names IS NOT NULL AND position(${` ${nameMark} ${query} ${nameMark} `} IN ${otherNamesDocument}) > 0))`;
     const starts = sql`${folded} LIKE ${`${(forms[0] ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`;
-    if (!withKind) return sql<number>`(CASE WHEN ${folded} = ${forms.join(' ')} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END)`;
+    const tiers = sql<number>`(CASE WHEN ${exact} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END)`;
+    if (!withKind) return tiers;
     const contains = postgresTextGeo.containsWords(expressionBuilder<Database, 'places'>(), words);
-    return sql<number>`(CASE WHEN ${contains} THEN (CASE WHEN ${folded} = ${forms.join(' ')} THEN ${textTiers.exact} WHEN ${starts} THEN ${textTiers.starts} ELSE ${textTiers.contains} END) ELSE ${textTiers.kind} END)`;
+    return sql<number>`(CASE WHEN ${contains} THEN ${tiers} ELSE ${textTiers.kind} END)`;
   },
   textOnly: null,
 };
@@ -477,6 +506,16 @@ export function fuzzyNarrowed(criteria: PlaceCriteria): boolean {
   return indexedWord || placeNarrowed(criteria);
 }
 
+/**
+ * Names in code point order on both dialects: SQLite compares the UTF-8 bytes (code point order); PostgreSQL
+ * would follow the database's collation (`en_US.UTF-8` puts `apple` before `Banana`, `C` after), so it is told
+ * `C`. No index serves the name order, so the collation costs nothing.
+ */
+const nameOrder = byDialect<RawBuilder<string>>({
+  sqlite: () => sql<string>`places.name`,
+  postgres: () => sql<string>`(places.name COLLATE "C")`,
+});
+
 /** The sort key of a row, as SQL: a number or a text, never null, so keyset comparisons stay simple. */
 export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): { expr: RawBuilder<number | string>; descending: boolean } {
   switch (sort) {
@@ -485,7 +524,7 @@ export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): {
     case 'review_count':
       return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
     case 'name':
-      return { expr: sql<string>`places.name`, descending: false };
+      return { expr: nameOrder(db), descending: false };
     case 'distance': {
       if (!criteria.near) throw new Error('sort=distance needs near');
       return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
