@@ -6,6 +6,7 @@ import type { App } from '../../app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
 import { polygonLimits } from './polygon.ts';
 import { SearchPageSchema } from './search.schema.ts';
 
@@ -36,13 +37,13 @@ interface Page {
 const inside = ([a, b, c, d]: Box, p: { lon: number; lat: number }) => p.lon >= a && p.lon <= c && p.lat >= b && p.lat <= d;
 const strictlyInside = ([a, b, c, d]: Box, p: { lon: number; lat: number }) => p.lon > a && p.lon < c && p.lat > b && p.lat < d;
 
-for (const database of ['sqlite', 'postgres'] as const) {
-  describe(`POST /api/v2/map/search with a polygon on ${database}`, () => {
+for (const dialect of dialects) {
+  describe(`POST /api/v2/map/search with a polygon on ${dialect.name}`, () => {
     let t: TestApp;
     let user: TestAccount;
     let all: Array<{ public_id: string; lat: number; lon: number }>;
     before(async () => {
-      t = await buildTestApp({ database, files: [munichPbf] });
+      t = await buildTestApp({ dialect: dialect.name, files: [munichPbf] });
       user = await createAccountWithToken(t.db);
       all = (await t.db.kysely.selectFrom('places').select(['public_id', 'lat', 'lon']).where('lat', 'is not', null).execute()) as typeof all;
     });
@@ -151,7 +152,7 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.match(JSON.stringify((withBbox.json() as { errors: unknown[] }).errors), /bbox/);
     });
 
-    if (database === 'sqlite') {
+    if (dialect.name === 'sqlite') {
       describeAuthSuite(
         {
           method: 'POST',
