@@ -192,6 +192,16 @@ describe('place locator', () => {
     assert.equal(g.assignCity({ lat: 48.5737, lon: 7.8 }).countryCode, 'FR');
   });
 
+  test('believes the source over a point well inside another country only when the address city says so', () => {
+    // Real rows: Michelin files Torkel, Vaduz, under Switzerland; Vaduz is no Swiss city.
+    const torkel = g.assignCity({ city: 'Vaduz', countryCode: 'CH', lat: 47.1441186, lon: 9.5196627 });
+    assert.deepEqual([torkel.countryCode, g.city(torkel.cityId!)?.name, torkel.source], ['LI', 'Vaduz', 'address']);
+    // Zomato's InnerChef, Noida, India, at 28°N 0°E (Algeria): the point is wrong, not the country.
+    const innerChef = g.assignCity({ city: 'Noida', countryCode: 'IN', lat: 28, lon: 0 });
+    assert.deepEqual([innerChef.countryCode, g.city(innerChef.cityId!)?.name], ['IN', 'Noida']);
+    assert.equal(g.assignCity({ city: 'Xyzzyville', countryCode: 'IN', lat: 28, lon: 0 }).countryCode, 'DZ');
+  });
+
   test('takes territories as GeoNames files them, and the city of that territory', () => {
     // Pointe-à-Pitre, Guadeloupe: GP, also when the source says France.
     for (const countryCode of [null, 'FR']) {

@@ -555,7 +555,9 @@ export class Gazetteer implements PlaceLocator {
    * and the city is sought among that country's cities only, so a café in Monaco is not filed under
    * Beausoleil, nor a restaurant in Bendern under Haag across the Rhine. Within BORDER_TOLERANCE_M of another
    * country, where the generalised borders may be wrong, the source's country wins when it names one of the
-   * countries there, and without one a written address city that is a city of one of them decides. At sea,
+   * countries there, and without one a written address city that is a city of one of them decides. Well
+   * inside a country, the source's country still wins when its address city is a city of the source's
+   * country and of none of the polygon's: the point is wrong, not the country. At sea,
    * outside any country, or where the polygon's country has no GeoNames city within reach (Crimea, Western
    * Sahara: GeoNames files them under another country), the source's country as before, else the nearest city's.
    */
@@ -565,11 +567,15 @@ export class Gazetteer implements PlaceLocator {
     const placed = this.borders.at(input.lat, input.lon);
     if (placed.code === null || given === placed.code) return this.assignIn(input, given);
     let country = placed.code;
+    const written = input.city?.trim();
     if (given !== null && given !== placed.parent) {
-      // The source disagrees: believed near a border the polygon may have wrong, not well inside another country.
+      // The source disagrees: believed near a border the polygon may have wrong, not well inside another
+      // country, unless its address city is a city of its country and of none of the polygon's (then the
+      // point is what is wrong: a Zomato place in Noida, IN, at 28°N 0°E).
       if (this.borders.othersNear(input.lat, input.lon, placed).includes(given)) country = given;
-    } else if (given === null && input.city?.trim() && this.addressMatches(input.city.trim(), placed.code).length === 0) {
-      const other = this.borders.othersNear(input.lat, input.lon, placed).find((c) => this.addressMatches(input.city!.trim(), c).length > 0);
+      else if (written && this.addressMatches(written, placed.code).length === 0 && this.addressMatches(written, given).length > 0) country = given;
+    } else if (given === null && written && this.addressMatches(written, placed.code).length === 0) {
+      const other = this.borders.othersNear(input.lat, input.lon, placed).find((c) => this.addressMatches(written, c).length > 0);
       if (other) country = other;
     }
     const found = this.assignIn(input, country);
