@@ -9,24 +9,29 @@ const known = (code: string) => g.resolveCountry(code)?.code === code;
 
 describe('country borders', () => {
   test('answers from its cell cache what country-coder answers for each point', () => {
-    const borders = new CountryBorders(known);
     // Grids over Monaco and its French surroundings, and over Liechtenstein with Switzerland and Austria,
-    // each walked twice: the second pass is answered from the cache where a cell lies in one country.
+    // each walked from the west and from the east (a cell is first met from either side) and then again:
+    // the later passes are answered from the cache where a cell lies in one country.
     for (const [south, west, north, east] of [
       [43.72, 7.4, 43.76, 7.45],
       [47.04, 9.46, 47.28, 9.65],
+      // The edge of France's coastal waters off Brittany, where some cells are partly open sea.
+      [47.4, -5.2, 47.6, -4.95],
     ] as const) {
       const seen = new Set<string>();
-      for (let pass = 0; pass < 2; pass++) {
-        for (let lat = south; lat <= north; lat += (north - south) / 37) {
-          for (let lon = west; lon <= east; lon += (east - west) / 41) {
+      const steps = Array.from({ length: 42 }, (_, i) => i / 41);
+      for (const order of [steps, [...steps].reverse()]) {
+        const borders = new CountryBorders(known);
+        for (const f of [...order, ...order]) {
+          const lon = west + f * (east - west);
+          for (let lat = south; lat <= north; lat += (north - south) / 37) {
             const code = borders.at(lat, lon).code;
             assert.equal(code, iso1A2Code([lon, lat], { level: 'territory' }), `${lat},${lon}`);
-            if (code) seen.add(code);
+            seen.add(code ?? 'open sea');
           }
         }
       }
-      assert.ok(seen.size >= 2, `both sides of the border were walked: ${[...seen]}`);
+      assert.ok(seen.size >= 2, `both sides of the border or coast were walked: ${[...seen]}`);
     }
   });
 

@@ -77,7 +77,12 @@ export class CountryBorders {
     const codes = this.codesIn(west - dLon, south - dLat, west + CELL_DEG + dLon, south + CELL_DEG + dLat);
     if (codes.size !== 1) return null;
     const here = this.codeOf(this.cc.feature([lon, lat], { ...TERRITORY }));
-    return here.code !== null && codes.has(here.code) ? here : null;
+    if (here.code === null || !codes.has(here.code)) return null;
+    // The box only says no other country is near; the corners say the cell is not partly open sea.
+    for (const [y, x] of [[south, west], [south, west + CELL_DEG], [south + CELL_DEG, west], [south + CELL_DEG, west + CELL_DEG]] as const) {
+      if (this.codeOf(this.cc.feature([x, y], { ...TERRITORY })).code !== here.code) return null;
+    }
+    return here;
   }
 
   /** Territory-or-country codes of the land and coastal waters that reach into a box. */
