@@ -180,10 +180,36 @@ describe('place locator', () => {
     assert.equal(g.assignCity({ lat: 48.249, lon: 11.651 }).cityId, GARCHING);
   });
 
-  test('stays within the given country near a border', () => {
+  test('takes the country whose borders hold the point, and the given one only within the border tolerance', () => {
     const strasbourg = { lat: 48.5734, lon: 7.7521 };
     assert.equal(g.assignCity(strasbourg).countryCode, 'FR');
-    assert.equal(g.city(g.assignCity({ ...strasbourg, countryCode: 'DE' }).cityId!)?.countryCode, 'DE');
+    // 3 km inside France: a source that says Germany is wrong about the country (or the point).
+    const saidGerman = g.assignCity({ ...strasbourg, countryCode: 'DE' });
+    assert.deepEqual([saidGerman.countryCode, g.city(saidGerman.cityId!)?.name], ['FR', 'Strasbourg']);
+    // On the Rhine, within BORDER_TOLERANCE_M of Germany: the source is believed, and the city sought there.
+    const onTheRhine = g.assignCity({ lat: 48.5737, lon: 7.8, countryCode: 'DE' });
+    assert.deepEqual([onTheRhine.countryCode, g.city(onTheRhine.cityId!)?.countryCode], ['DE', 'DE']);
+    assert.equal(g.assignCity({ lat: 48.5737, lon: 7.8 }).countryCode, 'FR');
+  });
+
+  test('believes the source over a point well inside another country only when the address city says so', () => {
+    // Real rows: Michelin files Torkel, Vaduz, under Switzerland; Vaduz is no Swiss city.
+    const torkel = g.assignCity({ city: 'Vaduz', countryCode: 'CH', lat: 47.1441186, lon: 9.5196627 });
+    assert.deepEqual([torkel.countryCode, g.city(torkel.cityId!)?.name, torkel.source], ['LI', 'Vaduz', 'address']);
+    // Zomato's InnerChef, Noida, India, at 28°N 0°E (Algeria): the point is wrong, not the country.
+    const innerChef = g.assignCity({ city: 'Noida', countryCode: 'IN', lat: 28, lon: 0 });
+    assert.deepEqual([innerChef.countryCode, g.city(innerChef.cityId!)?.name], ['IN', 'Noida']);
+    assert.equal(g.assignCity({ city: 'Xyzzyville', countryCode: 'IN', lat: 28, lon: 0 }).countryCode, 'DZ');
+  });
+
+  test('takes territories as GeoNames files them, and the city of that territory', () => {
+    // Pointe-à-Pitre, Guadeloupe: GP, also when the source says France.
+    for (const countryCode of [null, 'FR']) {
+      const a = g.assignCity({ lat: 16.2411, lon: -61.5331, countryCode });
+      assert.deepEqual([a.countryCode, g.city(a.cityId!)?.countryCode], ['GP', 'GP']);
+    }
+    // Ceuta: country-coder's code EA is no country of GeoNames, which files the town under Spain.
+    assert.equal(g.assignCity({ lat: 35.889, lon: -5.3198 }).countryCode, 'ES');
   });
 
   test(`gives no city to a point in the ocean, more than ${NEAREST_MAX_KM} km from any place`, () => {

@@ -2,6 +2,7 @@ import KDBush from 'kdbush';
 import { foldText } from '../../infra/text.ts';
 import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 import type { CityAssignment, PlaceLocator } from '../importers/importer.types.ts';
+import { CountryBorders } from './borders.ts';
 import { cachedRows, loadCityRows, loadCountryRows, type CacheCodec, type CityRow, type CountryRow } from './geo.data.ts';
 
 /** A GeoNames populated place, as the API and importers see it: a city row without its matching data. */
@@ -240,6 +241,7 @@ export class Gazetteer implements PlaceLocator {
   private readonly countryNames: Map<string, string>;
   private readonly countryLookups = new Map<string, string | undefined>();
   private readonly addressLookups = new Map<string, number[]>();
+  private readonly borders = new CountryBorders((code) => this.countries.has(code));
 
   constructor(countryRows: CountryRow[], data: GazetteerData) {
     ({ countries: this.countries, names: this.countryNames } = countryLookup(countryRows));
@@ -548,8 +550,39 @@ export class Gazetteer implements PlaceLocator {
     return out;
   }
 
+  /**
+   * City and country of a place. With a point, the country is the one whose borders contain it (`borders.ts`)
+   * and the city is sought among that country's cities only, so a café in Monaco is not filed under
+   * Beausoleil, nor a restaurant in Bendern under Haag across the Rhine. Within BORDER_TOLERANCE_M of another
+   * country, where the generalised borders may be wrong, the source's country wins when it names one of the
+   * countries there, and without one a written address city that is a city of one of them decides. Well
+   * inside a country, the source's country still wins when its address city is a city of the source's
+   * country and of none of the polygon's: the point is wrong, not the country. At sea,
+   * outside any country, or where the polygon's country has no GeoNames city within reach (Crimea, Western
+   * Sahara: GeoNames files them under another country), the source's country as before, else the nearest city's.
+   */
   assignCity(input: { city?: string | null; countryCode?: string | null; lat?: number | null; lon?: number | null }): CityAssignment {
-    const country = input.countryCode ?? null;
+    const given = input.countryCode ?? null;
+    if (typeof input.lat !== 'number' || typeof input.lon !== 'number') return this.assignIn(input, given);
+    const placed = this.borders.at(input.lat, input.lon);
+    if (placed.code === null || given === placed.code) return this.assignIn(input, given);
+    let country = placed.code;
+    const written = input.city?.trim();
+    if (given !== null && given !== placed.parent) {
+      // The source disagrees: believed near a border the polygon may have wrong, not well inside another
+      // country, unless its address city is a city of its country and of none of the polygon's (then the
+      // point is what is wrong: a Zomato place in Noida, IN, at 28°N 0°E).
+      if (this.borders.othersNear(input.lat, input.lon, placed).includes(given)) country = given;
+      else if (written && this.addressMatches(written, placed.code).length === 0 && this.addressMatches(written, given).length > 0) country = given;
+    } else if (given === null && written && this.addressMatches(written, placed.code).length === 0) {
+      const other = this.borders.othersNear(input.lat, input.lon, placed).find((c) => this.addressMatches(written, c).length > 0);
+      if (other) country = other;
+    }
+    const found = this.assignIn(input, country);
+    return found.cityId === null && country !== given ? this.assignIn(input, given) : found;
+  }
+
+  private assignIn(input: { city?: string | null; lat?: number | null; lon?: number | null }, country: string | null): CityAssignment {
     const hasPoint = typeof input.lat === 'number' && typeof input.lon === 'number';
     const written = input.city?.trim();
     if (written) {

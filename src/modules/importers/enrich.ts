@@ -34,7 +34,8 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
   const givenCountry = clean(input.countryCode) ?? clean(input.countryName);
   const countryCode = givenCountry ? (e.locator.countryCode(givenCountry) ?? null) : null;
   const city = e.locator.assignCity({ city: clean(input.city), countryCode, lat, lon });
-  const country = countryCode ?? city.countryCode;
+  // The locator's country: the source's, or the one whose borders hold the point (see Gazetteer.assignCity).
+  const country = city.countryCode;
   const phone = clean(input.phone);
   const categories = e.classifier.classify(source, input);
   const street = clean(input.street);

@@ -84,7 +84,7 @@ export interface CityAssignment {
    *  `nearest`: no address city, the nearest populated place was taken; null: no city and no coordinates. */
   source: 'address' | 'address_unmatched' | 'nearest' | null;
   distanceM: number | null;
-  /** Country code, from the input or inferred from the assigned city. */
+  /** Country code: with a point, the country whose borders hold it (the input's near a border); else the input's, or the assigned city's. */
   countryCode: string | null;
 }
 
