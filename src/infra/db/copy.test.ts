@@ -8,13 +8,12 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
-import { copiedTables, copyDatabase, CopyMismatch, notCopiedTables } from './copy.ts';
+import { copiedTables, copyDatabase, CopyMismatch, notCopiedTables, tablesOf } from './copy.ts';
 import type { Db } from './database.ts';
 
 /** Tables of a migrated database, without the storage of SQLite's full-text index (part of places_fts). */
-async function tablesOf(db: Db): Promise<string[]> {
-  const tables = await db.kysely.introspection.getTables({ withInternalKyselyTables: true });
-  return tables.map((t) => t.name).filter((n) => !/^places_fts(_|$)/.test(n) && !n.startsWith('sqlite_')).sort();
+async function migratedTables(db: Db): Promise<string[]> {
+  return (await tablesOf(db)()).filter((n) => !/^places_fts(_|$)/.test(n) && !n.startsWith('sqlite_')).sort();
 }
 
 for (const dialect of dialects) {
@@ -23,7 +22,7 @@ for (const dialect of dialects) {
     try {
       await prepareDatabase(t.db);
       const listed = [...copiedTables.map((c) => c.name), ...notCopiedTables].sort();
-      assert.deepEqual(await tablesOf(t.db), listed);
+      assert.deepEqual(await migratedTables(t.db), listed);
     } finally {
       await t.dispose();
     }

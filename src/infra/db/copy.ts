@@ -102,12 +102,34 @@ export async function copyDatabase(from: Db, to: Db, options: CopyOptions = {}):
 
 /** The columns of a table that both databases have, in name order. */
 async function sharedColumns(from: Db, to: Db, table: string): Promise<string[]> {
-  const names = async (db: Db) => new Set((await db.kysely.introspection.getTables()).find((t) => t.name === table)?.columns.map((c) => c.name) ?? []);
+  const names = async (db: Db) => new Set(await columnsOf(db)(table));
   const [a, b] = await Promise.all([names(from), names(to)]);
   const shared = [...a].filter((c) => b.has(c)).sort();
   if (shared.length === 0) throw new CopyMismatch(`table ${table} is missing in the ${a.size === 0 ? 'source' : 'target'}: migrate both first`);
   return shared;
 }
+
+/**
+ * The columns of a table in the database's own schema. Kysely's introspection lists the tables of every
+ * schema on PostgreSQL, so another schema's table of the same name (a second installation, a test's) would
+ * otherwise answer.
+ */
+export const columnsOf = byDialect<(table: string) => Promise<string[]>>({
+  sqlite: (db) => async (table) => db.sqlite.prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)').all(table).map((r) => r.name),
+  postgres: (db) => async (table) =>
+    (
+      await sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ${table}`.execute(db.kysely)
+    ).rows.map((r) => r.column_name),
+});
+
+/** The tables of the database's own schema (see columnsOf). */
+export const tablesOf = byDialect<() => Promise<string[]>>({
+  sqlite: (db) => async () => db.sqlite.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'table'").all().map((r) => r.name),
+  postgres: (db) => async () =>
+    (await sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(db.kysely)).rows.map(
+      (r) => r.table_name,
+    ),
+});
 
 async function countRows(db: Kysely<any>, table: string): Promise<number> {
   const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(db);
