@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ExportJobs } from '../exports/export-jobs.ts';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,8 @@ export interface DashboardOptions {
   db: Db;
   /** The API's read pool: the dashboard's searches run off the event loop like the API's. */
   reads: ReadPool<ApiReadTasks>;
+  /** Export jobs: their download links and the queues to wake. */
+  jobs: ExportJobs;
 }
 
 type FormBody = Record<string, string | string[] | undefined>;
@@ -69,7 +72,7 @@ const resultsPerPage = 25;
  * CSRF: signed-in forms carry the session's synchroniser token; the sign-in and sign-up forms
  * (no session yet) use a double-submit cookie. Every POST is checked before its handler runs.
  */
-export async function dashboardRoutes(app: FastifyInstance, { config, db, reads }: DashboardOptions): Promise<void> {
+export async function dashboardRoutes(app: FastifyInstance, { config, db, reads, jobs }: DashboardOptions): Promise<void> {
   const secure = config.PUBLIC_URL?.startsWith('https://') ?? false;
   // `__Host-` cookies must be Secure, so the prefix only applies when served over https.
   const sessionCookie = secure ? `__Host-${sessionCookieName}` : sessionCookieName;
