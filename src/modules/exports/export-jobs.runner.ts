@@ -10,7 +10,7 @@ import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import type { DownloadLinks } from './download-links.ts';
 import * as repo from './export-jobs.repository.ts';
 import { jobView } from './export-jobs.service.ts';
-import { startExport, type ExportAllowance, type ExportPermit } from './exports.service.ts';
+import { startExport, type ExportAllowance, type ExportPermit, type StartedExport } from './exports.service.ts';
 import { exportFormats, type ExportFormatName } from './formats/index.ts';
 
 export interface JobRunnerOptions {
@@ -141,11 +141,12 @@ export class ExportJobRunner {
     }, (this.o.leaseSeconds * 1000) / 3);
     renew.unref();
     let tmp: string | undefined;
+    let started: StartedExport | undefined;
+    let finished = false;
     try {
       await this.abandonPrevious(job);
       await mkdir(this.o.dataDir, { recursive: true });
       const format = exportFormats[job.format as ExportFormatName];
-      let started;
       try {
         started = await startExport(db, { accountId: job.account_id, searchId: job.search_id, format: job.format as ExportFormatName, fields: job.fields ?? undefined }, this.allowance(job, stop.signal));
       } catch (error) {
@@ -179,6 +180,7 @@ export class ExportJobRunner {
         complete = true;
       } finally {
         await file.close();
+        finished = true;
         await started.finish(complete).catch((err: unknown) => {
           complete = false;
           log.error({ err, job: job.public_id }, 'export job: recording its leads failed');
@@ -200,6 +202,9 @@ export class ExportJobRunner {
       });
       return 'ended';
     } catch (error) {
+      // Whatever failed before the file was closed: the export ends, its slot and unused rows go back.
+      if (started && !finished) started.body.destroy();
+      if (started && !finished) await started.finish(false).catch((err: unknown) => log.error({ err, job: job.public_id }, 'export job: ending its export failed'));
       if (tmp) await rm(tmp, { force: true });
       const reason = stop.signal.reason as Stop | undefined;
       if (reason === 'closing') {
