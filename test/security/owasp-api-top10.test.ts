@@ -266,7 +266,7 @@ describe('API9:2023 Improper Inventory Management', () => {
     const doc = (await t.app.inject('/openapi.json')).json() as { paths: Record<string, Record<string, unknown>> };
     const documented = new Set(Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)));
     // Routes as Fastify has them, in the document's {param} form; the dashboard pages and the documents themselves are not API routes.
-    const notApi = /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
+    const notApi = /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/exports.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
     const registered = new Set<string>();
     for (const r of registeredRoutes(t.app.printRoutes({ commonPrefix: false }))) {
       if (notApi.test(r.url) || r.method === 'HEAD') continue;

@@ -228,6 +228,29 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.equal(file.json().length, 7);
     });
 
+    test("a job waits in the queue while the account's concurrent exports are all taken, and runs once one frees", async () => {
+      const a = await createAccountWithToken(t.db);
+      await t.app.quotas.setQuotas(a.accountId, { concurrentExports: 1 });
+      // The account's one slot, held as a synchronous export holds it.
+      const held = await t.app.quotas.open(a.accountId);
+      let released = false;
+      try {
+        const job = (await post(a, { search_id: await saveRestaurants(a), format: 'csv' })).json();
+        // The runner took the job, found no slot and put it back: started once, still queued, no attempt counted.
+        const waiting = await eventually('the runner to try the job', async () => {
+          const row = await t.db.kysely.selectFrom('export_jobs').selectAll().where('public_id', '=', job.id).executeTakeFirstOrThrow();
+          return row.started_at !== null && row.status === 'queued' ? row : undefined;
+        });
+        assert.equal(Number(waiting.attempts), 0);
+        await held.close();
+        released = true;
+        const done = await finished(a, job.id);
+        assert.deepEqual([done.status, done.attempts], ['succeeded', 1]);
+      } finally {
+        if (!released) await held.close();
+      }
+    });
+
     test('lists the account\'s jobs newest first with a cursor, and none of another account', async () => {
       const a = await createAccountWithToken(t.db);
       const searchId = await saveRestaurants(a);
