@@ -168,7 +168,9 @@ export class ExportJobRunner {
       let bytes = 0;
       const file = await open(tmp, 'w');
       try {
-        for await (const chunk of started.body as AsyncIterable<Buffer | string>) {
+        // Leaving the loop early must not destroy the body with an error (that would log the export
+        // `failed`): a stopped job's export is cut short, and the body is closed below without one.
+        for await (const chunk of started.body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer | string>) {
           if (stop.signal.aborted) throw new Error(String(stop.signal.reason));
           const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
           await file.write(buf);
@@ -179,6 +181,7 @@ export class ExportJobRunner {
         await file.sync();
         complete = true;
       } finally {
+        if (!complete) started.body.destroy();
         await file.close();
         finished = true;
         await started.finish(complete).catch((err: unknown) => {
@@ -249,7 +252,9 @@ export class ExportJobRunner {
           reserve: async (wanted) => {
             if (rowsPerSecond > 0) {
               const wait = began + (reserved / rowsPerSecond) * 1000 - Date.now();
-              if (wait > 0) await sleep(wait, undefined, { signal });
+              // Cut short when the job is stopped, without an error: the writing loop sees the stop and
+              // ends the export as cut short (`aborted`), not as a failure.
+              if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => {});
             }
             month = monthOf(new Date());
             const granted = await permit.reserve(wanted);

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { buildApp, type App } from '../../app.ts';
+import { importFiles, prepareDatabase } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
+import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
@@ -292,3 +295,78 @@ for (const database of ['sqlite', 'postgres'] as const) {
     });
   });
 }
+
+describe('export jobs across servers stopping and starting (sqlite, the Munich extract)', () => {
+  let t: TestDatabase & { url: string };
+  const dataDir = mkdtempSync(join(tmpdir(), 'leadatlas-jobs-stop-'));
+  const apps: App[] = [];
+  const start = async (env: Record<string, string>) => {
+    const app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', EXPORT_DATA_DIR: dataDir, ...env }), db: t.db });
+    apps.push(app);
+    await app.ready();
+    return app;
+  };
+  const jobRow = (id: string) => t.db.kysely.selectFrom('export_jobs').selectAll().where('public_id', '=', id).executeTakeFirstOrThrow();
+
+  before(async () => {
+    t = openTestSqlite();
+    await prepareDatabase(t.db);
+    await importFiles(t.db, [munichExtract]);
+  });
+  after(async () => {
+    for (const app of apps) await app.close();
+    await t.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function worldJob(app: App, a: TestAccount, format = 'csv'): Promise<{ id: string; total: number }> {
+    const search = (await app.inject({ method: 'GET', url: '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1', headers: { authorization: a.authorization } })).json();
+    const res = await app.inject({ method: 'POST', url: '/api/v2/exports', headers: { authorization: a.authorization }, payload: { search_id: search.search_id, format } });
+    assert.equal(res.statusCode, 202, res.body);
+    return { id: res.json().id, total: search.total };
+  }
+
+  test('a server runs at most EXPORT_JOBS_PER_SERVER jobs at once (sampled while three accounts\' jobs run)', async () => {
+    const app = await start({ EXPORT_JOBS_PER_SERVER: '1', EXPORT_JOB_ROWS_PER_SECOND: '4000' });
+    const jobs = [];
+    for (let i = 0; i < 3; i++) jobs.push(await worldJob(app, await createAccountWithToken(t.db)));
+    assert.ok(jobs[0]!.total > 2000, `the Munich extract: ${jobs[0]!.total} places`);
+    const ids = jobs.map((j) => j.id);
+    let most = 0;
+    for (;;) {
+      const rows = await t.db.kysely.selectFrom('export_jobs').select('status').where('public_id', 'in', ids).execute();
+      most = Math.max(most, rows.filter((r) => r.status === 'running').length);
+      if (rows.every((r) => r.status === 'succeeded' || r.status === 'failed')) break;
+      await sleep(10);
+    }
+    assert.equal(most, 1, 'never two at once, and one at a time was seen');
+    for (const id of ids) assert.equal((await jobRow(id)).status, 'succeeded');
+    await app.close();
+  });
+
+  test('a server stopped gracefully puts its running job back in the queue; the next one runs it from scratch', async () => {
+    const first = await start({ EXPORT_JOB_ROWS_PER_SECOND: '500' });
+    const a = await createAccountWithToken(t.db);
+    const job = await worldJob(first, a);
+    await eventually('the job to be half-way', async () => {
+      const row = await t.db.kysely.selectFrom('export_jobs').leftJoin('exports', 'exports.id', 'export_jobs.export_id').select(['export_jobs.status', 'exports.row_count']).where('export_jobs.public_id', '=', job.id).executeTakeFirstOrThrow();
+      return row.status === 'running' && Number(row.row_count) >= 1000 ? true : undefined;
+    });
+    await first.close();
+    const stopped = await jobRow(job.id);
+    assert.deepEqual([stopped.status, stopped.runner, stopped.lease_until], ['queued', null, null]);
+    assert.deepEqual(readdirSync(dataDir).filter((n) => n.startsWith(`${job.id}.`)), [], 'the partial file is deleted');
+    const second = await start({});
+    const done = await eventually('the job to end', async () => {
+      const row = await jobRow(job.id);
+      return row.status === 'succeeded' ? row : undefined;
+    });
+    assert.equal(Number(done.row_count), job.total);
+    assert.equal(Number(done.attempts), 2);
+    const exportsOfJob = await t.db.kysely.selectFrom('exports').select('status').where('account_id', '=', a.accountId).orderBy('id').execute();
+    assert.deepEqual(exportsOfJob.map((e) => e.status), ['aborted', 'done']);
+    const usage = await t.db.kysely.selectFrom('export_row_usage').select('row_count').where('account_id', '=', a.accountId).executeTakeFirstOrThrow();
+    assert.equal(Number(usage.row_count), job.total, 'the stopped attempt\'s rows were given back');
+    await second.close();
+  });
+});
