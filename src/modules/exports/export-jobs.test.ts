@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import XLSX from 'xlsx';
 import { buildApp, type App } from '../../app.ts';
 import { importFiles, prepareDatabase } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
@@ -150,6 +151,21 @@ for (const database of ['sqlite', 'postgres'] as const) {
       const leads = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', a.accountId).executeTakeFirstOrThrow();
       const restaurants = (await jobOf(a, (await (await get(a, '/api/v2/exports?per_page=1')).json()).data[0].id)).rows;
       assert.equal(Number(leads.n), restaurants);
+    });
+
+    test('an xlsx job (a file of no use cut short: its leads count once it is whole) reads back with every row', async () => {
+      const a = await createAccountWithToken(t.db);
+      const done = await finished(a, (await post(a, { search_id: await saveRestaurants(a), format: 'xlsx', fields: 'id,name' })).json().id);
+      assert.equal(done.status, 'succeeded', done.failure);
+      const url = new URL(done.download.url);
+      const file = await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+      assert.equal(file.headers['content-type'], 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+      const wb = XLSX.read(file.rawPayload, { type: 'buffer' });
+      const sheet = XLSX.utils.sheet_to_json<unknown[]>(wb.Sheets[wb.SheetNames[0]!]!, { header: 1 });
+      assert.deepEqual(sheet[0], ['id', 'name']);
+      assert.equal(sheet.length - 1, done.rows);
+      const leads = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', a.accountId).executeTakeFirstOrThrow();
+      assert.equal(Number(leads.n), done.rows);
     });
 
     test('a download link stops working when tampered with (403) or past its expiry (410)', async () => {
