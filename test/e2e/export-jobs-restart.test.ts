@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../src/infra/db/database.ts';
+import { openTestPostgres, type TestDatabase } from '../helpers/databases.ts';
 import { munichExtract } from '../helpers/exports.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -43,9 +44,10 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
  * `leadatlas serve` as a real child process, killed with SIGKILL while it writes an export job and while
  * a webhook delivery waits for its next attempt; a second server on the same database finishes both.
  */
-describe('export jobs survive a kill -9 of their server', () => {
+for (const dialect of ['sqlite', 'postgres'] as const) describe(`export jobs survive a kill -9 of their server (${dialect})`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-jobs-e2e-'));
   const dataDir = join(dir, 'exports');
+  let pgSchema: TestDatabase | undefined;
   const env: Record<string, string> = {
     DATABASE_URL: `sqlite:${join(dir, 'leadatlas.db')}`,
     HOST: '127.0.0.1',
@@ -83,6 +85,11 @@ describe('export jobs survive a kill -9 of their server', () => {
   }
 
   before(async () => {
+    if (dialect === 'postgres') {
+      const pg = await openTestPostgres();
+      pgSchema = pg;
+      env.DATABASE_URL = pg.url;
+    }
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     runCli(['import', munichExtract], env);
     runCli(['user', 'create', '--email', 'jobs@example.com'], env);
@@ -92,6 +99,7 @@ describe('export jobs survive a kill -9 of their server', () => {
   after(async () => {
     for (const s of servers) if (s.exitCode === null && s.signalCode === null) s.kill('SIGKILL');
     await new Promise<void>((r) => hook.close(() => r()));
+    await pgSchema?.dispose();
     rmSync(dir, { recursive: true, force: true });
   });
 
