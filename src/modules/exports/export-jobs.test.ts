@@ -270,6 +270,29 @@ for (const database of ['sqlite', 'postgres'] as const) {
       }
     });
 
+    test('a job that cannot run fails with its reason, and its webhook event says so', async () => {
+      const hook = await receiver([]);
+      const a = await createAccountWithToken(t.db);
+      await t.app.quotas.setQuotas(a.accountId, { concurrentExports: 1 });
+      const held = await t.app.quotas.open(a.accountId);
+      try {
+        const job = (await post(a, { search_id: await saveRestaurants(a), webhook_url: hook.url })).json();
+        // While the job waits for the slot, the month's rows run out.
+        await t.app.quotas.setQuotas(a.accountId, { exportRowsPerMonth: 0 });
+        await held.close();
+        const done = await finished(a, job.id);
+        assert.equal(done.status, 'failed');
+        assert.match(done.failure, /^quota_exceeded: This account has exported its 0 rows of this month/);
+        assert.equal(done.download, null);
+        await eventually('the failure event', async () => (hook.received.length > 0 ? true : undefined));
+        const event = JSON.parse(hook.received[0]!.body);
+        assert.deepEqual([event.type, event.data.job.id, event.data.job.status, event.data.job.failure], ['export_job.failed', job.id, 'failed', done.failure]);
+      } finally {
+        await held.close();
+        await hook.close();
+      }
+    });
+
     test('lists the account\'s jobs newest first with a cursor, and none of another account', async () => {
       const a = await createAccountWithToken(t.db);
       const searchId = await saveRestaurants(a);
