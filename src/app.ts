@@ -20,6 +20,8 @@ import { healthPlugin } from './plugins/health.ts';
 import { strictQueryPlugin } from './plugins/strict-query.ts';
 import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
+import { exportJobsRoutes } from './modules/exports/export-jobs.routes.ts';
+import { createExportJobs } from './modules/exports/export-jobs.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
 
@@ -64,6 +66,12 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(healthPlugin, { db });
 
   await app.register(exportsRoutes, { db, config });
+  // Export jobs run in the background from the database: started once the app is ready, stopped (their
+  // jobs put back in the queue) before the database closes.
+  const jobs = createExportJobs({ db, config, log: app.log, quotas: app.quotas });
+  app.addHook('onReady', async () => jobs.start());
+  app.addHook('onClose', () => jobs.close());
+  await app.register(exportJobsRoutes, { db, config, jobs });
   await app.register(leadsRoutes, { db });
   await app.register(usageRoutes);
 
@@ -83,6 +91,6 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   sizeCacheForRole(db, 'server');
   await app.register(searchRoutes, { db, config, reads });
   await app.register(referenceRoutes, { db, reads });
-  await app.register(dashboardRoutes, { config, db, reads });
+  await app.register(dashboardRoutes, { config, db, reads, jobs });
   return app;
 }

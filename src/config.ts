@@ -65,6 +65,26 @@ export const ConfigSchema = Type.Object({
   QUOTA_REQUESTS_PER_DAY: count(10_000, 0, 'default API requests per account and UTC day'),
   QUOTA_EXPORT_ROWS_PER_MONTH: count(100_000, 0, 'default exported rows per account and calendar month (UTC)'),
   QUOTA_CONCURRENT_EXPORTS: count(2, 0, 'default exports running at once per account'),
+  EXPORT_DATA_DIR: Type.String({ default: './var/exports', minLength: 1, description: 'where export jobs write their files' }),
+  EXPORT_LINK_TTL: Type.Integer({ default: 86_400, minimum: 1, maximum: 31_536_000, description: 'seconds a signed download link of an export job stays valid' }),
+  EXPORT_LINK_SECRET: Type.Optional(
+    Type.String({ minLength: 32, maxLength: 512, description: 'HMAC key of the download links; when unset, one is made on first use and kept in the database (shared by every node)' }),
+  ),
+  EXPORT_JOBS_PER_SERVER: Type.Integer({ default: 2, minimum: 0, maximum: 64, description: 'export jobs this process runs at once (0: this node runs none)' }),
+  EXPORT_JOB_LEASE: Type.Integer({
+    default: 30,
+    minimum: 1,
+    maximum: 3600,
+    description: 'seconds a running job\'s lease lasts without renewal; a job whose process died is started again once its lease has lapsed',
+  }),
+  EXPORT_JOB_ROWS_PER_SECOND: Type.Integer({ default: 0, minimum: 0, maximum: 100_000_000, description: 'paces each export job to this many rows a second, so jobs leave the disk and CPU to the API; 0: no pacing' }),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({
+    default: false,
+    description: 'let webhooks reach private, loopback, link-local and other non-public addresses (an intranet receiver, tests); off, such deliveries are refused',
+  }),
+  WEBHOOK_MAX_ATTEMPTS: Type.Integer({ default: 8, minimum: 1, maximum: 30, description: 'attempts of a webhook delivery before it is given up' }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ default: 30_000, minimum: 1, maximum: 3_600_000, description: 'wait before a webhook\'s second attempt; doubled for each further attempt (at most a day)' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'a webhook attempt without a full answer within this time has failed' }),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',

@@ -10,6 +10,7 @@ export const errorCatalog = {
   forbidden: { status: 403, title: 'This credential may not do that' },
   not_found: { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict' },
+  gone: { status: 410, title: 'Gone' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   uri_too_long: { status: 414, title: 'The URL is too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },

@@ -148,6 +148,28 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     await shot('08-searches');
   });
 
+  test('a background export job is started from the search, finishes on the Export jobs page, and its file downloads', async () => {
+    await page.goto(`${origin}/searches`);
+    await page.getByRole('link', { name: /Restaurant in Monaco/i }).first().click();
+    await page.waitForURL(/\/searches\/srch_[a-z2-7]{16}$/);
+    const total = Number(await page.locator('[data-total]').getAttribute('data-total'));
+    await page.getByLabel('Background export').selectOption('csv');
+    await page.getByTestId('start-job').click();
+    await page.waitForURL(`${origin}/exports`);
+    const status = page.getByTestId('job-status').first();
+    for (let i = 0; i < 200 && (await status.innerText()) !== 'Ready'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await page.reload();
+    }
+    assert.equal(await status.innerText(), 'Ready');
+    assert.match(await page.getByTestId('webhook-secret').inputValue(), /^whsec_/);
+    await shot('08b-export-jobs');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('job-download').first().click()]);
+    assert.match(download.suggestedFilename(), /^leadatlas-monaco-restaurant-\d{4}-\d{2}-\d{2}\.csv$/);
+    const rows = parse(readFileSync(await download.path()), { columns: true, bom: true, skip_empty_lines: true }) as Array<Record<string, string>>;
+    assert.equal(rows.length, total);
+  });
+
   test('the usage page charts the API calls of the day', async () => {
     await app.usage.flush();
     await page.goto(`${origin}/usage`);

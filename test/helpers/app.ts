@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { buildApp, type App } from '../../src/app.ts';
 import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -37,7 +40,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     await prepareDatabase(t.db);
     if (options.files?.length) await importFiles(t.db, options.files);
     await options.prepare?.(t.db);
-    const config = loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', ...options.env });
+    const exportsDir = mkdtempSync(join(tmpdir(), 'leadatlas-exports-'));
+    const config = loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', EXPORT_DATA_DIR: exportsDir, ...options.env });
     const app = await buildApp({ config, db: t.db });
     return {
       app,
@@ -46,6 +50,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       close: async () => {
         await app.close();
         await t.dispose();
+        rmSync(exportsDir, { recursive: true, force: true });
       },
     };
   } catch (error) {

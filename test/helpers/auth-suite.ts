@@ -31,10 +31,10 @@ export interface ProtectedRoute {
   foreignResource?: (ctx: ForeignResourceContext) => Promise<{ url: string; payload?: string | object }>;
   /**
    * For a route that only succeeds on a resource of the caller's own (an export of a saved search):
-   * creates one owned by `account` and returns its URL. The suite then uses it for that account's calls;
+   * creates one owned by `account` and returns its URL (and body). The suite then uses it for that account's calls;
    * `url` still serves the calls made without a valid token.
    */
-  ownResource?: (ctx: AuthSuiteContext, account: TestAccount) => Promise<string>;
+  ownResource?: (ctx: AuthSuiteContext, account: TestAccount) => Promise<string | { url: string; payload?: string | object }>;
 }
 
 /**
@@ -53,16 +53,16 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
     });
   };
   // With `ownResource`, each new account's calls go to a resource of its own.
-  const ownUrls = new Map<number, string>();
+  const ownUrls = new Map<number, { url: string; payload?: string | object }>();
   const account = async (scopes: readonly Scope[] = [route.scope], expiresInDays?: number | null) => {
     const a = await createAccountWithToken(context().db, { scopes, expiresInDays });
-    if (route.ownResource) ownUrls.set(a.accountId, await route.ownResource(context(), a));
+    if (route.ownResource) {
+      const own = await route.ownResource(context(), a);
+      ownUrls.set(a.accountId, typeof own === 'string' ? { url: own } : own);
+    }
     return a;
   };
-  const callAs = (a: TestAccount, authorization = a.authorization) => {
-    const url = ownUrls.get(a.accountId);
-    return call(authorization, url ? { url } : {});
-  };
+  const callAs = (a: TestAccount, authorization = a.authorization) => call(authorization, ownUrls.get(a.accountId) ?? {});
 
   describe(`${route.method} ${route.url} authentication (scope ${route.scope})`, () => {
     test('accepts a valid token that has the scope', async () => {

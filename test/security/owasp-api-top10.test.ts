@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createServer } from 'node:http';
 import type { LightMyRequestResponse } from 'fastify';
 import { createAccountWithToken, type TestAccount } from '../helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
@@ -200,6 +201,46 @@ describe('API6:2023 Unrestricted Access to Sensitive Business Flows', () => {
   });
 });
 
+describe('API7:2023 Server Side Request Forgery', () => {
+  test('a webhook to a loopback, private or metadata address is refused without a request and not retried (WEBHOOK_ALLOW_PRIVATE_NETWORKS off)', async () => {
+    const hits: string[] = [];
+    const receiver = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end();
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const port = (receiver.address() as { port: number }).port;
+    try {
+      const { searchId } = await searchAndExport(alice);
+      const targets = [`http://127.0.0.1:${port}/hook`, `http://localhost:${port}/hook`, 'http://169.254.169.254/latest/meta-data/', 'http://[::ffff:10.0.0.1]/'];
+      const jobs: string[] = [];
+      for (const webhook_url of targets) {
+        const res = await t.app.inject({ method: 'POST', url: '/api/v2/exports', headers: { authorization: alice.authorization }, payload: { search_id: searchId, fields: 'name', webhook_url } });
+        assert.equal(res.statusCode, 202, res.body);
+        jobs.push(res.json().id);
+      }
+      const ids = await Promise.all(jobs.map(async (id) => Number((await t.db.kysely.selectFrom('export_jobs').select('id').where('public_id', '=', id).executeTakeFirstOrThrow()).id)));
+      const deadline = Date.now() + 60_000;
+      let deliveries: Array<{ id: number; status: string; attempts: number; next_attempt_at: string | null }> = [];
+      while (Date.now() < deadline) {
+        deliveries = (await t.db.kysely.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'next_attempt_at']).where('job_id', 'in', ids).execute()).map((d) => ({ ...d, id: Number(d.id), attempts: Number(d.attempts) }));
+        if (deliveries.length === targets.length && deliveries.every((d) => d.status !== 'pending')) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.deepEqual(deliveries.map((d) => [d.status, d.attempts, d.next_attempt_at]), targets.map(() => ['refused', 1, null]));
+      const attempts = await t.db.kysely.selectFrom('webhook_attempts').select(['outcome', 'response_status', 'error']).where('delivery_id', 'in', deliveries.map((d) => d.id)).execute();
+      assert.equal(attempts.length, targets.length);
+      for (const a of attempts) {
+        assert.deepEqual([a.outcome, a.response_status], ['refused', null]);
+        assert.match(String(a.error), /only public addresses may be reached/);
+      }
+      assert.deepEqual(hits, [], 'nothing reached the receiver');
+    } finally {
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
+  });
+});
+
 describe('API8:2023 Security Misconfiguration', () => {
   test('every answer, API or page, error or not, carries the security headers; none exposes a stack', async () => {
     for (const url of ['/healthz', '/readyz', '/docs', '/openapi.json', '/nope', '/signin', '/api/v2/countries', '/api/v2/map/search?per_page=x']) {
@@ -225,7 +266,7 @@ describe('API9:2023 Improper Inventory Management', () => {
     const doc = (await t.app.inject('/openapi.json')).json() as { paths: Record<string, Record<string, unknown>> };
     const documented = new Set(Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)));
     // Routes as Fastify has them, in the document's {param} form; the dashboard pages and the documents themselves are not API routes.
-    const notApi = /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
+    const notApi = /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/exports.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
     const registered = new Set<string>();
     for (const r of registeredRoutes(t.app.printRoutes({ commonPrefix: false }))) {
       if (notApi.test(r.url) || r.method === 'HEAD') continue;

@@ -29,6 +29,11 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'searches', key: ['id'] },
   { name: 'exports', key: ['id'] },
   { name: 'leads', key: ['id'] },
+  { name: 'export_jobs', key: ['id'] },
+  { name: 'webhook_deliveries', key: ['id'] },
+  { name: 'webhook_attempts', key: ['id'] },
+  { name: 'account_webhook_secrets', key: ['account_id'] },
+  { name: 'server_secrets', key: ['name'] },
 ];
 
 /**

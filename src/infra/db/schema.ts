@@ -26,6 +26,11 @@ export interface Database {
   leads: LeadsTable;
   account_quotas: AccountQuotasTable;
   export_row_usage: ExportRowUsageTable;
+  export_jobs: ExportJobsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  account_webhook_secrets: AccountWebhookSecretsTable;
+  server_secrets: ServerSecretsTable;
 }
 
 export interface PlacesTable {
@@ -258,4 +263,86 @@ export interface ExportRowUsageTable {
   account_id: number;
   month: string;
   row_count: Generated<number>;
+}
+
+/** An export job (`POST /api/v2/exports`): a file written in the background (migration 0019). */
+export interface ExportJobsTable {
+  id: Generated<number>;
+  /** `job_` + random. */
+  public_id: string;
+  account_id: number;
+  search_id: string;
+  format: string;
+  /** Comma-separated fields as asked; null: all. */
+  fields: string | null;
+  webhook_url: string | null;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  /** Why a job failed, for its owner. */
+  failure: string | null;
+  /** Times the job was started (more than one after a process died while running it). */
+  attempts: Generated<number>;
+  /** The `exports` row of the current attempt (its `row_count` is the progress). */
+  export_id: number | null;
+  row_count: Generated<number>;
+  /** 1: stopped at the account's monthly row quota. */
+  limited: Generated<number>;
+  /** The file's name under the data directory, once written. */
+  file_name: string | null;
+  file_bytes: number | null;
+  /** Content-Disposition of the download. */
+  download_name: string | null;
+  /** Rows the current attempt took from the month's quota (`charged_month`), given back if it is abandoned. */
+  charged_rows: Generated<number>;
+  charged_month: string | null;
+  /** The process running the job, and until when its lease holds. */
+  runner: string | null;
+  lease_until: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  /** `whd_` + random; also the event's id. */
+  public_id: string;
+  account_id: number;
+  job_id: number;
+  url: string;
+  /** `export_job.succeeded` or `export_job.failed`. */
+  event: string;
+  /** The JSON body, fixed when the job ended (every attempt sends the same bytes). */
+  body: string;
+  status: 'pending' | 'succeeded' | 'failed' | 'refused';
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  attempt: number;
+  at: string;
+  response_status: number | null;
+  /** `succeeded`, `http_error`, `network_error`, `refused`. */
+  outcome: string;
+  error: string | null;
+  duration_ms: number;
+}
+
+/** The secret an account's webhook deliveries are signed with (rotatable in the dashboard). */
+export interface AccountWebhookSecretsTable {
+  account_id: number;
+  secret: string;
+  created_at: string;
+}
+
+/** Server-wide secrets made on first use (`export_link_key`: download links' HMAC key, unless configured). */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
 }

@@ -39,6 +39,7 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
     404: 'Not found (or owned by another account)',
     406: 'Not acceptable',
     409: 'Conflict',
+    410: 'Gone: the link has expired',
     415: 'Unsupported media type',
     429: 'Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back',
     500: 'Internal server error',

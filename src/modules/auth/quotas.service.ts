@@ -126,7 +126,8 @@ export class QuotaService implements ExportAllowance {
     };
   }
 
-  async open(accountId: number): Promise<ExportPermit> {
+  /** Refuses (`quota_exceeded`, policy `export-rows`) an account with no rows left this month. */
+  async assertRowsLeft(accountId: number): Promise<AccountQuotas> {
     const quotas = await this.forAccount(accountId);
     const now = this.now();
     const used = await repo.exportRowsInMonth(this.db.kysely, accountId, monthOf(now));
@@ -139,6 +140,16 @@ export class QuotaService implements ExportAllowance {
         { 'retry-after': String(wait) },
       );
     }
+    return quotas;
+  }
+
+  /** Gives back rows an export took from a month's quota and never delivered (an export job's abandoned attempt). */
+  async returnRows(accountId: number, month: string, rows: number): Promise<void> {
+    await repo.returnExportRows(this.db.kysely, accountId, month, rows);
+  }
+
+  async open(accountId: number): Promise<ExportPermit> {
+    const quotas = await this.assertRowsLeft(accountId);
     const lease = await this.limiter.acquire(exportsKey(accountId), quotas.concurrentExports, exportLeaseSeconds);
     if (!lease) {
       throw new AppError(

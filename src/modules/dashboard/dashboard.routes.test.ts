@@ -370,4 +370,47 @@ for (const dialect of dialects) describe(`dashboard over http on ${dialect.name}
     assert.match(searches.body, /Restaurant in Monaco \(MC\)/);
     assert.ok(searches.body.includes(String(csv.headers['x-export-id'])));
   });
+
+  test('export jobs: started from a search with the form token, listed with their file and webhook attempts; the webhook secret is shown and rotated', async () => {
+    const c = await signedUp();
+    await c.get('/search');
+    const url = (await c.post('/search', { type: 'restaurant', city: 'Monaco', country: 'MC' })).headers.location as string;
+    const results = await c.get(url);
+    assert.match(results.body, /action="\/searches\/srch_[a-z2-7]{16}\/jobs"/);
+    assert.equal((await c.post(`${url}/jobs`, { format: 'csv' }, { csrf: null })).statusCode, 403);
+    const bad = await c.post(`${url}/jobs`, { format: 'pdf' });
+    assert.equal(bad.statusCode, 400);
+    const started = await c.post(`${url}/jobs`, { format: 'csv', webhook_url: 'http://127.0.0.1:9/hook' });
+    assert.equal(started.statusCode, 303);
+    assert.equal(started.headers.location, '/exports');
+    const other = await signedUp();
+    assert.equal((await other.post(`${url}/jobs`, { format: 'csv' })).statusCode, 404);
+
+    let page = await c.get('/exports');
+    for (let i = 0; i < 600 && !(/Ready/.test(page.body) && /Refused/.test(page.body)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      page = await c.get('/exports');
+    }
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<code>job_[A-Za-z0-9_-]{14}<\/code>/);
+    assert.match(page.body, /Ready/, 'the job ended with its file');
+    assert.match(page.body, /Refused \(address not allowed\) · 1 attempt</, 'the loopback webhook was refused once, and shown');
+    assert.match(page.body, /no answer \(refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback address/);
+    const link = /href="(\/api\/v2\/exports\/job_[^"]+\/download\?[^"]+)"/.exec(page.body)?.[1]?.replaceAll('&amp;', '&');
+    assert.ok(link, 'a download link');
+    const file = await app.inject({ method: 'GET', url: link });
+    assert.equal(file.statusCode, 200);
+    assert.match(file.body, /^\uFEFFid,name,/);
+
+    const secret = /id="webhook-secret"[^>]*value="(whsec_[A-Za-z0-9_-]+)"/.exec(page.body)?.[1];
+    assert.match(String(secret), /^whsec_/);
+    assert.equal((await c.post('/exports/webhook-secret', {}, { csrf: null })).statusCode, 403);
+    const rotated = await c.post('/exports/webhook-secret', {});
+    assert.equal(rotated.statusCode, 303);
+    const after = await c.get(rotated.headers.location as string);
+    assert.match(after.body, /A new webhook secret is in force/);
+    assert.ok(!after.body.includes(String(secret)), 'the old secret is gone');
+    assert.match(after.body, /value="whsec_[A-Za-z0-9_-]{43}"/);
+    assert.doesNotMatch((await other.get('/exports')).body, /<code>job_/, "another account's jobs are not listed");
+  });
 });

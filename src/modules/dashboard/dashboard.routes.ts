@@ -1,4 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createJob } from '../exports/export-jobs.service.ts';
+import { rotateWebhookSecret } from '../webhooks/webhooks.service.ts';
+import { exportJobsPage } from './exports.views.ts';
+import type { ExportJobs } from '../exports/export-jobs.ts';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +22,7 @@ import { exportFormatNames, type ExportFormatName } from '../exports/formats/ind
 import type { ApiReadTasks } from '../search/read-tasks.ts';
 import { parseSearchParams, searchPlaces } from '../search/search.service.ts';
 import { createSearchDeps } from '../search/type-resolver.ts';
-import { recentSearches, searchesAndExports, searchResults, usageByDay } from './dashboard.service.ts';
+import { exportJobsOverview, recentSearches, searchesAndExports, searchResults, usageByDay } from './dashboard.service.ts';
 import type { SafeHtml } from './html.ts';
 import type { PageContext } from './layout.ts';
 import {
@@ -40,6 +44,8 @@ export interface DashboardOptions {
   db: Db;
   /** The API's read pool: the dashboard's searches run off the event loop like the API's. */
   reads: ReadPool<ApiReadTasks>;
+  /** Export jobs: their download links and the queues to wake. */
+  jobs: ExportJobs;
 }
 
 type FormBody = Record<string, string | string[] | undefined>;
@@ -69,7 +75,7 @@ const resultsPerPage = 25;
  * CSRF: signed-in forms carry the session's synchroniser token; the sign-in and sign-up forms
  * (no session yet) use a double-submit cookie. Every POST is checked before its handler runs.
  */
-export async function dashboardRoutes(app: FastifyInstance, { config, db, reads }: DashboardOptions): Promise<void> {
+export async function dashboardRoutes(app: FastifyInstance, { config, db, reads, jobs }: DashboardOptions): Promise<void> {
   const secure = config.PUBLIC_URL?.startsWith('https://') ?? false;
   // `__Host-` cookies must be Secure, so the prefix only applies when served over https.
   const sessionCookie = secure ? `__Host-${sessionCookieName}` : sessionCookieName;
@@ -301,6 +307,39 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads 
         fields: undefined,
       }, app.quotas);
       return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
+    });
+
+    // Background exports: a POST with the form token, as downloads are (a job records leads).
+    signedIn.post('/searches/:id/jobs', async (request, reply) => {
+      const body = request.body as FormBody;
+      const format = text(body.format);
+      if (!(exportFormatNames as string[]).includes(format)) {
+        throw new AppError('validation_failed', `format must be one of ${exportFormatNames.join(', ')}`, { errors: [{ field: 'format', message: 'is not a known format', allowed: exportFormatNames }] });
+      }
+      const webhookUrl = text(body.webhook_url).trim();
+      if (webhookUrl && (webhookUrl.length > 2048 || !/^https?:\/\/[^\s/?#@]+(?:[/?#][^\s]*)?$/.test(webhookUrl))) {
+        throw new AppError('validation_failed', 'webhook_url must be an http(s) URL', { errors: [{ field: 'webhook_url', message: 'is not an http(s) URL' }] });
+      }
+      await createJob(db, app.quotas, {
+        accountId: session(request).accountId,
+        searchId: (request.params as { id: string }).id,
+        format: format as ExportFormatName,
+        fields: undefined,
+        webhookUrl: webhookUrl || undefined,
+      });
+      jobs.runner.poke();
+      return reply.redirect('/exports', 303);
+    });
+
+    signedIn.get('/exports', async (request, reply) => {
+      const { items, secret } = await exportJobsOverview(db, jobs.links, session(request).accountId, 50);
+      const rotated = (request.query as { rotated?: string }).rotated === '1';
+      return send(reply, exportJobsPage(ctxOf(request), items, secret, rotated ? 'A new webhook secret is in force: later deliveries, retries included, are signed with it.' : undefined));
+    });
+
+    signedIn.post('/exports/webhook-secret', async (request, reply) => {
+      await rotateWebhookSecret(db, session(request).accountId);
+      return reply.redirect('/exports?rotated=1', 303);
     });
 
     signedIn.get('/usage', async (request, reply) => {

@@ -5,6 +5,11 @@ import { iterateSearchPlaces, placesInBox, savedSearchPage, type SearchDeps } fr
 import { citiesInBox, listRecentExports, listRecentSearches, type ExportListRow, type SearchListRow } from './dashboard.repository.ts';
 import { renderMap, viewBox, type MapResult } from './map.ts';
 import type { ResultsView } from './search.views.ts';
+import type { DownloadLinks } from '../exports/download-links.ts';
+import { listJobsForAccount } from '../exports/export-jobs.repository.ts';
+import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
+import { attemptsOfDeliveries, deliveriesOfJobs } from '../webhooks/webhooks.repository.ts';
+import type { JobListItem } from './exports.views.ts';
 
 /**
  * What the dashboard's pages show, gathered from the services and the dashboard's list queries: the
@@ -71,4 +76,19 @@ export async function searchResults(deps: SearchDeps, accountId: number, searchI
     }),
     mapCaption,
   };
+}
+
+/** The account's export jobs with their webhook deliveries and attempts, for the Exports page. */
+export async function exportJobsOverview(db: Db, links: DownloadLinks, accountId: number, limit: number): Promise<{ items: JobListItem[]; secret: string }> {
+  const [jobs, secret] = await Promise.all([listJobsForAccount(db, accountId, limit, null), accountWebhookSecret(db, accountId)]);
+  const deliveries = await deliveriesOfJobs(db, jobs.map((j) => j.id));
+  const attempts = await attemptsOfDeliveries(db, deliveries.map((d) => d.id));
+  const items = await Promise.all(
+    jobs.map(async (job) => ({
+      job,
+      downloadPath: job.status === 'succeeded' && job.file_name ? (await links.linkFor(job.public_id)).path : null,
+      deliveries: deliveries.filter((d) => d.job_id === job.id).map((delivery) => ({ delivery, attempts: attempts.filter((a) => a.delivery_id === delivery.id) })),
+    })),
+  );
+  return { items, secret };
 }

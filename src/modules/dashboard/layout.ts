@@ -16,6 +16,7 @@ export interface PageContext {
 const nav: Array<{ href: string; label: string }> = [
   { href: '/search', label: 'Search' },
   { href: '/searches', label: 'Searches & exports' },
+  { href: '/exports', label: 'Export jobs' },
   { href: '/tokens', label: 'API tokens' },
   { href: '/usage', label: 'Usage' },
   { href: '/account/password', label: 'Account' },

@@ -4,6 +4,7 @@ import type { ExportListRow, SearchListRow } from './dashboard.repository.ts';
 import { html, safeUrl, type SafeHtml } from './html.ts';
 import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
 import type { FormState } from './pages.ts';
+import { exportJobForm } from './exports.views.ts';
 
 /** Kinds of business offered as suggestions; any term the taxonomy knows (in any language) works. */
 const typeSuggestions = [
@@ -181,6 +182,7 @@ export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
     html`<div class="result-head">
       <p class="total" data-testid="total"><strong data-total="${v.total}">${formatCount(v.total)}</strong> ${v.total === 1 ? 'place' : 'places'}${filters ? ` · ${filters}` : ''}</p>
       <div><span class="muted">Download all ${formatCount(v.total)}:</span> ${downloadButtons(ctx, search.id)}</div>
+      <div>${exportJobForm(ctx, search.id)}</div>
     </div>
     <p class="resolution">${res.type ? html`Type <strong>${res.type.name}</strong>${res.type.includes.length > 1 ? html` (with ${res.type.includes.length - 1} more specific kinds)` : ''}. ` : ''}${
       res.city

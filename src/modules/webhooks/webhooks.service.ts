@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../../infra/db/database.ts';
+import { OutboundRefused, postJson, type OutboundOptions } from './outbound.ts';
+import * as repo from './webhooks.repository.ts';
+import { newWebhookSecret, signatureHeader, signPayload } from './signature.ts';
+
+/** The account's signing secret, made on first use. */
+export async function accountWebhookSecret(db: Db, accountId: number): Promise<string> {
+  return (await repo.findAccountSecret(db, accountId)) ?? repo.ensureAccountSecret(db, accountId, newWebhookSecret(), new Date().toISOString());
+}
+
+/** A new secret for the account; deliveries from now on (retries too) are signed with it. */
+export async function rotateWebhookSecret(db: Db, accountId: number): Promise<string> {
+  const secret = newWebhookSecret();
+  await repo.replaceAccountSecret(db, accountId, secret, new Date().toISOString());
+  return secret;
+}
+
+/** Queues an event for `url`, inside the caller's transaction (the job's end and its event commit together). */
+export async function queueDelivery(
+  trx: Db['kysely'],
+  event: { accountId: number; jobId: number; url: string; type: string; data: unknown; at: Date },
+): Promise<string> {
+  const publicId = `whd_${randomBytes(10).toString('base64url')}`;
+  const body = JSON.stringify({ id: publicId, type: event.type, created: Math.floor(event.at.getTime() / 1000), data: event.data });
+  await repo.insertDelivery(trx, { public_id: publicId, account_id: event.accountId, job_id: event.jobId, url: event.url, event: event.type, body, created_at: event.at.toISOString() });
+  return publicId;
+}
+
+export interface DispatcherOptions {
+  db: Db;
+  log: FastifyBaseLogger;
+  maxAttempts: number;
+  retryBaseMs: number;
+  outbound: OutboundOptions;
+  /** Deliveries attempted at once by this process. */
+  parallel?: number;
+  pollMs?: number;
+}
+
+/** The wait after failed attempt `n` (1-based): base × 2^(n−1), at most a day, with ±20 % jitter. */
+export function retryDelayMs(baseMs: number, attempt: number, random = Math.random()): number {
+  const plain = Math.min(86_400_000, baseMs * 2 ** (attempt - 1));
+  return Math.round(plain * (0.8 + 0.4 * random));
+}
+
+/**
+ * Sends queued webhook deliveries from the database: due deliveries are claimed with a short lease
+ * (several processes share the queue, each delivery is attempted by one), signed with the account's
+ * secret at the moment of sending, and every attempt is stored with its outcome. A non-2xx answer or a
+ * network error is tried again with exponential backoff up to `maxAttempts`; a destination the
+ * outbound guard refuses is recorded `refused` at once and never tried again. Pending deliveries live
+ * in the database, so a restarted process goes on where the last one stopped.
+ */
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private ticking: Promise<void> | undefined;
+  private closed = false;
+  private readonly parallel: number;
+  private readonly pollMs: number;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.parallel = options.parallel ?? 4;
+    this.pollMs = options.pollMs ?? 1000;
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Look at the queue now (a job has just ended here). */
+  poke(): void {
+    if (!this.closed) this.schedule(0);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private schedule(ms: number): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.ticking) return this.schedule(50);
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.options.log.error({ err }, 'webhook queue: a round failed'))
+        .finally(() => {
+          this.ticking = undefined;
+          this.schedule(this.pollMs);
+        });
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    const free = this.parallel - this.inFlight.size;
+    if (free <= 0 || this.closed) return;
+    const now = new Date();
+    const due = await repo.dueDeliveries(this.options.db, now.toISOString(), free);
+    for (const delivery of due) {
+      if (this.closed) return;
+      const leaseUntil = new Date(now.getTime() + this.options.outbound.timeoutMs + 30_000).toISOString();
+      if (!(await repo.claimDelivery(this.options.db, delivery.id, now.toISOString(), leaseUntil))) continue;
+      const run = this.attempt(delivery)
+        .catch((err: unknown) => this.options.log.error({ err, delivery: delivery.public_id }, 'webhook delivery: recording the attempt failed'))
+        .finally(() => {
+          this.inFlight.delete(run);
+          this.poke();
+        });
+      this.inFlight.add(run);
+    }
+  }
+
+  private async attempt(delivery: repo.DeliveryRow): Promise<void> {
+    const { db, log, maxAttempts, retryBaseMs, outbound } = this.options;
+    const secret = await accountWebhookSecret(db, delivery.account_id);
+    const started = Date.now();
+    const timestamp = Math.floor(started / 1000);
+    const attemptNo = delivery.attempts + 1;
+    let responseStatus: number | null = null;
+    let outcome: 'succeeded' | 'http_error' | 'network_error' | 'refused';
+    let error: string | null = null;
+    try {
+      responseStatus = await postJson(delivery.url, delivery.body, {
+        [signatureHeader]: signPayload(secret, delivery.body, timestamp),
+        'user-agent': 'LeadAtlas-Webhooks/1',
+        'leadatlas-event': delivery.event,
+        'leadatlas-delivery': delivery.public_id,
+      }, outbound);
+      outcome = responseStatus >= 200 && responseStatus < 300 ? 'succeeded' : 'http_error';
+    } catch (err) {
+      outcome = err instanceof OutboundRefused ? 'refused' : 'network_error';
+      error = (err as Error).message.slice(0, 500);
+    }
+    const at = new Date();
+    const finalState =
+      outcome === 'succeeded' ? 'succeeded' : outcome === 'refused' ? 'refused' : attemptNo >= maxAttempts ? 'failed' : null;
+    await repo.recordAttempt(
+      db,
+      delivery,
+      { at: at.toISOString(), response_status: responseStatus, outcome, error, duration_ms: Date.now() - started },
+      finalState
+        ? { status: finalState, next_attempt_at: null, finished_at: at.toISOString() }
+        : { status: 'pending', next_attempt_at: new Date(at.getTime() + retryDelayMs(retryBaseMs, attemptNo)).toISOString(), finished_at: null },
+    );
+    log.info({ delivery: delivery.public_id, attempt: attemptNo, outcome, responseStatus, error }, 'webhook delivery attempted');
+  }
+}
