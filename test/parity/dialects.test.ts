@@ -38,21 +38,6 @@ interface Side {
 
 let sides: Side[] = [];
 
-before(async () => {
-  // Both imports at once: PostgreSQL's share of the work runs in its own server processes.
-  const built = await Promise.allSettled([buildTestApp({ dialect: 'sqlite', files, env }), buildTestApp({ dialect: 'postgres', files, env })]);
-  const apps = built.flatMap((b) => (b.status === 'fulfilled' ? [b.value] : []));
-  const failed = built.find((b): b is PromiseRejectedResult => b.status === 'rejected');
-  if (failed) {
-    await Promise.all(apps.map((t) => t.close()));
-    throw failed.reason;
-  }
-  sides = await Promise.all(apps.map(async (t, i) => ({ name: i === 0 ? 'sqlite' : 'postgres', t, user: await createAccountWithToken(t.db) })));
-});
-
-after(async () => {
-  await Promise.all(sides.map((s) => s.t.close()));
-});
 
 /** Values each database makes on its own, replaced by a marker (null stays null, so presence still counts). */
 const generatedKeys = new Set(['search_id', 'request_id', 'next_cursor', 'first_exported_at', 'last_exported_at', 'created_at', 'updated_at']);
@@ -211,7 +196,36 @@ const searches = [
 /** Results this small are paged again seven at a time. */
 const smallTotal = 150;
 
+test('the comparison names the first difference: an order, a total, a character', () => {
+  assert.equal(firstDifference({ data: [{ id: 'a' }, { id: 'b' }] }, { data: [{ id: 'a' }, { id: 'b' }] }), null);
+  assert.equal(firstDifference({ data: [{ id: 'a' }, { id: 'b' }] }, { data: [{ id: 'b' }, { id: 'a' }] }), '$.data[0].id[char 0]: sqlite "a" / postgres "b"');
+  assert.equal(firstDifference({ total: 3 }, { total: 4 }), '$.total: sqlite 3 / postgres 4');
+  assert.equal(firstDifference([1, 2], [1, 2, 3]), '$.length: sqlite 2 / postgres 3');
+  assert.match(firstDifference('id,name\r\nx', 'id,name\r\ny')!, /^\$\[char 9\]/);
+  assert.deepEqual(normalise({ search_id: 'srch_aaaaaaaaaaaaaaaa', links: { next: '/x?cursor=abc&per_page=7' }, total: 5 }), {
+    search_id: '<generated>',
+    links: { next: '/x?cursor=<generated>&per_page=7' },
+    total: 5,
+  });
+});
+
 describe('the same answers from SQLite and PostgreSQL on the same real data', () => {
+  before(async () => {
+    // Both imports at once: PostgreSQL's share of the work runs in its own server processes.
+    const built = await Promise.allSettled([buildTestApp({ dialect: 'sqlite', files, env }), buildTestApp({ dialect: 'postgres', files, env })]);
+    const apps = built.flatMap((b) => (b.status === 'fulfilled' ? [b.value] : []));
+    const failed = built.find((b): b is PromiseRejectedResult => b.status === 'rejected');
+    if (failed) {
+      await Promise.all(apps.map((t) => t.close()));
+      throw failed.reason;
+    }
+    sides = await Promise.all(apps.map(async (t, i) => ({ name: i === 0 ? 'sqlite' : 'postgres', t, user: await createAccountWithToken(t.db) })));
+  });
+
+  after(async () => {
+    await Promise.all(sides.map((s) => s.t.close()));
+  });
+
   test('both catalogs hold the same places', async () => {
     await same('catalog', async (side) => {
       const rows = await side.t.db.kysely.selectFrom('places').select(['public_id', 'name', 'category', 'city_id', 'rating', 'review_count']).orderBy('public_id').execute();
@@ -237,6 +251,19 @@ describe('the same answers from SQLite and PostgreSQL on the same real data', ()
       }
     }
     assert.deepEqual(failures, []);
+  });
+
+  test('names in the language asked for, and the fields asked for', async () => {
+    const requests: Request[] = [
+      { url: '/api/v2/map/search?type=veterinary&city=Munich&lang=de' },
+      { url: '/api/v2/map/search?type=restaurant&city=Helsinki', headers: { 'accept-language': 'fi-FI,fi;q=0.9' } },
+      { url: '/api/v2/map/search?city=Porto&fields=name,phone,rating,lat,lon&sort=name&per_page=100' },
+      { url: '/api/v2/map/search?near=60.1699,24.9384&radius=400&fields=name&per_page=100' },
+    ];
+    for (const r of requests) {
+      const [sqlite] = await same(`${r.url} ${JSON.stringify(r.headers ?? {})}`, async (side) => answer(await call(side, r)));
+      assert.equal(sqlite!.status, 200, JSON.stringify(sqlite!.body));
+    }
   });
 
   test('the simple search (/v1/search) by query parameters, GET body and POST', async () => {
