@@ -49,6 +49,7 @@ describe('GET /api/v2/map/export on the Munich OpenStreetMap extract', () => {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('category', '=', 'restaurant')
       .where('city_id', '=', city.id)
+      .where('closed_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
