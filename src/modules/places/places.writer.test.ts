@@ -63,6 +63,34 @@ for (const dialect of dialects) {
       const n = await t.db.kysely.selectFrom('places').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
       assert.equal(Number(n.n), 3);
     });
+
+    test('marks every place the run read as seen by it; a place its source says is closed gets closed_at, kept while it stays closed', async () => {
+      const writer = createPlaceWriter(t.db);
+      const other = await startImportRun(t.db);
+      const state = async (sourceId: string) =>
+        t.db.kysely.selectFrom('places').select(['seen_run_id', 'import_run_id', 'closed_at', 'closed_reason', 'updated_at', 'first_seen_at']).where('source_id', '=', sourceId).executeTakeFirstOrThrow();
+      await writer.writeBatch([record('s1'), record('s2', { closed: 1 })], runId, zeroCounters());
+      const closedFirst = await state('s2');
+      assert.equal(closedFirst.closed_reason, 'closed');
+      assert.ok(closedFirst.closed_at !== null);
+      assert.equal((await state('s1')).closed_at, null);
+
+      // The next run: s1 unchanged (seen, not rewritten), s2 still closed with a new rating (its closed_at stays).
+      const s1Before = await state('s1');
+      assert.deepEqual(
+        await writer.writeBatch([record('s1'), record('s2', { closed: 1, rating: 1 })], other, zeroCounters()),
+        { imported: 0, updated: 1, unchanged: 1 },
+      );
+      const s1 = await state('s1');
+      assert.deepEqual([Number(s1.seen_run_id), Number(s1.import_run_id), s1.updated_at], [other, runId, s1Before.updated_at]);
+      const s2 = await state('s2');
+      assert.deepEqual([Number(s2.seen_run_id), s2.closed_reason, s2.closed_at], [other, 'closed', closedFirst.closed_at]);
+
+      // Open again: no longer closed.
+      await writer.writeBatch([record('s2', { rating: 1 })], other, zeroCounters());
+      assert.deepEqual([(await state('s2')).closed_reason, (await state('s2')).closed_at], [null, null]);
+    });
+
   });
 }
 
