@@ -90,7 +90,6 @@ for (const dialect of dialects) {
       await writer.writeBatch([record('s2', { rating: 1 })], other, zeroCounters());
       assert.deepEqual([(await state('s2')).closed_reason, (await state('s2')).closed_at], [null, null]);
     });
-
   });
 }
 
