@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
+import { catalogStats } from '../../cli/stats.ts';
 import { runImport } from './import.service.ts';
 import { datasetOfPath } from './dataset.ts';
 
@@ -133,6 +134,10 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.equal(changed.phone, '+13035550123');
       assert.ok(changed.updated_at > before1.get(phoneChanged)!.updated_at, 'a changed place has a newer updated_at');
       assert.equal(rows.get(untouched)!.updated_at, before1.get(untouched)!.updated_at, 'an unchanged place keeps its updated_at');
+
+      const stats = await catalogStats(t.db);
+      assert.deepEqual(new Map(stats.byStatus.map((r) => [r.status, r.places])), new Map([['open', original.length - dropped.size - 1], ['retired', dropped.size], ['closed', 1]]));
+      assert.deepEqual([stats.imports[0]!.dataset, stats.imports[0]!.retired], ['boulder', dropped.size]);
     });
 
     test('search and export leave the retired and closed places out at once; include_closed=true brings them back', async () => {
@@ -268,6 +273,22 @@ describe('a re-import killed with SIGKILL (SQLite)', () => {
       { status: 'failed', error: 'interrupted', retired_count: 0 },
       { status: 'done', error: null, retired_count: expected.length },
     ]);
+
+    // The CLI names the dataset and what it retired: the original file again brings every place back.
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', join(dir, 'v1', 'pois.ndjson')], {
+      cwd: repoRoot,
+      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
+      encoding: 'utf8',
+    });
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.match(cli.stderr, new RegExp(`pois\\.ndjson \\(osm-ndjson, dataset pois\\): .*updated ${expected.length}, unchanged ${placesBefore.size - expected.length}, retired 0,`));
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', '--dataset', 'pois', edited, edited], {
+      cwd: repoRoot,
+      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
+      encoding: 'utf8',
+    });
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /one file/);
   });
 });
 
