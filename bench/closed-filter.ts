@@ -1,6 +1,7 @@
 /**
- * What leaving closed and retired places out of search costs (migration 0022, `closedFilter` in
- * src/modules/places/places.repository.ts), on the benchmark catalog:
+ * What leaving closed and retired places out of search costs (migration 0022: `closed_at` in the search
+ * indexes; the closed ids for the text-index-only path, src/modules/places/places.repository.ts), on the
+ * benchmark catalog:
  *
  *   node --import tsx bench/closed-filter.ts [--size N]      (default 200000 places)
  *
