@@ -57,6 +57,8 @@ export async function namedPlaces(db: Db): Promise<NamedPlace[]> {
     .leftJoin('import_runs', 'import_runs.id', 'places.import_run_id')
     .select(['places.id', 'places.public_id', 'places.name', 'places.names', 'places.city', 'places.city_id', 'places.city_source', 'places.source', 'import_runs.path'])
     .where('places.name', '!=', '')
+    // What search shows: closed and retired places are left out unless a search asks for them.
+    .where('places.closed_at', 'is', null)
     .orderBy('places.id')
     .execute();
   // How many places of a city carry each name (display or other): a name carried by more than TOP places is a crowd.

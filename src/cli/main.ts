@@ -74,14 +74,21 @@ program
   .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
   .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
   .option('-s, --source <source>', 'source name stored with the places (defaults to the format\'s)')
+  .option('-d, --dataset <name>', 'the dataset the file is a snapshot of (default: the file name without its suffixes, porto.osm.pbf → porto); re-importing a dataset retires its places the file no longer holds')
   .option('--columns <mapping>', 'generic csv/ndjson: field=column pairs, e.g. "name=Business Name,phone=Tel" (see docs/importing.md)', parseColumnMapping)
   .option('--batch-size <n>', 'places per transaction', (v) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1 || n > 100000) throw new InvalidArgumentError('a whole number from 1 to 100000');
     return n;
   })
-  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; columns?: Record<string, string>; batchSize?: number }) =>
+  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; dataset?: string; columns?: Record<string, string>; batchSize?: number }) =>
     withDb(async (db) => {
+      // Each file of a dataset would retire the places of the ones before it.
+      if (opts.dataset !== undefined && files.length > 1) {
+        throw new AppError('validation_failed', '--dataset names the snapshot of one file: import the files one at a time', {
+          errors: [{ field: 'dataset', message: 'one file per dataset' }],
+        });
+      }
       await prepareDatabase(db);
       for (const file of files) {
         const [summary] = await importFiles(db, [file], { ...opts, onProgress: progressRenderer(file) });

@@ -26,8 +26,8 @@ export function printImportSummary(s: ImportSummary): void {
     .map(([r, n]) => `${r}: ${n}`)
     .join(', ');
   console.error(
-    `${basename(s.path)} (${s.format}): read ${s.read_count}, imported ${s.imported_count}, updated ${s.updated_count}, ` +
-      `unchanged ${s.unchanged_count}, skipped ${s.skipped_count}${reasons ? ` (${reasons})` : ''} ` +
+    `${basename(s.path)} (${s.format}, dataset ${s.dataset}): read ${s.read_count}, imported ${s.imported_count}, updated ${s.updated_count}, ` +
+      `unchanged ${s.unchanged_count}, retired ${s.retired_count}, skipped ${s.skipped_count}${reasons ? ` (${reasons})` : ''} ` +
       `in ${s.seconds.toFixed(2)} s, ${Math.round(s.placesPerSecond)} places/s`,
   );
 }

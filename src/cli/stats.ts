@@ -6,7 +6,11 @@ export interface CatalogStats {
   byCountry: Array<{ country_code: string | null; country: string | null; places: number }>;
   byCategory: Array<{ category: string | null; name: string | null; places: number }>;
   bySource: Array<{ source: string; places: number }>;
-  imports: Array<{ id: number; path: string; status: string; read: number; imported: number; updated: number; unchanged: number; skipped: number }>;
+  /** Places by status: open, closed (by their source), retired (gone from their dataset's latest import). */
+  byStatus: Array<{ status: string; places: number }>;
+  imports: Array<{
+    id: number; path: string; dataset: string; status: string; read: number; imported: number; updated: number; unchanged: number; retired: number; skipped: number;
+  }>;
 }
 
 export async function catalogStats(db: Db, topCategories = 25): Promise<CatalogStats> {
@@ -33,13 +37,29 @@ export async function catalogStats(db: Db, topCategories = 25): Promise<CatalogS
     .groupBy('source')
     .orderBy('places', 'desc')
     .execute();
+  const byStatus = await k
+    .selectFrom('places')
+    .select([sql<string>`coalesce(closed_reason, 'open')`.as('status'), sql<number>`count(*)`.as('places')])
+    .groupBy('closed_reason')
+    .orderBy('places', 'desc')
+    .execute();
   const imports = await k
     .selectFrom('import_runs')
-    .select(['id', 'path', 'status', 'read_count as read', 'imported_count as imported', 'updated_count as updated', 'unchanged_count as unchanged', 'skipped_count as skipped'])
+    .select([
+      'id', 'path', 'dataset', 'status', 'read_count as read', 'imported_count as imported', 'updated_count as updated',
+      'unchanged_count as unchanged', 'retired_count as retired', 'skipped_count as skipped',
+    ])
     .orderBy('id', 'desc')
     .limit(10)
     .execute();
-  return { places: Number(total.n), byCountry, byCategory, bySource, imports: imports.map((r) => ({ ...r, id: Number(r.id) })) };
+  return {
+    places: Number(total.n),
+    byCountry,
+    byCategory,
+    bySource,
+    byStatus: byStatus.map((r) => ({ status: r.status, places: Number(r.places) })),
+    imports: imports.map((r) => ({ ...r, id: Number(r.id), retired: Number(r.retired) })),
+  };
 }
 
 export function printStats(s: CatalogStats): void {
@@ -51,4 +71,10 @@ export function printStats(s: CatalogStats): void {
   for (const r of s.byCategory) out(`  ${(r.category ?? '(none)').padEnd(28)}${String(r.places).padStart(9)}  ${r.name ?? ''}`);
   out('\nby source');
   for (const r of s.bySource) out(`  ${r.source.padEnd(12)}${String(r.places).padStart(9)}`);
+  out('\nby status');
+  for (const r of s.byStatus) out(`  ${r.status.padEnd(12)}${String(r.places).padStart(9)}`);
+  out(`\nrecent imports (${s.imports.length})`);
+  for (const r of s.imports) {
+    out(`  #${r.id} ${r.dataset} ${r.status}: imported ${r.imported}, updated ${r.updated}, unchanged ${r.unchanged}, retired ${r.retired}, skipped ${r.skipped}`);
+  }
 }

@@ -76,9 +76,19 @@ export interface PlacesTable {
   attributes: string | null;
   /** Hash of the normalised record: a re-import that finds the same hash leaves the row alone. */
   content_hash: string;
+  /** 0/1: the source itself says the place is closed (part of the imported record and its hash; migration 0022). */
+  closed: Generated<number>;
+  /** The run that last wrote the row's content. */
   import_run_id: number | null;
+  /** The last import run whose file held the place, changed or not: what retirement compares (migration 0022). */
+  seen_run_id: number | null;
   first_seen_at: string;
+  /** When the place's content last changed. */
   updated_at: string;
+  /** When the place left search and export (closed by its source, or retired from its dataset); null while open. */
+  closed_at: string | null;
+  /** `closed` (the source says so) or `retired` (gone from its dataset's latest snapshot); null while open. */
+  closed_reason: 'closed' | 'retired' | null;
 }
 
 export interface ImportRunsTable {
@@ -99,6 +109,10 @@ export interface ImportRunsTable {
   /** JSON object reason -> count. */
   skipped_reasons: Generated<string>;
   error: string | null;
+  /** The named snapshot the run imported (migration 0022): re-importing it retires what it no longer holds. */
+  dataset: Generated<string>;
+  /** Places of the dataset the run retired when it completed. */
+  retired_count: Generated<number>;
 }
 
 export interface CategoriesTable {

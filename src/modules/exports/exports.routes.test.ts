@@ -50,6 +50,7 @@ for (const dialect of dialects) describe(`GET /api/v2/map/export on the Munich O
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('category', '=', 'restaurant')
       .where('city_id', '=', city.id)
+      .where('closed_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }

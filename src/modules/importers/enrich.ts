@@ -76,6 +76,7 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
     review_count: reviewCount === null ? null : Math.round(reviewCount),
     opening_hours: clean(input.openingHours),
     attributes: input.attributes && Object.keys(input.attributes).length > 0 ? JSON.stringify(input.attributes) : null,
+    closed: input.closed === true ? 1 : 0,
   };
   // The hash covers the fields above, in this order; adding it to the same object saves copying the record.
   const hashed = record as PlaceRecord;

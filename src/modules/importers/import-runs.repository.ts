@@ -1,9 +1,12 @@
+import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { RunCounters } from '../places/places.writer.ts';
 
 /** The `import_runs` log: one row a file import, with its counters and outcome. */
 
 export interface NewRun {
+  /** The named snapshot the file is (see `dataset.ts`). */
+  dataset: string;
   source: string;
   format: string;
   path: string;
@@ -25,7 +28,7 @@ export async function markInterruptedRuns(db: Db, path: string, at: string): Pro
 export async function insertRun(db: Db, run: NewRun): Promise<number> {
   const row = await db.kysely
     .insertInto('import_runs')
-    .values({ source: run.source, format: run.format, path: run.path, file_sha256: run.fileSha256, status: 'running', started_at: run.startedAt })
+    .values({ dataset: run.dataset, source: run.source, format: run.format, path: run.path, file_sha256: run.fileSha256, status: 'running', started_at: run.startedAt })
     .returning('id')
     .executeTakeFirstOrThrow();
   return Number(row.id);
@@ -35,17 +38,49 @@ export async function failRun(db: Db, runId: number, error: string, at: string):
   await db.kysely.updateTable('import_runs').set({ status: 'failed', error, finished_at: at }).where('id', '=', runId).execute();
 }
 
-export async function finishRun(db: Db, runId: number, fileSha256: string, counters: RunCounters, at: string): Promise<void> {
-  await db.kysely
-    .updateTable('import_runs')
-    .set({
-      status: 'done',
-      file_sha256: fileSha256,
-      finished_at: at,
-      read_count: counters.read_count,
-      skipped_count: counters.skipped_count,
-      skipped_reasons: JSON.stringify(counters.skipped_reasons),
-    })
-    .where('id', '=', runId)
-    .execute();
+/**
+ * Completes a run: retires the places of its dataset (and source) that it did not see, and marks it done
+ * with its counters, in one transaction. A place's `seen_run_id` is the last run that read it; the places
+ * last seen by an older run of the same dataset are the ones this snapshot no longer holds. Only a
+ * completed run retires: an interrupted one leaves every place as it was, and running the import again
+ * completes it (its own run sees every place of the file again). Retired places keep their rows, ids and
+ * content: the leads that point at them still show them, with `closed_at`.
+ * Returns the number of places retired.
+ */
+export async function finishRun(
+  db: Db,
+  run: { id: number; dataset: string; source: string },
+  fileSha256: string,
+  counters: RunCounters,
+  at: string,
+): Promise<number> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const olderRuns = trx
+      .selectFrom('import_runs')
+      .select('id')
+      .where('dataset', '=', run.dataset)
+      .where('source', '=', run.source)
+      .where('id', '<', run.id);
+    const retired = await trx
+      .updateTable('places')
+      .set({ closed_reason: 'retired', closed_at: sql<string>`coalesce(closed_at, ${at})` })
+      .where('seen_run_id', 'in', olderRuns)
+      .where((eb) => eb.or([eb('closed_reason', 'is', null), eb('closed_reason', '!=', 'retired')]))
+      .executeTakeFirst();
+    const retiredCount = Number(retired.numUpdatedRows);
+    await trx
+      .updateTable('import_runs')
+      .set({
+        status: 'done',
+        file_sha256: fileSha256,
+        finished_at: at,
+        read_count: counters.read_count,
+        skipped_count: counters.skipped_count,
+        skipped_reasons: JSON.stringify(counters.skipped_reasons),
+        retired_count: retiredCount,
+      })
+      .where('id', '=', run.id)
+      .execute();
+    return retiredCount;
+  });
 }

@@ -19,6 +19,8 @@ const MAX_TRANSACTION_MS = 1000;
 const INDEX_STEP = 5000;
 
 export interface RunInfo {
+  /** The named snapshot the file is: completing the run retires the places of the dataset it did not see. */
+  dataset: string;
   source: string;
   format: string;
   path: string;
@@ -38,13 +40,16 @@ export interface StoreOptions {
 export interface StoredRun {
   runId: number;
   counters: RunCounters;
+  /** Places of the dataset that the run retired when it completed. */
+  retired: number;
 }
 
 /**
  * The writing half of an import, on the calling thread: records a run, writes every chunk through the
- * PlaceWriter and marks the run done (or failed, and rethrows). Places are written in transactions of
- * `batchSize` together with the run's counters, so a crash leaves whole transactions only; running the
- * same import again skips rows whose content hash is unchanged and completes the rest.
+ * PlaceWriter and completes the run (retiring what its dataset no longer holds, `finishRun`), or marks it
+ * failed and rethrows. Places are written in transactions of `batchSize` together with the run's
+ * counters, so a crash leaves whole transactions only; running the same import again skips rows whose
+ * content hash is unchanged and completes the rest, and only then retires.
  */
 export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<EnrichedChunk>, options: StoreOptions = {}): Promise<StoredRun> {
   const { batchSize = DEFAULT_BATCH_SIZE, onProgress } = options;
@@ -106,8 +111,8 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
   } finally {
     restoreConnection();
   }
-  await finishRun(db, runId, fileSha256, counters, new Date().toISOString());
-  return { runId, counters };
+  const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source }, fileSha256, counters, new Date().toISOString());
+  return { runId, counters, retired };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { placeWriterChunkSize, type RunCounters } from '../places/places.writer.ts';
 import type { Enricher } from './enrich.ts';
+import { checkDatasetName, datasetOfPath } from './dataset.ts';
 import { sha256File } from './file-digest.ts';
 import { inlineChunks, workerChunks } from './import-worker.host.ts';
 import { DEFAULT_BATCH_SIZE, storeChunks, type StoredRun } from './import-store.ts';
@@ -16,6 +17,8 @@ export interface ImportOptions extends OpenOptions {
   format?: string;
   /** Places per transaction (SQLite; PostgreSQL commits every chunk, of at most 5,000). */
   batchSize?: number;
+  /** The dataset the file is a snapshot of; by default derived from the file name (`datasetOfPath`). */
+  dataset?: string;
   onProgress?: (progress: ImportProgress) => void;
 }
 
@@ -27,6 +30,9 @@ export interface ImportProgress {
 
 export interface ImportSummary extends RunCounters {
   runId: number;
+  dataset: string;
+  /** Places of the dataset that this snapshot no longer holds, retired when it completed. */
+  retired_count: number;
   path: string;
   source: string;
   format: string;
@@ -87,6 +93,7 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
       errors: [{ field: 'format', message: 'unknown format', allowed: readerFactories.map((f) => f.format) }],
     });
   }
+  const dataset = options.dataset !== undefined ? checkDatasetName(options.dataset) : datasetOfPath(absolute);
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const chunkSize = Math.min(batchSize, placeWriterChunkSize(db));
   const openOptions: OpenOptions = {
@@ -106,7 +113,7 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   try {
     run = await storeChunks(
       db,
-      { source: input.source, format: factory.format, path: absolute, fileSha256: digest, startedAt: new Date(started).toISOString() },
+      { dataset, source: input.source, format: factory.format, path: absolute, fileSha256: digest, startedAt: new Date(started).toISOString() },
       input.chunks,
       {
         batchSize,
@@ -117,12 +124,14 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   } finally {
     await input.close();
   }
-  const { runId, counters } = run;
+  const { runId, counters, retired } = run;
   const seconds = (Date.now() - started) / 1000;
   const stored = counters.imported_count + counters.updated_count + counters.unchanged_count;
   return {
     ...counters,
     runId,
+    dataset,
+    retired_count: retired,
     path: absolute,
     source: input.source,
     format: factory.format,

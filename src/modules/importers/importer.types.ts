@@ -36,6 +36,8 @@ export interface PlaceInput {
   /** Opening hours kept as the source wrote them (OSM syntax where it is OSM). */
   openingHours?: string | null;
   attributes?: Record<string, unknown>;
+  /** The source says the business is closed (Yelp `is_open: 0`, Overture `operating_status` other than open, OSM `disused=yes`…). */
+  closed?: boolean;
 }
 
 export type ReadResult = { ok: true; place: PlaceInput } | { ok: false; reason: string };

@@ -5,14 +5,21 @@ import type { PlacesTable } from '../../infra/db/schema.ts';
  * A place ready to store, enriched and normalised: one row of `places` minus the columns the database and
  * the writer fill (id, import run, first seen, updated), with `categories` as a list rather than its JSON.
  */
-export type PlaceRecord = Omit<PlacesTable, 'id' | 'import_run_id' | 'first_seen_at' | 'updated_at' | 'categories'> & { categories: string[] };
+export type PlaceRecord = Omit<
+  PlacesTable,
+  'id' | 'import_run_id' | 'seen_run_id' | 'first_seen_at' | 'updated_at' | 'closed_at' | 'closed_reason' | 'categories' | 'closed'
+> & {
+  categories: string[];
+  /** 1: the source says the place is closed; absent or 0: open. */
+  closed?: number;
+};
 
 /** The `places` columns a PlaceRecord fills, in the order of a PlaceRows row. */
 export const placeColumns = [
   'public_id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'source_categories',
   'phone', 'phone_e164', 'website', 'email', 'street', 'housenumber', 'postcode', 'address', 'region',
   'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count',
-  'opening_hours', 'attributes', 'content_hash',
+  'opening_hours', 'attributes', 'closed', 'content_hash',
 ] as const satisfies ReadonlyArray<keyof PlaceRecord>;
 
 /** Every field of PlaceRecord has its column in `placeColumns`: a column added to `places` fails to compile until it is listed. */
@@ -44,7 +51,7 @@ export function appendPlaceRow(rows: PlaceRows, r: PlaceRecord): void {
     r.public_id, r.source, r.source_id, r.name, r.names, r.category, JSON.stringify(r.categories), r.source_categories,
     r.phone, r.phone_e164, r.website, r.email, r.street, r.housenumber, r.postcode, r.address, r.region,
     r.city, r.city_id, r.city_source, r.city_distance_m, r.country_code, r.lat, r.lon, r.rating, r.review_count,
-    r.opening_hours, r.attributes, r.content_hash,
+    r.opening_hours, r.attributes, r.closed ?? 0, r.content_hash,
   );
   rows.count++;
 }
@@ -111,7 +118,9 @@ export function contentHash(r: Omit<PlaceRecord, 'content_hash'>): string {
       text(r.source_categories) + text(r.phone) + text(r.phone_e164) + text(r.website) + text(r.email) + text(r.street) +
       text(r.housenumber) + text(r.postcode) + text(r.address) + text(r.region) + text(r.city) + num(r.city_id) +
       text(r.city_source) + num(r.city_distance_m) + text(r.country_code) + num(r.lat) + num(r.lon) + num(r.rating) +
-      num(r.review_count) + text(r.opening_hours) + text(r.attributes),
+      num(r.review_count) + text(r.opening_hours) + text(r.attributes) +
+      // Only a closed place spells its flag: the hashes of open places stay what they were before it existed.
+      (r.closed === 1 ? 'closed' : ''),
     'base64url',
   );
 }

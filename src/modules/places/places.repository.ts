@@ -41,6 +41,8 @@ export interface PlaceCriteria {
    * Absent from searches saved before it existed.
    */
   polygon?: number[][][][] | null;
+  /** true: closed and retired places match too; absent: open places only (`closed_at IS NULL`). */
+  includeClosed?: boolean;
 }
 
 export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
@@ -92,13 +94,13 @@ interface PlaceTextGeo {
    * relevance order and their count. Null where the dialect has no such index.
    */
   textOnly: {
-    count(words: string[]): RawBuilder<{ n: number }>;
-    page(words: string[], after: PlaceKey | null, limit: number): RawBuilder<{ id: number; k: number }>;
+    count(words: string[], openOnly: boolean): RawBuilder<{ n: number }>;
+    page(words: string[], after: PlaceKey | null, limit: number, openOnly: boolean): RawBuilder<{ id: number; k: number }>;
     /**
      * Every match of one word with its relevance key, at most `cap + 1` rows, from a single pass over the
      * index: a rare word's total and first page at once.
      */
-    allOfOneWord(word: string, cap: number): RawBuilder<{ id: number; k: number }>;
+    allOfOneWord(word: string, cap: number, openOnly: boolean): RawBuilder<{ id: number; k: number }>;
   } | null;
 }
 
@@ -156,6 +158,17 @@ function ftsTierPhrases(words: string[]): { exact: string; starts: string } {
 }
 
 const nothing = sql<SqlBool>`0`;
+
+/**
+ * The ids of the closed and retired places, from the partial index of migration 0022 (closed_at IS NOT
+ * NULL), for the full-text-only search (`textOnly`), which reads no `places` row: SQLite builds the set
+ * once per query and checks each match's rowid against it. Its cost grows with the closed places.
+ */
+const closedIds = sql<number>`(SELECT id FROM places WHERE closed_at IS NOT NULL)`;
+
+/** For a text-index query (rowids of places_fts): the open places only, or everything. */
+const openRowids = (openOnly: boolean) => (openOnly ? sql` AND rowid NOT IN ${closedIds}` : sql``);
+
 
 /** Latitude bands a box may span before its condition is one range of bands instead of a list. */
 const MAX_LISTED_BANDS = 64;
@@ -239,11 +252,13 @@ const sqliteTextGeo: PlaceTextGeo = {
       WHEN ${startsWith} THEN ${textTiers.starts} ELSE ${textTiers.contains} END FROM places_fts WHERE rowid = places.id) ELSE ${textTiers.kind} END)`;
   },
   textOnly: {
-    count(words) {
+    count(words, openOnly) {
       const query = ftsAllWords(words);
-      return query === null ? sql<{ n: number }>`SELECT 0 AS n` : sql<{ n: number }>`SELECT count(*) AS n FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget}`;
+      return query === null
+        ? sql<{ n: number }>`SELECT 0 AS n`
+        : sql<{ n: number }>`SELECT count(*) AS n FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget}${openRowids(openOnly)}`;
     },
-    page(words, after, limit) {
+    page(words, after, limit, openOnly) {
       // One stream per tier, in id order, each stopping after `limit` rows (FTS5 reads doclists lazily):
       // whole names first, then display names starting with the first word, then the other matches.
       const all = ftsAllWords(words) ?? ftsPhrase(nameMark.repeat(3));
@@ -256,11 +271,12 @@ const sqliteTextGeo: PlaceTextGeo = {
       const afterKey = after === null ? -1 : Number(after.key);
       const from = (k: number) => (afterKey < k ? 0 : afterKey === k ? after!.id : Number.MAX_SAFE_INTEGER);
       const streams = tiers.map(
-        ([k, query]) => sql`SELECT * FROM (SELECT rowid AS id, ${k} AS k FROM places_fts WHERE places_fts MATCH ${query} AND rowid > ${from(k)} AND ${ftsBudget} ORDER BY rowid LIMIT ${limit})`,
+        ([k, query]) =>
+          sql`SELECT * FROM (SELECT rowid AS id, ${k} AS k FROM places_fts WHERE places_fts MATCH ${query} AND rowid > ${from(k)} AND ${ftsBudget}${openRowids(openOnly)} ORDER BY rowid LIMIT ${limit})`,
       );
       return sql<{ id: number; k: number }>`SELECT id, k FROM (${sql.join(streams, sql` UNION ALL `)}) ORDER BY k, id LIMIT ${limit}`;
     },
-    allOfOneWord(word, cap) {
+    allOfOneWord(word, cap, openOnly) {
       // The document is folded text: a whole name is `$ word $` in it, the display name's start `$ word`.
       const form = searchForm(word);
       const query = ftsAllWords([word]);
@@ -269,7 +285,7 @@ const sqliteTextGeo: PlaceTextGeo = {
       return sql<{ id: number; k: number }>`SELECT rowid AS id,
           CASE WHEN instr(names, ${`${start} ${nameMark}`}) > 0 THEN ${textTiers.exact}
                WHEN substr(names, 1, ${[...start].length}) = ${start} THEN ${textTiers.starts} ELSE ${textTiers.contains} END AS k
-        FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget} LIMIT ${cap + 1}`;
+        FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget}${openRowids(openOnly)} LIMIT ${cap + 1}`;
     },
   },
 };
@@ -384,6 +400,9 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
   const tg = textGeo(db);
   // First, so that it runs on every row examined, whichever index leads.
   const c: Expression<SqlBool>[] = [rowBudget(db)(sql`places.id`)];
+  // Open places only: `closed_at` sits in the search indexes right after the category (migration 0022), so
+  // a type + city or country search seeks it within the index and counts from index entries alone.
+  if (!criteria.includeClosed) c.push(eb('places.closed_at', 'is', null));
   const byText = textLeads(criteria);
   if (criteria.categories) c.push(eb('places.category', 'in', criteria.categories.length > 0 ? criteria.categories : ['']));
   if (criteria.cityId !== null) c.push(eb('places.city_id', '=', criteria.cityId));
@@ -577,7 +596,7 @@ export function placesVersion(db: Db): Promise<number> {
 
 /** The text index alone answers a substring search with no other criterion (no `places` row is read). */
 function textOnlySearch(db: Db, criteria: PlaceCriteria) {
-  const { text, ...rest } = criteria;
+  const { text, includeClosed: _closed, ...rest } = criteria;
   if (!text || text.mode !== 'substring' || Object.values(rest).some((v) => v != null)) return null;
   return textGeo(db).textOnly;
 }
@@ -591,14 +610,14 @@ function textOnlySearch(db: Db, criteria: PlaceCriteria) {
 export async function findOneWordMatches(db: Db, criteria: PlaceCriteria, cap: number): Promise<Array<{ id: number; k: number }> | null> {
   const textOnly = textOnlySearch(db, criteria);
   if (!textOnly || criteria.text!.words.length !== 1) return null;
-  const { rows } = await textOnly.allOfOneWord(criteria.text!.words[0]!, cap).execute(db.kysely);
+  const { rows } = await textOnly.allOfOneWord(criteria.text!.words[0]!, cap, !criteria.includeClosed).execute(db.kysely);
   return rows.length > cap ? null : rows;
 }
 
 /** Exact number of places matching (the fuzzy mode counts candidates: the caller verifies them). */
 export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<number> {
   const textOnly = textOnlySearch(db, criteria);
-  if (textOnly) return Number((await textOnly.count(criteria.text!.words).execute(db.kysely)).rows[0]?.n ?? 0);
+  if (textOnly) return Number((await textOnly.count(criteria.text!.words, !criteria.includeClosed).execute(db.kysely)).rows[0]?.n ?? 0);
   const row = await filtered(db, criteria).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -615,7 +634,7 @@ export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: Plac
   const past = descending ? '<' : '>';
   const textOnly = sort === 'relevance' ? textOnlySearch(db, criteria) : null;
   if (textOnly) {
-    const page = sql<{ id: number; k: number }>`(${textOnly.page(criteria.text!.words, after, limit)})`;
+    const page = sql<{ id: number; k: number }>`(${textOnly.page(criteria.text!.words, after, limit, !criteria.includeClosed)})`;
     return (await db.kysely
       .selectFrom(page.as('page'))
       .innerJoin('places', 'places.id', 'page.id')

@@ -25,8 +25,13 @@ export const PlaceSchema = Type.Object(
     lat: Type.Union([Type.Number(), Type.Null()]),
     lon: Type.Union([Type.Number(), Type.Null()]),
     opening_hours: Type.Union([Type.String(), Type.Null()], { description: 'As the source wrote it (OSM syntax for OSM places)' }),
-    source: Type.String({ examples: ['osm'] }),
-    updated_at: Type.String({ format: 'date-time' }),
+    source: Type.String({ description: 'Where the place comes from: osm, overture, yelp, gmaps, michelin, zomato…', examples: ['osm'] }),
+    updated_at: Type.String({ format: 'date-time', description: 'When the place\'s content last changed (an import that finds it unchanged leaves this alone)' }),
+    first_seen_at: Type.String({ format: 'date-time', description: 'When an import first found the place' }),
+    status: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('retired')], {
+      description: '`closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them',
+    }),
+    closed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the place was found closed or retired; null while open' }),
   },
   { $id: 'Place' },
 );
@@ -40,7 +45,7 @@ export type PlaceRow = Selectable<PlacesTable>;
 export const publicPlaceColumns = [
   'id', 'public_id', 'name', 'category', 'categories', 'phone', 'phone_e164', 'website', 'email', 'rating',
   'review_count', 'address', 'street', 'housenumber', 'postcode', 'city', 'region', 'country_code', 'lat', 'lon',
-  'opening_hours', 'source', 'updated_at',
+  'opening_hours', 'source', 'updated_at', 'first_seen_at', 'closed_at', 'closed_reason',
 ] as const satisfies ReadonlyArray<keyof PlaceRow>;
 export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
 
@@ -93,6 +98,9 @@ export function placeRowToPlace(row: PublicPlaceRow): Place {
     opening_hours: row.opening_hours,
     source: row.source,
     updated_at: row.updated_at,
+    first_seen_at: row.first_seen_at,
+    status: row.closed_reason ?? 'open',
+    closed_at: row.closed_at,
   };
 }
 

@@ -15,7 +15,7 @@ function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRe
     phone: null, phone_e164: null, website: null, email: null, street: null, housenumber: null, postcode: null,
     address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address', city_distance_m: null,
     country_code: 'DE', lat: 48.137, lon: 11.575, rating: 4.5, review_count: 10, opening_hours: null, attributes: null,
-    ...overrides,
+    closed: 0, ...overrides,
   };
   return { ...base, content_hash: contentHash(base) };
 }
@@ -62,6 +62,33 @@ for (const dialect of dialects) {
       assert.deepEqual(JSON.parse(run.skipped_reasons), { 'no name': 2 });
       const n = await t.db.kysely.selectFrom('places').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
       assert.equal(Number(n.n), 3);
+    });
+
+    test('marks every place the run read as seen by it; a place its source says is closed gets closed_at, kept while it stays closed', async () => {
+      const writer = createPlaceWriter(t.db);
+      const other = await startImportRun(t.db);
+      const state = async (sourceId: string) =>
+        t.db.kysely.selectFrom('places').select(['seen_run_id', 'import_run_id', 'closed_at', 'closed_reason', 'updated_at', 'first_seen_at']).where('source_id', '=', sourceId).executeTakeFirstOrThrow();
+      await writer.writeBatch([record('s1'), record('s2', { closed: 1 })], runId, zeroCounters());
+      const closedFirst = await state('s2');
+      assert.equal(closedFirst.closed_reason, 'closed');
+      assert.ok(closedFirst.closed_at !== null);
+      assert.equal((await state('s1')).closed_at, null);
+
+      // The next run: s1 unchanged (seen, not rewritten), s2 still closed with a new rating (its closed_at stays).
+      const s1Before = await state('s1');
+      assert.deepEqual(
+        await writer.writeBatch([record('s1'), record('s2', { closed: 1, rating: 1 })], other, zeroCounters()),
+        { imported: 0, updated: 1, unchanged: 1 },
+      );
+      const s1 = await state('s1');
+      assert.deepEqual([Number(s1.seen_run_id), Number(s1.import_run_id), s1.updated_at], [other, runId, s1Before.updated_at]);
+      const s2 = await state('s2');
+      assert.deepEqual([Number(s2.seen_run_id), s2.closed_reason, s2.closed_at], [other, 'closed', closedFirst.closed_at]);
+
+      // Open again: no longer closed.
+      await writer.writeBatch([record('s2', { rating: 1 })], other, zeroCounters());
+      assert.deepEqual([(await state('s2')).closed_reason, (await state('s2')).closed_at], [null, null]);
     });
   });
 }

@@ -1,4 +1,5 @@
 import type SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect, type SqliteDb } from '../../infra/db/dialect.ts';
 import { placeColumns, placeRecordAt, placeRowsOf, placeRowWidth, type PlaceRecord, type PlaceRows } from './place-record.ts';
@@ -13,7 +14,10 @@ export interface BatchResult {
 export type PlaceBatch = PlaceRows | readonly PlaceRecord[];
 
 /**
- * Upserts places by (source, source_id); unchanged rows (same content hash) are left alone. Batches are
+ * Upserts places by (source, source_id); unchanged rows (same content hash) only get the run as their
+ * `seen_run_id` (what retirement compares, `import-runs.repository.ts`), and one that was retired is open
+ * again (or closed, if its source says so). A record the source marks closed gets `closed_at` (kept while
+ * it stays closed) and `closed_reason = 'closed'`. Batches are
  * added to a transaction that commits together with the run's counters, so the counters never disagree
  * with the data: SQLite keeps one transaction open over the batches added until `commit`, PostgreSQL
  * commits each batch as it is added (`pending` stays 0 there).
@@ -82,6 +86,10 @@ const replacedTriggers = ['places_search_ai', 'places_search_au_names', 'places_
 const sourceAt = placeColumns.indexOf('source');
 const sourceIdAt = placeColumns.indexOf('source_id');
 const hashAt = placeColumns.indexOf('content_hash');
+const closedAt = placeColumns.indexOf('closed');
+
+/** What the writer reads of a stored place: id, content hash, closed reason, closed at. */
+type Existing = [number, string, string | null, string | null];
 
 interface OpenTransaction {
   runId: number;
@@ -153,13 +161,25 @@ class SqlitePlaceWriter implements PlaceWriter {
       `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places' AND name IN (${replacedTriggers.map((n) => `'${n}'`).join(', ')})`,
     );
     this.lastId = h.prepare<[], number>('SELECT coalesce(max(id), 0) FROM places').pluck();
-    const existing = h.prepare<[unknown, unknown], [number, string]>('SELECT id, content_hash FROM places WHERE source = ? AND source_id = ?').raw();
+    const existing = h
+      .prepare<[unknown, unknown], Existing>('SELECT id, content_hash, closed_reason, closed_at FROM places WHERE source = ? AND source_id = ?')
+      .raw();
+    // After the record's values: the run (import_run_id), first seen (insert only), updated_at, the run
+    // again (seen_run_id), closed_at and closed_reason; then the row id (update).
     const insert = h.prepare(
-      `INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at)
-       VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?)`,
+      `INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason)
+       VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?, ?, ?, ?)`,
     );
     const update = h.prepare(
-      `UPDATE places SET ${placeColumns.map((c) => `${c} = ?`).join(', ')}, import_run_id = ?, updated_at = ? WHERE id = ?`,
+      `UPDATE places SET ${placeColumns.map((c) => `${c} = ?`).join(', ')}, import_run_id = ?, updated_at = ?, seen_run_id = ?,
+       closed_at = ?, closed_reason = ? WHERE id = ?`,
+    );
+    // An unchanged place: only the run that saw it. One that a run of its dataset had retired is back:
+    // open again, or closed again if its source says so (with the date it was first found closed).
+    const seen = h.prepare('UPDATE places SET seen_run_id = ? WHERE id = ?');
+    const back = h.prepare(
+      `UPDATE places SET seen_run_id = ?, closed_reason = CASE WHEN closed = 1 THEN 'closed' END,
+       closed_at = CASE WHEN closed = 1 THEN closed_at END WHERE id = ?`,
     );
     const saveCounters = h.prepare(
       `UPDATE import_runs SET read_count = ?, imported_count = ?, updated_count = ?, unchanged_count = ?,
@@ -191,12 +211,31 @@ class SqlitePlaceWriter implements PlaceWriter {
      * array argument element by element through V8's API, which costs far more, and a new array per row
      * would be garbage to collect.
      */
-    const params: unknown[] = new Array(placeRowWidth + 3);
-    const fill = (v: PlaceRows['values'], o: number, runId: number, now: string, last: string | number): unknown[] => {
+    const insertParams: unknown[] = new Array(placeRowWidth + 6);
+    const updateParams: unknown[] = new Array(placeRowWidth + 6);
+    const fillInsert = (v: PlaceRows['values'], o: number, runId: number, now: string): unknown[] => {
+      const params = insertParams;
       for (let j = 0; j < placeRowWidth; j++) params[j] = v[o + j];
+      const closed = v[o + closedAt] === 1;
       params[placeRowWidth] = runId;
       params[placeRowWidth + 1] = now;
-      params[placeRowWidth + 2] = last;
+      params[placeRowWidth + 2] = now;
+      params[placeRowWidth + 3] = runId;
+      params[placeRowWidth + 4] = closed ? now : null;
+      params[placeRowWidth + 5] = closed ? 'closed' : null;
+      return params;
+    };
+    const fillUpdate = (v: PlaceRows['values'], o: number, runId: number, now: string, found: Existing): unknown[] => {
+      const params = updateParams;
+      for (let j = 0; j < placeRowWidth; j++) params[j] = v[o + j];
+      const closed = v[o + closedAt] === 1;
+      params[placeRowWidth] = runId;
+      params[placeRowWidth + 1] = now;
+      params[placeRowWidth + 2] = runId;
+      // Closed by its source: since it was first found closed (the date survives other changes and a retirement).
+      params[placeRowWidth + 3] = closed ? (found[2] === 'closed' ? found[3] : now) : null;
+      params[placeRowWidth + 4] = closed ? 'closed' : null;
+      params[placeRowWidth + 5] = found[0];
       return params;
     };
 
@@ -205,13 +244,13 @@ class SqlitePlaceWriter implements PlaceWriter {
       const now = new Date().toISOString();
       const v = rows.values;
       for (let i = 0, o = 0; i < rows.count; i++, o += placeRowWidth) {
-        let found: [number, string] | undefined;
+        let found: Existing | undefined;
         // A source new to the catalog (a first import) inserts without looking first: a place it already
         // wrote (the same one twice in a file) fails the unique key and is looked up then. Any other
         // source looks first: a re-import would fail most of its inserts.
         if (isFresh(v[o + sourceAt])) {
           try {
-            insert.run(...fill(v, o, open.runId, now, now));
+            insert.run(...fillInsert(v, o, open.runId, now));
             open.unindexed++;
             result.imported++;
             continue;
@@ -225,16 +264,20 @@ class SqlitePlaceWriter implements PlaceWriter {
           found = existing.get(v[o + sourceAt], v[o + sourceIdAt]);
         }
         if (!found) {
-          insert.run(...fill(v, o, open.runId, now, now));
+          insert.run(...fillInsert(v, o, open.runId, now));
           open.unindexed++;
           result.imported++;
         } else if (found[1] !== v[o + hashAt]) {
-          update.run(...fill(v, o, open.runId, now, found[0]));
+          update.run(...fillUpdate(v, o, open.runId, now, found));
           // A row this transaction inserted and has not indexed yet (the same place twice in a batch) is
           // indexed as a new one; any other is indexed again.
           if (found[0] <= open.indexed) open.changed.push(found[0]);
           result.updated++;
+        } else if (found[2] === 'retired') {
+          back.run(open.runId, found[0]);
+          result.updated++;
         } else {
+          seen.run(open.runId, found[0]);
           result.unchanged++;
         }
       }
@@ -401,36 +444,65 @@ class KyselyPlaceWriter implements PlaceWriter {
         if (group) group.push(r);
         else bySource.set(r.source, [r]);
       }
-      const found = new Map<string, { id: number; content_hash: string }>();
+      const found = new Map<string, { id: number; content_hash: string; closed_reason: string | null; closed_at: string | null }>();
       for (const [source, rs] of bySource) {
         const rows = await trx
           .selectFrom('places')
-          .select(['id', 'source_id', 'content_hash'])
+          .select(['id', 'source_id', 'content_hash', 'closed_reason', 'closed_at'])
           .where('source', '=', source)
           .where('source_id', 'in', rs.map((r) => r.source_id))
           .execute();
         for (const row of rows) found.set(`${source}\0${row.source_id}`, row);
       }
-      const changed: Array<{ id: number; record: PlaceRecord }> = [];
+      const changed: Array<{ id: number; record: PlaceRecord; closedAt: string | null }> = [];
       const fresh: PlaceRecord[] = [];
+      const seen: number[] = [];
+      const back: number[] = [];
       for (const r of distinct) {
         const f = found.get(`${r.source}\0${r.source_id}`);
         if (!f) fresh.push(r);
-        else if (f.content_hash !== r.content_hash) changed.push({ id: f.id, record: r });
-        else result.unchanged++;
+        else if (f.content_hash !== r.content_hash) changed.push({ id: f.id, record: r, closedAt: f.closed_reason === 'closed' ? f.closed_at : null });
+        else if (f.closed_reason === 'retired') back.push(f.id);
+        else seen.push(f.id);
       }
-      const toRow = (r: PlaceRecord) => ({ ...r, categories: JSON.stringify(r.categories), import_run_id: runId, updated_at: now });
+      // As the SQLite writer: seen by this run; closed by its source since it was first found closed.
+      const toRow = (r: PlaceRecord, closedAt: string | null) => ({
+        ...r,
+        closed: r.closed ?? 0,
+        categories: JSON.stringify(r.categories),
+        import_run_id: runId,
+        seen_run_id: runId,
+        updated_at: now,
+        closed_at: r.closed === 1 ? (closedAt ?? now) : null,
+        closed_reason: r.closed === 1 ? ('closed' as const) : null,
+      });
       for (let i = 0; i < fresh.length; i += 500) {
         const slice = fresh.slice(i, i + 500);
         await trx
           .insertInto('places')
-          .values(slice.map((r) => ({ ...toRow(r), first_seen_at: now })))
+          .values(slice.map((r) => ({ ...toRow(r, null), first_seen_at: now })))
           .execute();
         result.imported += slice.length;
       }
-      for (const { id, record } of changed) {
-        await trx.updateTable('places').set(toRow(record)).where('id', '=', id).execute();
+      for (const { id, record, closedAt } of changed) {
+        await trx.updateTable('places').set(toRow(record, closedAt)).where('id', '=', id).execute();
         result.updated++;
+      }
+      for (let i = 0; i < seen.length; i += 5000) {
+        await trx.updateTable('places').set({ seen_run_id: runId }).where('id', 'in', seen.slice(i, i + 5000)).execute();
+      }
+      result.unchanged += seen.length;
+      if (back.length > 0) {
+        await trx
+          .updateTable('places')
+          .set({
+            seen_run_id: runId,
+            closed_reason: sql<'closed' | null>`CASE WHEN closed = 1 THEN 'closed' END`,
+            closed_at: sql<string | null>`CASE WHEN closed = 1 THEN closed_at END`,
+          })
+          .where('id', 'in', back)
+          .execute();
+        result.updated += back.length;
       }
       await trx
         .updateTable('import_runs')

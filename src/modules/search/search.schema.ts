@@ -22,6 +22,9 @@ const filterProperties = {
   has_phone: Type.Boolean({ description: 'true: only places with a phone number; false: only places without one' }),
   has_website: Type.Boolean({ description: 'true: only places with a website; false: only without' }),
   has_email: Type.Boolean({ description: 'true: only places with an email address; false: only without' }),
+  include_closed: Type.Boolean({
+    description: 'true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only',
+  }),
   near: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*,\\s*-?\\d+(\\.\\d+)?\\s*$', description: 'Centre point `lat,lon` in degrees; with `radius`', examples: ['48.1374,11.5755'] }),
   radius: Type.Integer({ minimum: radiusM.min, maximum: radiusM.max, description: `Radius around \`near\` in metres (default ${radiusM.default})`, examples: [1000] }),
   bbox: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*(,\\s*-?\\d+(\\.\\d+)?\\s*){3}$', description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees', examples: ['11.50,48.10,11.65,48.18'] }),
@@ -190,6 +193,7 @@ const v1Properties = {
   city: filterProperties.city,
   country: filterProperties.country,
   type: filterProperties.type,
+  include_closed: filterProperties.include_closed,
   per_page: pagingProperties.per_page,
 };
 
@@ -202,6 +206,7 @@ export interface V1SearchInput {
   city?: string;
   country?: string;
   type?: string;
+  include_closed?: boolean;
   per_page?: number;
 }
 

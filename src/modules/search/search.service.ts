@@ -178,6 +178,8 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
     hasEmail: input.has_email ?? null,
     near,
     bbox: input.bbox !== undefined ? parseBbox(input.bbox) : null,
+    // Only when asked: the criteria of every other search stay as they were (saved searches, cache keys).
+    ...(input.include_closed === true ? { includeClosed: true } : {}),
   };
   return { criteria, resolution, sort };
 }
@@ -265,7 +267,7 @@ export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): 
 }
 
 /** Every filter of a search; a cursor continues a saved search and takes none of them. */
-const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'near', 'radius', 'bbox', 'sort', 'lang'] as const;
+const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'include_closed', 'near', 'radius', 'bbox', 'sort', 'lang'] as const;
 /** What a new search must name at least one of: the others only narrow or order. */
 export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
 
@@ -359,7 +361,7 @@ export async function quickSearch(
 ): Promise<{ total: number; page: PlacePage; resolution: SearchResolution }> {
   if (!params || (params.query === undefined && params.city === undefined && params.type === undefined)) {
     throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
-      errors: [{ field: options.location, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'per_page'] }],
+      errors: [{ field: options.location, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'include_closed', 'per_page'] }],
     });
   }
   const { per_page: perPage = defaultPerPage, ...input } = params;

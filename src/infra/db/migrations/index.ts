@@ -16,6 +16,7 @@ import * as m0015 from './0015_account_quotas.ts';
 import * as m0016 from './0016_search_text.ts';
 import * as m0017 from './0017_triggers_without_marker.ts';
 import * as m0019 from './0019_export_jobs.ts';
+import * as m0022 from './0022_place_freshness.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0016_search_text': m0016,
   '0017_triggers_without_marker': m0017,
   '0019_export_jobs': m0019,
+  '0022_place_freshness': m0022,
 };

@@ -31,23 +31,30 @@ const fieldColumn: { [F in PlaceField]: keyof PublicPlaceRow } = {
   id: 'public_id', name: 'name', category: 'category', categories: 'categories', phone: 'phone', phone_e164: 'phone_e164',
   website: 'website', email: 'email', rating: 'rating', review_count: 'review_count', address: 'address', street: 'street',
   housenumber: 'housenumber', postcode: 'postcode', city: 'city', region: 'region', country: 'country_code', lat: 'lat',
-  lon: 'lon', opening_hours: 'opening_hours', source: 'source', updated_at: 'updated_at',
+  lon: 'lon', opening_hours: 'opening_hours', source: 'source', updated_at: 'updated_at', first_seen_at: 'first_seen_at',
+  status: 'closed_reason', closed_at: 'closed_at',
 };
 
 /** How to read the chosen fields' cells from a tuple: the column of each, and whether it is a list (a JSON array to join). */
 export interface CellPlan {
   columns: number[];
   isList: boolean[];
+  /** What a null column reads as (`status`: a place without a closed reason is open), else null. */
+  ifNull: Cell[];
 }
 
 export function cellPlan(fields: readonly PlaceField[]): CellPlan {
-  return { columns: fields.map((f) => publicColumnIndex[fieldColumn[f]]), isList: fields.map((f) => f === 'categories') };
+  return {
+    columns: fields.map((f) => publicColumnIndex[fieldColumn[f]]),
+    isList: fields.map((f) => f === 'categories'),
+    ifNull: fields.map((f) => (f === 'status' ? 'open' : null)),
+  };
 }
 
-/** The cell of column `i` of a plan: null stays null, numbers stay numbers, a list is joined. */
+/** The cell of column `i` of a plan: null stays null (or the field's `ifNull`), numbers stay numbers, a list is joined. */
 export function tupleCell(t: PublicPlaceTuple, plan: CellPlan, i: number): Cell {
   const v = t[plan.columns[i]!] as Cell;
-  if (v === null || v === undefined) return null;
+  if (v === null || v === undefined) return plan.ifNull[i]!;
   return plan.isList[i] && typeof v === 'string' ? joinedList(v) : v;
 }
 

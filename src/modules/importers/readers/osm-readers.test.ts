@@ -10,6 +10,7 @@ import type { PlaceInput, ReadResult } from '../importer.types.ts';
 import { readHead } from '../import.service.ts';
 import { osmNdjsonLineToPlace, osmNdjsonReaderFactory, lineBatches } from './osm-ndjson.ts';
 import { osmPbfReaderFactory } from './osm-pbf.ts';
+import { osmObjectToPlace } from './osm-tags.ts';
 import { mergedNdjson, mergedPbf, osmDir, osmiumCount, poiFilter } from '../../../../test/helpers/osm.ts';
 import { runTool } from '../../../../test/helpers/tools.ts';
 
@@ -190,5 +191,40 @@ describe('NDJSON line splitting', () => {
         assert.deepEqual(got, expected, `chunks of ${size} bytes, ending ${JSON.stringify(tail)}`);
       }
     }
+  });
+});
+
+describe('OpenStreetMap places their tags say are closed', () => {
+  const closed = (tags: Record<string, string>) => {
+    const r = osmObjectToPlace('n1', { name: 'Somewhere', ...tags }, 48.1, 11.5);
+    assert.ok(r.ok);
+    return r.place.closed;
+  };
+
+  test('disused=yes, vacant business keys and lifecycle prefixes without a live key are closed', () => {
+    assert.equal(closed({ amenity: 'restaurant', disused: 'yes' }), true);
+    assert.equal(closed({ shop: 'vacant' }), true);
+    assert.equal(closed({ 'disused:shop': 'bakery' }), true);
+    assert.equal(closed({ 'was:amenity': 'cafe' }), true);
+    assert.equal(closed({ 'abandoned:tourism': 'hotel' }), true);
+  });
+
+  test('a live business key beside a former use, or a former name, is open', () => {
+    assert.equal(closed({ amenity: 'restaurant' }), false);
+    assert.equal(closed({ amenity: 'restaurant', 'disused:amenity': 'cafe' }), false);
+    assert.equal(closed({ leisure: 'fitness_centre', 'disused:shop': 'yes' }), false);
+    assert.equal(closed({ amenity: 'pub', 'was:name': 'Helmi' }), false);
+    assert.equal(closed({ shop: 'vacant', amenity: 'cafe' }), false);
+    assert.equal(closed({ amenity: 'cafe', disused: 'no' }), false);
+  });
+
+  test('the real extracts hold closed places, found the same way by both readers', async () => {
+    const lines = (await import('node:zlib')).gunzipSync(readFileSync(mergedNdjson)).toString('utf8').split('\n').filter(Boolean);
+    const closedIds = lines.map(osmNdjsonLineToPlace).filter((r) => r.ok && r.place.closed).map((r) => (r as { place: PlaceInput }).place.sourceId);
+    assert.ok(closedIds.length >= 20, `${closedIds.length} closed`);
+    const reader = await osmPbfReaderFactory.open(mergedPbf, {});
+    const fromPbf: string[] = [];
+    for await (const r of reader.records()) if (r.ok && r.place.closed) fromPbf.push(r.place.sourceId);
+    assert.deepEqual(fromPbf.sort(), closedIds.sort());
   });
 });

@@ -32,6 +32,8 @@ export function overtureToPlace(line: JsonObject): ReadResult {
   const cats = isObject(o.categories) ? o.categories : {};
   const alternate = Array.isArray(cats.alternate) ? cats.alternate.map(text) : [];
   const addr = Array.isArray(o.addresses) && isObject(o.addresses[0]) ? o.addresses[0] : {};
+  // `open`, `permanently_closed`, `temporarily_closed`; absent in older releases (then open).
+  const operatingStatus = text(o.operating_status);
   const brand = isObject(o.brand) && isObject(o.brand.names) ? text(o.brand.names.primary) : null;
   const place: PlaceInput = {
     sourceId,
@@ -49,9 +51,10 @@ export function overtureToPlace(line: JsonObject): ReadResult {
     ...position(o),
     attributes: attributes({
       confidence: number(o.confidence),
-      operating_status: text(o.operating_status),
+      operating_status: operatingStatus,
       brand,
     }),
+    closed: operatingStatus !== null && operatingStatus !== 'open',
   };
   return { ok: true, place };
 }

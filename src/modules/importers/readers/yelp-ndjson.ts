@@ -29,6 +29,7 @@ export function yelpFusionToPlace(o: JsonObject): ReadResult {
     rating: number(o.rating),
     reviewCount: number(o.review_count),
     attributes: attributes({ price: text(o.price), closed: o.is_closed === true ? true : undefined }),
+    closed: o.is_closed === true,
   };
   return { ok: true, place };
 }
@@ -60,6 +61,7 @@ export function yelpOpenToPlace(o: JsonObject): ReadResult {
       price_level: number(attrs.RestaurantsPriceRange2),
       closed: o.is_open === 0 ? true : undefined,
     }),
+    closed: o.is_open === 0,
   };
   return { ok: true, place };
 }

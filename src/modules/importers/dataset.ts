@@ -1,0 +1,36 @@
+import { basename } from 'node:path';
+import { AppError } from '../../infra/errors.ts';
+
+/**
+ * Datasets: each import is a snapshot of a named dataset (`porto`, `yelp-2024`). Re-importing a dataset
+ * retires the places of it (and of the same source) that the new snapshot no longer holds (see
+ * `finishRun` in `import-runs.repository.ts` and docs/datasets.md).
+ */
+
+/** Compression suffixes, then format suffixes, taken off a file name to name its dataset. */
+const compression = /\.(gz|gzip|bz2|zst)$/i;
+const formatSuffix = /\.(osm|pbf|ndjson|jsonl|geojsonseq|geojson|json|csv|tsv|txt)$/i;
+
+/** The default dataset of a file: its name without compression and format suffixes (`porto.osm.pbf` → `porto`). */
+export function datasetOfPath(path: string): string {
+  let name = basename(path).replace(compression, '');
+  for (;;) {
+    const next = name.replace(formatSuffix, '');
+    if (next === name || next === '') break;
+    name = next;
+  }
+  return name;
+}
+
+/** Letters or digits first, then letters, digits, `.`, `_` or `-`; at most 100 characters. */
+const datasetName = /^[\p{L}\p{N}][\p{L}\p{N}._-]{0,99}$/u;
+
+/** A dataset name as given (`--dataset`), checked. */
+export function checkDatasetName(name: string): string {
+  if (!datasetName.test(name)) {
+    throw new AppError('validation_failed', `invalid dataset name ${JSON.stringify(name)}`, {
+      errors: [{ field: 'dataset', message: 'letters, digits, ".", "_" or "-", starting with a letter or digit, at most 100 characters' }],
+    });
+  }
+  return name;
+}
