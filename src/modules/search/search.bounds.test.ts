@@ -17,6 +17,8 @@ import { mergedNdjson } from '../../../test/helpers/osm.ts';
 let t: TestApp;
 let user: TestAccount;
 let places: number;
+/** The places a search without include_closed finds: the extract has places marked disused or vacant. */
+let openPlaces: number;
 const world = 'bbox=-180,-90,180,90';
 
 interface Answer {
@@ -40,6 +42,7 @@ before(async () => {
   t = await buildTestApp({ files: [mergedNdjson], env: { DB_READ_WORKERS: '0', READ_CACHE_ENTRIES: '0' } });
   user = await createAccountWithToken(t.db);
   places = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  openPlaces = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).where('closed_at', 'is', null).executeTakeFirstOrThrow()).n);
 });
 after(async () => t.close());
 
@@ -51,7 +54,7 @@ describe('hostile searches do bounded work', () => {
   test('counting rows would show a scan: a world bbox alone reads every place', async () => {
     const a = await ask(t.app, search(`${world}&per_page=1`));
     assert.equal(a.status, 200);
-    assert.equal(a.body.total, places);
+    assert.equal(a.body.total, openPlaces);
     assert.ok(a.rows >= places * 0.9, `${a.rows} rows examined of ${places}`);
   });
 
@@ -156,6 +159,6 @@ describe('a search past its time budget', () => {
     // The same search on a server with the default budget answers in full.
     const full = await ask(t.app, search(`${world}&sort=name&per_page=1`));
     assert.equal(full.status, 200);
-    assert.equal(full.body.total, places);
+    assert.equal(full.body.total, openPlaces);
   });
 });

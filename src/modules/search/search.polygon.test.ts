@@ -45,7 +45,8 @@ for (const dialect of dialects) {
     before(async () => {
       t = await buildTestApp({ dialect: dialect.name, files: [munichPbf] });
       user = await createAccountWithToken(t.db);
-      all = (await t.db.kysely.selectFrom('places').select(['public_id', 'lat', 'lon']).where('lat', 'is not', null).execute()) as typeof all;
+      // Open places only: the extract has places marked disused or vacant, which a search leaves out.
+      all = (await t.db.kysely.selectFrom('places').select(['public_id', 'lat', 'lon']).where('lat', 'is not', null).where('closed_at', 'is', null).execute()) as typeof all;
     });
     after(async () => t.close());
 
