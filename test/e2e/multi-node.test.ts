@@ -142,9 +142,12 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
       const res = await api(node, '/api/v2/countries', token);
       return Number(/r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]);
     };
-    const onA = await remaining(a);
+    // The budget refills a unit every 50 ms (1,200 a minute): spend 60 units on A at once, so that B sees
+    // them spent even on a host slow enough to refill a few meanwhile.
+    const before = await remaining(a);
+    await Promise.all(Array.from({ length: 60 }, () => remaining(a)));
     const onB = await remaining(b);
-    assert.ok(onB < onA, `B sees what A spent: ${onA} then ${onB}`);
+    assert.ok(onB < before - 20, `B sees what A spent: ${before} before A spent 60, then ${onB} on B`);
   });
 
   test('with PostgreSQL and Redis gone both nodes answer 503, and both recover when they are back', async () => {
