@@ -21,6 +21,7 @@ import { strictQueryPlugin } from './plugins/strict-query.ts';
 import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
+import { placesRoutes } from './modules/places/places.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
 
 export interface AppOptions {
@@ -65,6 +66,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
 
   await app.register(exportsRoutes, { db, config });
   await app.register(leadsRoutes, { db });
+  await app.register(placesRoutes, { db });
   await app.register(usageRoutes);
 
   const reads = createReadPool({

@@ -556,3 +556,17 @@ export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id)).filter((r): r is PublicPlaceRow & { distance_m: number | null } => r !== undefined);
 }
+
+/** One place by its public id, with the columns of its origin (undefined when no place has that id). */
+export async function findPlaceByPublicId(
+  db: Db,
+  publicId: string,
+): Promise<(PublicPlaceRow & { source_id: string; first_seen_at: string; import_path: string | null; import_finished_at: string | null }) | undefined> {
+  return db.kysely
+    .selectFrom('places')
+    .leftJoin('import_runs', 'import_runs.id', 'places.import_run_id')
+    .select(pageColumns)
+    .select(['places.source_id', 'places.first_seen_at', 'import_runs.path as import_path', 'import_runs.finished_at as import_finished_at'])
+    .where('places.public_id', '=', publicId)
+    .executeTakeFirst();
+}
