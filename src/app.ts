@@ -22,6 +22,7 @@ import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
+import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
 
 export interface AppOptions {
@@ -67,6 +68,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(exportsRoutes, { db, config });
   await app.register(leadsRoutes, { db });
   await app.register(placesRoutes, { db });
+  await app.register(suppressionsRoutes, { db });
   await app.register(usageRoutes);
 
   const reads = createReadPool({

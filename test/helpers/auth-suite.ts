@@ -35,6 +35,8 @@ export interface ProtectedRoute {
    * `url` still serves the calls made without a valid token.
    */
   ownResource?: (ctx: AuthSuiteContext, account: TestAccount) => Promise<string>;
+  /** `ownResource` is used up by a successful call (a DELETE): a new one is made for each call. */
+  ownResourcePerCall?: boolean;
 }
 
 /**
@@ -59,8 +61,8 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
     if (route.ownResource) ownUrls.set(a.accountId, await route.ownResource(context(), a));
     return a;
   };
-  const callAs = (a: TestAccount, authorization = a.authorization) => {
-    const url = ownUrls.get(a.accountId);
+  const callAs = async (a: TestAccount, authorization = a.authorization) => {
+    const url = route.ownResource && route.ownResourcePerCall ? await route.ownResource(context(), a) : ownUrls.get(a.accountId);
     return call(authorization, url ? { url } : {});
   };
 
@@ -152,12 +154,13 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
         const { app, db } = context();
         const owner = await createAccountWithToken(db, { scopes: allScopes });
         const target = await foreignResource({ app, db, owner });
-        const own = await call(owner.authorization, target);
-        assertWorks(own);
+        // The stranger first: a request that removes the resource (a DELETE) must find it still there afterwards.
         const stranger = await account();
         const res = await call(stranger.authorization, target);
         assert.equal(res.statusCode, 404, res.body);
         assert.equal(res.json().code, 'not_found');
+        const own = await call(owner.authorization, target);
+        assertWorks(own);
       });
     }
   });

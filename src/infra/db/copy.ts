@@ -29,6 +29,8 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'searches', key: ['id'] },
   { name: 'exports', key: ['id'] },
   { name: 'leads', key: ['id'] },
+  { name: 'suppressions', key: ['id'] },
+  { name: 'suppression_lists', key: ['account_id'] },
 ];
 
 /**
@@ -38,6 +40,8 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
 export const notCopiedTables: readonly string[] = [
   'categories', 'category_names', 'countries', 'country_names', 'cities', 'city_names', 'reference_data',
   'kysely_migration', 'kysely_migration_lock', 'places_version',
+  // Uploads in progress: finished ones leave nothing here, unfinished ones are dropped anyway.
+  'suppression_uploads',
 ];
 
 export interface TableCopy {

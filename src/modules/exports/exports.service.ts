@@ -6,6 +6,7 @@ import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple 
 import { getSearchForAccount, parseFields, searchNameCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
+import { accountExclusion } from '../suppressions/exclusion.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
@@ -19,6 +20,8 @@ export interface ExportRequest {
   format: ExportFormatName;
   /** Comma-separated field names as the caller sent them; all fields when absent. */
   fields: string | undefined;
+  /** Only places the account has not exported before; undefined: as the search was made. */
+  onlyNew?: boolean;
 }
 
 /**
@@ -74,7 +77,10 @@ export interface StartedExport {
 export async function startExport(db: Db, request: ExportRequest, allowance: ExportAllowance, now = new Date()): Promise<StartedExport> {
   const fields = parseFields(request.fields);
   const chosen: PlaceField[] = fields.length > 0 ? fields : placeFields;
-  const search = await getSearchForAccount(db, request.accountId, request.searchId);
+  const saved = await getSearchForAccount(db, request.accountId, request.searchId);
+  // The account's suppression list as it is now, and with only_new its leads as they are now.
+  const exclusion = await accountExclusion(db, request.accountId, { onlyNew: request.onlyNew ?? saved.params.only_new === true });
+  const search: SavedSearch = exclusion ? { ...saved, criteria: { ...saved.criteria, exclude: exclusion } } : saved;
   const permit = await allowance.open(request.accountId);
   try {
     const exp = await insertExport(db, {

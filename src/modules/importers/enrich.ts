@@ -1,3 +1,4 @@
+import { registrableDomain } from '../../infra/web-domain.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import type { Classifier, PhoneNormaliser, PlaceInput, PlaceLocator } from './importer.types.ts';
 
@@ -36,6 +37,7 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
   const city = e.locator.assignCity({ city: clean(input.city), countryCode, lat, lon });
   const country = countryCode ?? city.countryCode;
   const phone = clean(input.phone);
+  const website = clean(input.website);
   const categories = e.classifier.classify(source, input);
   const street = clean(input.street);
   const housenumber = clean(input.housenumber);
@@ -57,7 +59,8 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
     source_categories: input.sourceCategories.length > 0 ? JSON.stringify(input.sourceCategories) : null,
     phone,
     phone_e164: phone ? e.normalisePhone(phone, country) : null,
-    website: clean(input.website),
+    website,
+    website_domain: registrableDomain(website),
     email: clean(input.email),
     street,
     housenumber,

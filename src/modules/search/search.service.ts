@@ -13,6 +13,8 @@ import { countMatches, fuzzyDistance, type PlacePage } from './search.reads.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
+import { accountExclusion, withoutSuppressions } from '../suppressions/exclusion.ts';
+import type { AccountExclusion } from '../places/places.repository.ts';
 
 export type {
   CityChoice,
@@ -230,8 +232,43 @@ function rowToSavedSearch(row: SearchRow): SavedSearch {
   };
 }
 
-function toPage(search: SavedSearch, page: PlacePage, fields: PlaceField[]): SearchPageResult {
-  return { search, total: page.total, page, fields, nextCursor: page.next ? encodeSearchCursor(search.id, page.next) : null };
+function toPage(search: SavedSearch, page: PlacePage, fields: PlaceField[], suppressed: number): SearchPageResult {
+  return { search, total: page.total, suppressed, page, fields, nextCursor: page.next ? encodeSearchCursor(search.id, page.next) : null };
+}
+
+/** The criteria as they run for this account now: the saved ones plus what the account leaves out. */
+function forAccount(criteria: PlaceCriteria, exclusion: AccountExclusion | null): PlaceCriteria {
+  return exclusion ? { ...criteria, exclude: exclusion } : criteria;
+}
+
+/** The criteria as saved: an exclusion is added each time the search runs, never stored with it. */
+function asSaved(criteria: PlaceCriteria): PlaceCriteria {
+  if (criteria.exclude === undefined) return criteria;
+  const { exclude: _exclude, ...saved } = criteria;
+  return saved;
+}
+
+/**
+ * Matches the account's suppression list keeps out of a result of `total` places: the same criteria
+ * counted without the list, less `total` (both counts are exact and cached per catalog and list version).
+ */
+async function suppressedCount(deps: SearchDeps, criteria: PlaceCriteria, total: number): Promise<number> {
+  if (!criteria.exclude?.suppressed) return 0;
+  const unsuppressed = await deps.reads.run('countMatches', forAccount(asSaved(criteria), withoutSuppressions(criteria.exclude)));
+  return Math.max(0, unsuppressed - total);
+}
+
+/**
+ * Whether a search that found nothing has matches the account's exclusions left out: then the search
+ * found what was asked, and no typo-tolerant run or other city of that name is tried instead.
+ */
+async function onlyExcluded(deps: SearchDeps, criteria: PlaceCriteria): Promise<boolean> {
+  return criteria.exclude ? (await deps.reads.run('countMatches', asSaved(criteria))) > 0 : false;
+}
+
+/** Whether a saved search asked for new places only (`only_new`). */
+function onlyNewOf(search: SavedSearch): boolean {
+  return search.params.only_new === true;
 }
 
 /** The page's places in the public shape, narrowed to `fields`, with `distance_m` when the search has a point. */
@@ -263,7 +300,7 @@ export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): 
 }
 
 /** Every filter of a search; a cursor continues a saved search and takes none of them. */
-const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'near', 'radius', 'bbox', 'sort', 'lang'] as const;
+const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'near', 'radius', 'bbox', 'sort', 'lang', 'only_new'] as const;
 /** What a new search must name at least one of: the others only narrow or order. */
 export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
 
@@ -305,9 +342,15 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
  * nothing matches, they run again tolerating typos (see search.reads.ts).
  */
 export async function createSearch(deps: SearchDeps, accountId: number, input: SearchInput, options: { perPage: number; fields: PlaceField[]; lang: string | null }): Promise<SearchPageResult> {
-  const resolved = await resolveSearchCached(deps, input, options.lang);
+  const { only_new: onlyNew, ...filters } = input;
+  const [resolved, exclusion] = await Promise.all([
+    resolveSearchCached(deps, filters, options.lang),
+    accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true }),
+  ]);
   const { sort } = resolved;
-  const { page, criteria, resolution } = await runWithFallbacks(deps, resolved, options.perPage);
+  const { page, criteria: ran, resolution } = await runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, options.perPage);
+  const criteria = asSaved(ran);
+  const suppressed = await suppressedCount(deps, ran, page.total);
   const search: SavedSearch = { id: newSearchId(), accountId, params: input, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
   await insertSearch(deps.db, {
     public_id: search.id,
@@ -319,7 +362,7 @@ export async function createSearch(deps: SearchDeps, accountId: number, input: S
     total: page.total,
     created_at: search.createdAt,
   });
-  return toPage(search, page, options.fields);
+  return toPage(search, page, options.fields, suppressed);
 }
 
 /**
@@ -329,16 +372,20 @@ export async function createSearch(deps: SearchDeps, accountId: number, input: S
 export async function quickSearch(
   deps: SearchDeps,
   params: V1SearchInput | undefined,
-  options: { lang: string | null; location: 'body' | 'querystring' },
-): Promise<{ total: number; page: PlacePage; resolution: SearchResolution }> {
+  options: { lang: string | null; location: 'body' | 'querystring'; accountId?: number },
+): Promise<{ total: number; suppressed: number; page: PlacePage; resolution: SearchResolution }> {
   if (!params || (params.query === undefined && params.city === undefined && params.type === undefined)) {
     throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
       errors: [{ field: options.location, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'per_page'] }],
     });
   }
   const { per_page: perPage = defaultPerPage, ...input } = params;
-  const { page, resolution } = await runWithFallbacks(deps, await resolveSearchCached(deps, input, options.lang), perPage);
-  return { total: page.total, page, resolution };
+  const [resolved, exclusion] = await Promise.all([
+    resolveSearchCached(deps, input, options.lang),
+    options.accountId === undefined ? null : accountExclusion(deps.db, options.accountId, { onlyNew: false }),
+  ]);
+  const { page, criteria, resolution } = await runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, perPage);
+  return { total: page.total, suppressed: await suppressedCount(deps, criteria, page.total), page, resolution };
 }
 
 /**
@@ -347,7 +394,7 @@ export async function quickSearch(
  */
 async function runWithFallbacks(deps: SearchDeps, resolved: ResolvedSearch, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria; resolution: SearchResolution }> {
   const first = await runWithTypoFallback(deps, resolved.criteria, resolved.sort, limit);
-  if (first.page.total > 0) return { ...first, resolution: resolved.resolution };
+  if (first.page.total > 0 || (await onlyExcluded(deps, first.criteria))) return { ...first, resolution: resolved.resolution };
   return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { ...first, resolution: resolved.resolution };
 }
 
@@ -357,7 +404,7 @@ async function runWithFallbacks(deps: SearchDeps, resolved: ResolvedSearch, limi
  */
 async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, sort: PlaceSort, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria }> {
   const page = await deps.reads.run('searchPage', criteria, sort, null, limit);
-  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return { page, criteria };
+  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0) || (await onlyExcluded(deps, criteria))) return { page, criteria };
   // Typos are tolerated in names only: the kind of business the text named stays exact.
   const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' }, textKind: null };
   // Short words alone would mean checking every place in the catalog: they need a city, type or area too.
@@ -369,8 +416,9 @@ async function runWithTypoFallback(deps: SearchDeps, criteria: PlaceCriteria, so
 export async function continueSearch(deps: SearchDeps, accountId: number, cursor: string, options: { perPage: number; fields: PlaceField[] }): Promise<SearchPageResult> {
   const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
-  const page = await deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage);
-  return toPage(search, page, options.fields);
+  const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
+  const page = await deps.reads.run('searchPage', criteria, search.sort, key, options.perPage);
+  return toPage(search, page, options.fields, await suppressedCount(deps, criteria, page.total));
 }
 
 /**
@@ -381,8 +429,9 @@ export async function savedSearchPage(deps: SearchDeps, accountId: number, searc
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const after = cursor === undefined ? null : decodeSearchCursor(cursor);
   if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
-  const page = await deps.reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, perPage);
-  return toPage(search, page, []);
+  const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
+  const page = await deps.reads.run('searchPage', criteria, search.sort, after?.key ?? null, perPage);
+  return toPage(search, page, [], await suppressedCount(deps, criteria, page.total));
 }
 
 /** Up to `limit` places of the catalog inside a box (whatever they are), in id order. */
