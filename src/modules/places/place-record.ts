@@ -5,14 +5,10 @@ import type { PlacesTable } from '../../infra/db/schema.ts';
  * A place ready to store, enriched and normalised: one row of `places` minus the columns the database and
  * the writer fill (id, import run, first seen, updated), with `categories` as a list rather than its JSON.
  */
-export type PlaceRecord = Omit<PlacesTable, 'id' | 'import_run_id' | 'first_seen_at' | 'updated_at' | 'categories' | 'website_domain'> & {
-  categories: string[];
-  /**
-   * Derived from `website` (`registrableDomain`), so not part of the content hash; the importers fill it,
-   * a record made without it stores null.
-   */
-  website_domain?: string | null;
-};
+export type PlaceRecord = Omit<PlacesTable, 'id' | 'import_run_id' | 'first_seen_at' | 'updated_at' | 'categories'> & { categories: string[] };
+
+/** Columns derived from other columns (`website_domain` from `website`): the content hash covers their source, not them. */
+export const derivedPlaceColumns = ['website_domain'] as const;
 
 /** The `places` columns a PlaceRecord fills, in the order of a PlaceRows row. */
 export const placeColumns = [
@@ -49,7 +45,7 @@ export function emptyPlaceRows(): PlaceRows {
 export function appendPlaceRow(rows: PlaceRows, r: PlaceRecord): void {
   rows.values.push(
     r.public_id, r.source, r.source_id, r.name, r.names, r.category, JSON.stringify(r.categories), r.source_categories,
-    r.phone, r.phone_e164, r.website, r.website_domain ?? null, r.email, r.street, r.housenumber, r.postcode, r.address, r.region,
+    r.phone, r.phone_e164, r.website, r.website_domain, r.email, r.street, r.housenumber, r.postcode, r.address, r.region,
     r.city, r.city_id, r.city_source, r.city_distance_m, r.country_code, r.lat, r.lon, r.rating, r.review_count,
     r.opening_hours, r.attributes, r.content_hash,
   );
