@@ -101,12 +101,13 @@ function filtersText(params: SearchInput): string {
 }
 
 export function downloadButtons(ctx: PageContext, searchId: string, formats = downloadFormats): SafeHtml {
-  return html`<div class="downloads">${formats.map(
-    (f) => html`<form method="post" action="/searches/${searchId}/export" class="inline-form">
-      ${csrfField(ctx)}<input type="hidden" name="format" value="${f.format}">
-      <button type="submit" class="button button-secondary button-small" data-testid="download-${f.format}">${f.label}</button>
-    </form>`,
-  )}</div>`;
+  // One form: the button pressed names the format, the checkbox goes with any of them.
+  return html`<form method="post" action="/searches/${searchId}/export" class="inline-form downloads">
+    ${csrfField(ctx)}${formats.map(
+      (f) => html`<button type="submit" name="format" value="${f.format}" class="button button-secondary button-small" data-testid="download-${f.format}">${f.label}</button>`,
+    )}
+    <label class="checkbox-inline"><input type="checkbox" name="only_new" value="true" data-testid="download-only-new"> only places not exported before</label>
+  </form>`;
 }
 
 function searchesTable(ctx: PageContext, rows: SearchListRow[], caption: string): SafeHtml {
