@@ -5,6 +5,7 @@ import { importFiles } from '../../bootstrap.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 
 const monacoExtract = new URL('../../../../shared/data/osm/monaco-2026.osm.pbf', import.meta.url).pathname;
 const world = 'bbox=-180,-90,180,90';
@@ -70,6 +71,25 @@ for (const database of ['sqlite', 'postgres'] as const) {
       // Another account has exported nothing: everything is new to it.
       const b = await createAccountWithToken(t.db);
       assert.equal((await search(b, `${world}&only_new=true`)).total, all.total + added.size);
+    });
+
+    test("the dashboard's export offers only_new as a checkbox", async () => {
+      const c = new DashboardClient(app);
+      await c.get('/signup');
+      const signup = await c.post('/signup', { email: `only-new-${Math.random().toString(36).slice(2)}@example.com`, password: 'a long enough password' });
+      assert.equal(signup.statusCode, 303);
+      await c.get('/search');
+      const url = (await c.post('/search', { type: 'cafe', city: 'München' })).headers.location as string;
+      const page = await c.get(url);
+      assert.match(page.body, /<input type="checkbox" name="only_new" value="true"/);
+      const rows = (csv: string) => csv.trim().split('\r\n').length - 1;
+      const all = await c.post(`${url}/export`, { format: 'csv' });
+      assert.equal(all.statusCode, 200, all.body);
+      assert.ok(rows(all.body) > 10, `${rows(all.body)} cafes`);
+      const fresh = await c.post(`${url}/export`, { format: 'csv', only_new: 'true' });
+      assert.equal(fresh.statusCode, 200);
+      assert.equal(rows(fresh.body), 0, 'every cafe was exported by the first download');
+      assert.equal(rows((await c.post(`${url}/export`, { format: 'csv' })).body), rows(all.body), 'unchecked: all of them again');
     });
 
     test('only_new is a parameter of a new search: a cursor refuses it, a bad value is a problem', async () => {

@@ -168,6 +168,9 @@ for (const database of ['sqlite', 'postgres'] as const) {
         assert.equal(res.statusCode, 400, bad);
         assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
       }
+      const noBody = await app.inject({ method: 'POST', url: '/api/v1/user-api/suppressions', headers: { authorization: a.authorization } });
+      assert.equal(noBody.statusCode, 400);
+      assert.equal(noBody.json<{ errors: Array<{ field: string }> }>().errors[0]!.field, 'body');
       const unsupported = await app.inject({ method: 'POST', url: '/api/v1/user-api/suppressions', headers: { authorization: a.authorization, 'content-type': 'text/plain' }, payload: 'x' });
       assert.equal(unsupported.statusCode, 415);
     });

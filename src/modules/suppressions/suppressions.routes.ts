@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Db } from '../../infra/db/database.ts';
+import { AppError } from '../../infra/errors.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import {
   DeleteAllQuerySchema,
@@ -61,7 +62,12 @@ export async function suppressionsRoutes(app: FastifyInstance, { db }: { db: Db 
     async (request) => {
       const query = request.query as SuppressionsUploadQuery;
       const accountId = request.auth!.accountId;
-      const body = request.body as SuppressionsBody | Readable;
+      const body = request.body as SuppressionsBody | Readable | undefined;
+      if (body === undefined || body === null || typeof body !== 'object') {
+        throw new AppError('validation_failed', 'Expected a JSON body {"entries": [...]} or a CSV body (Content-Type: text/csv)', {
+          errors: [{ field: 'body', message: 'is missing', allowed: ['application/json', 'text/csv'] }],
+        });
+      }
       if (typeof (body as Readable).pipe === 'function') {
         return uploadSuppressionsCsv(db, accountId, body as Readable, { country: query.country, onInvalid: query.on_invalid });
       }

@@ -264,8 +264,13 @@ export async function uploadSuppressionsCsv(
     if (tooLarge) throw limited;
     if (error instanceof AppError) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    if ((error as { code?: string }).code?.startsWith('CSV_')) {
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('CSV_')) {
       throw new AppError('validation_failed', `The CSV cannot be read: ${message}`, { errors: [{ field: 'body', message }] });
+    }
+    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || message === 'aborted') {
+      // The client went away mid-upload: nothing was added, and the answer (if it can still be read) says so.
+      throw new AppError('validation_failed', 'The upload ended before its end: nothing was added', { errors: [{ field: 'body', message: 'was cut short' }] });
     }
     throw error;
   } finally {
