@@ -27,7 +27,7 @@ const onInvalidSchema = Type.Unsafe<'reject' | 'skip'>({
   description: '`reject` (default): any entry that is not valid refuses the whole request (400 listing them) and nothing is added; `skip`: the valid entries are added and the others counted and listed in `rejected`',
 });
 
-export const SuppressionValueSchema = Type.String({ minLength: 1, maxLength: 320, description: 'A phone number, website or domain, email address or place id', examples: ['+49 89 21 99 89 0', 'www.example.com', 'sales@example.com', 'plc_3f7kq2m5x9ab4cde'] });
+export const SuppressionValueSchema = Type.String({ minLength: 1, maxLength: 320, description: 'A phone number, website or domain, email address or place id', examples: ['+49 89 21 99 89 0', 'www.example.com', 'sales@example.com', 'plc_3f7kq2m5x7ab4cde'] });
 
 export const SuppressionsBodySchema = Type.Object(
   {
