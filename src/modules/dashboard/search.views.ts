@@ -162,6 +162,8 @@ export function searchesPage(ctx: PageContext, searches: SearchListRow[], export
 export interface ResultsView {
   search: SavedSearch;
   total: number;
+  /** Matches the account's suppression list hides. */
+  suppressed: number;
   places: Place[];
   /** 1-based position of the first row of this page. */
   offset: number;
@@ -180,7 +182,7 @@ export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
     ctx,
     searchTitle(search.params, res),
     html`<div class="result-head">
-      <p class="total" data-testid="total"><strong data-total="${v.total}">${formatCount(v.total)}</strong> ${v.total === 1 ? 'place' : 'places'}${filters ? ` · ${filters}` : ''}</p>
+      <p class="total" data-testid="total"><strong data-total="${v.total}">${formatCount(v.total)}</strong> ${v.total === 1 ? 'place' : 'places'}${filters ? ` · ${filters}` : ''}${v.suppressed > 0 ? html` · <span data-testid="suppressed">${formatCount(v.suppressed)} hidden by your suppression list</span>` : ''}</p>
       <div><span class="muted">Download all ${formatCount(v.total)}:</span> ${downloadButtons(ctx, search.id)}</div>
     </div>
     <p class="resolution">${res.type ? html`Type <strong>${res.type.name}</strong>${res.type.includes.length > 1 ? html` (with ${res.type.includes.length - 1} more specific kinds)` : ''}. ` : ''}${

@@ -3,10 +3,9 @@ import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
-import { getSearchForAccount, parseFields, searchNameCheck, type SavedSearch } from '../search/search.service.ts';
+import { getSearchForAccount, parseFields, searchAsItRunsNow, searchNameCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
-import { accountExclusion } from '../suppressions/exclusion.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
@@ -77,10 +76,8 @@ export interface StartedExport {
 export async function startExport(db: Db, request: ExportRequest, allowance: ExportAllowance, now = new Date()): Promise<StartedExport> {
   const fields = parseFields(request.fields);
   const chosen: PlaceField[] = fields.length > 0 ? fields : placeFields;
-  const saved = await getSearchForAccount(db, request.accountId, request.searchId);
   // The account's suppression list as it is now, and with only_new its leads as they are now.
-  const exclusion = await accountExclusion(db, request.accountId, { onlyNew: request.onlyNew ?? saved.params.only_new === true });
-  const search: SavedSearch = exclusion ? { ...saved, criteria: { ...saved.criteria, exclude: exclusion } } : saved;
+  const search = await searchAsItRunsNow(db, await getSearchForAccount(db, request.accountId, request.searchId), request.onlyNew);
   const permit = await allowance.open(request.accountId);
   try {
     const exp = await insertExport(db, {

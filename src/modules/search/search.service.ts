@@ -266,6 +266,16 @@ async function onlyExcluded(deps: SearchDeps, criteria: PlaceCriteria): Promise<
   return criteria.exclude ? (await deps.reads.run('countMatches', asSaved(criteria))) > 0 : false;
 }
 
+/**
+ * A saved search as it runs for its account now: its criteria plus what the account leaves out (its
+ * suppression list, and with `onlyNew`, by default the search's own, its leads), for the bulk reads
+ * (exports, the dashboard's map) that take a SavedSearch.
+ */
+export async function searchAsItRunsNow(db: Db, search: SavedSearch, onlyNew = onlyNewOf(search)): Promise<SavedSearch> {
+  const exclusion = await accountExclusion(db, search.accountId, { onlyNew });
+  return exclusion ? { ...search, criteria: forAccount(search.criteria, exclusion) } : search;
+}
+
 /** Whether a saved search asked for new places only (`only_new`). */
 function onlyNewOf(search: SavedSearch): boolean {
   return search.params.only_new === true;

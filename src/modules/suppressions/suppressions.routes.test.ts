@@ -6,6 +6,7 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 import type { LeadsPage } from '../leads/leads.schema.ts';
 import type { Deleted, SuppressionsAdded, SuppressionsPage } from './suppressions.schema.ts';
 import { addSuppressions } from './suppressions.service.ts';
@@ -212,6 +213,32 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.ok(unconfirmed.json<{ errors: Array<{ field: string }> }>().errors.some((e) => e.field.includes('confirm')), unconfirmed.body);
       const all = await app.inject({ method: 'DELETE', url: '/api/v1/user-api/suppressions?confirm=true', headers: { authorization: a.authorization } });
       assert.deepEqual(all.json<Deleted>(), { deleted: lines - 1, counts: { phone: 0, domain: 0, email: 0, place: 0, total: 0 } });
+    });
+
+    test("the dashboard's results say how many places the list hides, and its map leaves them out", async () => {
+      const email = `dash-${Math.random().toString(36).slice(2)}@example.com`;
+      const c = new DashboardClient(app);
+      await c.get('/signup');
+      assert.equal((await c.post('/signup', { email, password: 'a long enough password' })).statusCode, 303);
+      const account = await t.db.kysely.selectFrom('accounts').select('id').where('email_norm', '=', email).executeTakeFirstOrThrow();
+      await addSuppressions(t.db, Number(account.id), { entries: [{ type: 'phone', value: '089 21 99 89 0', country: 'DE' }] });
+      const withPhone = await idsWhere('phone_e164', ratskellerE164);
+      const ofSearch = await t.db.kysely.selectFrom('places').select('public_id').where('category', '=', 'restaurant').where('public_id', 'in', [...withPhone]).execute();
+      await c.get('/search');
+      const url = (await c.post('/search', { type: 'restaurant', city: 'München' })).headers.location as string;
+      const body = (await c.get(url)).body;
+      assert.match(body, new RegExp(`data-testid="suppressed">${ofSearch.length} hidden by your suppression list`));
+      assert.match(body, new RegExp(`All [\\d,]+ places with coordinates|The first`));
+      assert.equal(body.includes('Ratskeller'), false);
+      // Without a list the same search shows it (on its map): the check above can fail.
+      const other = new DashboardClient(app);
+      await other.get('/signup');
+      await other.post('/signup', { email: `dash-${Math.random().toString(36).slice(2)}@example.com`, password: 'a long enough password' });
+      await other.get('/search');
+      const otherUrl = (await other.post('/search', { type: 'restaurant', city: 'München' })).headers.location as string;
+      const otherBody = (await other.get(otherUrl)).body;
+      assert.ok(otherBody.includes('Ratskeller'));
+      assert.equal(otherBody.includes('data-testid="suppressed"'), false);
     });
 
     test("another account's entries can be neither listed nor removed", async () => {
