@@ -23,6 +23,8 @@ import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { exportJobsRoutes } from './modules/exports/export-jobs.routes.ts';
 import { createExportJobs } from './modules/exports/export-jobs.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
+import { placesRoutes } from './modules/places/places.routes.ts';
+import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
 
 export interface AppOptions {
@@ -73,6 +75,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   app.addHook('onClose', () => jobs.close());
   await app.register(exportJobsRoutes, { db, config, jobs });
   await app.register(leadsRoutes, { db });
+  await app.register(placesRoutes, { db });
+  await app.register(suppressionsRoutes, { db });
   await app.register(usageRoutes);
 
   const reads = createReadPool({

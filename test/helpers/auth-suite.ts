@@ -35,6 +35,8 @@ export interface ProtectedRoute {
    * `url` still serves the calls made without a valid token.
    */
   ownResource?: (ctx: AuthSuiteContext, account: TestAccount) => Promise<string | { url: string; payload?: string | object }>;
+  /** `ownResource` is used up by a successful call (a DELETE): a new one is made for each call. */
+  ownResourcePerCall?: boolean;
 }
 
 /**
@@ -62,7 +64,13 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
     }
     return a;
   };
-  const callAs = (a: TestAccount, authorization = a.authorization) => call(authorization, ownUrls.get(a.accountId) ?? {});
+  const callAs = async (a: TestAccount, authorization = a.authorization) => {
+    if (route.ownResource && route.ownResourcePerCall) {
+      const own = await route.ownResource(context(), a);
+      return call(authorization, typeof own === 'string' ? { url: own } : own);
+    }
+    return call(authorization, ownUrls.get(a.accountId) ?? {});
+  };
 
   describe(`${route.method} ${route.url} authentication (scope ${route.scope})`, () => {
     test('accepts a valid token that has the scope', async () => {
@@ -152,12 +160,13 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
         const { app, db } = context();
         const owner = await createAccountWithToken(db, { scopes: allScopes });
         const target = await foreignResource({ app, db, owner });
-        const own = await call(owner.authorization, target);
-        assertWorks(own);
+        // The stranger first: a request that removes the resource (a DELETE) must find it still there afterwards.
         const stranger = await account();
         const res = await call(stranger.authorization, target);
         assert.equal(res.statusCode, 404, res.body);
         assert.equal(res.json().code, 'not_found');
+        const own = await call(owner.authorization, target);
+        assertWorks(own);
       });
     }
   });

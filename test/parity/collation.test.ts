@@ -21,7 +21,7 @@ const names = ['apple', 'Banana', 'Äpfel', 'zebra', 'Zoo', 'éclair', 'Eclair',
 function record(name: string): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
     public_id: publicPlaceId('test', name), source: 'test', source_id: name, name, names: null, category: 'restaurant',
-    categories: ['restaurant'], source_categories: null, phone: null, phone_e164: null, website: null, email: null,
+    categories: ['restaurant'], source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null, email: null,
     street: null, housenumber: null, postcode: null, address: null, region: null, city: null, city_id: null,
     city_source: null, city_distance_m: null, country_code: null, lat: 48.1, lon: 11.5, rating: null, review_count: null,
     opening_hours: null, attributes: null,

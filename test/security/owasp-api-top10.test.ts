@@ -68,6 +68,35 @@ describe('API1:2023 Broken Object Level Authorization', () => {
     assert.equal((await get(`/api/v1/user-api/usage?account_id=${alice.accountId}`, bob)).statusCode, 400, 'no parameter picks another account');
   });
 
+  test("another account's suppression entries can be neither listed, removed nor cleared, and never hide the caller's places", async () => {
+    const post = (who: TestAccount, entries: string[]) =>
+      t.app.inject({ method: 'POST', url: '/api/v1/user-api/suppressions', headers: { authorization: who.authorization, 'content-type': 'application/json' }, payload: { entries } });
+    const place = await t.db.kysely.selectFrom('places').select('public_id').where('category', '=', 'cafe').orderBy('id').executeTakeFirstOrThrow();
+    assert.equal((await post(alice, [place.public_id])).statusCode, 200);
+    const own = (await get('/api/v1/user-api/suppressions', alice)).json() as { data: Array<{ id: number; key: string }> };
+    const entry = own.data.find((e) => e.key === place.public_id)!;
+    const del = (who: TestAccount, url: string) => t.app.inject({ method: 'DELETE', url, headers: { authorization: who.authorization } });
+    const removed = await del(bob, `/api/v1/user-api/suppressions/${entry.id}`);
+    assert.equal(removed.statusCode, 404);
+    assert.equal(problem(removed).code, 'not_found');
+    assert.equal((await del(bob, '/api/v1/user-api/suppressions?confirm=true')).statusCode, 200);
+    assert.equal((await get(`/api/v1/user-api/suppressions?account_id=${alice.accountId}`, bob)).statusCode, 400, 'no parameter picks another account');
+    const listed = (await get('/api/v1/user-api/suppressions', bob)).json() as { data: unknown[] };
+    assert.ok(listed.data.every((e) => (e as { key: string }).key !== place.public_id));
+    assert.ok((await get('/api/v1/user-api/suppressions', alice)).json<{ data: Array<{ id: number }> }>().data.some((e) => e.id === entry.id), "alice's entry is still there");
+    // Alice's list hides the place from her searches only.
+    const found = (who: TestAccount) => get(`/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=100&fields=id`, who);
+    const inAlice = ((await found(alice)).json() as { data: Array<{ id: string }>; suppressed: number });
+    const inBob = ((await found(bob)).json() as { data: Array<{ id: string }>; total: number });
+    assert.ok(!inAlice.data.some((p) => p.id === place.public_id) && inAlice.suppressed >= 1);
+    assert.ok(inBob.total <= 100 ? inBob.data.some((p) => p.id === place.public_id) : true);
+  });
+
+  test('a place is read by its public id only: internal ids and other kinds of id are malformed, unknown ids not found', async () => {
+    for (const id of ['1', 'srch_aaaaaaaaaaaaaaaa', '..%2F..%2Fetc']) assert.equal((await get(`/api/v1/places/${id}`, alice)).statusCode, 400, id);
+    assert.equal(problem(await get('/api/v1/places/plc_aaaaaaaaaaaaaaaa', alice)).code, 'not_found');
+  });
+
   test("another account's token cannot be revoked or rotated from the dashboard", async () => {
     const visitor = new DashboardClient(t.app);
     await visitor.get('/signup');

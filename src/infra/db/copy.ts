@@ -34,6 +34,8 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'webhook_attempts', key: ['id'] },
   { name: 'account_webhook_secrets', key: ['account_id'] },
   { name: 'server_secrets', key: ['name'] },
+  { name: 'suppressions', key: ['id'] },
+  { name: 'suppression_lists', key: ['account_id'] },
 ];
 
 /**
@@ -43,6 +45,8 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
 export const notCopiedTables: readonly string[] = [
   'categories', 'category_names', 'countries', 'country_names', 'cities', 'city_names', 'reference_data',
   'kysely_migration', 'kysely_migration_lock', 'places_version',
+  // Uploads in progress: finished ones leave nothing here, unfinished ones are dropped anyway.
+  'suppression_uploads',
 ];
 
 export interface TableCopy {

@@ -31,6 +31,9 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   account_webhook_secrets: AccountWebhookSecretsTable;
   server_secrets: ServerSecretsTable;
+  suppressions: SuppressionsTable;
+  suppression_lists: SuppressionListsTable;
+  suppression_uploads: SuppressionUploadsTable;
 }
 
 export interface PlacesTable {
@@ -51,6 +54,8 @@ export interface PlacesTable {
   phone: string | null;
   phone_e164: string | null;
   website: string | null;
+  /** Registrable domain of `website` (migration 0018, `registrableDomain`): what domain suppressions match. */
+  website_domain: string | null;
   email: string | null;
   street: string | null;
   housenumber: string | null;
@@ -357,6 +362,40 @@ export interface AccountWebhookSecretsTable {
 /** Server-wide secrets made on first use (`export_link_key`: download links' HMAC key, unless configured). */
 export interface ServerSecretsTable {
   name: string;
+  value: string;
+  created_at: string;
+}
+
+/** Suppression entries of an account (migration 0018): `key` is the normalised form a place is matched by. */
+export interface SuppressionsTable {
+  id: Generated<number>;
+  account_id: number;
+  /** `phone` (E.164), `domain` (registrable domain), `email` (lower case), `place` (public id). */
+  kind: string;
+  key: string;
+  /** The entry as the client sent it. */
+  value: string;
+  created_at: string;
+}
+
+/** Per account: entries per kind and a revision that moves with every change of the list. */
+export interface SuppressionListsTable {
+  account_id: number;
+  revision: number;
+  phone_count: number;
+  domain_count: number;
+  email_count: number;
+  place_count: number;
+  updated_at: string;
+}
+
+/** Entries of an upload in progress (moved into `suppressions` when the upload is complete). */
+export interface SuppressionUploadsTable {
+  upload_id: string;
+  seq: number;
+  account_id: number;
+  kind: string;
+  key: string;
   value: string;
   created_at: string;
 }

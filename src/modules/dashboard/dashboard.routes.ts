@@ -305,6 +305,8 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads,
         searchId: (request.params as { id: string }).id,
         format: format as ExportFormatName,
         fields: undefined,
+        // The export button's checkbox: a checked box sends `true`, an unchecked one nothing.
+        onlyNew: text((request.body as FormBody).only_new) === 'true' ? true : undefined,
       }, app.quotas);
       return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
     });

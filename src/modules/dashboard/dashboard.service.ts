@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.ts';
 import { dailyUsage } from '../auth/usage.service.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
-import { iterateSearchPlaces, placesInBox, savedSearchPage, type SearchDeps } from '../search/search.service.ts';
+import { iterateSearchPlaces, placesInBox, savedSearchPage, searchAsItRunsNow, type SearchDeps } from '../search/search.service.ts';
 import { citiesInBox, listRecentExports, listRecentSearches, type ExportListRow, type SearchListRow } from './dashboard.repository.ts';
 import { renderMap, viewBox, type MapResult } from './map.ts';
 import type { ResultsView } from './search.views.ts';
@@ -36,12 +36,14 @@ export function usageByDay(db: Db, accountId: number, days: number): Promise<Arr
 
 /** A page of a saved search's results with its map: the results in orange over every other place in view. */
 export async function searchResults(deps: SearchDeps, accountId: number, searchId: string, cursor: string | undefined, perPage: number): Promise<Omit<ResultsView, 'offset'>> {
-  const { search, page, total, nextCursor } = await savedSearchPage(deps, accountId, searchId, cursor, perPage);
+  const { search, page, total, suppressed, nextCursor } = await savedSearchPage(deps, accountId, searchId, cursor, perPage);
+  // The map shows what the search finds for this account now: its suppression list (and only_new) apply.
+  const running = await searchAsItRunsNow(deps.db, search);
   const results: MapResult[] = [];
   let withoutCoordinates = 0;
   let capped = false;
   // Stops at the cap: a search of 100,000 places must not read them all to draw a page.
-  outer: for await (const batch of iterateSearchPlaces(deps.db, search, 1000)) {
+  outer: for await (const batch of iterateSearchPlaces(deps.db, running, 1000)) {
     for (const row of batch) {
       if (results.length === mapMaxResults) {
         capped = true;
@@ -64,6 +66,7 @@ export async function searchResults(deps: SearchDeps, accountId: number, searchI
   return {
     search,
     total,
+    suppressed,
     places: page.rows.map((r) => placeRowToPlace(r)),
     nextCursor,
     isFirstPage: cursor === undefined,

@@ -12,6 +12,7 @@ export const scopeDescriptions: Record<Scope, string> = {
   'places:read': 'Read places: look up and list places (GET /api/v1/user-api/places)',
   search: 'Search: run and page through searches',
   export: 'Export: download a saved search as CSV, XLSX, JSON…',
+  'suppressions:write': 'Change the suppression list: add (JSON or a CSV upload) and remove phones, domains, emails and places never to show again',
 };
 
 /** Expiry choices offered on the form, in days; `never` needs an explicit confirmation. */

@@ -102,12 +102,13 @@ function filtersText(params: SearchInput): string {
 }
 
 export function downloadButtons(ctx: PageContext, searchId: string, formats = downloadFormats): SafeHtml {
-  return html`<div class="downloads">${formats.map(
-    (f) => html`<form method="post" action="/searches/${searchId}/export" class="inline-form">
-      ${csrfField(ctx)}<input type="hidden" name="format" value="${f.format}">
-      <button type="submit" class="button button-secondary button-small" data-testid="download-${f.format}">${f.label}</button>
-    </form>`,
-  )}</div>`;
+  // One form: the button pressed names the format, the checkbox goes with any of them.
+  return html`<form method="post" action="/searches/${searchId}/export" class="inline-form downloads">
+    ${csrfField(ctx)}${formats.map(
+      (f) => html`<button type="submit" name="format" value="${f.format}" class="button button-secondary button-small" data-testid="download-${f.format}">${f.label}</button>`,
+    )}
+    <label class="checkbox-inline"><input type="checkbox" name="only_new" value="true" data-testid="download-only-new"> only places not exported before</label>
+  </form>`;
 }
 
 function searchesTable(ctx: PageContext, rows: SearchListRow[], caption: string): SafeHtml {
@@ -162,6 +163,8 @@ export function searchesPage(ctx: PageContext, searches: SearchListRow[], export
 export interface ResultsView {
   search: SavedSearch;
   total: number;
+  /** Matches the account's suppression list hides. */
+  suppressed: number;
   places: Place[];
   /** 1-based position of the first row of this page. */
   offset: number;
@@ -180,7 +183,7 @@ export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
     ctx,
     searchTitle(search.params, res),
     html`<div class="result-head">
-      <p class="total" data-testid="total"><strong data-total="${v.total}">${formatCount(v.total)}</strong> ${v.total === 1 ? 'place' : 'places'}${filters ? ` · ${filters}` : ''}</p>
+      <p class="total" data-testid="total"><strong data-total="${v.total}">${formatCount(v.total)}</strong> ${v.total === 1 ? 'place' : 'places'}${filters ? ` · ${filters}` : ''}${v.suppressed > 0 ? html` · <span data-testid="suppressed">${formatCount(v.suppressed)} hidden by your suppression list</span>` : ''}</p>
       <div><span class="muted">Download all ${formatCount(v.total)}:</span> ${downloadButtons(ctx, search.id)}</div>
       <div>${exportJobForm(ctx, search.id)}</div>
     </div>

@@ -16,6 +16,12 @@ export const ExportQuerySchema = Type.Object(
           '`ndjson` (one place per line) or `geojson` (FeatureCollection of Points)',
       }),
     ),
+    only_new: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: only the places this account has not exported before (not among its leads); false: all of them. Default: as the search was made (`only_new` of the search)',
+      }),
+    ),
     fields: Type.Optional(
       Type.String({
         maxLength: 1000,

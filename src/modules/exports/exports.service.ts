@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
-import { getSearchForAccount, parseFields, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
+import { getSearchForAccount, parseFields, searchAsItRunsNow, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
@@ -19,6 +19,8 @@ export interface ExportRequest {
   format: ExportFormatName;
   /** Comma-separated field names as the caller sent them; all fields when absent. */
   fields: string | undefined;
+  /** Only places the account has not exported before; undefined: as the search was made. */
+  onlyNew?: boolean;
 }
 
 /**
@@ -74,7 +76,8 @@ export interface StartedExport {
 export async function startExport(db: Db, request: ExportRequest, allowance: ExportAllowance, now = new Date()): Promise<StartedExport> {
   const fields = parseFields(request.fields);
   const chosen: PlaceField[] = fields.length > 0 ? fields : placeFields;
-  const search = await getSearchForAccount(db, request.accountId, request.searchId);
+  // The account's suppression list as it is now, and with only_new its leads as they are now.
+  const search = await searchAsItRunsNow(db, await getSearchForAccount(db, request.accountId, request.searchId), request.onlyNew);
   const permit = await allowance.open(request.accountId);
   try {
     const exp = await insertExport(db, {

@@ -1,3 +1,4 @@
+import { registrableDomain } from '../../infra/web-domain.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import type { Classifier, PhoneNormaliser, PlaceInput, PlaceLocator } from './importer.types.ts';
 
@@ -37,6 +38,7 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
   // The locator's country: the source's, or the one whose borders hold the point (see Gazetteer.assignCity).
   const country = city.countryCode;
   const phone = clean(input.phone);
+  const website = clean(input.website);
   const categories = e.classifier.classify(source, input);
   const street = clean(input.street);
   const housenumber = clean(input.housenumber);
@@ -58,7 +60,8 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
     source_categories: input.sourceCategories.length > 0 ? JSON.stringify(input.sourceCategories) : null,
     phone,
     phone_e164: phone ? e.normalisePhone(phone, country) : null,
-    website: clean(input.website),
+    website,
+    website_domain: registrableDomain(website),
     email: clean(input.email),
     street,
     housenumber,

@@ -10,7 +10,7 @@ import { countLeads, listLeads } from './leads.repository.ts';
 function record(id: string, categories: string[]): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
     public_id: publicPlaceId('test', id), source: 'test', source_id: id, name: `Place ${id}`, names: null,
-    category: categories[0] ?? null, categories, source_categories: null, phone: null, phone_e164: null, website: null,
+    category: categories[0] ?? null, categories, source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null,
     email: null, street: null, housenumber: null, postcode: null, address: null, region: null, city: 'München',
     city_id: 2867714, city_source: 'address', city_distance_m: null, country_code: 'DE', lat: 48.1, lon: 11.5,
     rating: null, review_count: null, opening_hours: null, attributes: null,

@@ -3,6 +3,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { jsonArrayContains } from '../../infra/db/json-sql.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { PlaceRow } from '../places/places.schema.ts';
+import { exclusionConditions, type AccountExclusion } from '../places/places.repository.ts';
 
 export interface LeadFilters {
   category?: string;
@@ -11,6 +12,8 @@ export interface LeadFilters {
   hasPhone?: boolean;
   hasWebsite?: boolean;
   minRating?: number;
+  /** The account's suppression list (see `accountExclusion`): suppressed places are no leads to show. */
+  exclude?: AccountExclusion | null;
 }
 
 /** Position in the newest-first order: (last_exported_at, lead id), both descending. */
@@ -38,6 +41,7 @@ function filtered(db: Db, accountId: number, f: LeadFilters): LeadsQuery {
   if (f.hasPhone !== undefined) q = q.where('places.phone', f.hasPhone ? 'is not' : 'is', null);
   if (f.hasWebsite !== undefined) q = q.where('places.website', f.hasWebsite ? 'is not' : 'is', null);
   if (f.minRating !== undefined) q = q.where('places.rating', '>=', f.minRating);
+  for (const condition of exclusionConditions(f.exclude)) q = q.where(condition);
   return q;
 }
 
@@ -80,16 +84,19 @@ export interface CategoryCount {
 }
 
 /** Leads per primary category, most first; the `null` slug counts leads without a category. */
-export async function countLeadsByCategory(db: Db, accountId: number): Promise<CategoryCount[]> {
-  const rows = await db.kysely
-    .selectFrom('leads')
-    .innerJoin('places', 'places.id', 'leads.place_id')
+export async function countLeadsByCategory(db: Db, accountId: number, exclude: AccountExclusion | null = null): Promise<CategoryCount[]> {
+  const rows = await filtered(db, accountId, { exclude })
     .leftJoin('categories', 'categories.slug', 'places.category')
-    .where('leads.account_id', '=', accountId)
     .select((eb) => ['places.category as slug', 'categories.name as name', eb.fn.countAll<number>().as('count')])
     .groupBy(['places.category', 'categories.name'])
     .orderBy('count', 'desc')
     .orderBy('places.category')
     .execute();
   return rows.map((r) => ({ slug: r.slug, name: r.name, count: Number(r.count) }));
+}
+
+/** Id of the account's newest lead, 0 when it has none (the `leads_account_id_idx` probe of migration 0018). */
+export async function latestLeadId(db: Db, accountId: number): Promise<number> {
+  const row = await db.kysely.selectFrom('leads').select((eb) => eb.fn.max('id').as('id')).where('account_id', '=', accountId).executeTakeFirst();
+  return Number(row?.id ?? 0);
 }

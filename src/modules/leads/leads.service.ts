@@ -4,6 +4,7 @@ import { AppError } from '../../infra/errors.ts';
 import { pickFields, placeRowToPlace, type PlaceField } from '../places/places.schema.ts';
 import { parseFields } from '../search/search.service.ts';
 import { countLeads, countLeadsByCategory, listLeads, type LeadFilters, type LeadKey, type LeadPlaceRow } from './leads.repository.ts';
+import { accountExclusion } from '../suppressions/exclusion.ts';
 import { leadsPerPage, type Lead, type LeadCategories, type LeadsPage, type LeadsQuery } from './leads.schema.ts';
 
 /** The account's leads newest first: by `cursor` (keyset) or `page` (offset), never both. */
@@ -20,6 +21,7 @@ export async function listAccountLeads(db: Db, accountId: number, query: LeadsQu
     hasPhone: query.has_phone,
     hasWebsite: query.has_website,
     minRating: query.min_rating,
+    exclude: await accountExclusion(db, accountId, { onlyNew: false }),
   };
   const fields = parseFields(query.fields);
   const perPage = query.per_page ?? leadsPerPage.default;
@@ -41,7 +43,7 @@ export async function listAccountLeads(db: Db, accountId: number, query: LeadsQu
 }
 
 export async function leadCategories(db: Db, accountId: number): Promise<LeadCategories> {
-  const counts = await countLeadsByCategory(db, accountId);
+  const counts = await countLeadsByCategory(db, accountId, await accountExclusion(db, accountId, { onlyNew: false }));
   const data = counts.flatMap((c) => (c.slug === null ? [] : [{ slug: c.slug, name: c.name, count: c.count }]));
   return {
     data,

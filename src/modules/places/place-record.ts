@@ -14,10 +14,13 @@ export type PlaceRecord = Omit<
   closed?: number;
 };
 
+/** Columns derived from other columns (`website_domain` from `website`): the content hash covers their source, not them. */
+export const derivedPlaceColumns = ['website_domain'] as const;
+
 /** The `places` columns a PlaceRecord fills, in the order of a PlaceRows row. */
 export const placeColumns = [
   'public_id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'source_categories',
-  'phone', 'phone_e164', 'website', 'email', 'street', 'housenumber', 'postcode', 'address', 'region',
+  'phone', 'phone_e164', 'website', 'website_domain', 'email', 'street', 'housenumber', 'postcode', 'address', 'region',
   'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count',
   'opening_hours', 'attributes', 'closed', 'content_hash',
 ] as const satisfies ReadonlyArray<keyof PlaceRecord>;
@@ -49,7 +52,7 @@ export function emptyPlaceRows(): PlaceRows {
 export function appendPlaceRow(rows: PlaceRows, r: PlaceRecord): void {
   rows.values.push(
     r.public_id, r.source, r.source_id, r.name, r.names, r.category, JSON.stringify(r.categories), r.source_categories,
-    r.phone, r.phone_e164, r.website, r.email, r.street, r.housenumber, r.postcode, r.address, r.region,
+    r.phone, r.phone_e164, r.website, r.website_domain, r.email, r.street, r.housenumber, r.postcode, r.address, r.region,
     r.city, r.city_id, r.city_source, r.city_distance_m, r.country_code, r.lat, r.lon, r.rating, r.review_count,
     r.opening_hours, r.attributes, r.closed ?? 0, r.content_hash,
   );

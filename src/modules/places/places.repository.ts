@@ -43,6 +43,54 @@ export interface PlaceCriteria {
   polygon?: number[][][][] | null;
   /** true: closed and retired places match too; absent: open places only (`closed_at IS NULL`). */
   includeClosed?: boolean;
+  /**
+   * What the account running the search leaves out (`only_new`, its suppression list). Added each time a
+   * search runs, never saved with it: a saved search always sees the account's list as it is now.
+   */
+  exclude?: AccountExclusion | null;
+}
+
+export const suppressionKinds = ['phone', 'domain', 'email', 'place'] as const;
+export type SuppressionKind = (typeof suppressionKinds)[number];
+
+/**
+ * Places an account leaves out of its searches, exports and leads. The revisions are not used in the SQL:
+ * they make the criteria (and so the read cache's and the count cache's keys) change whenever the
+ * account's leads or list change, which the places version does not follow.
+ */
+export interface AccountExclusion {
+  accountId: number;
+  /** `only_new`: leave out the places the account has exported; the value is its newest lead's id (0 when none). */
+  exported: number | null;
+  /** Leave out places matching the account's suppression list: the kinds it has entries of, and the list's revision. */
+  suppressed: { kinds: SuppressionKind[]; revision: number } | null;
+}
+
+/** The column (or expression) of a place a suppression entry's key is compared with. */
+const suppressionKeyOfPlace: Record<SuppressionKind, RawBuilder<string | null>> = {
+  phone: sql`places.phone_e164`,
+  domain: sql`places.website_domain`,
+  email: sql`lower(places.email)`,
+  place: sql`places.public_id`,
+};
+
+/**
+ * The exclusion as conditions on `places`: one anti-join per kind of entry the account has, each a probe
+ * of the unique index (account_id, kind, key) per place, so the cost follows the places a search reads
+ * and not the length of the list; and, for `only_new`, a probe of the leads' (account_id, place_id) index.
+ */
+export function exclusionConditions(exclude: AccountExclusion | null | undefined): RawBuilder<SqlBool>[] {
+  if (!exclude) return [];
+  const out: RawBuilder<SqlBool>[] = [];
+  if (exclude.exported !== null) {
+    out.push(sql<SqlBool>`NOT EXISTS (SELECT 1 FROM leads AS ex_leads WHERE ex_leads.account_id = ${exclude.accountId} AND ex_leads.place_id = places.id)`);
+  }
+  for (const kind of exclude.suppressed?.kinds ?? []) {
+    out.push(
+      sql<SqlBool>`NOT EXISTS (SELECT 1 FROM suppressions AS ex_s WHERE ex_s.account_id = ${exclude.accountId} AND ex_s.kind = ${kind} AND ex_s.key = ${suppressionKeyOfPlace[kind]})`,
+    );
+  }
+  return out;
 }
 
 export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
@@ -438,6 +486,7 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
       c.push(text);
     }
   }
+  c.push(...exclusionConditions(criteria.exclude));
   return eb.and(c);
 }
 
@@ -713,4 +762,18 @@ export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria
     .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id)).filter((r): r is PublicPlaceRow & { distance_m: number | null } => r !== undefined);
+}
+
+/** One place by its public id, with the columns of its origin (undefined when no place has that id). */
+export async function findPlaceByPublicId(
+  db: Db,
+  publicId: string,
+): Promise<(PublicPlaceRow & { source_id: string; first_seen_at: string; import_path: string | null; import_finished_at: string | null }) | undefined> {
+  return db.kysely
+    .selectFrom('places')
+    .leftJoin('import_runs', 'import_runs.id', 'places.import_run_id')
+    .select(pageColumns)
+    .select(['places.source_id', 'places.first_seen_at', 'import_runs.path as import_path', 'import_runs.finished_at as import_finished_at'])
+    .where('places.public_id', '=', publicId)
+    .executeTakeFirst();
 }

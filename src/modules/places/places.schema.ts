@@ -111,3 +111,23 @@ export function pickFields(place: Place, fields: readonly PlaceField[]): Partial
   for (const f of fields) (out as Record<string, unknown>)[f] = place[f];
   return out;
 }
+
+/** Where a place's record comes from: the source's own id, a link to it where the source has one, and the import that last wrote it. */
+export const PlaceOriginSchema = Type.Object({
+  source: Type.String({ description: 'The source (as `source` above)', examples: ['osm'] }),
+  source_id: Type.String({ description: "The record's id in its source (OSM: n, w or r and the element id)", examples: ['n60013073'] }),
+  url: Type.Union([Type.String(), Type.Null()], { description: 'The record at its source, where the source has public pages (OpenStreetMap)', examples: ['https://www.openstreetmap.org/node/60013073'] }),
+  first_seen_at: Type.String({ format: 'date-time', description: 'When an import first stored the place' }),
+  file: Type.Union([Type.String(), Type.Null()], { description: 'Name of the file whose import last wrote the place (without its directory)' }),
+  imported_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When that import finished (null while it runs)' }),
+});
+export type PlaceOrigin = Static<typeof PlaceOriginSchema>;
+
+/** `GET /api/v1/places/{id}`: the public place (the same serializer as everywhere) and its origin. */
+export const PlaceDetailsSchema = Type.Object({
+  ...PlaceSchema.properties,
+  origin: PlaceOriginSchema,
+});
+export type PlaceDetails = Static<typeof PlaceDetailsSchema>;
+
+export const publicPlaceIdPattern = '^plc_[a-z2-7]{16}$';

@@ -12,7 +12,7 @@ function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRe
   const base: Omit<PlaceRecord, 'content_hash'> = {
     public_id: publicPlaceId('test', sourceId), source: 'test', source_id: sourceId, name: `Place ${sourceId}`,
     names: null, category: 'restaurant', categories: ['restaurant', 'cafe'], source_categories: null,
-    phone: null, phone_e164: null, website: null, email: null, street: null, housenumber: null, postcode: null,
+    phone: null, phone_e164: null, website: null, website_domain: null, email: null, street: null, housenumber: null, postcode: null,
     address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address', city_distance_m: null,
     country_code: 'DE', lat: 48.137, lon: 11.575, rating: 4.5, review_count: 10, opening_hours: null, attributes: null,
     closed: 0, ...overrides,

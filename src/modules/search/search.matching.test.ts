@@ -16,7 +16,7 @@ const names = [
 function record(i: number, name: string): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
     public_id: publicPlaceId('match', `m${i}`), source: 'match', source_id: `m${i}`, name, names: null, category: 'restaurant',
-    categories: ['restaurant'], source_categories: null, phone: null, phone_e164: null, website: null, email: null, street: null,
+    categories: ['restaurant'], source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null, email: null, street: null,
     housenumber: null, postcode: null, address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address',
     city_distance_m: null, country_code: 'DE', lat: 48.13, lon: 11.57, rating: null, review_count: null, opening_hours: null, attributes: null,
   };

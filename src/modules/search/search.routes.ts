@@ -38,7 +38,7 @@ function pageBody(result: SearchPageResult, query: Pick<MapSearchQuery, 'per_pag
     : null;
   const { search } = result;
   return (
-    `{"search_id":${JSON.stringify(search.id)},"total":${result.total},"per_page":${query.per_page},"sort":${JSON.stringify(search.sort)},` +
+    `{"search_id":${JSON.stringify(search.id)},"total":${result.total},"suppressed":${result.suppressed},"per_page":${query.per_page},"sort":${JSON.stringify(search.sort)},` +
     `"resolved":${jsonOf(search.resolution)},"data":${pagePlacesJson(result.page, result.fields)},"links":${JSON.stringify({ self: `${base}${selfUrl}`, next })}}`
   );
 }
@@ -112,9 +112,9 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     'Answers the exact `total` and the first `per_page` places. The parameters travel as a JSON body (`GET` with a body, or `POST`) ' +
     'or, for clients that cannot send a body on GET, as query parameters. At least one of `query`, `city`, `type` is required.';
   const v1 = async (request: FastifyRequest, reply: FastifyReply, input: V1SearchInput | undefined, location: 'body' | 'querystring') => {
-    const result = await quickSearch(deps, input, { lang: requestLang(request, undefined), location });
+    const result = await quickSearch(deps, input, { lang: requestLang(request, undefined), location, accountId: request.auth!.accountId });
     // The shape of V1SearchResponseSchema, the places rendered once per cached page (see pageBody).
-    return reply.type(json).send(`{"total":${result.total},"data":${pagePlacesJson(result.page, [])},"resolved":${jsonOf(result.resolution)}}`);
+    return reply.type(json).send(`{"total":${result.total},"suppressed":${result.suppressed},"data":${pagePlacesJson(result.page, [])},"resolved":${jsonOf(result.resolution)}}`);
   };
 
   app.get(

@@ -37,6 +37,13 @@ const filterProperties = {
   }),
 };
 
+/** Not a filter of the catalog but of the account: kept with the saved search, applied each time it runs. */
+const accountFilterProperties = {
+  only_new: Type.Boolean({
+    description: 'true: leave out the places this account has already exported (its leads); `total` counts the others. An export of the search keeps to it too',
+  }),
+};
+
 const pagingProperties = {
   per_page: Type.Integer({ minimum: perPage.min, maximum: perPage.max, default: perPage.default, description: `Places per page, ${perPage.min}–${perPage.max} (default ${perPage.default})` }),
   fields: Type.String({
@@ -48,6 +55,7 @@ const pagingProperties = {
 export const MapSearchQuerySchema = Type.Object(
   {
     ...Object.fromEntries(Object.entries(filterProperties).map(([k, v]) => [k, Type.Optional(v)])),
+    ...Object.fromEntries(Object.entries(accountFilterProperties).map(([k, v]) => [k, Type.Optional(v)])),
     ...Object.fromEntries(Object.entries(pagingProperties).map(([k, v]) => [k, Type.Optional(v)])),
     cursor: Type.Optional(Type.String({ maxLength: 500, description: 'Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only.' })),
     lang: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', description: 'Language of `type` and of category names in the response; defaults to Accept-Language', examples: ['de'] })),
@@ -92,7 +100,7 @@ export interface MapSearchBody extends Omit<SearchFilters, 'near' | 'radius' | '
 }
 
 /** The filters of a search, as validated: the service's input. */
-const SearchFiltersSchema = Type.Partial(Type.Object(filterProperties));
+const SearchFiltersSchema = Type.Partial(Type.Object({ ...filterProperties, ...accountFilterProperties }));
 export type SearchFilters = Static<typeof SearchFiltersSchema>;
 export interface MapSearchQuery extends SearchFilters {
   per_page: number;
@@ -177,7 +185,8 @@ export const ResolutionSchema = Type.Object(
 
 export const SearchPageSchema = Type.Object({
   search_id: Type.String({ description: 'The saved search (exports take it)', examples: ['srch_k3v9x2q7m4p8a6td'] }),
-  total: Type.Integer({ description: 'Exact number of matching places' }),
+  total: Type.Integer({ description: 'Exact number of matching places (without the suppressed ones, and with `only_new` without those exported before)' }),
+  suppressed: Type.Integer({ description: "Exact number of matching places the account's suppression list leaves out" }),
   per_page: Type.Integer(),
   sort: Type.String(),
   resolved: ResolutionSchema,
@@ -211,7 +220,8 @@ export interface V1SearchInput {
 }
 
 export const V1SearchResponseSchema = Type.Object({
-  total: Type.Integer({ description: 'Exact number of matching places' }),
+  total: Type.Integer({ description: "Exact number of matching places (without the ones the account's suppression list leaves out)" }),
+  suppressed: Type.Integer({ description: "Exact number of matching places the account's suppression list leaves out" }),
   data: Type.Array(PlaceItemSchema, { description: 'The first `per_page` places, best match first' }),
   resolved: ResolutionSchema,
 });

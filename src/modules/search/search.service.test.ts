@@ -22,7 +22,7 @@ function record(i: number, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
     public_id: publicPlaceId('test', `p${i}`), source: 'test', source_id: `p${i}`, name: `${names[i % names.length]} ${i}`,
     names: i % names.length === 0 ? JSON.stringify({ en: `Town Hall Cellar ${i}`, alt: ['Ratskeller München'] }) : null,
     category: i % 2 === 0 ? 'restaurant' : 'cafe', categories: [i % 2 === 0 ? 'restaurant' : 'cafe'], source_categories: null,
-    phone: i % 3 === 0 ? '+49 89 1234' : null, phone_e164: null, website: null, email: null, street: null, housenumber: null,
+    phone: i % 3 === 0 ? '+49 89 1234' : null, phone_e164: null, website: null, website_domain: null, email: null, street: null, housenumber: null,
     postcode: null, address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address', city_distance_m: null,
     country_code: 'DE', lat: 48.13 + (i % 10) * 0.001, lon: 11.57 + Math.floor(i / 10) * 0.001, rating: (i % 5) + 0.5,
     review_count: i, opening_hours: null, attributes: null, ...overrides,

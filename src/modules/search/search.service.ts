@@ -15,6 +15,8 @@ import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
+import { accountExclusion, withoutSuppressions } from '../suppressions/exclusion.ts';
+import type { AccountExclusion } from '../places/places.repository.ts';
 
 export type {
   CityChoice,
@@ -234,8 +236,53 @@ function rowToSavedSearch(row: SearchRow): SavedSearch {
   };
 }
 
-function toPage(search: SavedSearch, page: PlacePage, fields: PlaceField[]): SearchPageResult {
-  return { search, total: page.total, page, fields, nextCursor: page.next ? encodeSearchCursor(search.id, page.next) : null };
+function toPage(search: SavedSearch, page: PlacePage, fields: PlaceField[], suppressed: number): SearchPageResult {
+  return { search, total: page.total, suppressed, page, fields, nextCursor: page.next ? encodeSearchCursor(search.id, page.next) : null };
+}
+
+/** The criteria as they run for this account now: the saved ones plus what the account leaves out. */
+function forAccount(criteria: PlaceCriteria, exclusion: AccountExclusion | null): PlaceCriteria {
+  return exclusion ? { ...criteria, exclude: exclusion } : criteria;
+}
+
+/** The criteria as saved: an exclusion is added each time the search runs, never stored with it. */
+function asSaved(criteria: PlaceCriteria): PlaceCriteria {
+  if (criteria.exclude === undefined) return criteria;
+  const { exclude: _exclude, ...saved } = criteria;
+  return saved;
+}
+
+/**
+ * Matches the account's suppression list keeps out of a result of `total` places: the same criteria
+ * counted without the list, less `total` (both counts are exact and cached per catalog and list version).
+ */
+async function suppressedCount(deps: SearchDeps, criteria: PlaceCriteria, total: number): Promise<number> {
+  if (!criteria.exclude?.suppressed) return 0;
+  const unsuppressed = await deps.reads.run('countMatches', forAccount(asSaved(criteria), withoutSuppressions(criteria.exclude)));
+  return Math.max(0, unsuppressed - total);
+}
+
+/**
+ * Whether a search that found nothing has matches the account's exclusions left out: then the search
+ * found what was asked, and no typo-tolerant run or other city of that name is tried instead.
+ */
+async function onlyExcluded(deps: SearchDeps, criteria: PlaceCriteria): Promise<boolean> {
+  return criteria.exclude ? (await deps.reads.run('countMatches', asSaved(criteria))) > 0 : false;
+}
+
+/**
+ * A saved search as it runs for its account now: its criteria plus what the account leaves out (its
+ * suppression list, and with `onlyNew`, by default the search's own, its leads), for the bulk reads
+ * (exports, the dashboard's map) that take a SavedSearch.
+ */
+export async function searchAsItRunsNow(db: Db, search: SavedSearch, onlyNew = onlyNewOf(search)): Promise<SavedSearch> {
+  const exclusion = await accountExclusion(db, search.accountId, { onlyNew });
+  return exclusion ? { ...search, criteria: forAccount(search.criteria, exclusion) } : search;
+}
+
+/** Whether a saved search asked for new places only (`only_new`). */
+function onlyNewOf(search: SavedSearch): boolean {
+  return search.params.only_new === true;
 }
 
 /** The page's places in the public shape, narrowed to `fields`, with `distance_m` when the search has a point. */
@@ -267,7 +314,7 @@ export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): 
 }
 
 /** Every filter of a search; a cursor continues a saved search and takes none of them. */
-const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'include_closed', 'near', 'radius', 'bbox', 'sort', 'lang'] as const;
+const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'include_closed', 'near', 'radius', 'bbox', 'sort', 'lang', 'only_new'] as const;
 /** What a new search must name at least one of: the others only narrow or order. */
 export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
 
@@ -326,15 +373,18 @@ export async function createSearch(
   input: SearchInput,
   options: { perPage: number; fields: PlaceField[]; lang: string | null; polygon?: MultiPolygonCoordinates },
 ): Promise<SearchPageResult> {
-  const named = await resolveSearchCached(deps, input, options.lang);
+  const { only_new: onlyNew, ...filters } = input;
+  const [named, exclusion] = await Promise.all([resolveSearchCached(deps, filters, options.lang), accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true })]);
   // A drawn area is searched as its bounding box, each place then tested (`rowCheck`); not remembered with
   // the names (a polygon is rarely asked twice, and may be large).
   const resolved = options.polygon ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } } : named;
   const { sort } = resolved;
-  const { page, criteria, resolution } = await withBudget(deps, () => runWithFallbacks(deps, resolved, options.perPage));
-  if (page.candidateLimit !== undefined && criteria.polygon && criteria.text?.mode !== 'fuzzy') {
+  const { page, criteria: ran, resolution } = await withBudget(deps, () => runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, options.perPage));
+  if (page.candidateLimit !== undefined && ran.polygon && ran.text?.mode !== 'fuzzy') {
     throw bad('body.polygon', `holds more than ${page.candidateLimit} places with these filters; draw a smaller area or add filters`, { maxCandidates: page.candidateLimit });
   }
+  const criteria = asSaved(ran);
+  const suppressed = await withBudget(deps, () => suppressedCount(deps, ran, page.total));
   const params = options.polygon ? { ...input, polygon: { type: 'MultiPolygon', coordinates: options.polygon } } : input;
   const search: SavedSearch = { id: newSearchId(), accountId, params, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
   await insertSearch(deps.db, {
@@ -347,7 +397,7 @@ export async function createSearch(
     total: page.total,
     created_at: search.createdAt,
   });
-  return toPage(search, page, options.fields);
+  return toPage(search, page, options.fields, suppressed);
 }
 
 /**
@@ -357,17 +407,20 @@ export async function createSearch(
 export async function quickSearch(
   deps: SearchDeps,
   params: V1SearchInput | undefined,
-  options: { lang: string | null; location: 'body' | 'querystring' },
-): Promise<{ total: number; page: PlacePage; resolution: SearchResolution }> {
+  options: { lang: string | null; location: 'body' | 'querystring'; accountId?: number },
+): Promise<{ total: number; suppressed: number; page: PlacePage; resolution: SearchResolution }> {
   if (!params || (params.query === undefined && params.city === undefined && params.type === undefined)) {
     throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
       errors: [{ field: options.location, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'include_closed', 'per_page'] }],
     });
   }
   const { per_page: perPage = defaultPerPage, ...input } = params;
-  const resolved = await resolveSearchCached(deps, input, options.lang);
-  const { page, resolution } = await withBudget(deps, () => runWithFallbacks(deps, resolved, perPage));
-  return { total: page.total, page, resolution };
+  const [resolved, exclusion] = await Promise.all([
+    resolveSearchCached(deps, input, options.lang),
+    options.accountId === undefined ? null : accountExclusion(deps.db, options.accountId, { onlyNew: false }),
+  ]);
+  const { page, criteria, resolution } = await withBudget(deps, () => runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, perPage));
+  return { total: page.total, suppressed: await withBudget(deps, () => suppressedCount(deps, criteria, page.total)), page, resolution };
 }
 
 /**
@@ -386,7 +439,7 @@ function withBudget<R>(deps: SearchDeps, fn: () => Promise<R>): Promise<R> {
 async function runWithFallbacks(deps: SearchDeps, resolved: ResolvedSearch, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria; resolution: SearchResolution }> {
   const first = await runWithTypoFallback(deps, resolved.criteria, resolved.sort, limit);
   const resolution = first.typos ? { ...resolved.resolution, typos: first.typos } : resolved.resolution;
-  if (first.page.total > 0) return { page: first.page, criteria: first.criteria, resolution };
+  if (first.page.total > 0 || (await onlyExcluded(deps, first.criteria))) return { page: first.page, criteria: first.criteria, resolution };
   return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { page: first.page, criteria: first.criteria, resolution };
 }
 
@@ -404,7 +457,7 @@ async function runWithTypoFallback(
 ): Promise<{ page: PlacePage; criteria: PlaceCriteria; typos?: SearchResolution['typos'] }> {
   const page = await deps.reads.run('searchPage', criteria, sort, null, limit, deps.typoCandidates);
   if (page.candidateLimit !== undefined) return { page, criteria };
-  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0)) return { page, criteria };
+  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0) || (await onlyExcluded(deps, criteria))) return { page, criteria };
   // Typos are tolerated in names only: the kind of business the text named stays exact.
   const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' }, textKind: null };
   const bound = { candidate_limit: deps.typoCandidates };
@@ -420,8 +473,9 @@ async function runWithTypoFallback(
 export async function continueSearch(deps: SearchDeps, accountId: number, cursor: string, options: { perPage: number; fields: PlaceField[] }): Promise<SearchPageResult> {
   const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
-  const page = await withBudget(deps, () => deps.reads.run('searchPage', search.criteria, search.sort, key, options.perPage, deps.typoCandidates));
-  return toPage(search, page, options.fields);
+  const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
+  const page = await withBudget(deps, () => deps.reads.run('searchPage', criteria, search.sort, key, options.perPage, deps.typoCandidates));
+  return toPage(search, page, options.fields, await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
 }
 
 /**
@@ -432,8 +486,9 @@ export async function savedSearchPage(deps: SearchDeps, accountId: number, searc
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const after = cursor === undefined ? null : decodeSearchCursor(cursor);
   if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
-  const page = await withBudget(deps, () => deps.reads.run('searchPage', search.criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates));
-  return toPage(search, page, []);
+  const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
+  const page = await withBudget(deps, () => deps.reads.run('searchPage', criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates));
+  return toPage(search, page, [], await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
 }
 
 /** Up to `limit` places of the catalog inside a box (whatever they are), in id order. */

@@ -106,7 +106,10 @@ export interface SavedSearch {
 
 export interface SearchPageResult {
   search: SavedSearch;
+  /** Exact number of places, the account's exclusions applied. */
   total: number;
+  /** Exact number of matches the account's suppression list leaves out. */
+  suppressed: number;
   /** The page as read; shared with the read cache, so never mutated. `pagePlacesJson` renders it. */
   page: PlacePage;
   fields: PlaceField[];

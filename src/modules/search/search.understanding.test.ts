@@ -22,7 +22,7 @@ function place(name: string, category: string, city: string, cityId: number, ove
   n++;
   const base: Omit<PlaceRecord, 'content_hash'> = {
     public_id: publicPlaceId('understand', `u${n}`), source: 'understand', source_id: `u${n}`, name, names: null, category,
-    categories: [category], source_categories: null, phone: null, phone_e164: null, website: null, email: null, street: null,
+    categories: [category], source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null, email: null, street: null,
     housenumber: null, postcode: null, address: null, region: null, city, city_id: cityId, city_source: 'address', city_distance_m: null,
     country_code: 'DE', lat: 48.13, lon: 11.57, rating: null, review_count: n, opening_hours: null, attributes: null, ...over,
   };

@@ -15,6 +15,7 @@ import * as m0014 from './0014_drop_place_categories.ts';
 import * as m0015 from './0015_account_quotas.ts';
 import * as m0016 from './0016_search_text.ts';
 import * as m0017 from './0017_triggers_without_marker.ts';
+import * as m0018 from './0018_suppressions.ts';
 import * as m0019 from './0019_export_jobs.ts';
 import * as m0022 from './0022_place_freshness.ts';
 
@@ -36,6 +37,7 @@ export const migrations: Record<string, Migration> = {
   '0015_account_quotas': m0015,
   '0016_search_text': m0016,
   '0017_triggers_without_marker': m0017,
+  '0018_suppressions': m0018,
   '0019_export_jobs': m0019,
   '0022_place_freshness': m0022,
 };

@@ -15,6 +15,7 @@ export function placeRow(id: number, overrides: Partial<PlaceRow> = {}): PlaceRo
     phone: null,
     phone_e164: null,
     website: null,
+    website_domain: null,
     email: null,
     street: null,
     housenumber: null,
