@@ -38,6 +38,7 @@ const app = await buildApp({
 const { authorization } = await createAccountWithToken(db, { scopes: ['search'] });
 
 type Query = { label: string; url: string; body?: Record<string, unknown> };
+const square = (minLon: number, minLat: number, maxLon: number, maxLat: number) => [[minLon, minLat], [maxLon, minLat], [maxLon, maxLat], [minLon, maxLat], [minLon, minLat]];
 const map = (q: string): string => `/api/v2/map/search?${q}`;
 const world = 'bbox=-180,-90,180,90';
 const enc = encodeURIComponent;
@@ -48,6 +49,7 @@ const ordinary: Query[] = [
   { label: 'name alone (/v1/search)', url: '/v1/search', body: { query: 'Limoncello' } },
   { label: 'name with a typo + city', url: map(`query=Ratskeler&city=${enc('München')}`) },
   { label: 'type + small bbox', url: map(`type=cafe&bbox=11.50,48.10,11.65,48.18`) },
+  { label: 'polygon with a hole (Munich centre)', url: '/api/v2/map/search', body: { polygon: { type: 'Polygon', coordinates: [square(11.555, 48.13, 11.59, 48.15), square(11.57, 48.134, 11.58, 48.141)] } } },
 ];
 const hostile: Query[] = [
   { label: 'nonsense word, world bbox', url: map(`query=Qxzvkwplmtr&${world}`) },
@@ -64,6 +66,8 @@ const hostile: Query[] = [
   { label: '200 × `a`', url: map(`query=${'a'.repeat(200)}`) },
   { label: '100 × `ab`, world bbox', url: map(`query=${'ab'.repeat(100)}&${world}`) },
   { label: '`a`, world bbox, sort=name', url: map(`query=a&${world}&sort=name`) },
+  { label: 'polygon of the largest span (10°) over Delhi', url: '/api/v2/map/search', body: { polygon: { type: 'Polygon', coordinates: [square(72, 23, 82, 33)] } } },
+  { label: 'polygon of the largest span (10°) over Delhi, with a nonsense word', url: '/api/v2/map/search', body: { query: 'Qxzvkwplmtr', polygon: { type: 'Polygon', coordinates: [square(72, 23, 82, 33)] } } },
   { label: 'world bbox alone (counts every place)', url: map(world) },
   { label: 'world bbox, sort=name', url: map(`${world}&sort=name`) },
 ];

@@ -747,7 +747,9 @@ export async function findFuzzyCandidates(
   const query = db.kysely
     .selectFrom('places')
     .where((eb) => whereCriteria(db, criteria, eb, cap))
-    .select(['places.id', 'places.name', 'places.names', 'places.lat', 'places.lon'])
+    .select(['places.id', 'places.name', 'places.lat', 'places.lon'])
+    // The names only for the edit distance: a drawn area's candidates can be many.
+    .select(criteria.text?.mode === 'fuzzy' ? sql<string | null>`places.names`.as('names') : sql<null>`NULL`.as('names'))
     .select(expr.as('sort_key'));
   return { descending, rows: await (limit === null ? query : query.limit(limit + 1)).execute() };
 }
