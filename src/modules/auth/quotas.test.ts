@@ -152,7 +152,7 @@ describe('export quotas on the Munich OpenStreetMap extract', () => {
     assert.deepEqual({ ...u.export_rows, resets_at: undefined }, { used: 0, limit: 100_000, remaining: 100_000, resets_at: undefined, custom: false });
     assert.match(u.export_rows.resets_at, /-01T00:00:00\.000Z$/);
     assert.deepEqual(u.concurrent_exports, { running: 0, limit: 2, custom: false });
-    assert.deepEqual(u.rate_limit, { policy: 'token', limit: 1200, window_seconds: 60, costs: { 'places:read': 1, search: 2, export: 20 } });
+    assert.deepEqual(u.rate_limit, { policy: 'token', limit: 1200, window_seconds: 60, costs: { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2 } });
   });
 
   describeAuthSuite({ method: 'GET', url: '/api/v1/user-api/usage', scope: 'places:read' }, () => ({ app, db: t.db }));
