@@ -119,7 +119,7 @@ export function suppressionsPage(ctx: PageContext, v: SuppressionsView): SafeHtm
       ${csrfField(ctx)}
       ${v.removeAllError ? errorSummary([{ field: 'confirm', message: v.removeAllError }]) : ''}
       <div class="check${v.removeAllError ? ' field-error' : ''}"><input type="checkbox" id="f-confirm" name="confirm" value="yes"${v.removeAllError ? html` aria-invalid="true"` : ''}>
-        <label for="f-confirm">I understand: remove all ${formatCount(counts.total)} entries, and their places show in my searches again</label></div>
+        <label for="f-confirm">I understand: remove ${counts.total === 1 ? 'the 1 entry' : `all ${formatCount(counts.total)} entries`}, and their places show in my searches again</label></div>
       <button type="submit" class="button button-danger">Remove all</button>
     </form>`
         : ''
