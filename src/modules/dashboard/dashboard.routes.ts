@@ -382,12 +382,18 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads,
       // Only the fields before the file count (a token sent after it would be read after the upload ran).
       const fields: Record<string, string> = {};
       let part: MultipartFile | undefined;
-      for await (const p of request.parts()) {
-        if (p.type === 'file') {
-          part = p;
-          break;
+      try {
+        for await (const p of request.parts()) {
+          if (p.type === 'file') {
+            part = p;
+            break;
+          }
+          if (typeof p.value === 'string' && fields[p.fieldname] === undefined) fields[p.fieldname] = p.value;
         }
-        if (typeof p.value === 'string' && fields[p.fieldname] === undefined) fields[p.fieldname] = p.value;
+      } catch (error) {
+        // A body that is not valid multipart (no boundary, cut short, too many parts) is the request's fault.
+        const status = (error as { statusCode?: number }).statusCode;
+        throw new AppError(status === 413 ? 'payload_too_large' : 'validation_failed', `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`, { errors: [{ field: 'file', message: 'is not a readable multipart/form-data upload' }] });
       }
       if (!verifyCsrf(session(request), fields._csrf)) {
         part?.file.resume();

@@ -135,6 +135,25 @@ for (const dialect of dialects) describe(`dashboard suppressions page on ${diale
     assert.equal(signedOut.statusCode, 303);
   });
 
+  test('a body that is not a readable upload answers 4xx and adds nothing: no boundary, cut short, too many parts, an unclosed quote', async () => {
+    const { c, accountId } = await signedUp();
+    const csrf = c.csrf();
+    const b = '----x';
+    const head = `--${b}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${csrf}\r\n--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\nContent-Type: text/csv\r\n\r\n`;
+    const cases: Array<[string, string, number, RegExp]> = [
+      ['multipart/form-data', 'garbage', 400, /The upload could not be read: Multipart: Boundary not found/],
+      [`multipart/form-data; boundary=${b}`, `${head}example.com\nexample.org`, 400, /The upload ended before its end: nothing was added/],
+      [`multipart/form-data; boundary=${b}`, Array.from({ length: 20 }, (_, i) => `--${b}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('') + `--${b}--\r\n`, 413, /The upload could not be read/],
+      [`multipart/form-data; boundary=${b}`, `${head}example.com\n"abc\r\n--${b}--\r\n`, 400, /The CSV cannot be read: Quote Not Closed/],
+    ];
+    for (const [type, payload, status, message] of cases) {
+      const res = await app.inject({ method: 'POST', url: '/suppressions/upload', remoteAddress: c.ip, cookies: Object.fromEntries(c.cookies), headers: { 'content-type': type }, payload });
+      assert.equal(res.statusCode, status, payload.slice(-40));
+      assert.match(res.body, message);
+    }
+    assert.deepEqual(await entries(accountId), []);
+  });
+
   test('an entry is removed with its button; without the token it stays', async () => {
     const { c, accountId } = await signedUp();
     await upload(c, 'example.com\nexample.org\n');
