@@ -218,5 +218,8 @@ for (const dialect of dialects) describe(`dashboard suppressions page on ${diale
     assert.match(second.body, /Entries 51–60 of 60/);
     assert.match(second.body, /d59-example\.com/);
     assert.doesNotMatch(second.body, /rel="next"/);
+    const bad = await c.get('/suppressions?cursor=not-a-cursor');
+    assert.equal(bad.statusCode, 400);
+    assert.match(String(bad.headers['content-type']), /text\/html/);
   });
 });
