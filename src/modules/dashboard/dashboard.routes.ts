@@ -369,7 +369,7 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads,
       const q = request.query as { cursor?: string; from?: string; removed?: string; removed_all?: string };
       const from = /^\d{1,9}$/.test(q.from ?? '') ? Number(q.from) : 1;
       const notice = q.removed === '1' ? 'The entry was removed: its places show in your searches again.'
-        : /^\d{1,12}$/.test(q.removed_all ?? '') ? `${Number(q.removed_all).toLocaleString('en')} entries were removed: your suppression list is empty.` : undefined;
+        : /^\d{1,12}$/.test(q.removed_all ?? '') ? `${Number(q.removed_all).toLocaleString('en')} ${q.removed_all === '1' ? 'entry was' : 'entries were'} removed: your suppression list is empty.` : undefined;
       return send(reply, suppressionsPage(ctxOf(request), await suppressionsView(request, { notice }, q.cursor || undefined, from)));
     });
 
