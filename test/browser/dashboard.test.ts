@@ -170,6 +170,52 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     assert.equal(rows.length, total);
   });
 
+  test('a suppression CSV with the phone of a listed place, written nationally, hides that place from the same search', async () => {
+    const runSearch = async () => {
+      await page.goto(`${origin}/search`);
+      await page.getByLabel('Type of business').fill('restaurant');
+      await page.getByLabel('City').fill('Monaco');
+      await page.getByLabel('Country').fill('MC');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.waitForURL(/\/searches\/srch_[a-z2-7]{16}$/);
+      return Number(await page.locator('[data-total]').getAttribute('data-total'));
+    };
+    const before = await runSearch();
+    assert.equal(await page.getByTestId('suppressed').count(), 0, 'nothing hidden yet');
+    // The first listed place with a phone; its number as the page links it (E.164), written as a Monegasque would.
+    const link = page.locator('table.results tbody tr td a[href^="tel:+377"]').first();
+    const e164 = (await link.getAttribute('href'))!.slice('tel:'.length);
+    const name = await link.locator('xpath=ancestor::tr/th').innerText();
+    const national = e164.slice(4).replace(/(\d\d)(?=\d)/g, '$1 ');
+    assert.match(national, /^\d\d( \d{1,2})+$/);
+    const sameNumber = async () => page.locator(`table.results tbody tr td a[href="tel:${e164}"]`).count();
+    assert.ok((await sameNumber()) >= 1);
+
+    await page.getByRole('link', { name: 'Suppressions' }).click();
+    await page.waitForURL(`${origin}/suppressions`);
+    await page.getByText('Your suppression list is empty').waitFor();
+    await shot('08c-suppressions-empty');
+    await page.getByLabel(/^Country of numbers/).fill('MC');
+    await page.getByLabel('CSV file').setInputFiles({ name: 'do-not-call.csv', mimeType: 'text/csv', buffer: Buffer.from(`phone\n${national}\n`) });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByTestId('upload-result').waitFor();
+    assert.match(await page.getByTestId('upload-result').innerText(), /1 entry added of 1 read/);
+    assert.equal(await page.locator('[data-count="phone"]').innerText(), '1');
+    assert.equal(await page.locator('[data-count="domain"]').innerText(), '0');
+    assert.equal(await page.locator('[data-count="email"]').innerText(), '0');
+    assert.equal(await page.locator('[data-count="place"]').innerText(), '0');
+    const row = page.getByRole('row', { name: new RegExp(national) });
+    assert.match(await row.innerText(), new RegExp(`phone\\s+\\${e164}`), 'stored as the number in E.164');
+    await shot('08d-suppressions-uploaded');
+
+    const after = await runSearch();
+    const hidden = Number((await page.getByTestId('suppressed').innerText()).match(/^(\d+) hidden by your suppression list$/)?.[1]);
+    assert.ok(hidden >= 1, `hidden: ${hidden}`);
+    assert.equal(after, before - hidden, 'the total drops by what the list hides');
+    assert.equal(await sameNumber(), 0, `no listed place has the number any more (${name} had it)`);
+    await shot('08e-search-with-suppressions');
+  });
+
   test('the usage page charts the API calls of the day', async () => {
     await app.usage.flush();
     await page.goto(`${origin}/usage`);

@@ -205,7 +205,7 @@ describe('API5:2023 Broken Function Level Authorization', () => {
   });
 
   test('dashboard pages need a signed-in session, and a form needs its CSRF token', async () => {
-    for (const url of ['/tokens', '/usage', '/searches', '/account/password']) {
+    for (const url of ['/tokens', '/usage', '/searches', '/account/password', '/suppressions']) {
       const res = await t.app.inject(url);
       assert.equal(res.statusCode, 303, url);
       assert.match(String(res.headers.location), /^\/signin\?next=/);
@@ -295,7 +295,7 @@ describe('API9:2023 Improper Inventory Management', () => {
     const doc = (await t.app.inject('/openapi.json')).json() as { paths: Record<string, Record<string, unknown>> };
     const documented = new Set(Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)));
     // Routes as Fastify has them, in the document's {param} form; the dashboard pages and the documents themselves are not API routes.
-    const notApi = /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/exports.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
+    const notApi = /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/exports.*|\/suppressions.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
     const registered = new Set<string>();
     for (const r of registeredRoutes(t.app.printRoutes({ commonPrefix: false }))) {
       if (notApi.test(r.url) || r.method === 'HEAD') continue;

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
+import multipart, { type MultipartFile } from '@fastify/multipart';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -38,6 +39,9 @@ import {
   type FormState,
 } from './pages.ts';
 import { resultsPage, searchesPage, searchPage } from './search.views.ts';
+import { suppressionsPage, type SuppressionsView, type UploadOutcome } from './suppressions.views.ts';
+import { listSuppressions, removeAllSuppressions, removeSuppression, uploadSuppressionsCsv } from '../suppressions/suppressions.service.ts';
+import { maxCsvBytes } from '../suppressions/suppressions.schema.ts';
 
 export interface DashboardOptions {
   config: Config;
@@ -58,6 +62,10 @@ interface DashboardState {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A multipart dashboard route that checks the form token itself, from the parts before the file. */
+    csrfInParts?: boolean;
+  }
   interface FastifyRequest {
     /** Set on dashboard routes only: the session and the form token of this request. */
     dashboard: DashboardState | null;
@@ -65,6 +73,7 @@ declare module 'fastify' {
 }
 
 const usageDays = 30;
+const suppressionsPerPage = 50;
 const resultsPerPage = 25;
 
 /**
@@ -105,6 +114,9 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads,
     crossOriginEmbedderPolicy: false,
   });
   await app.register(formbody, { bodyLimit: 64 * 1024 });
+  // File uploads (the suppression list's CSV): parts are read as they arrive by the route that takes them,
+  // so the file reaches the suppressions service as a stream, as the API's text/csv body does.
+  await app.register(multipart, { throwFileSizeLimit: false, limits: { fileSize: maxCsvBytes + 1, files: 1, fields: 8, fieldSize: 1024, parts: 9 } });
   if (!app.hasRequestDecorator('cookies')) await app.register(cookie);
   await app.register(fastifyStatic, { root: publicDir, prefix: '/assets/', decorateReply: false, maxAge: '7d' });
 
@@ -135,7 +147,9 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads,
       }
     }
     request.dashboard = { session, cookieValue, csrfToken };
-    if (request.method === 'POST') {
+    // A multipart form's token is a part of its body, read by the route itself before the file (only
+    // routes marked `csrfInParts` take multipart; anywhere else the missing `_csrf` refuses it here).
+    if (request.method === 'POST' && !(request.isMultipart() && request.routeOptions.config.csrfInParts === true)) {
       const submitted = (request.body as FormBody | undefined)?._csrf;
       const ok = session ? verifyCsrf(session, submitted) : typeof submitted === 'string' && constantTimeEqual(submitted, csrfToken);
       if (!ok) {
@@ -342,6 +356,83 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads,
     signedIn.post('/exports/webhook-secret', async (request, reply) => {
       await rotateWebhookSecret(db, session(request).accountId);
       return reply.redirect('/exports?rotated=1', 303);
+    });
+
+    const suppressionsView = async (request: FastifyRequest, extra: Partial<SuppressionsView> = {}, cursor?: string, from = 1): Promise<SuppressionsView> => ({
+      list: await listSuppressions(db, session(request).accountId, { cursor, per_page: suppressionsPerPage }),
+      offset: cursor === undefined ? 1 : from,
+      isFirstPage: cursor === undefined,
+      ...extra,
+    });
+
+    signedIn.get('/suppressions', async (request, reply) => {
+      const q = request.query as { cursor?: string; from?: string; removed?: string; removed_all?: string };
+      const from = /^\d{1,9}$/.test(q.from ?? '') ? Number(q.from) : 1;
+      const notice = q.removed === '1' ? 'The entry was removed: its places show in your searches again.'
+        : /^\d{1,12}$/.test(q.removed_all ?? '') ? `${Number(q.removed_all).toLocaleString('en')} ${q.removed_all === '1' ? 'entry was' : 'entries were'} removed: your suppression list is empty.` : undefined;
+      return send(reply, suppressionsPage(ctxOf(request), await suppressionsView(request, { notice }, q.cursor || undefined, from)));
+    });
+
+    // A multipart form: the token and the options come as parts before the file, which is handed to the
+    // suppressions service as the stream it reads (the code the API's text/csv upload runs).
+    signedIn.post('/suppressions/upload', { config: { csrfInParts: true } }, async (request, reply) => {
+      if (!request.isMultipart()) {
+        throw new AppError('validation_failed', 'Send the file with the upload form (multipart/form-data)', { errors: [{ field: 'file', message: 'is missing', allowed: ['multipart/form-data'] }] });
+      }
+      // Only the fields before the file count (a token sent after it would be read after the upload ran).
+      const fields: Record<string, string> = {};
+      let part: MultipartFile | undefined;
+      try {
+        for await (const p of request.parts()) {
+          if (p.type === 'file') {
+            part = p;
+            break;
+          }
+          if (typeof p.value === 'string' && fields[p.fieldname] === undefined) fields[p.fieldname] = p.value;
+        }
+      } catch (error) {
+        // A body that is not valid multipart (no boundary, cut short, too many parts) is the request's fault.
+        const status = (error as { statusCode?: number }).statusCode;
+        throw new AppError(status === 413 ? 'payload_too_large' : 'validation_failed', `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`, { errors: [{ field: 'file', message: 'is not a readable multipart/form-data upload' }] });
+      }
+      if (!verifyCsrf(session(request), fields._csrf)) {
+        part?.file.resume();
+        return send(reply, errorPage(ctxOf(request), 403, 'This form has expired', 'The form was not sent from this page, or it was open too long. Go back, reload the page and try again.'), 403);
+      }
+      const country = (fields.country ?? '').trim().toUpperCase();
+      const values = { country, on_invalid: fields.on_invalid === 'skip' ? 'skip' : 'reject' };
+      const refuse = async (message: string, errors: FieldError[]) => {
+        part?.file.resume();
+        return send(reply, suppressionsPage(ctxOf(request), await suppressionsView(request, { upload: { ok: false, message, errors }, values })), 400);
+      };
+      if (country !== '' && !/^[A-Z]{2}$/.test(country)) return refuse(`country must be a two-letter ISO 3166-1 code, not "${country}"`, [{ field: 'country', message: 'is not a two-letter country code' }]);
+      if (!part || part.filename === '') return refuse('Choose a CSV file to upload', [{ field: 'file', message: 'is missing' }]);
+      let upload: UploadOutcome;
+      try {
+        const result = await uploadSuppressionsCsv(db, session(request).accountId, part.file, { country: country || undefined, onInvalid: values.on_invalid as 'reject' | 'skip' });
+        upload = { ok: true, result };
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) throw error;
+        upload = { ok: false, message: error.message, errors: error.extras.errors ?? [] };
+        return send(reply, suppressionsPage(ctxOf(request), await suppressionsView(request, { upload, values })), error.status);
+      }
+      return send(reply, suppressionsPage(ctxOf(request), await suppressionsView(request, { upload, values })));
+    });
+
+    signedIn.post('/suppressions/:id/remove', async (request, reply) => {
+      const id = (request.params as { id: string }).id;
+      if (!/^\d{1,15}$/.test(id)) throw new AppError('not_found', `suppression ${id} does not exist`);
+      await removeSuppression(db, session(request).accountId, Number(id));
+      return reply.redirect('/suppressions?removed=1', 303);
+    });
+
+    signedIn.post('/suppressions/remove-all', async (request, reply) => {
+      if (text((request.body as FormBody).confirm) !== 'yes') {
+        const view = await suppressionsView(request, { removeAllError: 'must be ticked to remove every entry' });
+        return send(reply, suppressionsPage(ctxOf(request), view), 400);
+      }
+      const { deleted } = await removeAllSuppressions(db, session(request).accountId);
+      return reply.redirect(`/suppressions?removed_all=${deleted}`, 303);
     });
 
     signedIn.get('/usage', async (request, reply) => {

@@ -199,10 +199,12 @@ export async function uploadSuppressionsCsv(
   body: Readable,
   options: { country?: string; onInvalid?: 'reject' | 'skip' },
 ): Promise<SuppressionsAdded> {
-  const upload = await startUpload(db, accountId);
   let bytes = 0;
   const limited = new AppError('payload_too_large', `A CSV upload may carry at most ${maxCsvBytes / 1024 / 1024} MB and ${maxCsvEntries.toLocaleString('en')} entries`);
   let tooLarge = false;
+  // The body's listeners come before anything is awaited: an error of the body in the meantime (a client
+  // gone, a multipart file part cut short) would otherwise be missed and the parser wait for ever.
+  let bodyError: unknown;
   body.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
     if (bytes > maxCsvBytes && !tooLarge) {
@@ -211,7 +213,21 @@ export async function uploadSuppressionsCsv(
     }
   });
   const parser = body.pipe(parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: true, info: false }));
-  body.once('error', (error) => parser.destroy(error));
+  const onBodyError = (error: unknown) => {
+    bodyError ??= error;
+    parser.destroy(error as Error);
+  };
+  body.once('error', onBodyError);
+  // Until the loop below reads the parser, its error is kept (the loop then throws it), not thrown unhandled.
+  parser.on('error', () => undefined);
+  if (body.errored) onBodyError(body.errored);
+  let upload: Upload;
+  try {
+    upload = await startUpload(db, accountId);
+  } catch (error) {
+    body.resume();
+    throw error;
+  }
   try {
     let columns: { type: number; value: number; country: number } | null = null;
     let typeForAll: SuppressionKind | undefined;
@@ -268,7 +284,7 @@ export async function uploadSuppressionsCsv(
     if (code.startsWith('CSV_')) {
       throw new AppError('validation_failed', `The CSV cannot be read: ${message}`, { errors: [{ field: 'body', message }] });
     }
-    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || message === 'aborted') {
+    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || message === 'aborted' || (bodyError !== undefined && error === bodyError)) {
       // The client went away mid-upload: nothing was added, and the answer (if it can still be read) says so.
       throw new AppError('validation_failed', 'The upload ended before its end: nothing was added', { errors: [{ field: 'body', message: 'was cut short' }] });
     }
