@@ -3,6 +3,7 @@ import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import { PollLoop } from '../../infra/poll-loop.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { monthOf } from '../auth/quotas.service.ts';
@@ -53,48 +54,26 @@ type Stop = 'closing' | 'lease_lost';
 export class ExportJobRunner {
   readonly id = `run_${randomBytes(8).toString('hex')}`;
   private readonly running = new Map<number, { stop: AbortController; done: Promise<void> }>();
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
-  private closed = false;
-  private readonly pollMs: number;
+  private readonly loop: PollLoop;
 
   constructor(private readonly o: JobRunnerOptions) {
-    this.pollMs = o.pollMs ?? 1000;
+    this.loop = new PollLoop(() => this.tick(), o.pollMs ?? 1000, (err: unknown) => o.log.error({ err }, 'export jobs: a round of the queue failed'));
   }
 
   start(): void {
-    if (this.o.perServer > 0) this.schedule(0);
+    if (this.o.perServer > 0) this.loop.schedule(0);
   }
 
   /** Look at the queue now (a job was just queued here). */
   poke(): void {
-    if (this.o.perServer > 0) this.schedule(0);
+    if (this.o.perServer > 0) this.loop.schedule(0);
   }
 
   /** Stops taking jobs and puts the running ones back in the queue, for the next process to run. */
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.ticking;
+    await this.loop.close();
     for (const { stop } of this.running.values()) stop.abort('closing' satisfies Stop);
     await Promise.allSettled([...this.running.values()].map((r) => r.done));
-  }
-
-  private schedule(ms: number): void {
-    if (this.closed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.ticking) return this.schedule(50);
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.o.log.error({ err }, 'export jobs: a round of the queue failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          this.schedule(this.pollMs);
-        });
-    }, ms);
-    this.timer.unref();
   }
 
   private async tick(): Promise<void> {
@@ -103,7 +82,7 @@ export class ExportJobRunner {
     const candidates = await repo.runnableJobs(this.o.db, now.toISOString(), 50);
     const busy = new Set<number>();
     for (const job of candidates) {
-      if (this.closed || this.running.size >= this.o.perServer) return;
+      if (this.loop.closed || this.running.size >= this.o.perServer) return;
       if (busy.has(job.account_id)) continue;
       const claimedAt = new Date();
       if (!(await repo.claimJob(this.o.db, job, this.id, claimedAt.toISOString(), this.leaseFrom(claimedAt)))) continue;
@@ -115,7 +94,7 @@ export class ExportJobRunner {
         .catch((err: unknown) => this.o.log.error({ err, job: job.public_id }, 'export job: ending it failed'))
         .finally(() => {
           this.running.delete(job.id);
-          if (!this.closed) this.schedule(100);
+          this.loop.schedule(100);
         });
       this.running.set(job.id, { stop, done });
       // Wait for the job to have its export slot (or not) before looking at the next one of the account.

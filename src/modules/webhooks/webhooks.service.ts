@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { PollLoop } from '../../infra/poll-loop.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { OutboundRefused, postJson, type OutboundOptions } from './outbound.ts';
 import * as repo from './webhooks.repository.ts';
@@ -54,58 +55,36 @@ export function retryDelayMs(baseMs: number, attempt: number, random = Math.rand
  * in the database, so a restarted process goes on where the last one stopped.
  */
 export class WebhookDispatcher {
-  private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
-  private ticking: Promise<void> | undefined;
-  private closed = false;
   private readonly parallel: number;
-  private readonly pollMs: number;
+  private readonly loop: PollLoop;
 
   constructor(private readonly options: DispatcherOptions) {
     this.parallel = options.parallel ?? 4;
-    this.pollMs = options.pollMs ?? 1000;
+    this.loop = new PollLoop(() => this.tick(), options.pollMs ?? 1000, (err: unknown) => options.log.error({ err }, 'webhook queue: a round failed'));
   }
 
   start(): void {
-    this.schedule(0);
+    this.loop.schedule(0);
   }
 
   /** Look at the queue now (a job has just ended here). */
   poke(): void {
-    if (!this.closed) this.schedule(0);
+    this.loop.schedule(0);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.ticking;
+    await this.loop.close();
     await Promise.allSettled([...this.inFlight]);
-  }
-
-  private schedule(ms: number): void {
-    if (this.closed) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.ticking) return this.schedule(50);
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.options.log.error({ err }, 'webhook queue: a round failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          this.schedule(this.pollMs);
-        });
-    }, ms);
-    this.timer.unref();
   }
 
   private async tick(): Promise<void> {
     const free = this.parallel - this.inFlight.size;
-    if (free <= 0 || this.closed) return;
+    if (free <= 0 || this.loop.closed) return;
     const now = new Date();
     const due = await repo.dueDeliveries(this.options.db, now.toISOString(), free);
     for (const delivery of due) {
-      if (this.closed) return;
+      if (this.loop.closed) return;
       const leaseUntil = new Date(now.getTime() + this.options.outbound.timeoutMs + 30_000).toISOString();
       if (!(await repo.claimDelivery(this.options.db, delivery.id, now.toISOString(), leaseUntil))) continue;
       const run = this.attempt(delivery)
