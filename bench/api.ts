@@ -33,6 +33,7 @@ import { TokenService } from '../src/modules/auth/tokens.service.ts';
 import { scopes } from '../src/modules/auth/auth.types.ts';
 import { placeFields } from '../src/modules/places/places.schema.ts';
 import { buildCatalog } from './lib/catalog.ts';
+import { mulberry32 } from './lib/random.ts';
 import { buildServer, freePort, procStatus, serverLog, serverScript, start, stop, unlimited, waitFor } from './lib/server.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -119,7 +120,7 @@ const variants: Array<Record<string, string>> = [
   { has_website: 'false', per_page: '10' },
   { min_rating: '3.5', has_phone: 'true' },
 ];
-const random = seeded(15);
+const random = mulberry32(15);
 const diverseTypeCity = shuffle(
   diversePairs.flatMap((p) => variants.map((v) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, ...v })}`)),
   random,
@@ -387,18 +388,6 @@ function download(url: string): Promise<{ status: number; bytes: number; lines: 
 function sqliteColumn(field: string): string {
   const names: Record<string, string> = { id: 'public_id', country: 'country_code' };
   return `${names[field] ?? field} AS ${field}`;
-}
-
-/** A small seeded generator (mulberry32), so that the diverse workload is the same from run to run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {

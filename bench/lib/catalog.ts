@@ -14,6 +14,7 @@ import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import { openDatabase, type Db } from '../../src/infra/db/database.ts';
 import { publicPlaceId } from '../../src/modules/places/place-record.ts';
 import type { PlaceRow } from '../../src/modules/places/places.schema.ts';
+import { mulberry32 } from './random.ts';
 
 /** Bump when the generation changes, so stale cached catalogs are not reused. */
 export const catalogVersion = 1;
@@ -146,16 +147,4 @@ function replaceLastDigits(phone: string, digits: string): string {
     else out = ch + out;
   }
   return out;
-}
-
-/** Small seeded PRNG, so every build of a version is the same catalog. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
