@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import type { LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { buildApp, type App } from '../app.ts';
 import { prepareDatabase } from '../bootstrap.ts';
 import { loadConfig } from '../config.ts';
+import { isDatabaseUnavailable } from '../infra/db/availability.ts';
 import { openDatabase, type Db } from '../infra/db/database.ts';
 import { createAccountWithToken, type TestAccount } from '../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../test/helpers/app.ts';
@@ -101,6 +103,47 @@ describe('PostgreSQL and Redis going away and coming back', { timeout: 120_000 }
     await pgProxy.restore();
     await eventually(async () => (await countries()).statusCode === 200, 15_000);
     assert.equal((await app.inject('/readyz')).statusCode, 200);
+  });
+
+  test('a connection lost inside a transaction fails that transaction, not the process, and the pool replaces it', async () => {
+    const uncaught: Error[] = [];
+    const monitor = (error: Error) => uncaught.push(error);
+    process.on('uncaughtExceptionMonitor', monitor);
+    const transaction = db.kysely.transaction().execute(async (trx) => {
+      await sql`SELECT 1`.execute(trx);
+      // Cut while the client is checked out and idle between two queries: node-postgres emits 'error' on
+      // the client itself then, which ends the process unless someone listens.
+      await pgProxy.cut();
+      await setTimeout(300);
+      await sql`SELECT 1`.execute(trx);
+    });
+    await assert.rejects(transaction, (error: Error) => isDatabaseUnavailable(error));
+    await setTimeout(100);
+    process.off('uncaughtExceptionMonitor', monitor);
+    assert.deepEqual(uncaught.map((e) => e.message), [], 'nothing escaped to the process');
+    await pgProxy.restore();
+    await eventually(async () => (await countries()).statusCode === 200, 15_000);
+    const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely);
+    assert.equal(rows[0]!.one, 1);
+  });
+
+  test('the dashboard answers 503 with a page, not 500, while PostgreSQL is gone', async () => {
+    await pgProxy.cut();
+    try {
+      const page = await app.inject('/signin');
+      const signIn = await app.inject({
+        method: 'POST',
+        url: '/signin',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.cookies.map((c) => `${c.name}=${c.value}`).join('; ') },
+        payload: new URLSearchParams({ _csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '', email: 'nobody@example.com', password: 'correct horse battery staple' }).toString(),
+      });
+      assert.equal(signIn.statusCode, 503, signIn.body.slice(0, 300));
+      assert.match(String(signIn.headers['content-type']), /^text\/html/);
+      assert.equal(signIn.headers['retry-after'], '1');
+    } finally {
+      await pgProxy.restore();
+    }
+    await eventually(async () => (await countries()).statusCode === 200, 15_000);
   });
 
   test('with Redis gone, the API keeps answering (limits counted in memory meanwhile) and /readyz says Redis is down until it is back', async () => {

@@ -106,7 +106,11 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
     return { visitor, token, id };
   }
 
-  const api = (node: ClusterNode, path: string, token: string) => fetch(`${node.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  /** A request with the token; a node that no longer answers fails the test with what it printed before it died. */
+  const api = (node: ClusterNode, path: string, token: string) =>
+    fetch(`${node.url}${path}`, { headers: { authorization: `Bearer ${token}` } }).catch((error: Error) => {
+      throw new Error(`node ${node.port} does not answer (${error.cause ?? error.message}); it printed:\n${node.output().slice(-4000)}`);
+    });
 
   test('a token revoked on node A is refused on node B within one second', async () => {
     const { visitor, token, id } = await tokenFromDashboard(a);
@@ -154,17 +158,21 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
     const { token } = await tokenFromDashboard(a);
     await pgProxy.cut();
     await redisProxy.cut();
-    await setTimeout(1100); // past the token cache
-    for (const node of [a, b]) {
-      const res = await api(node, '/api/v2/countries', token);
-      assert.equal(res.status, 503, `node ${node.port}`);
-      assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
-      const ready = await fetch(`${node.url}/readyz`);
-      assert.equal(ready.status, 503);
-      assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { database: 'down', redis: 'down' });
+    try {
+      await setTimeout(1100); // past the token cache
+      for (const node of [a, b]) {
+        const res = await api(node, '/api/v2/countries', token);
+        assert.equal(res.status, 503, `node ${node.port}`);
+        assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+        const ready = await fetch(`${node.url}/readyz`);
+        assert.equal(ready.status, 503);
+        assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { database: 'down', redis: 'down' });
+      }
+    } finally {
+      // Back whatever happened above, so that one failure here does not fail the tests after it too.
+      await pgProxy.restore();
+      await redisProxy.restore();
     }
-    await pgProxy.restore();
-    await redisProxy.restore();
     for (const node of [a, b]) {
       const end = Date.now() + 20_000;
       while ((await fetch(`${node.url}/readyz`).then((r) => r.status, () => 0)) !== 200) {

@@ -122,6 +122,11 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
     // An idle connection the server dropped (a restart, a failover) is discarded and replaced on the
     // next query; unhandled, the pool's 'error' event would end the process.
     pool.on('error', () => {});
+    // A connection lost while a client is checked out between two queries (inside a transaction, or a
+    // cursor between reads) emits 'error' on the client, where the pool listens only while it is idle:
+    // unheard, that error ends the process. The next query on that client rejects (a 503), and the pool
+    // discards the client when it is released.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       kysely,

@@ -1,8 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createJob } from '../exports/export-jobs.service.ts';
-import { rotateWebhookSecret } from '../webhooks/webhooks.service.ts';
-import { exportJobsPage } from './exports.views.ts';
-import type { ExportJobs } from '../exports/export-jobs.ts';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,16 +9,22 @@ import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { isDatabaseUnavailable } from '../../infra/db/availability.ts';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { sessionCookieName, sessionCookieOptions, verifyCsrf, type Session } from '../auth/accounts.service.ts';
+import type { ExportJobs } from '../exports/export-jobs.ts';
+import { createJob } from '../exports/export-jobs.service.ts';
 import { sendExport } from '../exports/exports.http.ts';
 import { startExport } from '../exports/exports.service.ts';
 import { exportFormatNames, type ExportFormatName } from '../exports/formats/index.ts';
 import type { ApiReadTasks } from '../search/read-tasks.ts';
 import { parseSearchParams, searchPlaces } from '../search/search.service.ts';
 import { createSearchDeps } from '../search/type-resolver.ts';
+import { listSuppressions, removeAllSuppressions, removeSuppression, uploadSuppressionsCsv } from '../suppressions/suppressions.service.ts';
+import { maxCsvBytes } from '../suppressions/suppressions.schema.ts';
+import { rotateWebhookSecret } from '../webhooks/webhooks.service.ts';
 import { exportJobsOverview, recentSearches, searchesAndExports, searchResults, usageByDay } from './dashboard.service.ts';
 import type { SafeHtml } from './html.ts';
 import type { PageContext } from './layout.ts';
@@ -38,10 +40,9 @@ import {
   usagePage,
   type FormState,
 } from './pages.ts';
+import { exportJobsPage } from './exports.views.ts';
 import { resultsPage, searchesPage, searchPage } from './search.views.ts';
 import { suppressionsPage, type SuppressionsView, type UploadOutcome } from './suppressions.views.ts';
-import { listSuppressions, removeAllSuppressions, removeSuppression, uploadSuppressionsCsv } from '../suppressions/suppressions.service.ts';
-import { maxCsvBytes } from '../suppressions/suppressions.schema.ts';
 
 export interface DashboardOptions {
   config: Config;
@@ -161,6 +162,11 @@ export async function dashboardRoutes(app: FastifyInstance, { config, db, reads,
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) return send(reply, errorPage(ctxOf(request), error.status, error.title, error.message), error.status);
     if (error.statusCode && error.statusCode < 500) return send(reply, errorPage(ctxOf(request), error.statusCode, 'The request is not valid', error.message), error.statusCode);
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'the database does not answer');
+      reply.header('retry-after', '1');
+      return send(reply, errorPage(ctxOf(request), 503, 'Back in a moment', 'The database does not answer right now. Try again in a moment; nothing you sent was saved.'), 503);
+    }
     request.log.error({ err: error }, 'unhandled dashboard error');
     return send(reply, errorPage(ctxOf(request), 500, 'Something went wrong', 'Something went wrong on our side. Quote the request id when reporting it: ' + String(request.id)), 500);
   });
