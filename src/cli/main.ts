@@ -5,6 +5,7 @@ import { AppError } from '../infra/errors.ts';
 import { importDemoDataIfEmpty, importFiles, prepareDatabase } from '../bootstrap.ts';
 import { catalogStats, printStats } from './stats.ts';
 import { copyProgressRenderer, progressRenderer, printImportSummary } from './progress.ts';
+import { isChangeFile } from '../modules/importers/import.service.ts';
 import { parseColumnMapping } from '../modules/importers/readers/generic.ts';
 import { limitHeapGrowth } from '../infra/memory.ts';
 
@@ -14,6 +15,11 @@ const program = new Command()
   .showHelpAfterError();
 
 const log = (m: string) => console.error(m);
+
+async function everyChangeFile(files: string[]): Promise<boolean> {
+  for (const file of files) if (!(await isChangeFile(file).catch(() => false))) return false;
+  return true;
+}
 
 async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -74,7 +80,7 @@ program
   .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
   .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
   .option('-s, --source <source>', 'source name stored with the places (defaults to the format\'s)')
-  .option('-d, --dataset <name>', 'the dataset the file is a snapshot of (default: the file name without its suffixes, porto.osm.pbf → porto); re-importing a dataset retires its places the file no longer holds')
+  .option('-d, --dataset <name>', 'the dataset the file is a snapshot of (default: the file name without its suffixes, porto.osm.pbf → porto); re-importing a dataset retires its places the file no longer holds; for a change file (.osc), the OpenStreetMap dataset it updates (default: the only one)')
   .option('--columns <mapping>', 'generic csv/ndjson: field=column pairs, e.g. "name=Business Name,phone=Tel" (see docs/importing.md)', parseColumnMapping)
   .option('--batch-size <n>', 'places per transaction', (v) => {
     const n = Number(v);
@@ -83,9 +89,9 @@ program
   })
   .action((files: string[], opts: { format?: string; encoding?: string; source?: string; dataset?: string; columns?: Record<string, string>; batchSize?: number }) =>
     withDb(async (db) => {
-      // Each file of a dataset would retire the places of the ones before it.
-      if (opts.dataset !== undefined && files.length > 1) {
-        throw new AppError('validation_failed', '--dataset names the snapshot of one file: import the files one at a time', {
+      // Each snapshot of a dataset would retire the places of the ones before it (change files apply in turn).
+      if (opts.dataset !== undefined && files.length > 1 && !(await everyChangeFile(files))) {
+        throw new AppError('validation_failed', '--dataset names the snapshot of one file: import the files one at a time (several change files may update one dataset in turn)', {
           errors: [{ field: 'dataset', message: 'one file per dataset' }],
         });
       }
@@ -103,6 +109,7 @@ program
   .action(async () => {
     const { readerFactories } = await import('../modules/importers/readers/index.ts');
     for (const f of readerFactories) console.log(`${f.format.padEnd(18)} ${f.description}`);
+    console.log(`${'osm-change'.padEnd(18)} OpenStreetMap change file (.osc, .osc.gz): creates, modifies and retires the places of an imported OSM dataset`);
   });
 
 program

@@ -34,6 +34,9 @@ export interface Database {
   suppressions: SuppressionsTable;
   suppression_lists: SuppressionListsTable;
   suppression_uploads: SuppressionUploadsTable;
+  osm_ways: OsmWaysTable;
+  osm_nodes: OsmNodesTable;
+  osm_node_ways: OsmNodeWaysTable;
 }
 
 export interface PlacesTable {
@@ -398,4 +401,26 @@ export interface SuppressionUploadsTable {
   key: string;
   value: string;
   created_at: string;
+}
+
+/** An OpenStreetMap way that is a place or a member of a relation that is one (migration 0023). */
+export interface OsmWaysTable {
+  id: number;
+  /** JSON array of the way's node ids, in order. */
+  refs: string;
+  /** JSON object of the way's tags when the way itself is a place; null for a relation's member way. */
+  tags: string | null;
+}
+
+/** The location of a node that an `osm_ways` way uses. */
+export interface OsmNodesTable {
+  id: number;
+  lat: number;
+  lon: number;
+}
+
+/** Which `osm_ways` ways use a node. */
+export interface OsmNodeWaysTable {
+  node_id: number;
+  way_id: number;
 }

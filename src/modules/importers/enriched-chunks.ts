@@ -1,6 +1,7 @@
 import { appendPlaceRow, emptyPlaceRows, type PlaceRows } from '../places/place-record.ts';
 import { enrichPlace, type Enricher } from './enrich.ts';
 import type { SourceReader } from './importer.types.ts';
+import type { WayRows } from './osm-geometry.ts';
 
 /** A batch of enriched places plus what the reader consumed to produce it. */
 export interface EnrichedChunk {
@@ -10,6 +11,8 @@ export interface EnrichedChunk {
   read: number;
   skipped: Record<string, number>;
   bytesRead: number;
+  /** OpenStreetMap ways read alongside, kept for change files (`SourceReader.takeWays`). */
+  ways?: WayRows;
 }
 
 const emptyChunk = (): EnrichedChunk => ({ rows: emptyPlaceRows(), read: 0, skipped: {}, bytesRead: 0 });
@@ -43,11 +46,18 @@ export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, 
     appendPlaceRow(chunk.rows, enriched.record);
     if (chunk.rows.count >= limit) {
       chunk.bytesRead = reader.bytesRead();
+      takeWays(reader, chunk);
       yield chunk;
       chunk = emptyChunk();
       limit = Math.min(limit * 2, batchSize);
     }
   }
   chunk.bytesRead = reader.bytesRead();
-  if (chunk.read > 0) yield chunk;
+  takeWays(reader, chunk);
+  if (chunk.read > 0 || chunk.ways) yield chunk;
+}
+
+function takeWays(reader: SourceReader, chunk: EnrichedChunk): void {
+  const ways = reader.takeWays?.();
+  if (ways) chunk.ways = ways;
 }

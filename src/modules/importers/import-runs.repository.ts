@@ -15,6 +15,15 @@ export interface NewRun {
   startedAt: string;
 }
 
+/**
+ * A run that applies changes to a dataset (an OpenStreetMap change file) rather than a snapshot of it: it
+ * retires the places it names and leaves the places it did not see alone.
+ */
+export interface RunChanges {
+  /** Source ids of the places the changes deleted, or that no longer are places. */
+  retire: string[];
+}
+
 /** Runs of this file still marked running were cut off (crash, kill -9): marks them failed, `interrupted`. */
 export async function markInterruptedRuns(db: Db, path: string, at: string): Promise<void> {
   await db.kysely
@@ -49,25 +58,34 @@ export async function failRun(db: Db, runId: number, error: string, at: string):
  */
 export async function finishRun(
   db: Db,
-  run: { id: number; dataset: string; source: string },
+  run: { id: number; dataset: string; source: string; changes?: RunChanges },
   fileSha256: string,
   counters: RunCounters,
   at: string,
 ): Promise<number> {
   return db.kysely.transaction().execute(async (trx) => {
-    const olderRuns = trx
-      .selectFrom('import_runs')
-      .select('id')
-      .where('dataset', '=', run.dataset)
-      .where('source', '=', run.source)
-      .where('id', '<', run.id);
-    const retired = await trx
+    const retire = trx
       .updateTable('places')
       .set({ closed_reason: 'retired', closed_at: sql<string>`coalesce(closed_at, ${at})` })
-      .where('seen_run_id', 'in', olderRuns)
-      .where((eb) => eb.or([eb('closed_reason', 'is', null), eb('closed_reason', '!=', 'retired')]))
-      .executeTakeFirst();
-    const retiredCount = Number(retired.numUpdatedRows);
+      .where((eb) => eb.or([eb('closed_reason', 'is', null), eb('closed_reason', '!=', 'retired')]));
+    let retiredCount = 0;
+    if (run.changes) {
+      // A change file: exactly the objects it deleted or untagged, whatever dataset last saw them.
+      for (let i = 0; i < run.changes.retire.length; i += 5000) {
+        const part = run.changes.retire.slice(i, i + 5000);
+        const retired = await retire.where('source', '=', run.source).where('source_id', 'in', part).executeTakeFirst();
+        retiredCount += Number(retired.numUpdatedRows);
+      }
+    } else {
+      const olderRuns = trx
+        .selectFrom('import_runs')
+        .select('id')
+        .where('dataset', '=', run.dataset)
+        .where('source', '=', run.source)
+        .where('id', '<', run.id);
+      const retired = await retire.where('seen_run_id', 'in', olderRuns).executeTakeFirst();
+      retiredCount = Number(retired.numUpdatedRows);
+    }
     await trx
       .updateTable('import_runs')
       .set({
@@ -83,4 +101,17 @@ export async function finishRun(
       .execute();
     return retiredCount;
   });
+}
+
+/** The datasets that completed runs of `source` imported, by name. */
+export async function datasetsOfSource(db: Db, source: string): Promise<string[]> {
+  const rows = await db.kysely
+    .selectFrom('import_runs')
+    .select('dataset')
+    .distinct()
+    .where('source', '=', source)
+    .where('status', '=', 'done')
+    .orderBy('dataset')
+    .execute();
+  return rows.map((r) => r.dataset);
 }

@@ -1,7 +1,8 @@
 import type { Db } from '../../infra/db/database.ts';
 import { createPlaceWriter, type RunCounters } from '../places/places.writer.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
-import { failRun, finishRun, insertRun, markInterruptedRuns } from './import-runs.repository.ts';
+import { failRun, finishRun, insertRun, markInterruptedRuns, type RunChanges } from './import-runs.repository.ts';
+import { geometryStoreOf } from './osm-geometry.repository.ts';
 
 /** Places per transaction by default: fewer, larger commits write each dirtied index page fewer times. */
 export const DEFAULT_BATCH_SIZE = 50_000;
@@ -27,6 +28,8 @@ export interface RunInfo {
   /** The file's SHA-256, or its promise: the run row holds '' until the import has written its last place. */
   fileSha256: string | Promise<string>;
   startedAt: string;
+  /** Set when the file holds changes to the dataset (an `.osc`), not a snapshot of it: see `RunChanges`. */
+  changes?: RunChanges;
 }
 
 export interface StoreOptions {
@@ -54,6 +57,7 @@ export interface StoredRun {
 export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<EnrichedChunk>, options: StoreOptions = {}): Promise<StoredRun> {
   const { batchSize = DEFAULT_BATCH_SIZE, onProgress } = options;
   const writer = createPlaceWriter(db);
+  const geometry = geometryStoreOf(db);
 
   // A run still marked running was cut off (crash, kill -9): say so, this one takes over.
   await markInterruptedRuns(db, info.path, new Date().toISOString());
@@ -80,6 +84,8 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
       const step = await next;
       if (step.done) break;
       const chunk = step.value;
+      // Idempotent upserts: after a crash the next run writes them again (on SQLite they join the open transaction).
+      if (chunk.ways) await geometry.saveWays(chunk.ways);
       counters.read_count += chunk.read;
       for (const [reason, n] of Object.entries(chunk.skipped)) {
         counters.skipped_count += n;
@@ -111,7 +117,7 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
   } finally {
     restoreConnection();
   }
-  const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source }, fileSha256, counters, new Date().toISOString());
+  const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source, ...(info.changes ? { changes: info.changes } : {}) }, fileSha256, counters, new Date().toISOString());
   return { runId, counters, retired };
 }
 

@@ -10,6 +10,8 @@ import { sha256File } from './file-digest.ts';
 import { inlineChunks, workerChunks } from './import-worker.host.ts';
 import { DEFAULT_BATCH_SIZE, storeChunks, type StoredRun } from './import-store.ts';
 import type { OpenOptions, ReaderFactory } from './importer.types.ts';
+import { applyOsmChange, osmChangeFormat } from './osm-change.service.ts';
+import { looksLikeOsmChange } from './readers/osm-change.ts';
 import { readerFactories } from './readers/index.ts';
 
 export interface ImportOptions extends OpenOptions {
@@ -87,10 +89,11 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   await stat(absolute).catch(() => {
     throw new AppError('not_found', `no such file: ${path}`);
   });
+  if (options.format === osmChangeFormat || (options.format === undefined && (await isChangeFile(absolute)))) return importChanges(db, absolute, options);
   const factory = options.format ? readerFactories.find((f) => f.format === options.format) : await detectFormat(absolute);
   if (!factory) {
     throw new AppError('unknown_value', `unknown format ${options.format}`, {
-      errors: [{ field: 'format', message: 'unknown format', allowed: readerFactories.map((f) => f.format) }],
+      errors: [{ field: 'format', message: 'unknown format', allowed: [...readerFactories.map((f) => f.format), osmChangeFormat] }],
     });
   }
   const dataset = options.dataset !== undefined ? checkDatasetName(options.dataset) : datasetOfPath(absolute);
@@ -140,3 +143,30 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   };
 }
 
+
+/** Whether a file is an OpenStreetMap change file (`.osc`, `.osc.gz`, or osmChange XML by its content). */
+export async function isChangeFile(path: string): Promise<boolean> {
+  return looksLikeOsmChange(path, await readHead(path));
+}
+
+/** A change file applied to its dataset (`osm-change.service.ts`), summed up as an import run. */
+async function importChanges(db: Db, path: string, options: ImportOptions): Promise<ImportSummary> {
+  const started = Date.now();
+  const { run, dataset, source } = await applyOsmChange(db, path, {
+    ...(options.dataset !== undefined ? { dataset: options.dataset } : {}),
+    ...(options.source ? { source: options.source } : {}),
+  });
+  const seconds = (Date.now() - started) / 1000;
+  const stored = run.counters.imported_count + run.counters.updated_count + run.counters.unchanged_count;
+  return {
+    ...run.counters,
+    runId: run.runId,
+    dataset,
+    retired_count: run.retired,
+    path,
+    source,
+    format: osmChangeFormat,
+    seconds,
+    placesPerSecond: seconds > 0 ? stored / seconds : stored,
+  };
+}

@@ -1,3 +1,5 @@
+import type { WayRows } from './osm-geometry.ts';
+
 /**
  * Contracts between the three stages of an import:
  *   reader (one per file format) -> enrich (taxonomy, gazetteer, phone) -> PlaceWriter (batched upsert).
@@ -53,6 +55,11 @@ export interface SourceReader {
   /** Bytes consumed so far (of the file on disk, compressed or not). */
   bytesRead(): number;
   records(): AsyncIterable<ReadResult>;
+  /**
+   * OpenStreetMap readers that know ways' nodes: the ways read since the last call that the catalog keeps
+   * for change files (`osm-geometry.ts`). Called whenever a chunk of places is handed on.
+   */
+  takeWays?(): WayRows | undefined;
 }
 
 export interface OpenOptions {

@@ -18,6 +18,7 @@ import * as m0017 from './0017_triggers_without_marker.ts';
 import * as m0018 from './0018_suppressions.ts';
 import * as m0019 from './0019_export_jobs.ts';
 import * as m0022 from './0022_place_freshness.ts';
+import * as m0023 from './0023_osm_geometry.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0018_suppressions': m0018,
   '0019_export_jobs': m0019,
   '0022_place_freshness': m0022,
+  '0023_osm_geometry': m0023,
 };

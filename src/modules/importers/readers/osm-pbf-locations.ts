@@ -152,6 +152,13 @@ export class NodeLocations extends SortedIds {
     return true;
   }
 
+  /** Node `id`'s point in units of 1e-7°, as [lat, lon]; undefined for a node not in the file. */
+  pointOf(id: number): [number, number] | undefined {
+    const i = this.indexOf(id);
+    if (i < 0 || this.lats[i] === MISSING) return undefined;
+    return [this.lats[i]!, this.lons[i]!];
+  }
+
   /** Adds node `id`'s point in degrees (rounded to 1e-7°) to `sum`; a node not in the file adds nothing. */
   addTo(sum: PointSum, id: number): void {
     const i = this.indexOf(id);

@@ -21,6 +21,7 @@ import {
 } from './osm-pbf-blocks.ts';
 import { IdSetBuilder, NodeLocations, PointSum, WaySums } from './osm-pbf-locations.ts';
 import { osmObjectToPlace, placeName, poiKeys } from './osm-tags.ts';
+import { emptyWayRows, type WayRows } from '../osm-geometry.ts';
 
 /** Objects with one of these keys are places of business (see `isPoi`); only they get their tags decoded. */
 const wantedKeys: ReadonlySet<string> = new Set(poiKeys);
@@ -162,6 +163,33 @@ export class OsmPbfReader implements SourceReader {
     readonly source: string,
   ) {
     this.planned = 2 * totalBytes;
+  }
+
+  /**
+   * The ways read since the last call that are places or members of relations that are, with their
+   * nodes' points: the catalog keeps them so that a change file can place what it touches (migration 0023).
+   */
+  takeWays(): WayRows | undefined {
+    if (this.wayRows.count === 0) return undefined;
+    const taken = this.wayRows;
+    this.wayRows = emptyWayRows();
+    return taken;
+  }
+
+  private wayRows = emptyWayRows();
+
+  private keepWay(id: number, tags: Tags | undefined, refs: Float64Array, refCount: number, nodes: NodeLocations): void {
+    const rows = this.wayRows;
+    rows.ids.push(id);
+    rows.tags.push(tags ? JSON.stringify(tags) : null);
+    rows.refCounts.push(refCount);
+    for (let i = 0; i < refCount; i++) {
+      const p = nodes.pointOf(refs[i]!);
+      rows.refs.push(refs[i]!);
+      rows.lats.push(p ? p[0] / 1e7 : Number.NaN);
+      rows.lons.push(p ? p[1] / 1e7 : Number.NaN);
+    }
+    rows.count++;
   }
 
   /** The passes' progress, scaled to the file's size (which is where it ends). */
@@ -321,6 +349,8 @@ export class OsmPbfReader implements SourceReader {
             const sum = new PointSum();
             for (let i = 0; i < refCount; i++) nodes.addTo(sum, refs[i]!);
             if (refCount > 0 && member >= 0) ways.keep(member, sum);
+            const place = tags !== undefined && becomesPlace(tags);
+            if (refCount > 0 && (place || member >= 0)) this.keepWay(id, place ? tags : undefined, refs, refCount, nodes);
             if (!tags) return;
             const p = sum.point();
             out.push(osmObjectToPlace(`w${id}`, tags, p.lat, p.lon));
