@@ -11,7 +11,8 @@ import { dialectOf, doubleType } from './helpers.ts';
  * - `osm_ways`: the way's node ids in order (JSON array) and, when the way is a place, its tags (JSON), so
  *   that a node's move can rewrite the place without the way being in the change file;
  * - `osm_nodes`: the location of every node those ways use (1e-7° precision, as in the file);
- * - `osm_node_ways`: which of those ways use a node, to find the ways a moved node changes.
+ * - `osm_node_ways`: which of those ways use a node, to find the ways a moved node changes (and, by its
+ *   second index, the uses of a way, replaced when the way is stored again).
  *
  * Node and way ids are OpenStreetMap's, global across extracts, so the tables are not split by dataset.
  */
@@ -37,6 +38,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('osm_node_ways_pk', ['node_id', 'way_id'])
     .modifyEnd(withoutRowid)
     .execute();
+  // A way stored again (a re-import, a change file) replaces its uses: found by way.
+  await db.schema.createIndex('osm_node_ways_way_idx').on('osm_node_ways').column('way_id').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
