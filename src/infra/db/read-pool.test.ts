@@ -56,6 +56,22 @@ describe('the read pool', () => {
     }
   });
 
+  test('on close, reads running, waiting and asked for afterwards fail with 503 unavailable, not a bare error', async () => {
+    const one = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule });
+    await one.run('sum', 1, 1);
+    const held = one.run('hold', 200);
+    const waiting = one.run('sum', 2, 2);
+    const closed = one.close();
+    const unavailable = (err: { code?: string; status?: number; headers?: Record<string, string> }) =>
+      err.code === 'unavailable' && err.status === 503 && err.headers?.['retry-after'] === '1';
+    const [running, queued] = await Promise.allSettled([held, waiting]);
+    for (const [what, outcome] of [['the read its thread was running', running], ['the read waiting for a thread', queued]] as const) {
+      assert.ok(outcome.status === 'rejected' && unavailable(outcome.reason as never), `${what}: ${JSON.stringify(outcome)}`);
+    }
+    await assert.rejects(one.run('sum', 3, 3), unavailable);
+    await closed;
+  });
+
   test('fails each read with the cause, and stops starting threads, when they cannot open the database', async () => {
     const missing = openTestSqlite();
     const db = { ...missing.db, sqlitePath: `${missing.path}.gone/none.db` };

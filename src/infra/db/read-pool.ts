@@ -67,6 +67,14 @@ export interface ReadCacheOptions<T extends ReadTasks> {
  * per request; a change moves the version and every older answer stops being used. Concurrent identical
  * calls share one computation. Answers are shared between callers: they must not be mutated.
  */
+
+/**
+ * A read asked for, or still queued, while the server shuts down: 503 with Retry-After (a load balancer's
+ * retry reaches another node), not an unhandled 500.
+ */
+const shuttingDown = (): AppError =>
+  new AppError('unavailable', 'The server is shutting down; retry in a moment', { reason: 'shutting_down' }, { 'retry-after': '1' });
+
 export class ReadCache {
   private readonly answers = new Map<string, { version: number; answer: Promise<unknown> }>();
   hits = 0;
@@ -227,7 +235,7 @@ export class ThreadPool {
   }
 
   run(task: string, args: unknown[], deadline?: number): Promise<unknown> {
-    if (this.closing) return Promise.reject(new Error('the read pool is closed'));
+    if (this.closing) return Promise.reject(shuttingDown());
     if (this.broken !== undefined) return Promise.reject(this.broken);
     // Beyond this the service is overloaded: 503 with Retry-After.
     if (this.queue.length >= maxQueuedReads) {
@@ -242,7 +250,7 @@ export class ThreadPool {
   async close(): Promise<void> {
     this.closing = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
-    for (const job of this.queue.splice(0)) job.reject(new Error('the read pool is closed'));
+    for (const job of this.queue.splice(0)) job.reject(shuttingDown());
     for (const w of this.stopping) void w.terminate();
     await Promise.all([...this.running.keys()].map((w) => w.terminate()));
   }
@@ -291,7 +299,8 @@ export class ThreadPool {
         }
         return;
       }
-      failure ??= new Error(`a read thread stopped (exit code ${code})`);
+      // Stopped by close(): its read fails as the server's shutdown, not as a broken thread.
+      failure ??= this.closing ? shuttingDown() : new Error(`a read thread stopped (exit code ${code})`);
       const job = this.running.get(worker);
       this.running.delete(worker);
       this.forget(worker);
