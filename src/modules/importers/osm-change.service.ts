@@ -53,7 +53,7 @@ const becomesPlace = (tags: Record<string, string>): boolean => isPoi(tags) && p
  */
 export async function applyOsmChange(db: Db, path: string, options: ChangeImportOptions = {}): Promise<ChangeSummary> {
   const source = options.source ?? 'osm';
-  const dataset = options.dataset !== undefined ? checkDatasetName(options.dataset) : await onlyDataset(db, source);
+  const dataset = await datasetToUpdate(db, source, options.dataset);
   const started = new Date().toISOString();
   const { size } = await stat(path);
   const digest = sha256File(path);
@@ -79,9 +79,20 @@ export async function applyOsmChange(db: Db, path: string, options: ChangeImport
   return { run, dataset, source, movedWays: plan.movedWays };
 }
 
-/** The dataset a change file applies to when none is named: the only one the source has. */
-async function onlyDataset(db: Db, source: string): Promise<string> {
+/**
+ * The dataset a change file applies to: the one named, which must be an imported dataset of the source
+ * (a change to a dataset that does not exist would start one that no snapshot ever retires); when none
+ * is named, the only one the source has.
+ */
+async function datasetToUpdate(db: Db, source: string, named: string | undefined): Promise<string> {
   const datasets = await datasetsOfSource(db, source);
+  if (named !== undefined) {
+    const name = checkDatasetName(named);
+    if (datasets.includes(name)) return name;
+    throw new AppError('unknown_value', `no ${source} dataset named ${name} has been imported: a change file updates an imported extract`, {
+      errors: [{ field: 'dataset', message: 'not an imported dataset', allowed: datasets }],
+    });
+  }
   if (datasets.length === 1) return datasets[0]!;
   throw new AppError('validation_failed', datasets.length === 0
     ? `a change file updates an imported OpenStreetMap extract, and the catalog has none of source ${source}: import the extract (.osm.pbf) first`

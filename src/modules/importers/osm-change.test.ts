@@ -265,7 +265,7 @@ describe('change files that cannot be applied', () => {
     });
   });
 
-  test('several OpenStreetMap datasets: the error lists them for --dataset', async () => {
+  test('several OpenStreetMap datasets: the error lists them for --dataset, which must name one of them', async () => {
     await runImport(database.db, loadEnricher(), join(osmDir, 'monaco-2026.osm.pbf'));
     await runImport(database.db, loadEnricher(), join(osmDir, 'porto-2020.osm.pbf'));
     await assert.rejects(runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz')), (error: Error & { extras?: { errors?: Array<{ allowed?: string[] }> } }) => {
@@ -274,6 +274,10 @@ describe('change files that cannot be applied', () => {
     });
     const summary = await runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz'), { dataset: 'monaco-2026' });
     assert.equal(summary.dataset, 'monaco-2026');
+    await assert.rejects(runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz'), { dataset: 'monaco' }), (error: Error & { extras?: { errors?: Array<{ field: string; allowed?: string[] }> } }) => {
+      assert.deepEqual(error.extras?.errors?.[0], { field: 'dataset', message: 'not an imported dataset', allowed: ['monaco-2026', 'porto-2020'] });
+      return true;
+    });
   });
 
   test('broken XML fails with the file named and nothing written', async () => {
