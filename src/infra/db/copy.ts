@@ -36,6 +36,10 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'server_secrets', key: ['name'] },
   { name: 'suppressions', key: ['id'] },
   { name: 'suppression_lists', key: ['account_id'] },
+  // What change files need to place OpenStreetMap ways (migration 0023).
+  { name: 'osm_ways', key: ['id'] },
+  { name: 'osm_nodes', key: ['id'] },
+  { name: 'osm_node_ways', key: ['node_id', 'way_id'] },
 ];
 
 /**
