@@ -7,13 +7,18 @@ import type { PlaceRecord } from '../../src/modules/places/place-record.ts';
 /** The real data files (`../shared/data`, beside the work tree): read at test time, never copied into the repository. */
 export const sharedData = resolve(import.meta.dirname, '../../../shared/data');
 
-/** The files the judged conflation sample refers to, by the source name a pair's reference uses. */
+/**
+ * The files the judged conflation sample refers to, by the name a pair's reference uses (the source name,
+ * except `yelp-open`: the Yelp Open Dataset sample, whose records have the source `yelp` too).
+ */
 export const sampleFiles: Record<string, { file: string; format: string }> = {
   michelin: { file: 'places/michelin-guide-2022-6510.csv.gz', format: 'michelin-csv' },
   osm: { file: 'osm/osm-pois-all.ndjson.gz', format: 'osm-ndjson' },
   overture: { file: 'places/overture-places-boulder-3545.ndjson.gz', format: 'overture-ndjson' },
   yelp: { file: 'ratings/yelp-fusion-4cities-2018.ndjson.gz', format: 'yelp-fusion-ndjson' },
   zomato: { file: 'ratings/zomato-restaurants-9551.csv.gz', format: 'zomato-csv' },
+  gmaps: { file: 'ratings/gmaps-scraper-europe-115.csv.gz', format: 'gmaps-csv' },
+  'yelp-open': { file: 'ratings/yelp-open-dataset-business-sample5000.ndjson.gz', format: 'yelp-open-ndjson' },
 };
 
 /**
