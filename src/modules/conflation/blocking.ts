@@ -1,0 +1,80 @@
+import { nameForms } from './names.ts';
+import type { MatchRecord } from './matcher.ts';
+import { matchRules } from './rules.ts';
+
+/**
+ * Blocking: keys under which an import indexes the places it has, and the keys it looks up for a new record,
+ * so that it compares the record with a handful of candidates instead of the whole catalog. A candidate the
+ * matcher can accept shares at least one key with the record:
+ * - `c:<cell>:<word>`: a grid cell (`matchRules.blockingCellM` on a side) and the first four letters of a
+ *   distinctive name word; a record looks up its own cell and the eight around it, so every place within one
+ *   cell side is found. Every name rule needs a word in common, spelling slips aside, and a slip rarely falls
+ *   in the first four letters.
+ * - `p:<E.164>` and `d:<domain>`: the phone and website domain, wherever the place is (the rule that accepts
+ *   a point kilometres off needs the phone).
+ * Keys are plain strings: a table of (key, place) rows with an index on the key, or a Map in memory.
+ */
+
+const METRES_PER_DEGREE = 111_320;
+const PREFIX = 4;
+
+function row(lat: number): number {
+  return Math.floor((lat * METRES_PER_DEGREE) / matchRules.blockingCellM);
+}
+
+/** Column of a longitude within a row: cells of a row have the row's east-west scale (its middle latitude). */
+function column(lon: number, rowIndex: number): number {
+  const middle = ((rowIndex + 0.5) * matchRules.blockingCellM) / METRES_PER_DEGREE;
+  return Math.floor((lon * METRES_PER_DEGREE * Math.cos((middle * Math.PI) / 180)) / matchRules.blockingCellM);
+}
+
+/** The grid cell of a point: `row/column`. */
+export function cellOf(lat: number, lon: number): string {
+  const r = row(lat);
+  return `${r}/${column(lon, r)}`;
+}
+
+/** The cell of a point and its eight neighbours. */
+export function cellsAround(lat: number, lon: number): string[] {
+  const r = row(lat);
+  const out: string[] = [];
+  for (let dr = -1; dr <= 1; dr++) {
+    const c = column(lon, r + dr);
+    for (let dc = -1; dc <= 1; dc++) out.push(`${r + dr}/${c + dc}`);
+  }
+  return out;
+}
+
+/** Name-word keys of a record: the first letters of each distinctive word of each of its names, without repeats. */
+export function nameKeys(r: Pick<MatchRecord, 'name' | 'names'>): string[] {
+  const keys = new Set<string>();
+  for (const form of nameForms(r.name, r.names)) for (const t of form.tokens) keys.add(t.slice(0, PREFIX));
+  return [...keys];
+}
+
+function contactKeys(r: MatchRecord): string[] {
+  const out: string[] = [];
+  if (r.phone_e164 !== null) out.push(`p:${r.phone_e164}`);
+  if (r.website_domain !== null) out.push(`d:${r.website_domain}`);
+  return out;
+}
+
+/** The keys to index a place under. */
+export function blockingKeys(r: MatchRecord): string[] {
+  const out = contactKeys(r);
+  if (r.lat !== null && r.lon !== null) {
+    const cell = cellOf(r.lat, r.lon);
+    for (const k of nameKeys(r)) out.push(`c:${cell}:${k}`);
+  }
+  return out;
+}
+
+/** The keys to look up for a record's candidates (the places indexed under any of them). */
+export function probeKeys(r: MatchRecord): string[] {
+  const out = contactKeys(r);
+  if (r.lat !== null && r.lon !== null) {
+    const words = nameKeys(r);
+    for (const cell of cellsAround(r.lat, r.lon)) for (const k of words) out.push(`c:${cell}:${k}`);
+  }
+  return out;
+}
