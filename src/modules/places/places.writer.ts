@@ -415,15 +415,14 @@ const upsertColumns = placeColumns.filter((c) => c !== 'source' && c !== 'source
 /**
  * The staging table of a PostgreSQL connection: a batch's rows, each with its position (`ord`), in the
  * columns and types of `places` (taken from the table itself). Temporary (so unlogged and private to the
- * connection), created once per connection outside any transaction, and emptied by every commit.
+ * connection) and emptied by every commit. Each batch's transaction creates it if the connection has none
+ * yet (the first batch on a connection, or after a rollback took it away): no state to keep per pooled
+ * connection, which a pooler in front of PostgreSQL may swap between transactions.
  */
 const staging = 'pg_temp.la_place_staging';
 const createStaging =
   `CREATE TEMP TABLE IF NOT EXISTS la_place_staging ON COMMIT DELETE ROWS AS SELECT 0 AS ord, ${placeColumns.join(', ')} FROM places WITH NO DATA`;
 const copyStaging = `COPY ${staging} (ord, ${placeColumns.join(', ')}) FROM STDIN`;
-
-/** Connections of the pool that have their staging table. */
-const withStaging = new WeakSet<object>();
 
 /**
  * The batch from staging into `places`, in one statement, with what the Kysely writer before it did in
@@ -526,11 +525,7 @@ class PostgresPlaceWriter implements PlaceWriter {
     const client = await this.db.pgPool.connect();
     let broken: Error | undefined;
     try {
-      if (!withStaging.has(client)) {
-        await client.query(createStaging);
-        withStaging.add(client);
-      }
-      await client.query('BEGIN');
+      await client.query(`BEGIN; ${createStaging}`);
       try {
         let result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
         if (rows.count > 0) {
