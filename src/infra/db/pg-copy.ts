@@ -63,3 +63,18 @@ export async function copyIn(client: PgModule.ClientBase, statement: string, tex
   await pipeline(Readable.from(text, { objectMode: false }), stream);
   return stream.rowCount;
 }
+
+/** Rows (arrays of values) as COPY text in chunks of ~256 KB, for a source that yields rows one by one. */
+export function* copyTextOfRows(rows: Iterable<readonly CopyValue[]>): Generator<string> {
+  let chunk = '';
+  for (const row of rows) {
+    let line = '';
+    for (let j = 0; j < row.length; j++) line += (j === 0 ? '' : '\t') + copyField(row[j]);
+    chunk += line + '\n';
+    if (chunk.length >= CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
+}
