@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +9,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { startCliImport } from '../../../test/helpers/cli.ts';
 import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { catalogStats } from '../../cli/stats.ts';
@@ -235,14 +235,7 @@ for (const dialect of dialects) {
       assert.ok(expected.length > 100, `${expected.length} places dropped`);
       const edited = writeSnapshot(join(dir, 'v2'), 'pois.ndjson', original.filter((l) => !droppedLines.has(l)));
 
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', edited, '--batch-size', '10'], {
-        cwd: repoRoot,
-        env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (d) => (stderr += d));
-      const exited = once(child, 'exit');
+      const { child, exited, stderr } = startCliImport(edited, t.url);
       const progress = async () =>
         Number(
           (
@@ -265,7 +258,7 @@ for (const dialect of dialects) {
       }
       child.kill('SIGKILL');
       const [code, signal] = await exited;
-      assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr}`);
+      assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr()}`);
       assert.ok(seen > 0 && seen < placesBefore.size, `${seen} places seen at the kill`);
 
       if (t.db.sqlite) assert.equal((t.db.sqlite.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');
