@@ -425,8 +425,8 @@ const createStaging =
 const copyStaging = `COPY ${staging} (ord, ${placeColumns.join(', ')}) FROM STDIN`;
 
 /**
- * The batch from staging into `places`, in one statement, with what the Kysely writer before it did in
- * several ($1: the run, $2: the time):
+ * The batch from staging into `places`, in one statement, by the SQLite writer's rules ($1: the run, $2:
+ * the time):
  * - a new place is inserted, in the batch's order (its id follows the file), seen and imported by the run,
  *   first seen and updated now, closed now if its source says so;
  * - a place whose content hash changed gets every column, the run as importer and seer, updated now,
