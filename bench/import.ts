@@ -3,7 +3,18 @@
  * SQLite file, next to osm2pgsql importing the same .osm.pbf into the local PostgreSQL, in one run; then
  * a country-sized .osm.pbf: wall time and peak memory of `leadatlas import` against osm2pgsql's.
  *
- *   node --import tsx bench/import.ts [--ndjson-lines 500000] [--country-copies 44] [--pbf-copies 10] [--no-extracts] [--keep]
+ *   node --import tsx bench/import.ts [--ndjson-lines 500000] [--ndjson-only] [--no-postgres]
+ *                                     [--country-copies 44] [--pbf-copies 10] [--no-extracts] [--keep]
+ *
+ * The NDJSON file (`--ndjson-lines`, resampled from the real POIs by bench/lib/ndjson.ts) is imported by
+ * `leadatlas import` on both dialects side by side, each in a process of its own (the compiled CLI, as a
+ * user runs it): into a fresh SQLite file, and into a throwaway schema of the local PostgreSQL (dropped
+ * after); then PostgreSQL's own `COPY … FROM STDIN` of the same rows (the imported `places` rows, dumped
+ * with `COPY … TO STDOUT` outside the timing) into a plain table of the same columns, without indexes or
+ * constraints, as the baseline of what the server can take. Places/s is the import's own figure (from
+ * reading to the last commit), peak RSS and CPU time are the CLI process's (GNU time): PostgreSQL's
+ * backend, which does the server's share of the work, is not in them. `--no-postgres` leaves PostgreSQL
+ * out; `--ndjson-only` stops after the NDJSON comparison (the rest takes minutes).
  *
  * The country-like file (`--country-copies`, default 44: 50.26 million nodes; 0 skips it) is that many
  * renumbered copies of the Andorra, Liechtenstein and Malta extracts merged into one sorted file
@@ -30,10 +41,12 @@
  * postgres://postgres@127.0.0.1:5432/test; osm2pgsql gets a database of its own, created and dropped here).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
 import type { ImportSummary } from '../src/modules/importers/import.service.ts';
 import { compileForBench } from './lib/build.ts';
 import { argValue } from './lib/args.ts';
@@ -48,6 +61,8 @@ const pbfCopies = Number(argValue('--pbf-copies', '10'));
 if (!Number.isInteger(pbfCopies) || pbfCopies < 0 || pbfCopies > 100) throw new Error('--pbf-copies must be a whole number from 0 to 100');
 const extracts = !process.argv.includes('--no-extracts');
 const countryCopies = Number(argValue('--country-copies', '44'));
+const ndjsonOnly = process.argv.includes('--ndjson-only');
+const withPostgres = !process.argv.includes('--no-postgres');
 if (!Number.isInteger(countryCopies) || countryCopies < 0 || countryCopies > 200) throw new Error('--country-copies must be a whole number from 0 to 200');
 
 const osmDir = resolve(process.env.BENCH_OSM_DIR ?? resolve(import.meta.dirname, '../../shared/data/osm'));
@@ -110,11 +125,37 @@ async function osm2pgsqlImport(file: string, options: string[] = []): Promise<{ 
   }
 }
 
+type CliRun = {
+  seconds: number;
+  peakRssMB: number;
+  cpuSeconds: number;
+  places: number;
+  /** The import's own figures (its summary line): from reading the file to the last commit. */
+  importSeconds: number;
+  placesPerSecond: number;
+};
+
+/** `leadatlas import FILE` in a process of its own, into `url` (migrated already); its figures and its summary line's. */
+function cliRun(url: string, file: string): CliRun | { error: string } {
+  const run = timed(process.execPath, [join(load.dir, 'cli/main.js'), 'import', file], {
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' },
+  });
+  if ('error' in run) return run;
+  // printImportSummary: "… imported N, updated N, unchanged N, … in S s, R places/s"
+  const summary = /imported (\d+), updated (\d+), unchanged (\d+),.* in ([\d.]+) s, (\d+) places\/s/.exec(run.stderr);
+  if (!summary) return { error: `no import summary in: ${run.stderr.trim().split('\n').slice(-3).join(' ')}` };
+  const [, imported, updated, unchanged, importSeconds, placesPerSecond] = summary.map(Number);
+  return {
+    seconds: run.seconds, peakRssMB: run.peakRssMB, cpuSeconds: run.cpuSeconds,
+    places: imported! + updated! + unchanged!, importSeconds: importSeconds!, placesPerSecond: placesPerSecond!,
+  };
+}
+
 /**
  * `leadatlas import FILE` as a user runs it: the compiled CLI in a process of its own (which applies the
  * migrations, already applied here outside the timing, then imports), into a fresh SQLite file.
  */
-async function cliImport(label: string, file: string): Promise<{ seconds: number; peakRssMB: number; places: number } | { error: string }> {
+async function cliImport(label: string, file: string): Promise<CliRun | { error: string }> {
   const dbPath = join(work, `${label}.db`);
   const db = openDatabase(`sqlite:${dbPath}`);
   try {
@@ -122,17 +163,68 @@ async function cliImport(label: string, file: string): Promise<{ seconds: number
   } finally {
     await db.close();
   }
-  const run = timed(process.execPath, [join(load.dir, 'cli/main.js'), 'import', file], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'error' },
-  });
+  const run = cliRun(`sqlite:${dbPath}`, file);
   if ('error' in run) return run;
   const counted = openDatabase(`sqlite:${dbPath}`);
   try {
     const places = (counted.sqlite!.prepare('SELECT count(*) AS n FROM places').get() as { n: number }).n;
-    return { seconds: run.seconds, peakRssMB: run.peakRssMB, places };
+    return { ...run, places };
   } finally {
     await counted.close();
     rmSync(dbPath, { force: true });
+  }
+}
+
+/** `url` with its connections' search_path set to `schema`. */
+const inSchema = (url: string, schema: string) => `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+
+type CopyRun = { seconds: number; rows: number };
+
+/**
+ * `leadatlas import FILE` into a throwaway schema of the local PostgreSQL (migrated and given its
+ * reference data first, outside the timing), then the baseline: the imported rows, dumped with `COPY
+ * places TO STDOUT` into a file, copied back with `COPY … FROM STDIN` into a plain table of the same
+ * columns (`LIKE places`: no index, no key, no trigger), timed. The schema is dropped after.
+ */
+async function postgresImport(file: string): Promise<{ ours: CliRun | { error: string }; copy: CopyRun | { error: string } }> {
+  const schema = `bench_import_${process.pid}`;
+  const url = inSchema(pgUrl, schema);
+  const admin = new pg.Client({ connectionString: pgUrl });
+  try {
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } catch (error) {
+    await admin.end().catch(() => {});
+    const message = `PostgreSQL at ${pgUrl}: ${(error as Error).message}`;
+    return { ours: { error: message }, copy: { error: message } };
+  }
+  try {
+    const db = openDatabase(url);
+    try {
+      await prepareDatabase(db);
+    } finally {
+      await db.close();
+    }
+    const ours = cliRun(url, file);
+    if ('error' in ours) return { ours, copy: { error: 'no rows to copy' } };
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const dump = join(work, 'places.copy');
+      await pipeline(client.query(copyStreams.to('COPY places TO STDOUT')), createWriteStream(dump));
+      await client.query('CREATE TABLE copy_baseline (LIKE places)');
+      const started = performance.now();
+      const copy = client.query(copyStreams.from('COPY copy_baseline FROM STDIN'));
+      await pipeline(createReadStream(dump), copy);
+      const seconds = (performance.now() - started) / 1000;
+      rmSync(dump, { force: true });
+      return { ours, copy: { seconds, rows: copy.rowCount } };
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
   }
 }
 
@@ -265,14 +357,55 @@ function printTable(rows: string[][]): void {
 const rate = (s: ImportSummary) => Math.round(s.placesPerSecond);
 const stored = (s: ImportSummary) => s.imported_count + s.updated_count + s.unchanged_count;
 
+/** NDJSON on both dialects, side by side; returns SQLite's rate (the country-like model's). */
+async function ndjsonSection(ndjsonPath: string): Promise<CliRun | { error: string }> {
+  const sqlite = await cliImport('osm-ndjson', ndjsonPath);
+  const postgres = withPostgres ? await postgresImport(ndjsonPath) : undefined;
+  const rows: string[][] = [['NDJSON import, ' + ndjsonLines + ' lines', 'places', 'import s', 'places/s', 'places/CPU-s', 'wall s', 'peak RSS MB']];
+  const row = (label: string, r: CliRun | { error: string }) =>
+    rows.push('error' in r ? [label, r.error, '', '', '', '', ''] : [
+      label, String(r.places), r.importSeconds.toFixed(2), String(r.placesPerSecond), String(Math.round(r.places / r.cpuSeconds)),
+      r.seconds.toFixed(2), r.peakRssMB.toFixed(0),
+    ]);
+  row('leadatlas import → SQLite', sqlite);
+  if (postgres) {
+    row('leadatlas import → PostgreSQL', postgres.ours);
+    const c = postgres.copy;
+    rows.push('error' in c
+      ? ['PostgreSQL COPY FROM, plain table (baseline)', c.error, '', '', '', '', '']
+      : ['PostgreSQL COPY FROM, plain table (baseline)', String(c.rows), c.seconds.toFixed(2), String(Math.round(c.rows / c.seconds)), '—', '—', '—']);
+  }
+  printTable(rows);
+  console.log('places/CPU-s and peak RSS: the import process alone (PostgreSQL\'s backend is not in them)');
+  if (postgres && !('error' in sqlite) && !('error' in postgres.ours)) {
+    const ratio = postgres.ours.placesPerSecond / sqlite.placesPerSecond;
+    console.log(`PostgreSQL ÷ SQLite places/s: ${ratio.toFixed(2)} (target ≥ 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'}); ` +
+      `peak RSS ${(postgres.ours.peakRssMB / sqlite.peakRssMB).toFixed(2)}×`);
+    if (!('error' in postgres.copy)) {
+      console.log(`PostgreSQL import ÷ COPY FROM of the same rows: ${(postgres.ours.placesPerSecond / (postgres.copy.rows / postgres.copy.seconds)).toFixed(2)}`);
+    }
+  }
+  return sqlite;
+}
+
 try {
   const ndjsonPath = join(work, 'osm-pois-resampled.ndjson');
   console.log(`load average at start: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`building ${ndjsonLines} NDJSON lines from ${ndjsonSource} …`);
   await buildNdjson(ndjsonSource, ndjsonPath, ndjsonLines);
 
+  const ndjson = await ndjsonSection(ndjsonPath);
+  if (!ndjsonOnly) await restOfTheBench(ndjson);
+  console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores: above 2, other processes took CPU from this run)`);
+  console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`);
+} finally {
+  if (keep) console.log(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}
+
+/** The merged .osm.pbf against osm2pgsql, the country-like file, and the larger files. */
+async function restOfTheBench(ndjson: CliRun | { error: string }): Promise<void> {
   const pbf = await leadatlasImport('osm-pbf', pbfPath);
-  const ndjson = await leadatlasImport('osm-ndjson', ndjsonPath);
   const osm2pgsql = await osm2pgsqlImport(pbfPath);
 
   // CPU time shows what the code costs when other processes share the 2 cores (the wall-clock rate drops then).
@@ -280,13 +413,16 @@ try {
   const rows: string[][] = [
     ['import', 'places', 'seconds', 'places/s', 'places/CPU-s'],
     [`LeadAtlas ${pbf.summary.format} → SQLite (osm-pois-all.osm.pbf)`, String(stored(pbf.summary)), pbf.summary.seconds.toFixed(2), String(rate(pbf.summary)), perCpu(pbf)],
-    [`LeadAtlas ${ndjson.summary.format} → SQLite (${ndjsonLines} lines)`, String(stored(ndjson.summary)), ndjson.summary.seconds.toFixed(2), String(rate(ndjson.summary)), perCpu(ndjson)],
   ];
+  if (!('error' in ndjson)) {
+    rows.push([`LeadAtlas osm-ndjson → SQLite (${ndjsonLines} lines)`, String(ndjson.places), ndjson.importSeconds.toFixed(2), String(ndjson.placesPerSecond), String(Math.round(ndjson.places / ndjson.cpuSeconds))]);
+  }
   if ('seconds' in osm2pgsql) {
     // osm2pgsql stores every object of the file; the rate is given per named POI, the same count LeadAtlas
     // stores. Its CPU time is split between it and the PostgreSQL server, so it is not shown.
     rows.push(['osm2pgsql → PostgreSQL (same .osm.pbf, default style)', String(stored(pbf.summary)), osm2pgsql.seconds.toFixed(2), String(Math.round(stored(pbf.summary) / osm2pgsql.seconds)), '—']);
   }
+  console.log('');
   printTable(rows);
   console.log('');
   if ('seconds' in osm2pgsql) {
@@ -294,9 +430,10 @@ try {
   } else {
     console.log(`osm2pgsql not measured: ${osm2pgsql.error}`);
   }
-  console.log(`NDJSON: ${rate(ndjson.summary)} places/s (target ≥ 50000): ${rate(ndjson.summary) >= 50000 ? 'met' : 'NOT met'}`);
-
-  if (countryCopies > 0) await countryLikeSection(rate(ndjson.summary));
+  if (!('error' in ndjson)) {
+    console.log(`NDJSON: ${ndjson.placesPerSecond} places/s (target ≥ 50000): ${ndjson.placesPerSecond >= 50000 ? 'met' : 'NOT met'}`);
+    if (countryCopies > 0) await countryLikeSection(ndjson.placesPerSecond);
+  }
 
   // Start-up against throughput: the same comparison on larger files (not part of the targets).
   const more: Array<{ label: string; file: string }> = [];
@@ -321,9 +458,4 @@ try {
     console.log('');
     printTable(table);
   }
-  console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores: above 2, other processes took CPU from this run)`);
-  console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`);
-} finally {
-  if (keep) console.log(`kept ${work}`);
-  else rmSync(work, { recursive: true, force: true });
 }

@@ -16,6 +16,11 @@ export interface Db {
   readonly dialect: DialectName;
   /** The raw better-sqlite3 handle, for the few bulk paths that bypass the query builder (SQLite only). */
   readonly sqlite: SQLite.Database | undefined;
+  /**
+   * The pool of a PostgreSQL database, for the few bulk paths that need a client of their own (`COPY`
+   * streams, `infra/db/pg-copy.ts`); undefined on SQLite.
+   */
+  readonly pgPool: PgModule.Pool | undefined;
   /** File path of an SQLite database (undefined for `:memory:` and PostgreSQL), so worker threads can open it too. */
   readonly sqlitePath: string | undefined;
   readonly url: string;
@@ -103,6 +108,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
       kysely,
       dialect: 'sqlite',
       sqlite: handle,
+      pgPool: undefined,
       sqlitePath: inMemory ? undefined : resolve(path),
       url,
       close: async () => {
@@ -132,6 +138,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
       kysely,
       dialect: 'postgres',
       sqlite: undefined,
+      pgPool: pool,
       sqlitePath: undefined,
       url,
       close: async () => {

@@ -1,10 +1,11 @@
 import type SQLite from 'better-sqlite3';
+import type PgModule from 'pg';
 import type { Db } from './database.ts';
 
 /** A database known to be SQLite, with its better-sqlite3 handle (the sqlite side of a dialect helper gets this). */
-export type SqliteDb = Db & { readonly dialect: 'sqlite'; readonly sqlite: SQLite.Database };
-/** A database known to be PostgreSQL. */
-export type PostgresDb = Db & { readonly dialect: 'postgres'; readonly sqlite: undefined };
+export type SqliteDb = Db & { readonly dialect: 'sqlite'; readonly sqlite: SQLite.Database; readonly pgPool: undefined };
+/** A database known to be PostgreSQL, with its pool (for a client of its own: `COPY`). */
+export type PostgresDb = Db & { readonly dialect: 'postgres'; readonly sqlite: undefined; readonly pgPool: PgModule.Pool };
 
 export interface DialectImplementations<T> {
   sqlite: (db: SqliteDb) => T;

@@ -1,15 +1,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { startCliImport } from '../../../test/helpers/cli.ts';
+import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { catalogStats } from '../../cli/stats.ts';
 import { runImport } from './import.service.ts';
@@ -207,90 +208,99 @@ for (const database of ['sqlite', 'postgres'] as const) {
   });
 }
 
-describe('a re-import killed with SIGKILL (SQLite)', () => {
-  const t = openTestSqlite();
-  let dir: string;
-  after(async () => {
-    await t.dispose();
-    rmSync(dir, { recursive: true, force: true });
+const openers = { sqlite: async () => openTestSqlite(), postgres: openTestPostgres };
+
+for (const dialect of dialects) {
+  describe(`a re-import killed with SIGKILL (${dialect.name})`, () => {
+    let t: TestDatabase & { url: string };
+    let dir: string;
+    after(async () => {
+      await t?.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('retires nothing; running it again retires exactly the places the snapshot lost', async () => {
+      t = await openers[dialect.name]();
+      const k = t.db.kysely;
+      dir = mkdtempSync(join(tmpdir(), 'leadatlas-datasets-kill-'));
+      const original = lines(osmNdjson);
+      await prepareDatabase(t.db);
+      const first = await runImport(t.db, loadEnricher(), writeSnapshot(join(dir, 'v1'), 'pois.ndjson', original));
+      assert.equal(first.dataset, 'pois');
+      const osmPlaces = async () => (await k.selectFrom('places').select(['source_id', 'id']).where('source', '=', 'osm').execute()).map((r) => [r.source_id, Number(r.id)] as const);
+      const placesBefore = new Map(await osmPlaces());
+      // Every 40th line gone; only those that were places (named POIs) can be retired.
+      const droppedLines = new Set(original.filter((_, i) => i % 40 === 3));
+      const expected = [...droppedLines].map((l) => (JSON.parse(l) as { id: string }).id).filter((id) => placesBefore.has(id)).sort();
+      assert.ok(expected.length > 100, `${expected.length} places dropped`);
+      const edited = writeSnapshot(join(dir, 'v2'), 'pois.ndjson', original.filter((l) => !droppedLines.has(l)));
+
+      const { child, exited, stderr } = startCliImport(edited, t.url);
+      const progress = async () =>
+        Number(
+          (
+            await k
+              .selectFrom('import_runs')
+              .select(sql<number>`unchanged_count + updated_count + imported_count`.as('n'))
+              .where('status', '=', 'running')
+              .where('path', '=', edited)
+              .orderBy('id', 'desc')
+              .limit(1)
+              .executeTakeFirst()
+          )?.n ?? 0,
+        );
+      const deadline = Date.now() + 120_000;
+      let seen = 0;
+      while (Date.now() < deadline && child.exitCode === null) {
+        await new Promise((r) => setTimeout(r, 10));
+        seen = await progress();
+        if (seen >= 2000) break;
+      }
+      child.kill('SIGKILL');
+      const [code, signal] = await exited;
+      assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr()}`);
+      assert.ok(seen > 0 && seen < placesBefore.size, `${seen} places seen at the kill`);
+
+      if (t.db.sqlite) assert.equal((t.db.sqlite.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');
+      const retiredIds = async () =>
+        (await k.selectFrom('places').select('source_id').where('closed_reason', '=', 'retired').orderBy('source_id').execute()).map((r) => r.source_id);
+      assert.deepEqual(await retiredIds(), [], 'an interrupted import retires nothing');
+      assert.equal((await osmPlaces()).length, placesBefore.size, 'and loses nothing');
+
+      const again = await runImport(t.db, loadEnricher(), edited);
+      assert.equal(again.dataset, 'pois');
+      assert.equal(again.retired_count, expected.length);
+      // Ordered in JavaScript: the two databases' collations may order ids differently.
+      assert.deepEqual((await retiredIds()).sort(), expected);
+      // Every other place is where it was, under the same id.
+      const retired = new Set(expected);
+      const kept = (await osmPlaces()).filter(([sourceId]) => !retired.has(sourceId));
+      assert.equal(kept.length, placesBefore.size - expected.length);
+      for (const [sourceId, id] of kept) assert.equal(id, placesBefore.get(sourceId));
+      const interrupted = await k.selectFrom('import_runs').select(['status', 'error', 'retired_count']).where('path', '=', edited).orderBy('id').execute();
+      assert.deepEqual(interrupted, [
+        { status: 'failed', error: 'interrupted', retired_count: 0 },
+        { status: 'done', error: null, retired_count: expected.length },
+      ]);
+
+      // The CLI names the dataset and what it retired: the original file again brings every place back.
+      const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', join(dir, 'v1', 'pois.ndjson')], {
+        cwd: repoRoot,
+        env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
+        encoding: 'utf8',
+      });
+      assert.equal(cli.status, 0, cli.stderr);
+      assert.match(cli.stderr, new RegExp(`pois\\.ndjson \\(osm-ndjson, dataset pois\\): .*updated ${expected.length}, unchanged ${placesBefore.size - expected.length}, retired 0,`));
+      const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', '--dataset', 'pois', edited, edited], {
+        cwd: repoRoot,
+        env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
+        encoding: 'utf8',
+      });
+      assert.notEqual(refused.status, 0);
+      assert.match(refused.stderr, /one file/);
+    });
   });
-
-  test('retires nothing; running it again retires exactly the places the snapshot lost', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'leadatlas-datasets-kill-'));
-    const original = lines(osmNdjson);
-    await prepareDatabase(t.db);
-    const first = await runImport(t.db, loadEnricher(), writeSnapshot(join(dir, 'v1'), 'pois.ndjson', original));
-    assert.equal(first.dataset, 'pois');
-    const h = t.db.sqlite!;
-    const placesBefore = new Map(
-      (h.prepare("SELECT source_id, id FROM places WHERE source = 'osm'").all() as Array<{ source_id: string; id: number }>).map((r) => [r.source_id, r.id]),
-    );
-    // Every 40th line gone; only those that were places (named POIs) can be retired.
-    const droppedLines = new Set(original.filter((_, i) => i % 40 === 3));
-    const expected = [...droppedLines].map((l) => (JSON.parse(l) as { id: string }).id).filter((id) => placesBefore.has(id)).sort();
-    assert.ok(expected.length > 100, `${expected.length} places dropped`);
-    const edited = writeSnapshot(join(dir, 'v2'), 'pois.ndjson', original.filter((l) => !droppedLines.has(l)));
-
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', edited, '--batch-size', '10'], {
-      cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = once(child, 'exit');
-    const progress = h.prepare(
-      "SELECT id, unchanged_count + updated_count + imported_count AS n FROM import_runs WHERE status = 'running' AND path = ? ORDER BY id DESC LIMIT 1",
-    );
-    const deadline = Date.now() + 120_000;
-    let seen = 0;
-    while (Date.now() < deadline && child.exitCode === null) {
-      await new Promise((r) => setTimeout(r, 10));
-      seen = (progress.get(edited) as { n: number } | undefined)?.n ?? 0;
-      if (seen >= 2000) break;
-    }
-    child.kill('SIGKILL');
-    const [code, signal] = await exited;
-    assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr}`);
-    assert.ok(seen > 0 && seen < placesBefore.size, `${seen} places seen at the kill`);
-
-    assert.equal((h.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');
-    const closed = h.prepare("SELECT count(*) AS n FROM places WHERE closed_reason = 'retired'").get() as { n: number };
-    assert.equal(closed.n, 0, 'an interrupted import retires nothing');
-    assert.equal((h.prepare("SELECT count(*) AS n FROM places WHERE source = 'osm'").get() as { n: number }).n, placesBefore.size, 'and loses nothing');
-
-    const again = await runImport(t.db, loadEnricher(), edited);
-    assert.equal(again.dataset, 'pois');
-    assert.equal(again.retired_count, expected.length);
-    const retired = (h.prepare("SELECT source_id FROM places WHERE closed_reason = 'retired' ORDER BY source_id").all() as Array<{ source_id: string }>).map((r) => r.source_id);
-    assert.deepEqual(retired, expected);
-    // Every other place is where it was, under the same id.
-    const after = h.prepare("SELECT source_id, id FROM places WHERE source = 'osm' AND closed_reason IS NOT 'retired'").all() as Array<{ source_id: string; id: number }>;
-    assert.equal(after.length, placesBefore.size - expected.length);
-    for (const r of after) assert.equal(r.id, placesBefore.get(r.source_id));
-    const interrupted = h.prepare("SELECT status, error, retired_count FROM import_runs WHERE path = ? ORDER BY id").all(edited);
-    assert.deepEqual(interrupted, [
-      { status: 'failed', error: 'interrupted', retired_count: 0 },
-      { status: 'done', error: null, retired_count: expected.length },
-    ]);
-
-    // The CLI names the dataset and what it retired: the original file again brings every place back.
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', join(dir, 'v1', 'pois.ndjson')], {
-      cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
-      encoding: 'utf8',
-    });
-    assert.equal(cli.status, 0, cli.stderr);
-    assert.match(cli.stderr, new RegExp(`pois\\.ndjson \\(osm-ndjson, dataset pois\\): .*updated ${expected.length}, unchanged ${placesBefore.size - expected.length}, retired 0,`));
-    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', '--dataset', 'pois', edited, edited], {
-      cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
-      encoding: 'utf8',
-    });
-    assert.notEqual(refused.status, 0);
-    assert.match(refused.stderr, /one file/);
-  });
-});
+}
 
 describe('places their source says are closed (Yelp Open Dataset, SQLite)', () => {
   let t: TestApp;

@@ -1,16 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
+import { startCliImport } from '../../../test/helpers/cli.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { runImport } from './import.service.ts';
 import { mergedNdjson, mergedPbf, osmDir, osmExtracts, osmiumCount, poiFilter } from '../../../test/helpers/osm.ts';
 
-const repoRoot = resolve(import.meta.dirname, '../../..');
 const extracts = osmExtracts;
 
 /**
@@ -110,15 +108,8 @@ describe('an import killed with SIGKILL', () => {
   after(async () => t.dispose());
 
   test('leaves a consistent database, and running it again completes the import', async () => {
-    // The CLI prepares the database itself; a small batch size gives many commits to cut between.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', mergedPbf, '--batch-size', '10'], {
-      cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = once(child, 'exit');
+    // The CLI prepares the database itself.
+    const { child, exited, stderr } = startCliImport(mergedPbf, t.url);
     let committed = 0;
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline && child.exitCode === null) {
@@ -132,7 +123,7 @@ describe('an import killed with SIGKILL', () => {
     }
     child.kill('SIGKILL');
     const [code, signal] = await exited;
-    assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr}`);
+    assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr()}`);
 
     const h = t.db.sqlite!;
     assert.equal((h.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');

@@ -90,6 +90,80 @@ for (const dialect of dialects) {
       await writer.writeBatch([record('s2', { rating: 1 })], other, zeroCounters());
       assert.deepEqual([(await state('s2')).closed_reason, (await state('s2')).closed_at], [null, null]);
     });
+
+    test('stores every value as it was given: escapes, nulls, exact doubles, large integers, every script', async () => {
+      const writer = createPlaceWriter(t.db);
+      const tricky = [
+        record('tricky-1', {
+          name: 'Tab\there, new\nline, return\r, back\\slash, \\N, \\.',
+          names: JSON.stringify({ ja: '東京タワー', ar: 'مطعم', emoji: '🍣' }),
+          street: '\\.', address: 'a\\tb', phone: '', email: null,
+          lat: 0.1 + 0.2, lon: -179.99999999999997, rating: 4.000000000000001, review_count: 2147483647,
+          city_id: 9007199254740991, city_distance_m: 0, categories: ['bar\tpub', 'x"y'],
+        }),
+        record('tricky-2', { name: '\\', lat: null, lon: null, rating: null, review_count: null, city_id: null, city: null, country_code: null, categories: [] }),
+      ];
+      await writer.writeBatch(tricky, runId, zeroCounters());
+      const stored = await t.db.kysely.selectFrom('places').selectAll().where('source_id', 'in', ['tricky-1', 'tricky-2']).orderBy('source_id').execute();
+      const asRecord = (row: (typeof stored)[number]) => {
+        const r: Record<string, unknown> = {};
+        for (const key of Object.keys(tricky[0]!)) r[key] = key === 'categories' ? JSON.parse(row.categories) : (row as Record<string, unknown>)[key];
+        return r;
+      };
+      assert.deepEqual(stored.map(asRecord), tricky);
+      assert.deepEqual(
+        await writer.writeBatch(tricky, runId, zeroCounters()),
+        { imported: 0, updated: 0, unchanged: 2 },
+        'read back, the same content hash',
+      );
+    });
+
+    test('the same place twice in a batch is stored once, with its last values, where it first came', async () => {
+      const writer = createPlaceWriter(t.db);
+      await writer.writeBatch([record('twice-1', { name: 'First' }), record('twice-2'), record('twice-1', { name: 'Second' })], runId, zeroCounters());
+      const rows = await t.db.kysely.selectFrom('places').select(['source_id', 'name']).where('source_id', 'like', 'twice-%').orderBy('id').execute();
+      assert.deepEqual(rows, [{ source_id: 'twice-1', name: 'Second' }, { source_id: 'twice-2', name: 'Place twice-2' }]);
+    });
+
+    test('a retired place read again is open again, or closed again with the date it kept; it counts as updated', async () => {
+      const writer = createPlaceWriter(t.db);
+      await writer.writeBatch([record('back-1'), record('back-2', { closed: 1 })], runId, zeroCounters());
+      const closedAt = (await t.db.kysely.selectFrom('places').select('closed_at').where('source_id', '=', 'back-2').executeTakeFirstOrThrow()).closed_at;
+      await t.db.kysely
+        .updateTable('places')
+        .set({ closed_reason: 'retired', closed_at: sql<string>`coalesce(closed_at, '2020-01-01T00:00:00.000Z')` })
+        .where('source_id', 'in', ['back-1', 'back-2'])
+        .execute();
+      const other = await startImportRun(t.db);
+      assert.deepEqual(await writer.writeBatch([record('back-1'), record('back-2', { closed: 1 })], other, zeroCounters()), { imported: 0, updated: 2, unchanged: 0 });
+      const rows = await t.db.kysely
+        .selectFrom('places')
+        .select(['source_id', 'closed_reason', 'closed_at', 'seen_run_id', 'import_run_id'])
+        .where('source_id', 'like', 'back-%')
+        .orderBy('source_id')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => [r.source_id, r.closed_reason, r.closed_at, Number(r.seen_run_id), Number(r.import_run_id)]),
+        [['back-1', null, null, other, runId], ['back-2', 'closed', closedAt, other, runId]],
+      );
+    });
+
+    test('a batch that fails leaves no place and no counters behind, and the writer goes on', async () => {
+      const writer = createPlaceWriter(t.db);
+      const run = await startImportRun(t.db);
+      const bad = record('broken-2');
+      (bad as { name: string | null }).name = null;
+      await assert.rejects(writer.writeBatch([record('broken-1'), bad], run, { ...zeroCounters(), read_count: 2 }));
+      const count = async () => Number((await t.db.kysely.selectFrom('places').select(sql<number>`count(*)`.as('n')).where('source_id', 'like', 'broken-%').executeTakeFirstOrThrow()).n);
+      assert.equal(await count(), 0);
+      const counters = await t.db.kysely.selectFrom('import_runs').select(['read_count', 'imported_count']).where('id', '=', run).executeTakeFirstOrThrow();
+      assert.deepEqual([counters.read_count, counters.imported_count], [0, 0]);
+      // Another key's violation (a public id taken by another place) is an error, not an update.
+      const clash = record('broken-3', { source: 'test-2', public_id: publicPlaceId('test', 'a') });
+      await assert.rejects(writer.writeBatch([clash], run, zeroCounters()), /public_id|unique/i);
+      assert.deepEqual(await writer.writeBatch([record('broken-1')], run, zeroCounters()), { imported: 1, updated: 0, unchanged: 0 });
+      assert.equal(await count(), 1);
+    });
   });
 }
 

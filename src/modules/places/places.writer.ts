@@ -1,8 +1,7 @@
 import type SQLite from 'better-sqlite3';
-import { sql } from 'kysely';
-import type { Db } from '../../infra/db/database.ts';
-import { byDialect, type SqliteDb } from '../../infra/db/dialect.ts';
-import { placeColumns, placeRecordAt, placeRowsOf, placeRowWidth, type PlaceRecord, type PlaceRows } from './place-record.ts';
+import { byDialect, type PostgresDb, type SqliteDb } from '../../infra/db/dialect.ts';
+import { copyIn, copyTextOf } from '../../infra/db/pg-copy.ts';
+import { placeColumns, placeRowsOf, placeRowWidth, type PlaceRecord, type PlaceRows } from './place-record.ts';
 
 export interface BatchResult {
   imported: number;
@@ -59,7 +58,7 @@ export interface RunCounters {
 /** The place writer of the database's dialect: one long transaction over many batches (SQLite), or a transaction a batch (PostgreSQL). */
 export const createPlaceWriter = byDialect<PlaceWriter>({
   sqlite: (db) => new SqlitePlaceWriter(db),
-  postgres: (db) => new KyselyPlaceWriter(db),
+  postgres: (db) => new PostgresPlaceWriter(db),
 });
 
 /**
@@ -410,11 +409,101 @@ class SqlitePlaceWriter implements PlaceWriter {
   }
 }
 
-/** PostgreSQL (and any other Kysely dialect): one transaction per batch, set-based statements. */
-class KyselyPlaceWriter implements PlaceWriter {
+/** Columns the upsert writes from a batch: all but the key, which a conflicting row has already. */
+const upsertColumns = placeColumns.filter((c) => c !== 'source' && c !== 'source_id');
+
+/**
+ * The staging table of a PostgreSQL connection: a batch's rows, each with its position (`ord`), in the
+ * columns and types of `places` (taken from the table itself). Temporary (so unlogged and private to the
+ * connection) and emptied by every commit. Each batch's transaction creates it if the connection has none
+ * yet (the first batch on a connection, or after a rollback took it away): no state to keep per pooled
+ * connection, which a pooler in front of PostgreSQL may swap between transactions.
+ */
+const staging = 'pg_temp.la_place_staging';
+const createStaging =
+  `CREATE TEMP TABLE IF NOT EXISTS la_place_staging ON COMMIT DELETE ROWS AS SELECT 0 AS ord, ${placeColumns.join(', ')} FROM places WITH NO DATA`;
+const copyStaging = `COPY ${staging} (ord, ${placeColumns.join(', ')}) FROM STDIN`;
+
+/**
+ * The batch from staging into `places`, in one statement, by the SQLite writer's rules ($1: the run, $2:
+ * the time):
+ * - a new place is inserted, in the batch's order (its id follows the file), seen and imported by the run,
+ *   first seen and updated now, closed now if its source says so;
+ * - a place whose content hash changed gets every column, the run as importer and seer, updated now,
+ *   and `closed_at` kept if it was closed by its source already (else now), or null if it is open again;
+ * - an unchanged place only gets the run as its `seen_run_id`; one that a run had retired is open again
+ *   (or closed again, as its source says, with the date it kept).
+ * What each row was is read back in RETURNING: `xmax = 0` on a row the statement inserted, and for the
+ * others the row as it was before the statement (a sub-select sees the statement's snapshot, which does not
+ * include the statement's own writes): 0 inserted, 1 changed, 2 retired and back, 3 unchanged.
+ */
+const upsert = (() => {
+  const changed = 'places.content_hash <> excluded.content_hash';
+  const retired = "places.closed_reason = 'retired'";
+  const set = [
+    ...upsertColumns.map((c) => `${c} = CASE WHEN ${changed} THEN excluded.${c} ELSE places.${c} END`),
+    `import_run_id = CASE WHEN ${changed} THEN $1 ELSE places.import_run_id END`,
+    `updated_at = CASE WHEN ${changed} THEN $2 ELSE places.updated_at END`,
+    'seen_run_id = $1',
+    `closed_at = CASE WHEN ${changed} THEN CASE WHEN excluded.closed = 1 THEN coalesce(CASE WHEN places.closed_reason = 'closed' THEN places.closed_at END, $2) END
+       WHEN ${retired} THEN CASE WHEN places.closed = 1 THEN places.closed_at END ELSE places.closed_at END`,
+    `closed_reason = CASE WHEN ${changed} THEN CASE WHEN excluded.closed = 1 THEN 'closed' END
+       WHEN ${retired} THEN CASE WHEN places.closed = 1 THEN 'closed' END ELSE places.closed_reason END`,
+  ];
+  return `WITH written AS (
+    INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason)
+    SELECT ${placeColumns.join(', ')}, $1, $2, $2, $1, CASE WHEN closed = 1 THEN $2 END, CASE WHEN closed = 1 THEN 'closed' END
+    FROM ${staging} ORDER BY ord
+    ON CONFLICT (source, source_id) DO UPDATE SET ${set.join(',\n      ')}
+    RETURNING CASE WHEN places.xmax = 0 THEN 0 ELSE (
+      SELECT CASE WHEN o.content_hash <> places.content_hash THEN 1 WHEN o.closed_reason = 'retired' THEN 2 ELSE 3 END
+      FROM places o WHERE o.id = places.id) END AS outcome
+  )
+  SELECT count(*) FILTER (WHERE outcome = 0)::int AS imported, count(*) FILTER (WHERE outcome IN (1, 2))::int AS updated,
+         count(*) FILTER (WHERE outcome = 3)::int AS unchanged
+  FROM written`.replaceAll('$1', '$1::bigint').replaceAll('$2', '$2::text');
+})();
+
+const saveRunCounters = `UPDATE import_runs SET read_count = $1, imported_count = $2, updated_count = $3, unchanged_count = $4,
+  skipped_count = $5, skipped_reasons = $6 WHERE id = $7`;
+
+/**
+ * A batch without its repeated places: the same (source, source_id) twice keeps its last version, at the
+ * position of its first (as a Map's `set` does). The batch itself when nothing repeats (the usual case).
+ */
+function distinctRows(rows: PlaceRows): PlaceRows {
+  const v = rows.values;
+  /** Position in the result of each place; the row each position takes. */
+  const position = new Map<string, number>();
+  const picked: number[] = [];
+  for (let i = 0, o = 0; i < rows.count; i++, o += placeRowWidth) {
+    const key = `${v[o + sourceAt]}\0${v[o + sourceIdAt]}`;
+    const at = position.get(key);
+    if (at === undefined) {
+      position.set(key, picked.length);
+      picked.push(i);
+    } else {
+      picked[at] = i;
+    }
+  }
+  if (picked.length === rows.count) return rows;
+  const values: PlaceRows['values'] = [];
+  for (const i of picked) for (let j = 0; j < placeRowWidth; j++) values.push(v[i * placeRowWidth + j]!);
+  return { count: picked.length, values };
+}
+
+/**
+ * PostgreSQL: one transaction per batch, on a client of the pool: the batch is streamed with `COPY … FROM
+ * STDIN` into the connection's staging table, then upserted into `places` with one `INSERT … SELECT … ON
+ * CONFLICT` (see `upsert`), and the run's counters saved; then it commits. PostgreSQL keeps its own
+ * indexes (the trigram index of names, `la_fold`, included) and bumps `places_version` once per statement.
+ * A batch that fails (a bad row, a lost connection, kill -9) leaves nothing: the staging rows go with its
+ * transaction.
+ */
+class PostgresPlaceWriter implements PlaceWriter {
   readonly pending = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: PostgresDb) {}
 
   add(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
     return this.writeBatch(batch, runId, counters);
@@ -431,92 +520,38 @@ class KyselyPlaceWriter implements PlaceWriter {
   }
 
   async writeBatch(batch: PlaceBatch, runId: number, counters: RunCounters): Promise<BatchResult> {
-    const records = isRecords(batch) ? batch : Array.from({ length: batch.count }, (_, i) => placeRecordAt(batch, i));
-    const unique = new Map<string, PlaceRecord>();
-    for (const r of records) unique.set(`${r.source}\0${r.source_id}`, r);
-    const distinct = [...unique.values()];
-    return this.db.kysely.transaction().execute(async (trx) => {
-      const result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
-      const now = new Date().toISOString();
-      const bySource = new Map<string, PlaceRecord[]>();
-      for (const r of distinct) {
-        const group = bySource.get(r.source);
-        if (group) group.push(r);
-        else bySource.set(r.source, [r]);
+    const rows = distinctRows(asRows(batch));
+    const now = new Date().toISOString();
+    const client = await this.db.pgPool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(`BEGIN; ${createStaging}`);
+      try {
+        let result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
+        if (rows.count > 0) {
+          await copyIn(client, copyStaging, copyTextOf(rows.values, placeRowWidth, rows.count, (i) => i));
+          result = (await client.query<BatchResult>({ name: 'la_place_upsert', text: upsert, values: [runId, now] })).rows[0]!;
+        }
+        await client.query({
+          name: 'la_place_run_counters',
+          text: saveRunCounters,
+          values: [
+            counters.read_count, counters.imported_count + result.imported, counters.updated_count + result.updated,
+            counters.unchanged_count + result.unchanged, counters.skipped_count, JSON.stringify(counters.skipped_reasons), runId,
+          ],
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
       }
-      const found = new Map<string, { id: number; content_hash: string; closed_reason: string | null; closed_at: string | null }>();
-      for (const [source, rs] of bySource) {
-        const rows = await trx
-          .selectFrom('places')
-          .select(['id', 'source_id', 'content_hash', 'closed_reason', 'closed_at'])
-          .where('source', '=', source)
-          .where('source_id', 'in', rs.map((r) => r.source_id))
-          .execute();
-        for (const row of rows) found.set(`${source}\0${row.source_id}`, row);
-      }
-      const changed: Array<{ id: number; record: PlaceRecord; closedAt: string | null }> = [];
-      const fresh: PlaceRecord[] = [];
-      const seen: number[] = [];
-      const back: number[] = [];
-      for (const r of distinct) {
-        const f = found.get(`${r.source}\0${r.source_id}`);
-        if (!f) fresh.push(r);
-        else if (f.content_hash !== r.content_hash) changed.push({ id: f.id, record: r, closedAt: f.closed_reason === 'closed' ? f.closed_at : null });
-        else if (f.closed_reason === 'retired') back.push(f.id);
-        else seen.push(f.id);
-      }
-      // As the SQLite writer: seen by this run; closed by its source since it was first found closed.
-      const toRow = (r: PlaceRecord, closedAt: string | null) => ({
-        ...r,
-        closed: r.closed ?? 0,
-        categories: JSON.stringify(r.categories),
-        import_run_id: runId,
-        seen_run_id: runId,
-        updated_at: now,
-        closed_at: r.closed === 1 ? (closedAt ?? now) : null,
-        closed_reason: r.closed === 1 ? ('closed' as const) : null,
-      });
-      for (let i = 0; i < fresh.length; i += 500) {
-        const slice = fresh.slice(i, i + 500);
-        await trx
-          .insertInto('places')
-          .values(slice.map((r) => ({ ...toRow(r, null), first_seen_at: now })))
-          .execute();
-        result.imported += slice.length;
-      }
-      for (const { id, record, closedAt } of changed) {
-        await trx.updateTable('places').set(toRow(record, closedAt)).where('id', '=', id).execute();
-        result.updated++;
-      }
-      for (let i = 0; i < seen.length; i += 5000) {
-        await trx.updateTable('places').set({ seen_run_id: runId }).where('id', 'in', seen.slice(i, i + 5000)).execute();
-      }
-      result.unchanged += seen.length;
-      if (back.length > 0) {
-        await trx
-          .updateTable('places')
-          .set({
-            seen_run_id: runId,
-            closed_reason: sql<'closed' | null>`CASE WHEN closed = 1 THEN 'closed' END`,
-            closed_at: sql<string | null>`CASE WHEN closed = 1 THEN closed_at END`,
-          })
-          .where('id', 'in', back)
-          .execute();
-        result.updated += back.length;
-      }
-      await trx
-        .updateTable('import_runs')
-        .set({
-          read_count: counters.read_count,
-          imported_count: counters.imported_count + result.imported,
-          updated_count: counters.updated_count + result.updated,
-          unchanged_count: counters.unchanged_count + result.unchanged,
-          skipped_count: counters.skipped_count,
-          skipped_reasons: JSON.stringify(counters.skipped_reasons),
-        })
-        .where('id', '=', runId)
-        .execute();
-      return result;
-    });
+    } catch (error) {
+      // The connection may be mid-COPY or lost: the pool discards it rather than hand it out again.
+      broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 }
