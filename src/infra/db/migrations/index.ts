@@ -19,6 +19,7 @@ import * as m0018 from './0018_suppressions.ts';
 import * as m0019 from './0019_export_jobs.ts';
 import * as m0022 from './0022_place_freshness.ts';
 import * as m0023 from './0023_osm_geometry.ts';
+import * as m0024 from './0024_postgres_other_names_index.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0019_export_jobs': m0019,
   '0022_place_freshness': m0022,
   '0023_osm_geometry': m0023,
+  '0024_postgres_other_names_index': m0024,
 };
