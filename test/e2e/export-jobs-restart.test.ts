@@ -1,31 +1,19 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../src/infra/db/database.ts';
+import { freePort, runCli, spawnCli } from '../helpers/cli.ts';
 import { openTestPostgres, type TestDatabase } from '../helpers/databases.ts';
 import { munichExtract } from '../helpers/exports.ts';
 
-const root = resolve(import.meta.dirname, '../..');
-const cli = join(root, 'src/cli/main.ts');
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-function runCli(args: string[], env: Record<string, string>) {
-  const out = spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, encoding: 'utf8', timeout: 300_000 });
+/** `leadatlas ARGS…` that must succeed: its standard output. */
+function cli(args: string[], env: Record<string, string>): string {
+  const out = runCli(args, env, 300_000);
   assert.equal(out.status, 0, `${args.join(' ')}: ${out.stderr}`);
   return out.stdout;
 }
@@ -72,7 +60,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) describe(`export jobs sur
 
   async function serve(extra: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), ...extra }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawnCli(['serve'], { ...env, PORT: String(port), ...extra }, ['ignore', 'ignore', 'pipe']);
     servers.push(child);
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -91,9 +79,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) describe(`export jobs sur
       env.DATABASE_URL = pg.url;
     }
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    runCli(['import', munichExtract], env);
-    runCli(['user', 'create', '--email', 'jobs@example.com'], env);
-    authorization = `Bearer ${runCli(['token', 'create', '--user', 'jobs@example.com', '--name', 'e2e', '--scopes', 'search,export'], env).trim()}`;
+    cli(['import', munichExtract], env);
+    cli(['user', 'create', '--email', 'jobs@example.com'], env);
+    authorization = `Bearer ${cli(['token', 'create', '--user', 'jobs@example.com', '--name', 'e2e', '--scopes', 'search,export'], env).trim()}`;
   });
 
   after(async () => {

@@ -1,33 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-
-const root = resolve(import.meta.dirname, '../..');
-const cli = join(root, 'src/cli/main.ts');
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-function runCli(args: string[], env: Record<string, string>) {
-  return spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    encoding: 'utf8',
-    timeout: 180_000,
-  });
-}
+import { join } from 'node:path';
+import { freePort, runCli, spawnCli } from '../helpers/cli.ts';
 
 describe('leadatlas serve on a fresh database', () => {
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-serve-'));
@@ -38,7 +16,7 @@ describe('leadatlas serve on a fresh database', () => {
   before(async () => {
     env.PORT = String(await freePort());
     base = `http://127.0.0.1:${env.PORT}`;
-    server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'pipe' });
+    server = spawnCli(['serve'], env);
     let stderr = '';
     server.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     const deadline = Date.now() + 240_000;
@@ -115,7 +93,7 @@ describe('leadatlas serve on a fresh database', () => {
     const before = runCli(['stats', '--json'], env);
     const runs = (JSON.parse(before.stdout) as { imports: unknown[] }).imports.length;
     assert.notEqual(server.exitCode, null, 'the first server has stopped');
-    const again = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+    const again = spawnCli(['serve'], env, 'ignore');
     try {
       for (let i = 0; i < 240; i++) {
         if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;

@@ -1,8 +1,32 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns, type StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
-import { resolve } from 'node:path';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
 
+/** `leadatlas` as the tests run it: the CLI's source under tsx, from the repository's root. */
 const repoRoot = resolve(import.meta.dirname, '../..');
+const cliEntry = join(repoRoot, 'src/cli/main.ts');
+const cliArgs = (args: string[]) => ['--import', 'tsx', cliEntry, ...args];
+const cliEnv = (env: Record<string, string>) => ({ ...process.env, LOG_LEVEL: 'warn', ...env });
+
+/** `leadatlas ARGS…` in a process of its own (`serve`, an import to kill), with `env` over this process's. */
+export function spawnCli(args: string[], env: Record<string, string>, stdio: StdioOptions = 'pipe'): ChildProcess {
+  return spawn(process.execPath, cliArgs(args), { cwd: repoRoot, env: cliEnv(env), stdio });
+}
+
+/** `leadatlas ARGS…` run to its end: status, stdout and stderr as text. */
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 180_000): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, cliArgs(args), { cwd: repoRoot, env: cliEnv(env), encoding: 'utf8', timeout: timeoutMs });
+}
+
+/** A TCP port free on 127.0.0.1 a moment ago, for a server the test starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
 
 export interface RunningImport {
   child: ChildProcess;
@@ -17,11 +41,7 @@ export interface RunningImport {
  * own, for a test that kills it mid-import: a small batch size gives many commits to cut between.
  */
 export function startCliImport(file: string, url: string, batchSize = 10): RunningImport {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', file, '--batch-size', String(batchSize)], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawnCli(['import', file, '--batch-size', String(batchSize)], { DATABASE_URL: url, LOG_LEVEL: 'error' }, ['ignore', 'ignore', 'pipe']);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { freePort } from '../../../test/helpers/cli.ts';
 import { createRateLimiter, FallbackRateLimiter, MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './ratelimit.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -117,14 +117,6 @@ async function startRedis(port: number): Promise<ChildProcess> {
   }
   server.kill('SIGKILL');
   throw new Error('redis-server did not start');
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 test('while Redis is unreachable the limiter counts in memory and says so once, then returns to Redis', async () => {

@@ -127,22 +127,23 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   } finally {
     await input.close();
   }
-  const { runId, counters, retired } = run;
+  return summarize(run, { dataset, path: absolute, source: input.source, format: factory.format }, started);
+}
+
+/** A completed run as `runImport` reports it, timed from `started` (ms). */
+function summarize(run: StoredRun, about: Pick<ImportSummary, 'dataset' | 'path' | 'source' | 'format'>, started: number): ImportSummary {
   const seconds = (Date.now() - started) / 1000;
+  const { counters } = run;
   const stored = counters.imported_count + counters.updated_count + counters.unchanged_count;
   return {
     ...counters,
-    runId,
-    dataset,
-    retired_count: retired,
-    path: absolute,
-    source: input.source,
-    format: factory.format,
+    ...about,
+    runId: run.runId,
+    retired_count: run.retired,
     seconds,
     placesPerSecond: seconds > 0 ? stored / seconds : stored,
   };
 }
-
 
 /** Whether a file is an OpenStreetMap change file (`.osc`, `.osc.gz`, or osmChange XML by its content). */
 export async function isChangeFile(path: string): Promise<boolean> {
@@ -156,17 +157,5 @@ async function importChanges(db: Db, path: string, options: ImportOptions): Prom
     ...(options.dataset !== undefined ? { dataset: options.dataset } : {}),
     ...(options.source ? { source: options.source } : {}),
   });
-  const seconds = (Date.now() - started) / 1000;
-  const stored = run.counters.imported_count + run.counters.updated_count + run.counters.unchanged_count;
-  return {
-    ...run.counters,
-    runId: run.runId,
-    dataset,
-    retired_count: run.retired,
-    path,
-    source,
-    format: osmChangeFormat,
-    seconds,
-    placesPerSecond: seconds > 0 ? stored / seconds : stored,
-  };
+  return summarize(run, { dataset, path, source, format: osmChangeFormat }, started);
 }

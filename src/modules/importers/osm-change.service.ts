@@ -8,7 +8,7 @@ import { sha256File } from './file-digest.ts';
 import type { ReadResult, SourceReader } from './importer.types.ts';
 import { datasetsOfSource } from './import-runs.repository.ts';
 import { storeChunks, type StoredRun } from './import-store.ts';
-import { emptyWayRows, wayPoint, type NodePoint, type WayRows } from './osm-geometry.ts';
+import { appendWay, emptyWayRows, wayPoint, type NodePoint, type WayRows } from './osm-geometry.ts';
 import { geometryStoreOf } from './osm-geometry.repository.ts';
 import { readOsmChange, type ChangedRelation, type OsmChange } from './readers/osm-change.ts';
 import { isPoi, osmObjectToPlace, placeName } from './readers/osm-tags.ts';
@@ -153,7 +153,7 @@ async function planChanges(db: Db, change: OsmChange, movedNodes: number[]): Pro
     const place = becomesPlace(way.tags);
     if (place) add(`w${id}`, way.tags, wayPoint(way.refs, locate));
     else if (way.action !== 'create') retire.push(`w${id}`);
-    if (place || storedWays.has(id) || relationMembers.has(id)) keepWay(ways, id, place ? way.tags : null, way.refs, locate);
+    if (place || storedWays.has(id) || relationMembers.has(id)) appendWay(ways, id, place ? JSON.stringify(way.tags) : null, way.refs, way.refs.length, locate);
   }
   let movedWays = 0;
   for (const id of movedWayIds) {
@@ -170,19 +170,6 @@ async function planChanges(db: Db, change: OsmChange, movedNodes: number[]): Pro
     else if (rel.action !== 'create') retire.push(`r${id}`);
   }
   return { results, ways, retire, deletedWays, movedWays };
-}
-
-function keepWay(rows: WayRows, id: number, tags: Record<string, string> | null, refs: number[], locate: (id: number) => NodePoint | undefined): void {
-  rows.ids.push(id);
-  rows.tags.push(tags ? JSON.stringify(tags) : null);
-  rows.refCounts.push(refs.length);
-  for (const ref of refs) {
-    const p = locate(ref);
-    rows.refs.push(ref);
-    rows.lats.push(p ? p.lat : Number.NaN);
-    rows.lons.push(p ? p.lon : Number.NaN);
-  }
-  rows.count++;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { PointSum } from './readers/osm-pbf-locations.ts';
+
 /**
  * The geometry of OpenStreetMap ways that places need, as it crosses from the import worker to the writer
  * (flat arrays, like PlaceRows) and as the change-file import reads it back from the catalog
@@ -48,21 +50,39 @@ export function* waysOf(rows: WayRows): Generator<{ id: number; tags: string | n
   }
 }
 
+/** Appends way `id` with its first `refCount` node ids and, where `locate` knows them, their points. */
+export function appendWay(
+  rows: WayRows,
+  id: number,
+  tags: string | null,
+  refs: ArrayLike<number>,
+  refCount: number,
+  locate: (id: number) => NodePoint | undefined,
+): void {
+  rows.ids.push(id);
+  rows.tags.push(tags);
+  rows.refCounts.push(refCount);
+  for (let i = 0; i < refCount; i++) {
+    const p = locate(refs[i]!);
+    rows.refs.push(refs[i]!);
+    rows.lats.push(p ? p.lat : Number.NaN);
+    rows.lons.push(p ? p.lon : Number.NaN);
+  }
+  rows.count++;
+}
+
 /**
- * A way's point as the `.osm.pbf` reader computes it: the average of its located vertices (a closed way's
- * first node counts twice, as it is listed twice), rounded to 1e-7°; null without a located vertex.
+ * A way's point as the `.osm.pbf` reader computes it (`PointSum`): the average of its located vertices (a
+ * closed way's first node counts twice, as it is listed twice); null without a located vertex.
  */
 export function wayPoint(refs: readonly number[], locate: (id: number) => NodePoint | undefined): { lat: number | null; lon: number | null } {
-  let lat = 0;
-  let lon = 0;
-  let count = 0;
+  const sum = new PointSum();
   for (const ref of refs) {
     const p = locate(ref);
     if (!p) continue;
-    lat += p.lat;
-    lon += p.lon;
-    count++;
+    sum.lat += p.lat;
+    sum.lon += p.lon;
+    sum.count++;
   }
-  if (count === 0) return { lat: null, lon: null };
-  return { lat: Number((lat / count).toFixed(7)), lon: Number((lon / count).toFixed(7)) };
+  return sum.point();
 }

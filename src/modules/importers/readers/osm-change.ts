@@ -1,8 +1,7 @@
-import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
-import { createGunzip } from 'node:zlib';
 import { SaxesParser } from 'saxes';
 import { AppError } from '../../../infra/errors.ts';
+import { openTextSource } from './text-source.ts';
 
 /** What happened to an object in an OpenStreetMap change file. */
 export type ChangeAction = 'create' | 'modify' | 'delete';
@@ -130,19 +129,10 @@ export async function readOsmChange(path: string): Promise<OsmChange> {
     }
   });
 
-  const input = createReadStream(path);
-  const head = await new Promise<Buffer>((resolve, reject) => {
-    input.once('readable', () => {
-      const chunk = (input.read(2) as Buffer | null) ?? Buffer.alloc(0);
-      input.unshift(chunk);
-      resolve(chunk);
-    });
-    input.once('error', reject);
-  });
-  const text = head[0] === 0x1f && head[1] === 0x8b ? input.pipe(createGunzip()) : input;
-  text.setEncoding('utf8');
+  // OsmChange is UTF-8 XML; gzip or plain. Each chunk is whole characters (decoded, then re-encoded).
+  const { text } = await openTextSource(path, 'utf-8');
   try {
-    for await (const piece of text as AsyncIterable<string>) parser.write(piece);
+    for await (const piece of text as AsyncIterable<Buffer | string>) parser.write(piece.toString());
     parser.close();
   } catch (error) {
     if (error instanceof AppError) throw error;

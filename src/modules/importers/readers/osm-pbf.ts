@@ -21,7 +21,7 @@ import {
 } from './osm-pbf-blocks.ts';
 import { IdSetBuilder, NodeLocations, PointSum, WaySums } from './osm-pbf-locations.ts';
 import { osmObjectToPlace, placeName, poiKeys } from './osm-tags.ts';
-import { emptyWayRows, type WayRows } from '../osm-geometry.ts';
+import { appendWay, emptyWayRows, type WayRows } from '../osm-geometry.ts';
 
 /** Objects with one of these keys are places of business (see `isPoi`); only they get their tags decoded. */
 const wantedKeys: ReadonlySet<string> = new Set(poiKeys);
@@ -179,17 +179,10 @@ export class OsmPbfReader implements SourceReader {
   private wayRows = emptyWayRows();
 
   private keepWay(id: number, tags: Tags | undefined, refs: Float64Array, refCount: number, nodes: NodeLocations): void {
-    const rows = this.wayRows;
-    rows.ids.push(id);
-    rows.tags.push(tags ? JSON.stringify(tags) : null);
-    rows.refCounts.push(refCount);
-    for (let i = 0; i < refCount; i++) {
-      const p = nodes.pointOf(refs[i]!);
-      rows.refs.push(refs[i]!);
-      rows.lats.push(p ? p[0] / 1e7 : Number.NaN);
-      rows.lons.push(p ? p[1] / 1e7 : Number.NaN);
-    }
-    rows.count++;
+    appendWay(this.wayRows, id, tags ? JSON.stringify(tags) : null, refs, refCount, (ref) => {
+      const p = nodes.pointOf(ref);
+      return p && { lat: p[0] / 1e7, lon: p[1] / 1e7 };
+    });
   }
 
   /** The passes' progress, scaled to the file's size (which is where it ends). */
