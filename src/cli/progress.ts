@@ -27,7 +27,7 @@ export function printImportSummary(s: ImportSummary): void {
     .join(', ');
   console.error(
     `${basename(s.path)} (${s.format}, dataset ${s.dataset}): read ${s.read_count}, imported ${s.imported_count}, updated ${s.updated_count}, ` +
-      `unchanged ${s.unchanged_count}, retired ${s.retired_count}, skipped ${s.skipped_count}${reasons ? ` (${reasons})` : ''} ` +
+      `unchanged ${s.unchanged_count}, retired ${s.retired_count}, merged ${s.merged_count}, skipped ${s.skipped_count}${reasons ? ` (${reasons})` : ''} ` +
       `in ${s.seconds.toFixed(2)} s, ${Math.round(s.placesPerSecond)} places/s`,
   );
 }

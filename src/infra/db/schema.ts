@@ -37,6 +37,7 @@ export interface Database {
   osm_ways: OsmWaysTable;
   osm_nodes: OsmNodesTable;
   osm_node_ways: OsmNodeWaysTable;
+  place_match_keys: PlaceMatchKeysTable;
 }
 
 export interface PlacesTable {
@@ -96,7 +97,25 @@ export interface PlacesTable {
   /** When the place left search and export (closed by its source, or retired from its dataset); null while open. */
   closed_at: string | null;
   /** `closed` (the source says so) or `retired` (gone from its dataset's latest snapshot); null while open. */
-  closed_reason: 'closed' | 'retired' | null;
+  /** `closed`, `retired`, or `merged`: a record that is part of a place of several sources (`merged_into`); null while open. */
+  closed_reason: 'closed' | 'retired' | 'merged' | null;
+  /** A record of a place of several sources: that place's id (migration 0025); null otherwise. */
+  merged_into: number | null;
+  /** A place of several sources: JSON list of its records, `[{"source", "source_id"}]`, the leading one first; null for a record. */
+  sources: string | null;
+  /** A place of several sources: JSON object field -> the source that gave it. */
+  field_sources: string | null;
+  /** A place of several sources: its records' ids, hashes and states when it was last merged (what tells it to merge again). */
+  merge_state: string | null;
+  /** 0: a record not yet indexed for matching, 2: changed since it was, 1: done (migration 0025). */
+  match_state: Generated<number>;
+}
+
+export interface PlaceMatchKeysTable {
+  /** A blocking key (`conflation/blocking.ts`): `c:<cell>:<word>`, `p:<E.164>`, `d:<domain>`. */
+  key: string;
+  /** The record (a row of `places`) indexed under it. */
+  place_id: number;
 }
 
 export interface ImportRunsTable {

@@ -1,4 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
+import { conflate, remergeChanged, type ConflationSummary } from '../conflation/conflation.service.ts';
 import { createPlaceWriter, type RunCounters } from '../places/places.writer.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
 import { failRun, finishRun, insertRun, markInterruptedRuns, type RunChanges } from './import-runs.repository.ts';
@@ -45,6 +46,8 @@ export interface StoredRun {
   counters: RunCounters;
   /** Places of the dataset that the run retired when it completed. */
   retired: number;
+  /** What conflation did with the run's records (records of different sources that are one business become one place). */
+  conflation: ConflationSummary;
 }
 
 /**
@@ -66,6 +69,7 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
   const counters: RunCounters = {
     read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
   };
+  const conflation: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
   const restoreConnection = writer.tuneForImport(options.largeFile ?? false);
   const iterator = chunks[Symbol.asyncIterator]();
   let fileSha256 = '';
@@ -102,12 +106,16 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
           await writer.commit();
           indexedAt = 0;
         }
+        // Committed: the new and changed records are conflated now, so a record of a business another
+        // source has is on its own in search for one transaction at most.
+        if (writer.pending === 0) addConflation(conflation, await conflate(db));
       }
       onProgress?.(counters, chunk.bytesRead);
     }
     // Read alongside the import: done long before on a file that takes seconds to import.
     fileSha256 = await info.fileSha256;
     await writer.commit();
+    addConflation(conflation, await conflate(db));
   } catch (error) {
     // As a for-await loop would: let the reader close its file.
     await iterator.return?.().catch(() => {});
@@ -118,7 +126,15 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
     restoreConnection();
   }
   const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source, ...(info.changes ? { changes: info.changes } : {}) }, fileSha256, counters, new Date().toISOString());
-  return { runId, counters, retired };
+  // A place of several sources keeps the records other sources still hold when this run retired one of its own.
+  if (retired > 0) conflation.remerged += await remergeChanged(db);
+  return { runId, counters, retired, conflation };
+}
+
+function addConflation(total: ConflationSummary, step: ConflationSummary): void {
+  total.indexed += step.indexed;
+  total.merged += step.merged;
+  total.remerged += step.remerged;
 }
 
 /**

@@ -35,6 +35,8 @@ export interface ImportSummary extends RunCounters {
   dataset: string;
   /** Places of the dataset that this snapshot no longer holds, retired when it completed. */
   retired_count: number;
+  /** Records of the run that joined a place another source describes (`conflation/`). */
+  merged_count: number;
   path: string;
   source: string;
   format: string;
@@ -140,6 +142,7 @@ function summarize(run: StoredRun, about: Pick<ImportSummary, 'dataset' | 'path'
     ...about,
     runId: run.runId,
     retired_count: run.retired,
+    merged_count: run.conflation.merged,
     seconds,
     placesPerSecond: seconds > 0 ? stored / seconds : stored,
   };

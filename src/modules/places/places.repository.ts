@@ -214,8 +214,11 @@ const nothing = sql<SqlBool>`0`;
  */
 const closedIds = sql<number>`(SELECT id FROM places WHERE closed_at IS NOT NULL)`;
 
-/** For a text-index query (rowids of places_fts): the open places only, or everything. */
-const openRowids = (openOnly: boolean) => (openOnly ? sql` AND rowid NOT IN ${closedIds}` : sql``);
+/** The records that are part of a place of several sources (partial index of migration 0025): never shown as themselves. */
+const memberIds = sql<number>`(SELECT id FROM places WHERE merged_into IS NOT NULL)`;
+
+/** For a text-index query (rowids of places_fts): the open places only, or everything but records of places of several sources (closed too). */
+const openRowids = (openOnly: boolean) => (openOnly ? sql` AND rowid NOT IN ${closedIds}` : sql` AND rowid NOT IN ${memberIds}`);
 
 
 /** Latitude bands a box may span before its condition is one range of bands instead of a list. */
@@ -451,6 +454,8 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
   // Open places only: `closed_at` sits in the search indexes right after the category (migration 0022), so
   // a type + city or country search seeks it within the index and counts from index entries alone.
   if (!criteria.includeClosed) c.push(eb('places.closed_at', 'is', null));
+  // Closed and retired places too, but never a record that is part of a place of several sources: the place shows it.
+  else c.push(eb('places.merged_into', 'is', null));
   const byText = textLeads(criteria);
   if (criteria.categories) c.push(eb('places.category', 'in', criteria.categories.length > 0 ? criteria.categories : ['']));
   if (criteria.cityId !== null) c.push(eb('places.city_id', '=', criteria.cityId));
@@ -767,15 +772,40 @@ export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria
 }
 
 /** One place by its public id, with the columns of its origin (undefined when no place has that id). */
-export async function findPlaceByPublicId(
-  db: Db,
-  publicId: string,
-): Promise<(PublicPlaceRow & { source_id: string; first_seen_at: string; import_path: string | null; import_finished_at: string | null }) | undefined> {
-  return db.kysely
+/** A place with what its details page shows: where its record comes from and, for a place of several sources, which gave each field. */
+export type PlaceDetailsRow = PublicPlaceRow & {
+  id: number;
+  first_seen_at: string;
+  merged_into: number | null;
+  field_sources: string | null;
+  import_path: string | null;
+  import_finished_at: string | null;
+};
+
+/**
+ * One row by public id or by row id. A record that is part of a place of several sources is found by its
+ * own public id too (`merged_into` says which place it is part of).
+ */
+export async function findPlaceRow(db: Db, by: { publicId: string } | { id: number }): Promise<PlaceDetailsRow | undefined> {
+  const row = await db.kysely
     .selectFrom('places')
     .leftJoin('import_runs', 'import_runs.id', 'places.import_run_id')
     .select(pageColumns)
-    .select(['places.source_id', 'places.first_seen_at', 'import_runs.path as import_path', 'import_runs.finished_at as import_finished_at'])
-    .where('places.public_id', '=', publicId)
+    .select(['places.first_seen_at', 'places.merged_into', 'places.field_sources', 'import_runs.path as import_path', 'import_runs.finished_at as import_finished_at'])
+    .where((eb) => ('publicId' in by ? eb('places.public_id', '=', by.publicId) : eb('places.id', '=', by.id)))
     .executeTakeFirst();
+  return row && { ...row, id: Number(row.id), merged_into: row.merged_into === null ? null : Number(row.merged_into) };
+}
+
+/** The record of a place of several sources that leads it (of the place's `source`, still held by it first), for its origin. */
+export async function leadRecordOf(db: Db, placeId: number, source: string): Promise<PlaceDetailsRow | undefined> {
+  const lead = await db.kysely
+    .selectFrom('places')
+    .select('id')
+    .where('merged_into', '=', placeId)
+    .where('source', '=', source)
+    .orderBy(sql`CASE WHEN closed_reason = 'retired' THEN 1 ELSE 0 END`)
+    .orderBy('id')
+    .executeTakeFirst();
+  return lead ? findPlaceRow(db, { id: Number(lead.id) }) : undefined;
 }

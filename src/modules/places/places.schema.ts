@@ -32,6 +32,16 @@ export const PlaceSchema = Type.Object(
       description: '`closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them',
     }),
     closed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the place was found closed or retired; null while open' }),
+    sources: Type.Array(
+      Type.Object({
+        source: Type.String({ examples: ['osm'] }),
+        source_id: Type.String({ description: "The record's id in its source", examples: ['n60013073'] }),
+      }),
+      {
+        description:
+          'Every record the place is made of, one per source, the one `source` names first: records of different sources that describe the same business are one place (see `field_sources` on /api/v1/places/{id})',
+      },
+    ),
   },
   { $id: 'Place' },
 );
@@ -45,7 +55,7 @@ export type PlaceRow = Selectable<PlacesTable>;
 export const publicPlaceColumns = [
   'id', 'public_id', 'name', 'category', 'categories', 'phone', 'phone_e164', 'website', 'email', 'rating',
   'review_count', 'address', 'street', 'housenumber', 'postcode', 'city', 'region', 'country_code', 'lat', 'lon',
-  'opening_hours', 'source', 'updated_at', 'first_seen_at', 'closed_at', 'closed_reason',
+  'opening_hours', 'source', 'updated_at', 'first_seen_at', 'closed_at', 'closed_reason', 'source_id', 'sources',
 ] as const satisfies ReadonlyArray<keyof PlaceRow>;
 export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
 
@@ -99,9 +109,16 @@ export function placeRowToPlace(row: PublicPlaceRow): Place {
     source: row.source,
     updated_at: row.updated_at,
     first_seen_at: row.first_seen_at,
-    status: row.closed_reason ?? 'open',
+    // A record of a place of several sources (`merged`) is never shown as itself; were it, it is gone as such.
+    status: row.closed_reason === 'merged' ? 'retired' : (row.closed_reason ?? 'open'),
     closed_at: row.closed_at,
+    sources: placeSources(row),
   };
+}
+
+/** The records a place is made of: its own, or the list a place of several sources keeps (`sources`). */
+export function placeSources(row: Pick<PublicPlaceRow, 'source' | 'source_id' | 'sources'>): Place['sources'] {
+  return row.sources === null ? [{ source: row.source, source_id: row.source_id }] : (JSON.parse(row.sources) as Place['sources']);
 }
 
 /** Keeps only the requested fields (all when `fields` is empty). */
@@ -127,6 +144,10 @@ export type PlaceOrigin = Static<typeof PlaceOriginSchema>;
 export const PlaceDetailsSchema = Type.Object({
   ...PlaceSchema.properties,
   origin: PlaceOriginSchema,
+  field_sources: Type.Record(Type.String(), Type.String(), {
+    description:
+      'Which source gave each group of fields (name, category, location, address, phone, website, email, rating, opening_hours, attributes) of a place of several sources; empty for a place of one',
+  }),
 });
 export type PlaceDetails = Static<typeof PlaceDetailsSchema>;
 

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { findPlaceByPublicId } from './places.repository.ts';
+import { findPlaceRow, leadRecordOf } from './places.repository.ts';
 import { placeRowToPlace, type PlaceDetails } from './places.schema.ts';
 
 const osmElements: Record<string, string> = { n: 'node', w: 'way', r: 'relation' };
@@ -12,20 +12,29 @@ export function sourceUrl(source: string, sourceId: string): string | null {
   return source === 'osm' && m ? `https://www.openstreetmap.org/${osmElements[m[1]!]}/${m[2]}` : null;
 }
 
-/** One place by public id with its origin; `not_found` when no place has that id. */
+/**
+ * One place by public id with its origin; `not_found` when no place has that id. The public id of a record
+ * that has become part of a place of several sources answers that place (whose own id is the one to keep).
+ */
 export async function getPlaceDetails(db: Db, publicId: string): Promise<PlaceDetails> {
-  const row = await findPlaceByPublicId(db, publicId);
+  let row = await findPlaceByPublicId(db, publicId);
+  if (row?.merged_into != null) row = await findPlaceRow(db, { id: row.merged_into });
   if (!row) throw new AppError('not_found', `place ${publicId} does not exist`);
+  // A place of several sources: its origin is its leading record's.
+  const origin = row.sources === null ? row : ((await leadRecordOf(db, row.id, row.source)) ?? row);
   return {
     ...placeRowToPlace(row),
     origin: {
-      source: row.source,
-      source_id: row.source_id,
-      url: sourceUrl(row.source, row.source_id),
-      first_seen_at: row.first_seen_at,
+      source: origin.source,
+      source_id: origin.source_id,
+      url: sourceUrl(origin.source, origin.source_id),
+      first_seen_at: origin.first_seen_at,
       // The base name only: the server's directories are nobody's business.
-      file: row.import_path === null ? null : basename(row.import_path),
-      imported_at: row.import_finished_at,
+      file: origin.import_path === null ? null : basename(origin.import_path),
+      imported_at: origin.import_finished_at,
     },
+    field_sources: row.field_sources === null ? {} : (JSON.parse(row.field_sources) as Record<string, string>),
   };
 }
+
+const findPlaceByPublicId = (db: Db, publicId: string) => findPlaceRow(db, { publicId });

@@ -87,8 +87,8 @@ const sourceIdAt = placeColumns.indexOf('source_id');
 const hashAt = placeColumns.indexOf('content_hash');
 const closedAt = placeColumns.indexOf('closed');
 
-/** What the writer reads of a stored place: id, content hash, closed reason, closed at. */
-type Existing = [number, string, string | null, string | null];
+/** What the writer reads of a stored place: id, content hash, closed reason, closed at, the place it is merged into. */
+type Existing = [number, string, string | null, string | null, number | null];
 
 interface OpenTransaction {
   runId: number;
@@ -161,7 +161,7 @@ class SqlitePlaceWriter implements PlaceWriter {
     );
     this.lastId = h.prepare<[], number>('SELECT coalesce(max(id), 0) FROM places').pluck();
     const existing = h
-      .prepare<[unknown, unknown], Existing>('SELECT id, content_hash, closed_reason, closed_at FROM places WHERE source = ? AND source_id = ?')
+      .prepare<[unknown, unknown], Existing>('SELECT id, content_hash, closed_reason, closed_at, merged_into FROM places WHERE source = ? AND source_id = ?')
       .raw();
     // After the record's values: the run (import_run_id), first seen (insert only), updated_at, the run
     // again (seen_run_id), closed_at and closed_reason; then the row id (update).
@@ -169,16 +169,19 @@ class SqlitePlaceWriter implements PlaceWriter {
       `INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason)
        VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?, ?, ?, ?)`,
     );
+    // A record merged into a place of several sources keeps the public id it was given there (`merged`
+    // below); every record is due for conflation again (match_state 2, or still 0 if it never was).
     const update = h.prepare(
-      `UPDATE places SET ${placeColumns.map((c) => `${c} = ?`).join(', ')}, import_run_id = ?, updated_at = ?, seen_run_id = ?,
-       closed_at = ?, closed_reason = ? WHERE id = ?`,
+      `UPDATE places SET ${placeColumns.map((c) => (c === 'public_id' ? 'public_id = CASE WHEN merged_into IS NULL THEN ? ELSE public_id END' : `${c} = ?`)).join(', ')},
+       import_run_id = ?, updated_at = ?, seen_run_id = ?, closed_at = ?, closed_reason = ?, match_state = min(match_state, 1) * 2 WHERE id = ?`,
     );
     // An unchanged place: only the run that saw it. One that a run of its dataset had retired is back:
     // open again, or closed again if its source says so (with the date it was first found closed).
     const seen = h.prepare('UPDATE places SET seen_run_id = ? WHERE id = ?');
+    // A record of a place of several sources is back in that place, not on its own (`merged`).
     const back = h.prepare(
-      `UPDATE places SET seen_run_id = ?, closed_reason = CASE WHEN closed = 1 THEN 'closed' END,
-       closed_at = CASE WHEN closed = 1 THEN closed_at END WHERE id = ?`,
+      `UPDATE places SET seen_run_id = ?, closed_reason = CASE WHEN merged_into IS NOT NULL THEN 'merged' WHEN closed = 1 THEN 'closed' END,
+       closed_at = CASE WHEN merged_into IS NOT NULL OR closed = 1 THEN closed_at END WHERE id = ?`,
     );
     const saveCounters = h.prepare(
       `UPDATE import_runs SET read_count = ?, imported_count = ?, updated_count = ?, unchanged_count = ?,
@@ -231,9 +234,15 @@ class SqlitePlaceWriter implements PlaceWriter {
       params[placeRowWidth] = runId;
       params[placeRowWidth + 1] = now;
       params[placeRowWidth + 2] = runId;
-      // Closed by its source: since it was first found closed (the date survives other changes and a retirement).
-      params[placeRowWidth + 3] = closed ? (found[2] === 'closed' ? found[3] : now) : null;
-      params[placeRowWidth + 4] = closed ? 'closed' : null;
+      if (found[4] !== null) {
+        // A record of a place of several sources stays out of search as itself: its place shows it.
+        params[placeRowWidth + 3] = found[3] ?? now;
+        params[placeRowWidth + 4] = 'merged';
+      } else {
+        // Closed by its source: since it was first found closed (the date survives other changes and a retirement).
+        params[placeRowWidth + 3] = closed ? (found[2] === 'closed' ? found[3] : now) : null;
+        params[placeRowWidth + 4] = closed ? 'closed' : null;
+      }
       params[placeRowWidth + 5] = found[0];
       return params;
     };
@@ -440,15 +449,26 @@ const copyStaging = `COPY ${staging} (ord, ${placeColumns.join(', ')}) FROM STDI
 const upsert = (() => {
   const changed = 'places.content_hash <> excluded.content_hash';
   const retired = "places.closed_reason = 'retired'";
+  // A record merged into a place of several sources keeps the public id it was given there and stays
+  // out of search as itself, changed or back from retirement (`closed_reason = 'merged'`).
+  const member = 'places.merged_into IS NOT NULL';
   const set = [
-    ...upsertColumns.map((c) => `${c} = CASE WHEN ${changed} THEN excluded.${c} ELSE places.${c} END`),
+    ...upsertColumns.map((c) =>
+      c === 'public_id'
+        ? `public_id = CASE WHEN ${changed} AND NOT ${member} THEN excluded.public_id ELSE places.public_id END`
+        : `${c} = CASE WHEN ${changed} THEN excluded.${c} ELSE places.${c} END`,
+    ),
     `import_run_id = CASE WHEN ${changed} THEN $1 ELSE places.import_run_id END`,
     `updated_at = CASE WHEN ${changed} THEN $2 ELSE places.updated_at END`,
     'seen_run_id = $1',
-    `closed_at = CASE WHEN ${changed} THEN CASE WHEN excluded.closed = 1 THEN coalesce(CASE WHEN places.closed_reason = 'closed' THEN places.closed_at END, $2) END
+    `closed_at = CASE WHEN ${member} AND (${changed} OR ${retired}) THEN coalesce(places.closed_at, $2)
+       WHEN ${changed} THEN CASE WHEN excluded.closed = 1 THEN coalesce(CASE WHEN places.closed_reason = 'closed' THEN places.closed_at END, $2) END
        WHEN ${retired} THEN CASE WHEN places.closed = 1 THEN places.closed_at END ELSE places.closed_at END`,
-    `closed_reason = CASE WHEN ${changed} THEN CASE WHEN excluded.closed = 1 THEN 'closed' END
+    `closed_reason = CASE WHEN ${member} AND (${changed} OR ${retired}) THEN 'merged'
+       WHEN ${changed} THEN CASE WHEN excluded.closed = 1 THEN 'closed' END
        WHEN ${retired} THEN CASE WHEN places.closed = 1 THEN 'closed' END ELSE places.closed_reason END`,
+    // Due for conflation again once changed (2), or still new (0).
+    `match_state = CASE WHEN ${changed} THEN LEAST(places.match_state, 1) * 2 ELSE places.match_state END`,
   ];
   return `WITH written AS (
     INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason)

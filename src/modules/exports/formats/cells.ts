@@ -32,8 +32,22 @@ const fieldColumn: { [F in PlaceField]: keyof PublicPlaceRow } = {
   website: 'website', email: 'email', rating: 'rating', review_count: 'review_count', address: 'address', street: 'street',
   housenumber: 'housenumber', postcode: 'postcode', city: 'city', region: 'region', country: 'country_code', lat: 'lat',
   lon: 'lon', opening_hours: 'opening_hours', source: 'source', updated_at: 'updated_at', first_seen_at: 'first_seen_at',
-  status: 'closed_reason', closed_at: 'closed_at',
+  status: 'closed_reason', closed_at: 'closed_at', sources: 'sources',
 };
+
+const sourceAt = publicColumnIndex.source;
+const sourceIdAt = publicColumnIndex.source_id;
+const sourcesAt = publicColumnIndex.sources;
+
+/**
+ * The `sources` cell: `source:source_id` of each record of the place, joined like a list (a place of one
+ * record has no `sources` column: its own source and id).
+ */
+export function sourcesCell(t: PublicPlaceTuple): string {
+  const list = t[sourcesAt] as string | null;
+  if (list === null) return `${t[sourceAt] as string}:${t[sourceIdAt] as string}`;
+  return (JSON.parse(list) as { source: string; source_id: string }[]).map((s) => `${s.source}:${s.source_id}`).join(listSeparator);
+}
 
 /** How to read the chosen fields' cells from a tuple: the column of each, and whether it is a list (a JSON array to join). */
 export interface CellPlan {
@@ -41,6 +55,8 @@ export interface CellPlan {
   isList: boolean[];
   /** What a null column reads as (`status`: a place without a closed reason is open), else null. */
   ifNull: Cell[];
+  /** A cell made from several columns (`sources`), else null: the column as it is. */
+  computed: (((t: PublicPlaceTuple) => Cell) | null)[];
 }
 
 export function cellPlan(fields: readonly PlaceField[]): CellPlan {
@@ -48,11 +64,14 @@ export function cellPlan(fields: readonly PlaceField[]): CellPlan {
     columns: fields.map((f) => publicColumnIndex[fieldColumn[f]]),
     isList: fields.map((f) => f === 'categories'),
     ifNull: fields.map((f) => (f === 'status' ? 'open' : null)),
+    computed: fields.map((f) => (f === 'sources' ? sourcesCell : null)),
   };
 }
 
 /** The cell of column `i` of a plan: null stays null (or the field's `ifNull`), numbers stay numbers, a list is joined. */
 export function tupleCell(t: PublicPlaceTuple, plan: CellPlan, i: number): Cell {
+  const computed = plan.computed[i];
+  if (computed) return computed(t);
   const v = t[plan.columns[i]!] as Cell;
   if (v === null || v === undefined) return plan.ifNull[i]!;
   return plan.isList[i] && typeof v === 'string' ? joinedList(v) : v;

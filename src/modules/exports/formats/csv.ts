@@ -19,13 +19,14 @@ export function placesToCsv(batches: PlaceBatches, fields: readonly PlaceField[]
 export async function* csvChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
   yield `\uFEFF${csvLine(fields)}`;
   // Straight from the row arrays to text: no place object and no cell array per row.
-  const { columns, isList, ifNull } = cellPlan(fields);
+  const { columns, isList, ifNull, computed } = cellPlan(fields);
   for await (const rows of batches) {
     let chunk = '';
     for (const t of rows) {
       for (let i = 0; i < columns.length; i++) {
         if (i > 0) chunk += ',';
-        const v = (t[columns[i]!] as Cell) ?? ifNull[i];
+        const compute = computed[i];
+        const v = compute ? compute(t) : ((t[columns[i]!] as Cell) ?? ifNull[i]);
         if (v === null || v === undefined) continue;
         if (typeof v === 'number') chunk += String(v);
         else chunk += csvText(guardFormula(isList[i] ? joinedList(v) : v));

@@ -1,0 +1,43 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * One business, one place (issue #18; `src/modules/conflation/README.md`). Records of different sources
+ * that describe one business become one place:
+ *
+ * - The place is a row of `places` like any other, with `sources` (the JSON list of its records,
+ *   `[{source, source_id}]`, the one that leads first), `field_sources` (which source gave each field)
+ *   and `merge_state` (what the merge was computed from). Its `source_id` is `merged:` and its public id,
+ *   so it never collides with a record and no import or change file ever writes or retires it.
+ * - Each record stays a row of its own, written by imports as before, with `merged_into` naming its place
+ *   and `closed_reason = 'merged'` (so every read that leaves closed places out leaves it out) while its
+ *   source holds it, `retired` once its dataset drops it.
+ * - `match_state`: 0 a record not yet indexed for matching (new), 2 changed since, 1 done. The import
+ *   conflates the records that are not done; the partial index finds them.
+ * - `place_match_keys`: the blocking keys of every record (`blocking.ts`), so an import compares a new
+ *   record with the few places that share a key instead of the catalog.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('places').addColumn('merged_into', 'bigint').execute();
+  await db.schema.alterTable('places').addColumn('sources', 'text').execute();
+  await db.schema.alterTable('places').addColumn('field_sources', 'text').execute();
+  await db.schema.alterTable('places').addColumn('merge_state', 'text').execute();
+  await db.schema.alterTable('places').addColumn('match_state', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await sql`CREATE INDEX places_merged_into_idx ON places (merged_into) WHERE merged_into IS NOT NULL`.execute(db);
+  await sql`CREATE INDEX places_match_pending_idx ON places (id) WHERE match_state <> 1`.execute(db);
+  await db.schema
+    .createTable('place_match_keys')
+    .addColumn('key', 'text', (c) => c.notNull())
+    .addColumn('place_id', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('place_match_keys_pk', ['key', 'place_id'])
+    .execute();
+  await db.schema.createIndex('place_match_keys_place_idx').on('place_match_keys').column('place_id').execute();
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable('place_match_keys').execute();
+  await sql`DROP INDEX IF EXISTS places_match_pending_idx`.execute(db);
+  await sql`DROP INDEX IF EXISTS places_merged_into_idx`.execute(db);
+  for (const column of ['match_state', 'merge_state', 'field_sources', 'sources', 'merged_into']) {
+    await db.schema.alterTable('places').dropColumn(column).execute();
+  }
+}

@@ -1,0 +1,233 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../infra/db/schema.ts';
+import { placeColumns } from '../places/place-record.ts';
+import type { MemberRecord } from './merge.ts';
+
+/** A connection or a transaction: every function here runs inside the caller's transaction. */
+export type Conn = Kysely<Database> | Transaction<Database>;
+
+/** A stored record with what conflation needs to know about its place. */
+export type StoredRecord = MemberRecord & {
+  merged_into: number | null;
+  closed_reason: string | null;
+  match_state: number;
+  /** Non-null on a place of several sources (not a record). */
+  sources: string | null;
+};
+
+const recordColumns = ['id', ...placeColumns, 'merged_into', 'closed_reason', 'match_state', 'sources'] as const;
+
+/** Bound parameters per statement, well under SQLite's and PostgreSQL's limits. */
+const MAX_PARAMS = 8000;
+
+function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/** Up to `limit` rows due for conflation (new or changed since), after row `afterId`, in id order. */
+export async function pendingRecords(db: Conn, afterId: number, limit: number): Promise<StoredRecord[]> {
+  return (await db
+    .selectFrom('places')
+    .select(recordColumns)
+    .where('match_state', '<>', 1)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute()) as unknown as StoredRecord[];
+}
+
+export async function recordsById(db: Conn, ids: readonly number[]): Promise<StoredRecord[]> {
+  const out: StoredRecord[] = [];
+  for (const part of slices(ids, MAX_PARAMS)) {
+    out.push(...((await db.selectFrom('places').select(recordColumns).where('id', 'in', part).execute()) as unknown as StoredRecord[]));
+  }
+  return out;
+}
+
+/** The records of places of several sources, by place. */
+export async function membersOf(db: Conn, placeIds: readonly number[]): Promise<Map<number, StoredRecord[]>> {
+  const out = new Map<number, StoredRecord[]>();
+  for (const part of slices(placeIds, MAX_PARAMS)) {
+    const rows = (await db.selectFrom('places').select(recordColumns).where('merged_into', 'in', part).orderBy('id').execute()) as unknown as StoredRecord[];
+    for (const r of rows) {
+      const list = out.get(r.merged_into!) ?? [];
+      list.push(r);
+      out.set(r.merged_into!, list);
+    }
+  }
+  return out;
+}
+
+/** Whether the catalog holds a record of a source other than `source` (no candidates otherwise). */
+export async function hasOtherSource(db: Conn, source: string): Promise<boolean> {
+  // Two range seeks on the (source, source_id) key rather than one `<>` that may read it all.
+  const below = await db.selectFrom('places').select('id').where('source', '<', source).limit(1).executeTakeFirst();
+  if (below) return true;
+  return (await db.selectFrom('places').select('id').where('source', '>', source).limit(1).executeTakeFirst()) !== undefined;
+}
+
+export async function deleteKeys(db: Conn, placeIds: readonly number[]): Promise<void> {
+  for (const part of slices(placeIds, MAX_PARAMS)) await db.deleteFrom('place_match_keys').where('place_id', 'in', part).execute();
+}
+
+export async function insertKeys(db: Conn, rows: readonly { key: string; place_id: number }[]): Promise<void> {
+  for (const part of slices(rows, MAX_PARAMS / 2)) {
+    await db.insertInto('place_match_keys').values(part).onConflict((oc) => oc.columns(['key', 'place_id']).doNothing()).execute();
+  }
+}
+
+/** The records indexed under any of `keys`. */
+export async function recordsUnderKeys(db: Conn, keys: readonly string[]): Promise<number[]> {
+  const ids = new Set<number>();
+  for (const part of slices(keys, MAX_PARAMS)) {
+    const rows = await db.selectFrom('place_match_keys').select('place_id').distinct().where('key', 'in', part).execute();
+    for (const r of rows) ids.add(Number(r.place_id));
+  }
+  return [...ids];
+}
+
+/** How many records carry each key (a phone or domain many carry is a brand's). */
+export async function keyCounts(db: Conn, keys: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (keys.length === 0) return out;
+  const rows = await db
+    .selectFrom('place_match_keys')
+    .select(['key', sql<number>`count(*)`.as('n')])
+    .where('key', 'in', keys)
+    .groupBy('key')
+    .execute();
+  for (const r of rows) out.set(r.key, Number(r.n));
+  return out;
+}
+
+export async function markMatched(db: Conn, ids: readonly number[]): Promise<void> {
+  for (const part of slices(ids, MAX_PARAMS)) await db.updateTable('places').set({ match_state: 1 }).where('id', 'in', part).execute();
+}
+
+/** `source_id` of a place of several sources: never a record's, so no import or change file writes or retires it. */
+export const mergedSourceId = (publicId: string): string => `merged:${publicId}`;
+/** Public id of the record a place of several sources was made from, once the place has taken its own. */
+export const leadRecordPublicId = (publicId: string): string => `rec:${publicId}`;
+
+/**
+ * Makes record `id` the first record of a place of several sources, keeping the row (its id, public id,
+ * first-seen date and the leads that point at it) for the place: the record's values move to a new row
+ * (`merged_into` the place, its blocking keys with it), and the row becomes the place. Returns the new
+ * record row's id.
+ */
+export async function makePlaceOf(db: Conn, id: number, now: string): Promise<number> {
+  const row = await db.selectFrom('places').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  await db
+    .updateTable('places')
+    .set({ source_id: mergedSourceId(row.public_id), seen_run_id: null, match_state: 1 })
+    .where('id', '=', id)
+    .execute();
+  const { id: _id, ...record } = row;
+  const inserted = await db
+    .insertInto('places')
+    .values({
+      ...record,
+      public_id: leadRecordPublicId(row.public_id),
+      merged_into: id,
+      closed_reason: row.closed_reason === 'retired' ? 'retired' : 'merged',
+      closed_at: row.closed_at ?? now,
+      match_state: 1,
+      sources: null,
+      field_sources: null,
+      merge_state: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const recordId = Number(inserted.id);
+  await db.updateTable('place_match_keys').set({ place_id: recordId }).where('place_id', '=', id).execute();
+  return recordId;
+}
+
+/** Record `id` joins place `placeId`: out of search as itself, its leads moved to the place. */
+export async function joinPlace(db: Conn, id: number, placeId: number, now: string): Promise<void> {
+  await db
+    .updateTable('places')
+    .set({ merged_into: placeId, closed_reason: 'merged', closed_at: sql<string>`coalesce(closed_at, ${now})` })
+    .where('id', '=', id)
+    .execute();
+  await moveLeads(db, id, placeId);
+}
+
+/**
+ * An account's lead of the record becomes its lead of the place (one lead per account and place: the
+ * earlier first export and the later last export are kept), so lead lists and `only_new` exports count
+ * the business once.
+ */
+async function moveLeads(db: Conn, fromId: number, toId: number): Promise<void> {
+  const leads = await db.selectFrom('leads').selectAll().where('place_id', '=', fromId).execute();
+  for (const lead of leads) {
+    const existing = await db.selectFrom('leads').selectAll().where('account_id', '=', lead.account_id).where('place_id', '=', toId).executeTakeFirst();
+    if (!existing) {
+      await db.updateTable('leads').set({ place_id: toId }).where('id', '=', lead.id).execute();
+      continue;
+    }
+    const latest = existing.last_exported_at >= lead.last_exported_at ? existing : lead;
+    await db
+      .updateTable('leads')
+      .set({
+        first_exported_at: existing.first_exported_at <= lead.first_exported_at ? existing.first_exported_at : lead.first_exported_at,
+        last_exported_at: latest.last_exported_at,
+        search_id: latest.search_id,
+        export_id: latest.export_id,
+      })
+      .where('id', '=', existing.id)
+      .execute();
+    await db.deleteFrom('leads').where('id', '=', lead.id).execute();
+  }
+}
+
+export interface PlaceState {
+  id: number;
+  public_id: string;
+  content_hash: string;
+  merge_state: string | null;
+  closed_reason: string | null;
+  closed_at: string | null;
+}
+
+export async function placeStates(db: Conn, ids: readonly number[]): Promise<Map<number, PlaceState>> {
+  const out = new Map<number, PlaceState>();
+  for (const part of slices(ids, MAX_PARAMS)) {
+    const rows = await db
+      .selectFrom('places')
+      .select(['id', 'public_id', 'content_hash', 'merge_state', 'closed_reason', 'closed_at'])
+      .where('id', 'in', part)
+      .execute();
+    for (const r of rows) out.set(Number(r.id), { ...r, id: Number(r.id) });
+  }
+  return out;
+}
+
+export async function writePlace(db: Conn, id: number, set: Record<string, unknown>): Promise<void> {
+  await db.updateTable('places').set(set).where('id', '=', id).execute();
+}
+
+/** Every record of a place of several sources, as `[record id, place id, content hash, closed reason]`, by place. */
+export async function allMemberStates(db: Conn): Promise<Map<number, { id: number; hash: string; reason: string | null }[]>> {
+  const rows = await db
+    .selectFrom('places')
+    .select(['id', 'merged_into', 'content_hash', 'closed_reason'])
+    .where('merged_into', 'is not', null)
+    .orderBy('merged_into')
+    .orderBy('id')
+    .execute();
+  const out = new Map<number, { id: number; hash: string; reason: string | null }[]>();
+  for (const r of rows) {
+    const place = Number(r.merged_into);
+    const list = out.get(place) ?? [];
+    list.push({ id: Number(r.id), hash: r.content_hash, reason: r.closed_reason });
+    out.set(place, list);
+  }
+  return out;
+}
+
+/** The place a record was merged into, for a look-up by the record's own public id. */
+export async function placeIdOfRecord(db: Conn, publicId: string): Promise<number | undefined> {
+  const row = await db.selectFrom('places').select('merged_into').where('public_id', '=', publicId).where('merged_into', 'is not', null).executeTakeFirst();
+  return row?.merged_into == null ? undefined : Number(row.merged_into);
+}

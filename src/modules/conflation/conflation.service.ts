@@ -1,0 +1,188 @@
+import type { Db } from '../../infra/db/database.ts';
+import { blockingKeys, probeKeys } from './blocking.ts';
+import {
+  allMemberStates,
+  deleteKeys,
+  hasOtherSource,
+  insertKeys,
+  joinPlace,
+  keyCounts,
+  makePlaceOf,
+  markMatched,
+  membersOf,
+  mergedSourceId,
+  pendingRecords,
+  placeStates,
+  recordsById,
+  recordsUnderKeys,
+  writePlace,
+  type Conn,
+  type StoredRecord,
+} from './conflation.repository.ts';
+import { matchPlaces, type MatchContext, type MatchRecord } from './matcher.ts';
+import { mergedColumns, mergedContentHash, mergeRecords } from './merge.ts';
+
+/**
+ * Conflation in the import (issue #18, items 2 and 4; README "In the import"). After the place writer has
+ * committed, every record that is new or changed since it was last conflated (`match_state`) is indexed
+ * under its blocking keys and, if it stands alone and is open, compared with the records that share a
+ * key: the best match (by the matcher's score) of a source the place does not have yet takes it in.
+ * Places whose records changed, came back or left are merged again. Work is in transactions of a few
+ * hundred records; an import cut off in between leaves records due, and the next import conflates them.
+ */
+
+/** Records per transaction. */
+const CHUNK = 500;
+
+export interface ConflationSummary {
+  /** Records indexed (new or changed). */
+  indexed: number;
+  /** Records that joined a place of several sources. */
+  merged: number;
+  /** Places of several sources merged again (a record joined, changed, came back or left). */
+  remerged: number;
+}
+
+/** Everything due for conflation, then every place whose records changed state. */
+export async function conflate(db: Db, now = new Date().toISOString()): Promise<ConflationSummary> {
+  const summary: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
+  const otherSources = new Map<string, boolean>();
+  let after = 0;
+  for (;;) {
+    const done = await db.kysely.transaction().execute(async (trx) => {
+      const rows = await pendingRecords(trx, after, CHUNK);
+      if (rows.length === 0) return true;
+      after = rows[rows.length - 1]!.id;
+      await conflateChunk(trx, rows, otherSources, now, summary);
+      return false;
+    });
+    if (done) break;
+  }
+  summary.remerged += await remergeChanged(db, now);
+  return summary;
+}
+
+async function conflateChunk(trx: Conn, rows: StoredRecord[], otherSources: Map<string, boolean>, now: string, summary: ConflationSummary): Promise<void> {
+  // Normalise ids (PostgreSQL's bigint arrives as text).
+  for (const r of rows) {
+    r.id = Number(r.id);
+    if (r.merged_into !== null) r.merged_into = Number(r.merged_into);
+  }
+  const records = rows.filter((r) => r.sources === null);
+  await deleteKeys(trx, records.filter((r) => r.match_state === 2).map((r) => r.id));
+  await insertKeys(trx, records.flatMap((r) => blockingKeys(asMatchRecord(r)).map((key) => ({ key, place_id: r.id }))));
+  summary.indexed += records.length;
+  const dirty = new Set<number>();
+  for (const r of records) {
+    // A record of this chunk that an earlier one joined has become a place: its record has a row of its own now.
+    if (dirty.has(r.id)) continue;
+    if (r.merged_into !== null) {
+      // A record of a place changed: the place is merged again (it stays with its place).
+      dirty.add(r.merged_into);
+      continue;
+    }
+    if (r.closed_reason !== null || r.lat === null) continue;
+    let other = otherSources.get(r.source);
+    if (other === undefined) otherSources.set(r.source, (other = await hasOtherSource(trx, r.source)));
+    if (!other) continue;
+    const placeId = await matchInto(trx, r, now);
+    if (placeId !== undefined) {
+      dirty.add(placeId);
+      summary.merged++;
+    }
+  }
+  await markMatched(trx, rows.map((r) => r.id));
+  for (const placeId of dirty) await remerge(trx, placeId, now);
+  summary.remerged += dirty.size;
+}
+
+function asMatchRecord(r: StoredRecord): MatchRecord {
+  return { ...r, categories: JSON.parse(r.categories) as string[] };
+}
+
+/**
+ * The place record `r` belongs to, if any: its best match among the records sharing a blocking key, whose
+ * place (the record alone, or the place it is part of) has no record of `r`'s source yet. Joins it.
+ */
+async function matchInto(trx: Conn, r: StoredRecord, now: string): Promise<number | undefined> {
+  const mine = asMatchRecord(r);
+  const ids = (await recordsUnderKeys(trx, probeKeys(mine))).filter((id) => id !== r.id);
+  if (ids.length === 0) return undefined;
+  const candidates = (await recordsById(trx, ids)).filter((c) => c.source !== r.source && c.sources === null && c.closed_reason !== 'retired');
+  if (candidates.length === 0) return undefined;
+  const counts = await keyCounts(trx, [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== ''));
+  const context: MatchContext = {
+    placesWithPhone: (p) => counts.get(`p:${p}`) ?? 0,
+    placesWithDomain: (d) => counts.get(`d:${d}`) ?? 0,
+  };
+  const decisions = candidates
+    .map((c) => ({ c, d: matchPlaces(mine, asMatchRecord(c), context) }))
+    .filter((x) => x.d.match)
+    .sort((a, b) => b.d.score - a.d.score || Number(a.c.id) - Number(b.c.id));
+  if (decisions.length === 0) return undefined;
+  // The sources each candidate's place has already (a place keeps one record per source).
+  const placeOf = (c: StoredRecord): number => (c.merged_into === null ? Number(c.id) : Number(c.merged_into));
+  const members = await membersOf(trx, [...new Set(decisions.filter((x) => x.c.merged_into !== null).map((x) => placeOf(x.c)))]);
+  for (const { c } of decisions) {
+    const place = placeOf(c);
+    const sources = c.merged_into === null ? [c.source] : (members.get(place) ?? []).map((m) => m.source);
+    if (sources.includes(r.source)) continue;
+    // A place the record's source has left entirely (every record retired) is not joined: it is gone.
+    if (c.merged_into !== null && (members.get(place) ?? []).every((m) => m.closed_reason === 'retired')) continue;
+    if (c.merged_into === null) await makePlaceOf(trx, place, now);
+    await joinPlace(trx, r.id, place, now);
+    return place;
+  }
+  return undefined;
+}
+
+/** What a place was merged from: its records' ids, content hashes and states. */
+const mergeStateOf = (members: readonly { id: number; hash: string; reason: string | null }[]): string =>
+  members.map((m) => `${m.id}:${m.hash}:${m.reason ?? ''}`).join(',');
+
+/**
+ * Merges place `placeId` again from its records that their sources still hold: its values, sources and
+ * field sources; closed when every record says closed; retired (keeping its last values) when none is left.
+ */
+async function remerge(trx: Conn, placeId: number, now: string): Promise<void> {
+  const members = ((await membersOf(trx, [placeId])).get(placeId) ?? []).map((m) => ({ ...m, id: Number(m.id) }));
+  const place = (await placeStates(trx, [placeId])).get(placeId);
+  if (!place || members.length === 0) return;
+  const state = mergeStateOf(members.map((m) => ({ id: m.id, hash: m.content_hash, reason: m.closed_reason })));
+  const live = members.filter((m) => m.closed_reason !== 'retired');
+  if (live.length === 0) {
+    await writePlace(trx, placeId, { merge_state: state, closed_reason: 'retired', closed_at: place.closed_at ?? now });
+    return;
+  }
+  const merged = mergeRecords(live);
+  const hash = mergedContentHash(merged, place.public_id, mergedSourceId(place.public_id));
+  const changed = hash !== place.content_hash;
+  await writePlace(trx, placeId, {
+    ...mergedColumns(merged),
+    content_hash: hash,
+    sources: JSON.stringify(merged.sources),
+    field_sources: JSON.stringify(merged.fieldSources),
+    merge_state: state,
+    ...(changed ? { updated_at: now } : {}),
+    closed_reason: merged.closed ? 'closed' : null,
+    closed_at: merged.closed ? (place.closed_reason === 'closed' ? place.closed_at : now) : null,
+  });
+}
+
+/**
+ * Merges again every place whose records' state differs from what it was merged from: a record changed by
+ * an import, back from retirement, or retired by the completion of its dataset's run (`finishRun`). Reads
+ * the records of places of several sources only, not the catalog.
+ */
+export async function remergeChanged(db: Db, now = new Date().toISOString()): Promise<number> {
+  const states = await allMemberStates(db.kysely);
+  if (states.size === 0) return 0;
+  const places = await placeStates(db.kysely, [...states.keys()]);
+  const stale = [...states].filter(([id, members]) => places.get(id)?.merge_state !== mergeStateOf(members)).map(([id]) => id);
+  for (let i = 0; i < stale.length; i += CHUNK) {
+    await db.kysely.transaction().execute(async (trx) => {
+      for (const id of stale.slice(i, i + CHUNK)) await remerge(trx, id, now);
+    });
+  }
+  return stale.length;
+}
