@@ -136,8 +136,8 @@ type CliRun = {
 };
 
 /** `leadatlas import FILE` in a process of its own, into `url` (migrated already); its figures and its summary line's. */
-function cliRun(url: string, file: string): CliRun | { error: string } {
-  const run = timed(process.execPath, [join(load.dir, 'cli/main.js'), 'import', file], {
+function cliRun(url: string, file: string, args: string[] = []): CliRun | { error: string } {
+  const run = timed(process.execPath, [join(load.dir, 'cli/main.js'), 'import', ...args, file], {
     env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' },
   });
   if ('error' in run) return run;
@@ -155,7 +155,7 @@ function cliRun(url: string, file: string): CliRun | { error: string } {
  * `leadatlas import FILE` as a user runs it: the compiled CLI in a process of its own (which applies the
  * migrations, already applied here outside the timing, then imports), into a fresh SQLite file.
  */
-async function cliImport(label: string, file: string): Promise<CliRun | { error: string }> {
+async function cliImport(label: string, file: string, args: string[] = []): Promise<CliRun | { error: string }> {
   const dbPath = join(work, `${label}.db`);
   const db = openDatabase(`sqlite:${dbPath}`);
   try {
@@ -163,7 +163,7 @@ async function cliImport(label: string, file: string): Promise<CliRun | { error:
   } finally {
     await db.close();
   }
-  const run = cliRun(`sqlite:${dbPath}`, file);
+  const run = cliRun(`sqlite:${dbPath}`, file, args);
   if ('error' in run) return run;
   const counted = openDatabase(`sqlite:${dbPath}`);
   try {
@@ -272,6 +272,8 @@ async function countryLikeSection(ndjsonPlacesPerSecond: number): Promise<void> 
   ourRuns.push(await cliImport('country-full', full.path));
   halfRuns.push(await cliImport('country-half', half.path));
   const reading = await readOnly(full.path);
+  // Baseline of conflation's cost: the same import leaving its records unconflated.
+  const unconflated = await cliImport('country-full-no-conflate', full.path, ['--no-conflate']);
 
   const rows: string[][] = [['run', 'places', 'wall s', 'peak RSS MB', 'M nodes/s']];
   const row = (label: string, file: CountryLikeFile, r: { seconds: number; peakRssMB: number; places?: number } | { error: string }) =>
@@ -279,6 +281,7 @@ async function countryLikeSection(ndjsonPlacesPerSecond: number): Promise<void> 
   ourRuns.forEach((r, i) => row(`leadatlas import (${countryCopies} copies), run ${i + 1}`, full, r));
   halfRuns.forEach((r, i) => row(`leadatlas import (${Math.floor(countryCopies / 2)} copies), run ${i + 1}`, half, r));
   row(`osm2pgsql ${osm2pgsqlOptions.join(' ')} (${countryCopies} copies)`, full, theirs);
+  row(`leadatlas import --no-conflate (${countryCopies} copies)`, full, unconflated);
   rows.push([`the .osm.pbf reader alone (${countryCopies} copies, no writing)`, String(reading.records), reading.seconds.toFixed(1), '—', m(full.nodes / reading.seconds)]);
   printTable(rows);
   const { nodes, memberWays, blobs } = reading.gathered;
@@ -297,6 +300,9 @@ async function countryLikeSection(ndjsonPlacesPerSecond: number): Promise<void> 
   const ours = mean(ourRuns);
   const ourHalf = mean(halfRuns);
   if (!ours || !ourHalf) return;
+  if (!('error' in unconflated)) {
+    console.log(`conflation's cost on the country-like file: ${(ours.seconds / unconflated.seconds).toFixed(2)}× the import without it (mean of the runs ÷ --no-conflate)`);
+  }
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   console.log(`peak RSS, mean of the runs: ${ours.peakRssMB.toFixed(0)} MB (target < 1024: ${met(ours.peakRssMB < 1024)}); ` +
     `${Math.floor(countryCopies / 2)} copies ${ourHalf.peakRssMB.toFixed(0)} MB: ${(ours.peakRssMB / ourHalf.peakRssMB).toFixed(3)}× (target ≤ 1.10: ${met(ours.peakRssMB <= 1.1 * ourHalf.peakRssMB)})`);
@@ -395,12 +401,63 @@ try {
   await buildNdjson(ndjsonSource, ndjsonPath, ndjsonLines);
 
   const ndjson = await ndjsonSection(ndjsonPath);
+  await conflationSection(ndjsonPath);
   if (!ndjsonOnly) await restOfTheBench(ndjson);
   console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores: above 2, other processes took CPU from this run)`);
   console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`);
 } finally {
   if (keep) console.log(`kept ${work}`);
   else rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * What conflation costs the import (`src/modules/conflation`), each against the same import with
+ * `--no-conflate` (its records left due) in the same run, on SQLite:
+ * - a first import (one source: records are indexed under their blocking keys, nothing to compare with);
+ * - the same file again as a second source (`--source twin`): every record finds its twin, the worst case
+ *   of a second source (each record compared, and each one merged into a place of two sources).
+ */
+async function conflationSection(ndjsonPath: string): Promise<void> {
+  const dbPath = join(work, 'conflation.db');
+  const fresh = async () => {
+    rmSync(dbPath, { force: true });
+    const db = openDatabase(`sqlite:${dbPath}`);
+    try {
+      await prepareDatabase(db);
+    } finally {
+      await db.close();
+    }
+  };
+  const url = `sqlite:${dbPath}`;
+  const twin = ['--source', 'twin', '--dataset', 'twin'];
+  const runs: Array<[string, CliRun | { error: string }]> = [];
+  await fresh();
+  runs.push(['first import, --no-conflate', cliRun(url, ndjsonPath, ['--no-conflate'])]);
+  runs.push(['the twin source, --no-conflate', cliRun(url, ndjsonPath, [...twin, '--no-conflate'])]);
+  await fresh();
+  runs.push(['first import, conflating', cliRun(url, ndjsonPath)]);
+  runs.push(['the twin source, conflating (every record merged)', cliRun(url, ndjsonPath, twin)]);
+  const db = openDatabase(url);
+  let merged = 0;
+  let keys = 0;
+  try {
+    merged = (db.sqlite!.prepare('SELECT count(*) AS n FROM places WHERE sources IS NOT NULL').get() as { n: number }).n;
+    keys = (db.sqlite!.prepare('SELECT count(*) AS n FROM place_match_keys').get() as { n: number }).n;
+  } finally {
+    await db.close();
+    rmSync(dbPath, { force: true });
+  }
+  const rows: string[][] = [['conflation, NDJSON ' + ndjsonLines + ' lines → SQLite', 'places', 'import s', 'places/s']];
+  for (const [label, r] of runs) rows.push('error' in r ? [label, r.error, '', ''] : [label, String(r.places), r.importSeconds.toFixed(2), String(r.placesPerSecond)]);
+  console.log('');
+  printTable(rows);
+  const s = runs.map(([, r]) => ('error' in r ? undefined : r.importSeconds));
+  if (s.every((x) => x !== undefined)) {
+    console.log(
+      `conflation's cost: first import ${(s[2]! / s[0]!).toFixed(2)}× without it; a fully overlapping second source ${(s[3]! / s[1]!).toFixed(2)}× ` +
+        `(${merged} places of two sources, ${keys} blocking keys)`,
+    );
+  }
 }
 
 /** The merged .osm.pbf against osm2pgsql, the country-like file, and the larger files. */

@@ -87,7 +87,8 @@ program
     if (!Number.isInteger(n) || n < 1 || n > 100000) throw new InvalidArgumentError('a whole number from 1 to 100000');
     return n;
   })
-  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; dataset?: string; columns?: Record<string, string>; batchSize?: number }) =>
+  .option('--no-conflate', 'do not merge the records with places of other sources now (the next import that does takes them)')
+  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; dataset?: string; columns?: Record<string, string>; batchSize?: number; conflate: boolean }) =>
     withDb(async (db) => {
       // Each snapshot of a dataset would retire the places of the ones before it (change files apply in turn).
       if (opts.dataset !== undefined && files.length > 1 && !(await everyChangeFile(files))) {

@@ -28,7 +28,7 @@ const michelinGz = resolve(repoRoot, '../shared/data/places/michelin-guide-2022-
 const judged = readFileSync(join(repoRoot, 'test/fixtures/conflation/judged-pairs.csv'), 'utf8');
 
 interface Pair { michelin: string; osm: string; label: number }
-const monacoPairs: Pair[] = parseCsv(judged, { comment: '#', columns: true })
+const monacoPairs: Pair[] = (parseCsv(judged, { comment: '#', columns: true }) as Record<string, string>[])
   .filter((r: Record<string, string>) => r.a_source === 'michelin' && r.b_source === 'osm' && r.a_id!.includes('/monaco-region/'))
   .map((r: Record<string, string>) => ({ michelin: r.a_id!, osm: r.b_id!, label: Number(r.label) }));
 const matches = monacoPairs.filter((p) => p.label === 1);

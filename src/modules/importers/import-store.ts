@@ -39,6 +39,11 @@ export interface StoreOptions {
   /** A large file: the writer may tune its connection for it (a larger page cache on SQLite). */
   largeFile?: boolean;
   onProgress?: (counters: RunCounters, bytesRead: number) => void;
+  /**
+   * false: leave the run's records unconflated (they stay due, `match_state`, and the next import that
+   * conflates takes them): for a bulk load of several files, or to measure what conflation costs.
+   */
+  conflate?: boolean;
 }
 
 export interface StoredRun {
@@ -70,6 +75,7 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
     read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
   };
   const conflation: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
+  const conflating = options.conflate ?? true;
   const restoreConnection = writer.tuneForImport(options.largeFile ?? false);
   const iterator = chunks[Symbol.asyncIterator]();
   let fileSha256 = '';
@@ -108,14 +114,14 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
         }
         // Committed: the new and changed records are conflated now, so a record of a business another
         // source has is on its own in search for one transaction at most.
-        if (writer.pending === 0) addConflation(conflation, await conflate(db));
+        if (writer.pending === 0 && conflating) addConflation(conflation, await conflate(db));
       }
       onProgress?.(counters, chunk.bytesRead);
     }
     // Read alongside the import: done long before on a file that takes seconds to import.
     fileSha256 = await info.fileSha256;
     await writer.commit();
-    addConflation(conflation, await conflate(db));
+    if (conflating) addConflation(conflation, await conflate(db));
   } catch (error) {
     // As a for-await loop would: let the reader close its file.
     await iterator.return?.().catch(() => {});
@@ -127,7 +133,7 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
   }
   const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source, ...(info.changes ? { changes: info.changes } : {}) }, fileSha256, counters, new Date().toISOString());
   // A place of several sources keeps the records other sources still hold when this run retired one of its own.
-  if (retired > 0) conflation.remerged += await remergeChanged(db);
+  if (retired > 0 && conflating) conflation.remerged += await remergeChanged(db);
   return { runId, counters, retired, conflation };
 }
 

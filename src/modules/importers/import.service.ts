@@ -22,6 +22,8 @@ export interface ImportOptions extends OpenOptions {
   /** The dataset the file is a snapshot of; by default derived from the file name (`datasetOfPath`). */
   dataset?: string;
   onProgress?: (progress: ImportProgress) => void;
+  /** false: records are not conflated by this import (the next one that does takes them); `StoreOptions.conflate`. */
+  conflate?: boolean;
 }
 
 export interface ImportProgress {
@@ -123,6 +125,7 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
       {
         batchSize,
         largeFile: input.totalBytes >= LARGE_FILE_BYTES,
+        ...(options.conflate === false ? { conflate: false } : {}),
         ...(options.onProgress ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) } : {}),
       },
     );
