@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import { placeColumns } from '../places/place-record.ts';
 import type { MemberRecord } from './merge.ts';
@@ -16,6 +17,34 @@ export type StoredRecord = MemberRecord & {
 };
 
 const recordColumns = ['id', ...placeColumns, 'merged_into', 'closed_reason', 'match_state', 'sources'] as const;
+
+/**
+ * A transaction of conflation, one at a time across processes (two imports at once): each reads the records
+ * due only once it holds the lock, so a record is conflated once. SQLite: `BEGIN IMMEDIATE` takes the write
+ * lock first (a deferred transaction that read, then wrote after another process's commit, would fail);
+ * the statements run on the connection and join it. PostgreSQL: a transaction-level advisory lock.
+ */
+export const conflationTransaction = byDialect<<T>(work: (conn: Conn) => Promise<T>) => Promise<T>>({
+  sqlite: (db) => async (work) => {
+    db.sqlite.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await work(db.kysely);
+      db.sqlite.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (db.sqlite.inTransaction) db.sqlite.exec('ROLLBACK');
+      throw error;
+    }
+  },
+  postgres: (db) => (work) =>
+    db.kysely.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${CONFLATION_LOCK})`.execute(trx);
+      return work(trx);
+    }),
+});
+
+/** The advisory lock of conflation on PostgreSQL (any constant no other part of LeadAtlas uses). */
+const CONFLATION_LOCK = 0x1ea0c0f1;
 
 /** Bound parameters per statement, well under SQLite's and PostgreSQL's limits. */
 const MAX_PARAMS = 8000;
@@ -76,14 +105,37 @@ export async function insertKeys(db: Conn, rows: readonly { key: string; place_i
   }
 }
 
-/** The records indexed under any of `keys`. */
-export async function recordsUnderKeys(db: Conn, keys: readonly string[]): Promise<number[]> {
+/** The records of sources other than `source`, not retired, indexed under any of `keys`. */
+export async function candidatesUnderKeys(db: Conn, keys: readonly string[], source: string): Promise<number[]> {
   const ids = new Set<number>();
-  for (const part of slices(keys, MAX_PARAMS)) {
-    const rows = await db.selectFrom('place_match_keys').select('place_id').distinct().where('key', 'in', part).execute();
+  for (const part of slices(keys, MAX_PARAMS - 1)) {
+    const rows = await db
+      .selectFrom('place_match_keys as k')
+      .innerJoin('places as p', 'p.id', 'k.place_id')
+      .select('k.place_id')
+      .distinct()
+      .where('k.key', 'in', part)
+      .where('p.source', '<>', source)
+      .where((eb) => eb.or([eb('p.closed_reason', 'is', null), eb('p.closed_reason', '<>', 'retired')]))
+      .execute();
     for (const r of rows) ids.add(Number(r.place_id));
   }
   return [...ids];
+}
+
+/** What the matcher reads of a record, and where it stands. */
+const candidateColumns = [
+  'id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'phone_e164', 'website_domain', 'lat', 'lon', 'street',
+  'housenumber', 'address', 'merged_into', 'closed_reason', 'sources',
+] as const;
+export type Candidate = Pick<StoredRecord, (typeof candidateColumns)[number]>;
+
+export async function candidatesById(db: Conn, ids: readonly number[]): Promise<Candidate[]> {
+  const out: Candidate[] = [];
+  for (const part of slices(ids, MAX_PARAMS)) {
+    out.push(...((await db.selectFrom('places').select(candidateColumns).where('id', 'in', part).execute()) as unknown as Candidate[]));
+  }
+  return out;
 }
 
 /** How many records carry each key (a phone or domain many carry is a brand's). */
@@ -116,26 +168,31 @@ export const leadRecordPublicId = (publicId: string): string => `rec:${publicId}
  * record row's id.
  */
 export async function makePlaceOf(db: Conn, id: number, now: string): Promise<number> {
-  const row = await db.selectFrom('places').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = await db.selectFrom('places').select(['public_id', 'source_id']).where('id', '=', id).executeTakeFirstOrThrow();
   await db
     .updateTable('places')
     .set({ source_id: mergedSourceId(row.public_id), seen_run_id: null, match_state: 1 })
     .where('id', '=', id)
     .execute();
-  const { id: _id, ...record } = row;
+  // The record, copied in SQL: its values, run, dates and state as they were.
+  const copied = [...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'), 'import_run_id', 'seen_run_id', 'first_seen_at', 'updated_at'] as const;
   const inserted = await db
     .insertInto('places')
-    .values({
-      ...record,
-      public_id: leadRecordPublicId(row.public_id),
-      merged_into: id,
-      closed_reason: row.closed_reason === 'retired' ? 'retired' : 'merged',
-      closed_at: row.closed_at ?? now,
-      match_state: 1,
-      sources: null,
-      field_sources: null,
-      merge_state: null,
-    })
+    .columns([...copied, 'public_id', 'source_id', 'merged_into', 'closed_reason', 'closed_at', 'match_state'])
+    .expression((eb) =>
+      eb
+        .selectFrom('places')
+        .select([
+          ...copied,
+          eb.val(leadRecordPublicId(row.public_id)).as('public_id'),
+          eb.val(row.source_id).as('source_id'),
+          eb.val(id).as('merged_into'),
+          sql<string>`CASE WHEN closed_reason = 'retired' THEN 'retired' ELSE 'merged' END`.as('closed_reason'),
+          sql<string>`coalesce(closed_at, ${now})`.as('closed_at'),
+          eb.val(1).as('match_state'),
+        ])
+        .where('id', '=', id),
+    )
     .returning('id')
     .executeTakeFirstOrThrow();
   const recordId = Number(inserted.id);

@@ -13,9 +13,11 @@ import {
   mergedSourceId,
   pendingRecords,
   placeStates,
-  recordsById,
-  recordsUnderKeys,
+  candidatesById,
+  conflationTransaction,
+  candidatesUnderKeys,
   writePlace,
+  type Candidate,
   type Conn,
   type StoredRecord,
 } from './conflation.repository.ts';
@@ -49,7 +51,7 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
   const otherSources = new Map<string, boolean>();
   let after = 0;
   for (;;) {
-    const done = await db.kysely.transaction().execute(async (trx) => {
+    const done = await conflationTransaction(db)(async (trx) => {
       const rows = await pendingRecords(trx, after, CHUNK);
       if (rows.length === 0) return true;
       after = rows[rows.length - 1]!.id;
@@ -96,7 +98,7 @@ async function conflateChunk(trx: Conn, rows: StoredRecord[], otherSources: Map<
   summary.remerged += dirty.size;
 }
 
-function asMatchRecord(r: StoredRecord): MatchRecord {
+function asMatchRecord(r: StoredRecord | Candidate): MatchRecord {
   return { ...r, categories: JSON.parse(r.categories) as string[] };
 }
 
@@ -106,9 +108,9 @@ function asMatchRecord(r: StoredRecord): MatchRecord {
  */
 async function matchInto(trx: Conn, r: StoredRecord, now: string): Promise<number | undefined> {
   const mine = asMatchRecord(r);
-  const ids = (await recordsUnderKeys(trx, probeKeys(mine))).filter((id) => id !== r.id);
+  const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
   if (ids.length === 0) return undefined;
-  const candidates = (await recordsById(trx, ids)).filter((c) => c.source !== r.source && c.sources === null && c.closed_reason !== 'retired');
+  const candidates = (await candidatesById(trx, ids)).filter((c) => c.sources === null);
   if (candidates.length === 0) return undefined;
   const counts = await keyCounts(trx, [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== ''));
   const context: MatchContext = {
@@ -121,7 +123,7 @@ async function matchInto(trx: Conn, r: StoredRecord, now: string): Promise<numbe
     .sort((a, b) => b.d.score - a.d.score || Number(a.c.id) - Number(b.c.id));
   if (decisions.length === 0) return undefined;
   // The sources each candidate's place has already (a place keeps one record per source).
-  const placeOf = (c: StoredRecord): number => (c.merged_into === null ? Number(c.id) : Number(c.merged_into));
+  const placeOf = (c: Candidate): number => (c.merged_into === null ? Number(c.id) : Number(c.merged_into));
   const members = await membersOf(trx, [...new Set(decisions.filter((x) => x.c.merged_into !== null).map((x) => placeOf(x.c)))]);
   for (const { c } of decisions) {
     const place = placeOf(c);
@@ -180,7 +182,7 @@ export async function remergeChanged(db: Db, now = new Date().toISOString()): Pr
   const places = await placeStates(db.kysely, [...states.keys()]);
   const stale = [...states].filter(([id, members]) => places.get(id)?.merge_state !== mergeStateOf(members)).map(([id]) => id);
   for (let i = 0; i < stale.length; i += CHUNK) {
-    await db.kysely.transaction().execute(async (trx) => {
+    await conflationTransaction(db)(async (trx) => {
       for (const id of stale.slice(i, i + CHUNK)) await remerge(trx, id, now);
     });
   }

@@ -271,14 +271,19 @@ for (const dialect of dialects) describe(`GET /api/v2/map/export on the Munich O
   }
 });
 
+/** A list as one cell: its items joined; a place's records (`sources`) as `source:source_id`. */
+function listCell(v: ReadonlyArray<string | { source: string; source_id: string }>): string {
+  return v.map((x) => (typeof x === 'string' ? x : `${x.source}:${x.source_id}`)).join(listSeparator);
+}
+
 /** What the CSV holds for a JSON value: empty for null, lists joined, numbers as written, text formula-guarded. */
 function csvCell(v: Place[PlaceField]): string {
   if (v === null) return '';
-  if (Array.isArray(v)) return v.join(listSeparator);
+  if (Array.isArray(v)) return listCell(v);
   if (typeof v === 'number') return String(v);
   return guardFormula(v);
 }
 
 function xlsxCell(v: Place[PlaceField]): string | number | null {
-  return Array.isArray(v) ? v.join(listSeparator) : v;
+  return Array.isArray(v) ? listCell(v) : v;
 }

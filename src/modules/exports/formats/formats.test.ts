@@ -9,6 +9,7 @@ import { placeFields, placeRowToPlace, placeRowToTuple, type PlaceField, type Pu
 import { placeCellBatches } from './cells.ts';
 import { inBatches, placeRow } from './formats.fixtures.ts';
 import { exportFormats, exportFormatNames } from './index.ts';
+import { placesToCsv } from './csv.ts';
 import { placesToXlsx } from './xlsx.ts';
 
 const utf8 = async (stream: NodeJS.ReadableStream) => (await buffer(stream)).toString('utf8');
@@ -74,7 +75,20 @@ describe('cells of a row array', () => {
     const batches: unknown[][][] = [];
     for await (const b of placeCellBatches(inBatches([row], 1), fields)) batches.push(b);
     const cells = batches[0]?.[0];
-    assert.deepEqual(cells, fields.map((f) => { const v = place[f]; return Array.isArray(v) ? v.join(';') : v; }));
+    const listed = (v: ReadonlyArray<string | { source: string; source_id: string }>) => v.map((x) => (typeof x === 'string' ? x : `${x.source}:${x.source_id}`)).join(';');
+    assert.deepEqual(cells, fields.map((f) => { const v = place[f]; return Array.isArray(v) ? listed(v) : v; }));
+    assert.equal(cells?.[fields.indexOf('sources')], 'osm:n7', 'a place of one record: its own source and id');
+  });
+
+  test('the sources of a place of several records are every record’s, joined', async () => {
+    const sources = [{ source: 'osm', source_id: 'n7' }, { source: 'michelin', source_id: 'https://guide.michelin.com/x' }];
+    const row = placeRow(7, { source_id: 'merged:plc_test000000000007', sources: JSON.stringify(sources) });
+    const batches: unknown[][][] = [];
+    for await (const b of placeCellBatches(inBatches([row], 1), ['id', 'sources'])) batches.push(b);
+    assert.deepEqual(batches[0]?.[0], [row.public_id, 'osm:n7;michelin:https://guide.michelin.com/x']);
+    const csv = (await buffer(placesToCsv(inBatches([row], 1), ['sources']))).toString('utf8');
+    assert.equal(csv, '\uFEFFsources\r\nosm:n7;michelin:https://guide.michelin.com/x\r\n');
+    assert.deepEqual(placeRowToPlace(row).sources, sources);
   });
 });
 
