@@ -49,8 +49,11 @@ for (const database of ['sqlite', 'postgres'] as const) {
         headers: { authorization: (await createAccountWithToken(t.db, { scopes: ['search'] })).authorization },
       });
       const found = search.json<{ data: Array<Record<string, unknown>> }>().data.find((p) => p.id === ratskeller);
-      const { origin: _origin, ...shape } = place;
+      const { origin: _origin, field_sources: fieldSources, ...shape } = place;
       assert.deepEqual(shape, found);
+      // A place of one record: no field comes from another source.
+      assert.deepEqual(fieldSources, {});
+      assert.deepEqual(place.sources, [{ source: 'osm', source_id: place.origin.source_id }]);
     });
 
     test('answers 404 problem+json for an id no place has', async () => {
