@@ -112,6 +112,7 @@ export interface PlacesTable {
 }
 
 export interface PlaceMatchKeysTable {
+  id: Generated<number>;
   /** A blocking key (`conflation/blocking.ts`): `c:<cell>:<word>`, `p:<E.164>`, `d:<domain>`. */
   key: string;
   /** The record (a row of `places`) indexed under it. */

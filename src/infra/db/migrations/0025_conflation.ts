@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { serialType } from './helpers.ts';
 
 /**
  * One business, one place (issue #18; `src/modules/conflation/README.md`). Records of different sources
@@ -24,12 +25,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('places').addColumn('match_state', 'integer', (c) => c.notNull().defaultTo(0)).execute();
   await sql`CREATE INDEX places_merged_into_idx ON places (merged_into) WHERE merged_into IS NOT NULL`.execute(db);
   await sql`CREATE INDEX places_match_pending_idx ON places (id) WHERE match_state <> 1`.execute(db);
+  // A row id of its own: what `db copy` reads, resumes and checks by (a text key sorts by collation on PostgreSQL).
   await db.schema
     .createTable('place_match_keys')
+    .addColumn('id', serialType(db), (c) => c.primaryKey())
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('place_id', 'bigint', (c) => c.notNull())
-    .addPrimaryKeyConstraint('place_match_keys_pk', ['key', 'place_id'])
     .execute();
+  await db.schema.createIndex('place_match_keys_key_idx').on('place_match_keys').columns(['key', 'place_id']).unique().execute();
   await db.schema.createIndex('place_match_keys_place_idx').on('place_match_keys').column('place_id').execute();
 }
 
