@@ -45,7 +45,7 @@ export interface ConflationSummary {
   remerged: number;
 }
 
-/** Everything due for conflation, then every place whose records changed state. */
+/** Everything due for conflation (new and changed records), and the places they join or change. */
 export async function conflate(db: Db, now = new Date().toISOString()): Promise<ConflationSummary> {
   const summary: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
   const otherSources = new Map<string, boolean>();
@@ -60,7 +60,6 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
     });
     if (done) break;
   }
-  summary.remerged += await remergeChanged(db, now);
   return summary;
 }
 

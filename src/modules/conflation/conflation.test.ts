@@ -189,7 +189,15 @@ for (const { name: database } of dialects) {
       assert.deepEqual(place[0]!.sources, [{ source: 'osm', source_id: grill.osm }]);
       assert.equal(place[0]!.status, 'open');
 
-      // Changed and back: the Michelin record returns with another website, which the place now shows.
+      // Back as it was: the place has both sources again.
+      assert.equal((await runImport(t.db, loadEnricher(), michelinPath)).updated_count, 1, 'back, unchanged');
+      place = placeOf(await monaco(), 'michelin', grill.michelin);
+      assert.equal(place.length, 1);
+      assert.equal(place[0]!.id, id);
+      assert.equal(place[0]!.sources.length, 2);
+
+      // Dropped, then changed and back: the Michelin record returns with another website, which the place now shows.
+      await runImport(t.db, loadEnricher(), without);
       const edited = monacoMichelin.map((r) => (r.Url === grill.michelin ? { ...r, WebsiteUrl: 'https://grill.example.mc/' } : r));
       await runImport(t.db, loadEnricher(), writeMichelin(join(dir, 'v3'), edited));
       place = placeOf(await monaco(), 'michelin', grill.michelin);

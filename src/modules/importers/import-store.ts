@@ -133,7 +133,7 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
   }
   const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source, ...(info.changes ? { changes: info.changes } : {}) }, fileSha256, counters, new Date().toISOString());
   // A place of several sources keeps the records other sources still hold when this run retired one of its own.
-  if (retired > 0 && conflating) conflation.remerged += await remergeChanged(db);
+  if ((retired > 0 || counters.updated_count > 0) && conflating) conflation.remerged += await remergeChanged(db);
   return { runId, counters, retired, conflation };
 }
 
