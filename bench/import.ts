@@ -5,6 +5,11 @@
  *
  *   node --import tsx bench/import.ts [--ndjson-lines 500000] [--ndjson-only] [--no-postgres]
  *                                     [--country-copies 44] [--pbf-copies 10] [--no-extracts] [--keep]
+ *                                     [--conflation-only]
+ *
+ * Conflation's cost (`conflationSection`, `countryConflationSection`): each import against the same import
+ * with `--no-conflate` in the same run; `--conflation-only` runs just that, on the NDJSON and the
+ * country-like file.
  *
  * The NDJSON file (`--ndjson-lines`, resampled from the real POIs by bench/lib/ndjson.ts) is imported by
  * `leadatlas import` on both dialects side by side, each in a process of its own (the compiled CLI, as a
@@ -62,6 +67,7 @@ if (!Number.isInteger(pbfCopies) || pbfCopies < 0 || pbfCopies > 100) throw new 
 const extracts = !process.argv.includes('--no-extracts');
 const countryCopies = Number(argValue('--country-copies', '44'));
 const ndjsonOnly = process.argv.includes('--ndjson-only');
+const conflationOnly = process.argv.includes('--conflation-only');
 const withPostgres = !process.argv.includes('--no-postgres');
 if (!Number.isInteger(countryCopies) || countryCopies < 0 || countryCopies > 200) throw new Error('--country-copies must be a whole number from 0 to 200');
 
@@ -400,9 +406,14 @@ try {
   console.log(`building ${ndjsonLines} NDJSON lines from ${ndjsonSource} …`);
   await buildNdjson(ndjsonSource, ndjsonPath, ndjsonLines);
 
-  const ndjson = await ndjsonSection(ndjsonPath);
-  await conflationSection(ndjsonPath);
-  if (!ndjsonOnly) await restOfTheBench(ndjson);
+  if (conflationOnly) {
+    await conflationSection(ndjsonPath);
+    if (countryCopies > 0) await countryConflationSection();
+  } else {
+    const ndjson = await ndjsonSection(ndjsonPath);
+    await conflationSection(ndjsonPath);
+    if (!ndjsonOnly) await restOfTheBench(ndjson);
+  }
   console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores: above 2, other processes took CPU from this run)`);
   console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`);
 } finally {
@@ -457,6 +468,31 @@ async function conflationSection(ndjsonPath: string): Promise<void> {
       `conflation's cost: first import ${(s[2]! / s[0]!).toFixed(2)}× without it; a fully overlapping second source ${(s[3]! / s[1]!).toFixed(2)}× ` +
         `(${merged} places of two sources, ${keys} blocking keys)`,
     );
+  }
+}
+
+/** `--conflation-only`: the country-like file imported with and without conflation, twice each in turn. */
+async function countryConflationSection(): Promise<void> {
+  let full: CountryLikeFile;
+  try {
+    full = countryLikePbf(osmDir, resolve(import.meta.dirname, '../var/bench'), countryCopies, console.log);
+  } catch (error) {
+    console.log(`\ncountry-like file not built: ${(error as Error).message}`);
+    return;
+  }
+  const runs: Array<[string, CliRun | { error: string }]> = [];
+  for (let round = 1; round <= 2; round++) {
+    runs.push([`conflating, run ${round}`, await cliImport('country-conflating', full.path)]);
+    runs.push([`--no-conflate, run ${round}`, await cliImport('country-no-conflate', full.path, ['--no-conflate'])]);
+  }
+  const rows: string[][] = [[`country-like .osm.pbf (${countryCopies} copies, ${(full.nodes / 1e6).toFixed(2)} M nodes) → SQLite`, 'places', 'import s', 'wall s', 'peak RSS MB']];
+  for (const [label, r] of runs) rows.push('error' in r ? [label, r.error, '', '', ''] : [label, String(r.places), r.importSeconds.toFixed(1), r.seconds.toFixed(1), r.peakRssMB.toFixed(0)]);
+  console.log('');
+  printTable(rows);
+  const ok = runs.map(([, r]) => r).filter((r): r is CliRun => !('error' in r));
+  if (ok.length === runs.length) {
+    const mean = (i: number) => (ok[i]!.seconds + ok[i + 2]!.seconds) / 2;
+    console.log(`conflation's cost on the country-like file: ${(mean(0) / mean(1)).toFixed(2)}× the wall time without it (means of two runs each)`);
   }
 }
 
