@@ -26,13 +26,14 @@ const recordColumns = ['id', ...placeColumns, 'merged_into', 'closed_reason', 'm
  */
 export const conflationTransaction = byDialect<<T>(work: (conn: Conn) => Promise<T>) => Promise<T>>({
   sqlite: (db) => async (work) => {
-    db.sqlite.exec('BEGIN IMMEDIATE');
+    const h = db.sqlite;
+    h.exec('BEGIN IMMEDIATE');
     try {
       const result = await work(db.kysely);
-      db.sqlite.exec('COMMIT');
+      h.exec('COMMIT');
       return result;
     } catch (error) {
-      if (db.sqlite.inTransaction) db.sqlite.exec('ROLLBACK');
+      if (h.inTransaction) h.exec('ROLLBACK');
       throw error;
     }
   },
