@@ -127,7 +127,7 @@ export async function candidatesUnderKeys(db: Conn, keys: readonly string[], sou
 /** What the matcher reads of a record, and where it stands. */
 const candidateColumns = [
   'id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'phone_e164', 'website_domain', 'lat', 'lon', 'street',
-  'housenumber', 'address', 'merged_into', 'closed_reason', 'sources',
+  'housenumber', 'address', 'merged_into', 'closed_reason', 'sources', 'content_hash',
 ] as const;
 export type Candidate = Pick<StoredRecord, (typeof candidateColumns)[number]>;
 

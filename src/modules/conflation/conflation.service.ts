@@ -102,6 +102,42 @@ function asMatchRecord(r: StoredRecord | Candidate): MatchRecord {
 }
 
 /**
+ * Candidates as the matcher reads them, by record id and content hash: the matcher keeps a record's derived
+ * forms (folded names, address) per object, and in a dense area the same records are candidates of many
+ * records in turn. Emptied when it grows large.
+ */
+const preparedCandidates = new Map<number, { hash: string; record: MatchRecord }>();
+const MAX_PREPARED = 50_000;
+
+function candidateRecord(c: Candidate): MatchRecord {
+  const id = Number(c.id);
+  const known = preparedCandidates.get(id);
+  if (known && known.hash === c.content_hash) return known.record;
+  if (preparedCandidates.size >= MAX_PREPARED) preparedCandidates.clear();
+  const record = asMatchRecord(c);
+  preparedCandidates.set(id, { hash: c.content_hash, record });
+  return record;
+}
+
+/**
+ * Candidates compared per record: those that share its phone or website domain, and the nearest of the
+ * others up to this many. A true match lies within a few hundred metres; in a dense centre a common name
+ * word can bring hundreds of records, and comparing all of them is where the time would go.
+ */
+const MAX_NAME_CANDIDATES = 64;
+
+function nearestCandidates(r: StoredRecord, candidates: Candidate[]): Candidate[] {
+  if (candidates.length <= MAX_NAME_CANDIDATES) return candidates;
+  const contact = (c: Candidate) =>
+    (r.phone_e164 !== null && c.phone_e164 === r.phone_e164) || (r.website_domain !== null && c.website_domain === r.website_domain);
+  const kept = candidates.filter(contact);
+  const cos = Math.cos(((r.lat ?? 0) * Math.PI) / 180);
+  const d2 = (c: Candidate) => (c.lat === null || c.lon === null ? Infinity : (c.lat - r.lat!) ** 2 + ((c.lon - r.lon!) * cos) ** 2);
+  const others = candidates.filter((c) => !contact(c)).sort((a, b) => d2(a) - d2(b));
+  return [...kept, ...others.slice(0, MAX_NAME_CANDIDATES)];
+}
+
+/**
  * The place record `r` belongs to, if any: its best match among the records sharing a blocking key, whose
  * place (the record alone, or the place it is part of) has no record of `r`'s source yet. Joins it.
  */
@@ -109,7 +145,7 @@ async function matchInto(trx: Conn, r: StoredRecord, now: string): Promise<numbe
   const mine = asMatchRecord(r);
   const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
   if (ids.length === 0) return undefined;
-  const candidates = (await candidatesById(trx, ids)).filter((c) => c.sources === null);
+  const candidates = nearestCandidates(r, (await candidatesById(trx, ids)).filter((c) => c.sources === null));
   if (candidates.length === 0) return undefined;
   const counts = await keyCounts(trx, [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== ''));
   const context: MatchContext = {
@@ -117,7 +153,7 @@ async function matchInto(trx: Conn, r: StoredRecord, now: string): Promise<numbe
     placesWithDomain: (d) => counts.get(`d:${d}`) ?? 0,
   };
   const decisions = candidates
-    .map((c) => ({ c, d: matchPlaces(mine, asMatchRecord(c), context) }))
+    .map((c) => ({ c, d: matchPlaces(mine, candidateRecord(c), context) }))
     .filter((x) => x.d.match)
     .sort((a, b) => b.d.score - a.d.score || Number(a.c.id) - Number(b.c.id));
   if (decisions.length === 0) return undefined;
