@@ -34,9 +34,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('place_match_keys_key_idx').on('place_match_keys').columns(['key', 'place_id']).unique().execute();
   await db.schema.createIndex('place_match_keys_place_idx').on('place_match_keys').column('place_id').execute();
+  // A record that joins a place brings its leads along: found by place (the unique key leads with the account).
+  await db.schema.createIndex('leads_place_idx').on('leads').column('place_id').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP INDEX IF EXISTS leads_place_idx`.execute(db);
   await db.schema.dropTable('place_match_keys').execute();
   await sql`DROP INDEX IF EXISTS places_match_pending_idx`.execute(db);
   await sql`DROP INDEX IF EXISTS places_merged_into_idx`.execute(db);
