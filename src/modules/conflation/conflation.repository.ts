@@ -54,16 +54,23 @@ function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
+/** What conflation reads of a record due: what the matcher reads, and where the record stands. */
+const pendingColumns = [
+  'id', 'source', 'name', 'names', 'category', 'categories', 'phone_e164', 'website_domain', 'lat', 'lon', 'street', 'housenumber',
+  'address', 'merged_into', 'closed_reason', 'match_state', 'sources',
+] as const;
+export type PendingRecord = Pick<StoredRecord, (typeof pendingColumns)[number]>;
+
 /** Up to `limit` rows due for conflation (new or changed since), after row `afterId`, in id order. */
-export async function pendingRecords(db: Conn, afterId: number, limit: number): Promise<StoredRecord[]> {
+export async function pendingRecords(db: Conn, afterId: number, limit: number): Promise<PendingRecord[]> {
   return (await db
     .selectFrom('places')
-    .select(recordColumns)
+    .select(pendingColumns)
     .where('match_state', '<>', 1)
     .where('id', '>', afterId)
     .orderBy('id')
     .limit(limit)
-    .execute()) as unknown as StoredRecord[];
+    .execute()) as unknown as PendingRecord[];
 }
 
 export async function recordsById(db: Conn, ids: readonly number[]): Promise<StoredRecord[]> {
@@ -96,15 +103,47 @@ export async function hasOtherSource(db: Conn, source: string): Promise<boolean>
   return (await db.selectFrom('places').select('id').where('source', '>', source).limit(1).executeTakeFirst()) !== undefined;
 }
 
-export async function deleteKeys(db: Conn, placeIds: readonly number[]): Promise<void> {
-  for (const part of slices(placeIds, MAX_PARAMS)) await db.deleteFrom('place_match_keys').where('place_id', 'in', part).execute();
+/**
+ * The bulk writes of conflation, run for every record an import writes (a first import of a country writes
+ * millions of keys): the records' keys out and in, and the records marked done. SQLite: statements prepared
+ * once, run on the connection inside `conflationTransaction`'s open transaction (no statement compiled per
+ * call: building and preparing a multi-row INSERT each time cost more than the writes). PostgreSQL: one
+ * statement each, arrays through `unnest`.
+ */
+export interface MatchKeyStore {
+  replaceKeys(conn: Conn, changed: readonly number[], keys: readonly { key: string; place_id: number }[]): Promise<void>;
+  markMatched(conn: Conn, ids: readonly number[]): Promise<void>;
 }
 
-export async function insertKeys(db: Conn, rows: readonly { key: string; place_id: number }[]): Promise<void> {
-  for (const part of slices(rows, MAX_PARAMS / 2)) {
-    await db.insertInto('place_match_keys').values(part).onConflict((oc) => oc.columns(['key', 'place_id']).doNothing()).execute();
-  }
-}
+export const matchKeyStore = byDialect<MatchKeyStore>({
+  sqlite: (db) => {
+    const h = db.sqlite;
+    const remove = h.prepare('DELETE FROM place_match_keys WHERE place_id = ?');
+    const insert = h.prepare('INSERT INTO place_match_keys (key, place_id) VALUES (?, ?) ON CONFLICT (key, place_id) DO NOTHING');
+    const done = h.prepare('UPDATE places SET match_state = 1 WHERE id = ?');
+    return {
+      async replaceKeys(_conn, changed, keys) {
+        for (const id of changed) remove.run(id);
+        for (const k of keys) insert.run(k.key, k.place_id);
+      },
+      async markMatched(_conn, ids) {
+        for (const id of ids) done.run(id);
+      },
+    };
+  },
+  postgres: () => ({
+    async replaceKeys(conn, changed, keys) {
+      if (changed.length > 0) await sql`DELETE FROM place_match_keys WHERE place_id = ANY(${changed}::bigint[])`.execute(conn);
+      for (const part of slices(keys, 50_000)) {
+        await sql`INSERT INTO place_match_keys (key, place_id) SELECT * FROM unnest(${part.map((k) => k.key)}::text[], ${part.map((k) => k.place_id)}::bigint[])
+          ON CONFLICT (key, place_id) DO NOTHING`.execute(conn);
+      }
+    },
+    async markMatched(conn, ids) {
+      if (ids.length > 0) await sql`UPDATE places SET match_state = 1 WHERE id = ANY(${ids}::bigint[])`.execute(conn);
+    },
+  }),
+});
 
 /** The records of sources other than `source`, not retired, indexed under any of `keys`. */
 export async function candidatesUnderKeys(db: Conn, keys: readonly string[], source: string): Promise<number[]> {
@@ -153,9 +192,6 @@ export async function keyCounts(db: Conn, keys: readonly string[]): Promise<Map<
   return out;
 }
 
-export async function markMatched(db: Conn, ids: readonly number[]): Promise<void> {
-  for (const part of slices(ids, MAX_PARAMS)) await db.updateTable('places').set({ match_state: 1 }).where('id', 'in', part).execute();
-}
 
 /** `source_id` of a place of several sources: never a record's, so no import or change file writes or retires it. */
 export const mergedSourceId = (publicId: string): string => `merged:${publicId}`;

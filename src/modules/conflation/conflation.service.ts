@@ -2,13 +2,11 @@ import type { Db } from '../../infra/db/database.ts';
 import { blockingKeys, probeKeys } from './blocking.ts';
 import {
   allMemberStates,
-  deleteKeys,
   hasOtherSource,
-  insertKeys,
   joinPlace,
   keyCounts,
   makePlaceOf,
-  markMatched,
+  matchKeyStore,
   membersOf,
   mergedSourceId,
   pendingRecords,
@@ -19,7 +17,8 @@ import {
   writePlace,
   type Candidate,
   type Conn,
-  type StoredRecord,
+  type MatchKeyStore,
+  type PendingRecord,
 } from './conflation.repository.ts';
 import { matchPlaces, type MatchContext, type MatchRecord } from './matcher.ts';
 import { mergedColumns, mergedContentHash, mergeRecords } from './merge.ts';
@@ -49,13 +48,14 @@ export interface ConflationSummary {
 export async function conflate(db: Db, now = new Date().toISOString()): Promise<ConflationSummary> {
   const summary: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
   const otherSources = new Map<string, boolean>();
+  const keyStore = matchKeyStore(db);
   let after = 0;
   for (;;) {
     const done = await conflationTransaction(db)(async (trx) => {
       const rows = await pendingRecords(trx, after, CHUNK);
       if (rows.length === 0) return true;
       after = rows[rows.length - 1]!.id;
-      await conflateChunk(trx, rows, otherSources, now, summary);
+      await conflateChunk(keyStore, trx, rows, otherSources, now, summary);
       return false;
     });
     if (done) break;
@@ -63,15 +63,18 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
   return summary;
 }
 
-async function conflateChunk(trx: Conn, rows: StoredRecord[], otherSources: Map<string, boolean>, now: string, summary: ConflationSummary): Promise<void> {
+async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRecord[], otherSources: Map<string, boolean>, now: string, summary: ConflationSummary): Promise<void> {
   // Normalise ids (PostgreSQL's bigint arrives as text).
   for (const r of rows) {
     r.id = Number(r.id);
     if (r.merged_into !== null) r.merged_into = Number(r.merged_into);
   }
   const records = rows.filter((r) => r.sources === null);
-  await deleteKeys(trx, records.filter((r) => r.match_state === 2).map((r) => r.id));
-  await insertKeys(trx, records.flatMap((r) => blockingKeys(asMatchRecord(r)).map((key) => ({ key, place_id: r.id }))));
+  await keyStore.replaceKeys(
+    trx,
+    records.filter((r) => r.match_state === 2).map((r) => r.id),
+    records.flatMap((r) => blockingKeys(asMatchRecord(r)).map((key) => ({ key, place_id: r.id }))),
+  );
   summary.indexed += records.length;
   const dirty = new Set<number>();
   for (const r of records) {
@@ -92,12 +95,12 @@ async function conflateChunk(trx: Conn, rows: StoredRecord[], otherSources: Map<
       summary.merged++;
     }
   }
-  await markMatched(trx, rows.map((r) => r.id));
+  await keyStore.markMatched(trx, rows.map((r) => r.id));
   for (const placeId of dirty) await remerge(trx, placeId, now);
   summary.remerged += dirty.size;
 }
 
-function asMatchRecord(r: StoredRecord | Candidate): MatchRecord {
+function asMatchRecord(r: PendingRecord | Candidate): MatchRecord {
   return { ...r, categories: JSON.parse(r.categories) as string[] };
 }
 
@@ -126,7 +129,7 @@ function candidateRecord(c: Candidate): MatchRecord {
  */
 const MAX_NAME_CANDIDATES = 64;
 
-function nearestCandidates(r: StoredRecord, candidates: Candidate[]): Candidate[] {
+function nearestCandidates(r: PendingRecord, candidates: Candidate[]): Candidate[] {
   if (candidates.length <= MAX_NAME_CANDIDATES) return candidates;
   const contact = (c: Candidate) =>
     (r.phone_e164 !== null && c.phone_e164 === r.phone_e164) || (r.website_domain !== null && c.website_domain === r.website_domain);
@@ -141,7 +144,7 @@ function nearestCandidates(r: StoredRecord, candidates: Candidate[]): Candidate[
  * The place record `r` belongs to, if any: its best match among the records sharing a blocking key, whose
  * place (the record alone, or the place it is part of) has no record of `r`'s source yet. Joins it.
  */
-async function matchInto(trx: Conn, r: StoredRecord, now: string): Promise<number | undefined> {
+async function matchInto(trx: Conn, r: PendingRecord, now: string): Promise<number | undefined> {
   const mine = asMatchRecord(r);
   const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
   if (ids.length === 0) return undefined;
