@@ -32,8 +32,14 @@ import { mergedColumns, mergedContentHash, mergeRecords } from './merge.ts';
  * hundred records; an import cut off in between leaves records due, and the next import conflates them.
  */
 
-/** Records per transaction. */
-const CHUNK = 500;
+/**
+ * Records read per transaction, and how long a transaction may spend comparing them before it commits what
+ * it has done (the rest stay due for the next one). A first import only writes keys, so its transactions
+ * take the whole chunk (fewer commits); a second source compares every record, and its transactions stay
+ * short, because the transaction holds SQLite's write lock (another process's writer waits for it).
+ */
+const CHUNK = 2000;
+const MATCH_BUDGET_MS = 500;
 
 export interface ConflationSummary {
   /** Records indexed (new or changed). */
@@ -54,8 +60,7 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
     const done = await conflationTransaction(db)(async (trx) => {
       const rows = await pendingRecords(trx, after, CHUNK);
       if (rows.length === 0) return true;
-      after = rows[rows.length - 1]!.id;
-      await conflateChunk(keyStore, trx, rows, otherSources, now, summary);
+      after = await conflateChunk(keyStore, trx, rows, otherSources, now, summary);
       return false;
     });
     if (done) break;
@@ -63,7 +68,9 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
   return summary;
 }
 
-async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRecord[], otherSources: Map<string, boolean>, now: string, summary: ConflationSummary): Promise<void> {
+/** Conflates rows in order until done or out of time; returns the id of the last row it conflated. */
+async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRecord[], otherSources: Map<string, boolean>, now: string, summary: ConflationSummary): Promise<number> {
+  const started = performance.now();
   // Normalise ids (PostgreSQL's bigint arrives as text).
   for (const r of rows) {
     r.id = Number(r.id);
@@ -75,11 +82,15 @@ async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRe
     records.filter((r) => r.match_state === 2).map((r) => r.id),
     records.flatMap((r) => blockingKeys(asMatchRecord(r)).map((key) => ({ key, place_id: r.id }))),
   );
-  summary.indexed += records.length;
   const dirty = new Set<number>();
-  for (const r of records) {
-    // A record of this chunk that an earlier one joined has become a place: its record has a row of its own now.
-    if (dirty.has(r.id)) continue;
+  let done = 0;
+  for (const r of rows) {
+    if (done > 0 && performance.now() - started > MATCH_BUDGET_MS) break;
+    done++;
+    // A place of several sources (nothing to index), or a record of this chunk that an earlier one joined
+    // and that has become a place since (its record has a row of its own now).
+    if (r.sources !== null || dirty.has(r.id)) continue;
+    summary.indexed++;
     if (r.merged_into !== null) {
       // A record of a place changed: the place is merged again (it stays with its place).
       dirty.add(r.merged_into);
@@ -95,9 +106,12 @@ async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRe
       summary.merged++;
     }
   }
-  await keyStore.markMatched(trx, rows.map((r) => r.id));
+  // Rows left for lack of time keep their keys (written again, unchanged, by the next transaction).
+  const conflated = rows.slice(0, done);
+  await keyStore.markMatched(trx, conflated.map((r) => r.id));
   for (const placeId of dirty) await remerge(trx, placeId, now);
   summary.remerged += dirty.size;
+  return conflated[conflated.length - 1]!.id;
 }
 
 function asMatchRecord(r: PendingRecord | Candidate): MatchRecord {
