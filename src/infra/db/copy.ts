@@ -42,6 +42,7 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'osm_node_ways', key: ['node_id', 'way_id'] },
   // Blocking keys of conflation (migration 0025).
   { name: 'place_match_keys', key: ['id'] },
+  { name: 'place_match_due', key: ['place_id'] },
 ];
 
 /**

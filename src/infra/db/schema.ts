@@ -38,6 +38,7 @@ export interface Database {
   osm_nodes: OsmNodesTable;
   osm_node_ways: OsmNodeWaysTable;
   place_match_keys: PlaceMatchKeysTable;
+  place_match_due: PlaceMatchDueTable;
 }
 
 export interface PlacesTable {
@@ -107,8 +108,13 @@ export interface PlacesTable {
   field_sources: string | null;
   /** A place of several sources: its records' ids, hashes and states when it was last merged (what tells it to merge again). */
   merge_state: string | null;
-  /** 0: a record not yet indexed for matching, 2: changed since it was, 1: done (migration 0025). */
-  match_state: Generated<number>;
+}
+
+/** A record due for conflation (migration 0025): new, or changed since it was last conflated. */
+export interface PlaceMatchDueTable {
+  place_id: number;
+  /** 1: the record changed (its old blocking keys go first); 0: new. */
+  changed: number;
 }
 
 export interface PlaceMatchKeysTable {

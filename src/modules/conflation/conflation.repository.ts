@@ -11,12 +11,11 @@ export type Conn = Kysely<Database> | Transaction<Database>;
 export type StoredRecord = MemberRecord & {
   merged_into: number | null;
   closed_reason: string | null;
-  match_state: number;
   /** Non-null on a place of several sources (not a record). */
   sources: string | null;
 };
 
-const recordColumns = ['id', ...placeColumns, 'merged_into', 'closed_reason', 'match_state', 'sources'] as const;
+const recordColumns = ['id', ...placeColumns, 'merged_into', 'closed_reason', 'sources'] as const;
 
 /**
  * A transaction of conflation, one at a time across processes (two imports at once): each reads the records
@@ -57,18 +56,21 @@ function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
 /** What conflation reads of a record due: what the matcher reads, and where the record stands. */
 const pendingColumns = [
   'id', 'source', 'name', 'names', 'category', 'categories', 'phone_e164', 'website_domain', 'lat', 'lon', 'street', 'housenumber',
-  'address', 'merged_into', 'closed_reason', 'match_state', 'sources',
+  'address', 'merged_into', 'closed_reason', 'sources',
 ] as const;
-export type PendingRecord = Pick<StoredRecord, (typeof pendingColumns)[number]>;
+export type PendingRecord = Pick<StoredRecord, (typeof pendingColumns)[number]> & {
+  /** 1: changed since it was last conflated (its old keys go first); 0: new. */
+  changed: number;
+};
 
-/** Up to `limit` rows due for conflation (new or changed since), after row `afterId`, in id order. */
+/** Up to `limit` records due for conflation (`place_match_due`), after row `afterId`, in id order. */
 export async function pendingRecords(db: Conn, afterId: number, limit: number): Promise<PendingRecord[]> {
   return (await db
-    .selectFrom('places')
-    .select(pendingColumns)
-    .where('match_state', '<>', 1)
-    .where('id', '>', afterId)
-    .orderBy('id')
+    .selectFrom('place_match_due as d')
+    .innerJoin('places', 'places.id', 'd.place_id')
+    .select([...pendingColumns.map((c) => `places.${c}` as const), 'd.changed'])
+    .where('d.place_id', '>', afterId)
+    .orderBy('d.place_id')
     .limit(limit)
     .execute()) as unknown as PendingRecord[];
 }
@@ -105,7 +107,7 @@ export async function hasOtherSource(db: Conn, source: string): Promise<boolean>
 
 /**
  * The bulk writes of conflation, run for every record an import writes (a first import of a country writes
- * millions of keys): the records' keys out and in, and the records marked done. SQLite: statements prepared
+ * millions of keys): the records' keys out and in, and the records done taken off `place_match_due`. SQLite: statements prepared
  * once, run on the connection inside `conflationTransaction`'s open transaction (no statement compiled per
  * call: building and preparing a multi-row INSERT each time cost more than the writes). PostgreSQL: one
  * statement each, arrays through `unnest`.
@@ -120,7 +122,7 @@ export const matchKeyStore = byDialect<MatchKeyStore>({
     const h = db.sqlite;
     const remove = h.prepare('DELETE FROM place_match_keys WHERE place_id = ?');
     const insert = h.prepare('INSERT INTO place_match_keys (key, place_id) VALUES (?, ?) ON CONFLICT (key, place_id) DO NOTHING');
-    const done = h.prepare('UPDATE places SET match_state = 1 WHERE id = ?');
+    const done = h.prepare('DELETE FROM place_match_due WHERE place_id = ?');
     return {
       async replaceKeys(_conn, changed, keys) {
         for (const id of changed) remove.run(id);
@@ -140,7 +142,7 @@ export const matchKeyStore = byDialect<MatchKeyStore>({
       }
     },
     async markMatched(conn, ids) {
-      if (ids.length > 0) await sql`UPDATE places SET match_state = 1 WHERE id = ANY(${ids}::bigint[])`.execute(conn);
+      if (ids.length > 0) await sql`DELETE FROM place_match_due WHERE place_id = ANY(${ids}::bigint[])`.execute(conn);
     },
   }),
 });
@@ -208,14 +210,16 @@ export async function makePlaceOf(db: Conn, id: number, now: string): Promise<nu
   const row = await db.selectFrom('places').select(['public_id', 'source_id']).where('id', '=', id).executeTakeFirstOrThrow();
   await db
     .updateTable('places')
-    .set({ source_id: mergedSourceId(row.public_id), seen_run_id: null, match_state: 1 })
+    .set({ source_id: mergedSourceId(row.public_id), seen_run_id: null })
     .where('id', '=', id)
     .execute();
+  // The place is nothing to conflate (its record, moved below, was conflated already).
+  await db.deleteFrom('place_match_due').where('place_id', '=', id).execute();
   // The record, copied in SQL: its values, run, dates and state as they were.
   const copied = [...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'), 'import_run_id', 'seen_run_id', 'first_seen_at', 'updated_at'] as const;
   const inserted = await db
     .insertInto('places')
-    .columns([...copied, 'public_id', 'source_id', 'merged_into', 'closed_reason', 'closed_at', 'match_state'])
+    .columns([...copied, 'public_id', 'source_id', 'merged_into', 'closed_reason', 'closed_at'])
     .expression((eb) =>
       eb
         .selectFrom('places')
@@ -226,7 +230,6 @@ export async function makePlaceOf(db: Conn, id: number, now: string): Promise<nu
           eb.val(id).as('merged_into'),
           sql<string>`CASE WHEN closed_reason = 'retired' THEN 'retired' ELSE 'merged' END`.as('closed_reason'),
           sql<string>`coalesce(closed_at, ${now})`.as('closed_at'),
-          eb.val(1).as('match_state'),
         ])
         .where('id', '=', id),
     )

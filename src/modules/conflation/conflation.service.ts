@@ -25,7 +25,7 @@ import { mergedColumns, mergedContentHash, mergeRecords } from './merge.ts';
 
 /**
  * Conflation in the import (issue #18, items 2 and 4; README "In the import"). After the place writer has
- * committed, every record that is new or changed since it was last conflated (`match_state`) is indexed
+ * committed, every record that is new or changed since it was last conflated (`place_match_due`) is indexed
  * under its blocking keys and, if it stands alone and is open, compared with the records that share a
  * key: the best match (by the matcher's score) of a source the place does not have yet takes it in.
  * Places whose records changed, came back or left are merged again. Work is in transactions of a few
@@ -79,7 +79,7 @@ async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRe
   const records = rows.filter((r) => r.sources === null);
   await keyStore.replaceKeys(
     trx,
-    records.filter((r) => r.match_state === 2).map((r) => r.id),
+    records.filter((r) => r.changed === 1).map((r) => r.id),
     records.flatMap((r) => blockingKeys(asMatchRecord(r)).map((key) => ({ key, place_id: r.id }))),
   );
   const dirty = new Set<number>();

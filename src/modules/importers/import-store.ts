@@ -40,7 +40,7 @@ export interface StoreOptions {
   largeFile?: boolean;
   onProgress?: (counters: RunCounters, bytesRead: number) => void;
   /**
-   * false: leave the run's records unconflated (they stay due, `match_state`, and the next import that
+   * false: leave the run's records unconflated (they stay due, `place_match_due`, and the next import that
    * conflates takes them): for a bulk load of several files, or to measure what conflation costs.
    */
   conflate?: boolean;

@@ -170,14 +170,17 @@ class SqlitePlaceWriter implements PlaceWriter {
        VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?, ?, ?, ?)`,
     );
     // A record merged into a place of several sources keeps the public id it was given there (`merged`
-    // below); every record is due for conflation again (match_state 2, or still 0 if it never was).
+    // below).
     const update = h.prepare(
       `UPDATE places SET ${placeColumns.map((c) => (c === 'public_id' ? 'public_id = CASE WHEN merged_into IS NULL THEN ? ELSE public_id END' : `${c} = ?`)).join(', ')},
-       import_run_id = ?, updated_at = ?, seen_run_id = ?, closed_at = ?, closed_reason = ?, match_state = min(match_state, 1) * 2 WHERE id = ?`,
+       import_run_id = ?, updated_at = ?, seen_run_id = ?, closed_at = ?, closed_reason = ? WHERE id = ?`,
     );
     // An unchanged place: only the run that saw it. One that a run of its dataset had retired is back:
     // open again, or closed again if its source says so (with the date it was first found closed).
     const seen = h.prepare('UPDATE places SET seen_run_id = ? WHERE id = ?');
+    // A new record, or one whose content changed, is due for conflation (migration 0025, `conflation/`).
+    const dueNew = h.prepare('INSERT INTO place_match_due (place_id, changed) VALUES (?, 0) ON CONFLICT (place_id) DO NOTHING');
+    const dueChanged = h.prepare('INSERT INTO place_match_due (place_id, changed) VALUES (?, 1) ON CONFLICT (place_id) DO UPDATE SET changed = 1');
     // A record of a place of several sources is back in that place, not on its own (`merged`).
     const back = h.prepare(
       `UPDATE places SET seen_run_id = ?, closed_reason = CASE WHEN merged_into IS NOT NULL THEN 'merged' WHEN closed = 1 THEN 'closed' END,
@@ -258,7 +261,7 @@ class SqlitePlaceWriter implements PlaceWriter {
         // source looks first: a re-import would fail most of its inserts.
         if (isFresh(v[o + sourceAt])) {
           try {
-            insert.run(...fillInsert(v, o, open.runId, now));
+            dueNew.run(insert.run(...fillInsert(v, o, open.runId, now)).lastInsertRowid);
             open.unindexed++;
             result.imported++;
             continue;
@@ -272,11 +275,12 @@ class SqlitePlaceWriter implements PlaceWriter {
           found = existing.get(v[o + sourceAt], v[o + sourceIdAt]);
         }
         if (!found) {
-          insert.run(...fillInsert(v, o, open.runId, now));
+          dueNew.run(insert.run(...fillInsert(v, o, open.runId, now)).lastInsertRowid);
           open.unindexed++;
           result.imported++;
         } else if (found[1] !== v[o + hashAt]) {
           update.run(...fillUpdate(v, o, open.runId, now, found));
+          dueChanged.run(found[0]);
           // A row this transaction inserted and has not indexed yet (the same place twice in a batch) is
           // indexed as a new one; any other is indexed again.
           if (found[0] <= open.indexed) open.changed.push(found[0]);
@@ -442,6 +446,7 @@ const copyStaging = `COPY ${staging} (ord, ${placeColumns.join(', ')}) FROM STDI
  *   and `closed_at` kept if it was closed by its source already (else now), or null if it is open again;
  * - an unchanged place only gets the run as its `seen_run_id`; one that a run had retired is open again
  *   (or closed again, as its source says, with the date it kept).
+ * A new place and a changed one are due for conflation (`place_match_due`, migration 0025).
  * What each row was is read back in RETURNING: `xmax = 0` on a row the statement inserted, and for the
  * others the row as it was before the statement (a sub-select sees the statement's snapshot, which does not
  * include the statement's own writes): 0 inserted, 1 changed, 2 retired and back, 3 unchanged.
@@ -467,17 +472,18 @@ const upsert = (() => {
     `closed_reason = CASE WHEN ${member} AND (${changed} OR ${retired}) THEN 'merged'
        WHEN ${changed} THEN CASE WHEN excluded.closed = 1 THEN 'closed' END
        WHEN ${retired} THEN CASE WHEN places.closed = 1 THEN 'closed' END ELSE places.closed_reason END`,
-    // Due for conflation again once changed (2), or still new (0).
-    `match_state = CASE WHEN ${changed} THEN LEAST(places.match_state, 1) * 2 ELSE places.match_state END`,
   ];
   return `WITH written AS (
     INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason)
     SELECT ${placeColumns.join(', ')}, $1, $2, $2, $1, CASE WHEN closed = 1 THEN $2 END, CASE WHEN closed = 1 THEN 'closed' END
     FROM ${staging} ORDER BY ord
     ON CONFLICT (source, source_id) DO UPDATE SET ${set.join(',\n      ')}
-    RETURNING CASE WHEN places.xmax = 0 THEN 0 ELSE (
+    RETURNING places.id, CASE WHEN places.xmax = 0 THEN 0 ELSE (
       SELECT CASE WHEN o.content_hash <> places.content_hash THEN 1 WHEN o.closed_reason = 'retired' THEN 2 ELSE 3 END
       FROM places o WHERE o.id = places.id) END AS outcome
+  ), due AS (
+    INSERT INTO place_match_due (place_id, changed) SELECT id, outcome FROM written WHERE outcome IN (0, 1)
+    ON CONFLICT (place_id) DO UPDATE SET changed = greatest(place_match_due.changed, excluded.changed)
   )
   SELECT count(*) FILTER (WHERE outcome = 0)::int AS imported, count(*) FILTER (WHERE outcome IN (1, 2))::int AS updated,
          count(*) FILTER (WHERE outcome = 3)::int AS unchanged

@@ -12,8 +12,11 @@ import { serialType } from './helpers.ts';
  * - Each record stays a row of its own, written by imports as before, with `merged_into` naming its place
  *   and `closed_reason = 'merged'` (so every read that leaves closed places out leaves it out) while its
  *   source holds it, `retired` once its dataset drops it.
- * - `match_state`: 0 a record not yet indexed for matching (new), 2 changed since, 1 done. The import
- *   conflates the records that are not done; the partial index finds them.
+ * - `place_match_due`: the records due for conflation, written by the place writers with the row: a new
+ *   record (`changed` 0) or one whose content changed (`changed` 1: its old keys go first). Conflation
+ *   deletes the entry when it is done. A table of its own rather than a state column of `places`, so that
+ *   marking a record done does not rewrite its row (on PostgreSQL a new row version in every index of
+ *   `places`, the trigram indexes included). Every place already in the catalog is due once.
  * - `place_match_keys`: the blocking keys of every record (`blocking.ts`), so an import compares a new
  *   record with the few places that share a key instead of the catalog.
  */
@@ -22,9 +25,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('places').addColumn('sources', 'text').execute();
   await db.schema.alterTable('places').addColumn('field_sources', 'text').execute();
   await db.schema.alterTable('places').addColumn('merge_state', 'text').execute();
-  await db.schema.alterTable('places').addColumn('match_state', 'integer', (c) => c.notNull().defaultTo(0)).execute();
   await sql`CREATE INDEX places_merged_into_idx ON places (merged_into) WHERE merged_into IS NOT NULL`.execute(db);
-  await sql`CREATE INDEX places_match_pending_idx ON places (id) WHERE match_state <> 1`.execute(db);
+  await db.schema
+    .createTable('place_match_due')
+    .addColumn('place_id', 'bigint', (c) => c.primaryKey())
+    .addColumn('changed', 'integer', (c) => c.notNull())
+    .execute();
+  await sql`INSERT INTO place_match_due (place_id, changed) SELECT id, 0 FROM places`.execute(db);
   // A row id of its own: what `db copy` reads, resumes and checks by (a text key sorts by collation on PostgreSQL).
   await db.schema
     .createTable('place_match_keys')
@@ -41,9 +48,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP INDEX IF EXISTS leads_place_idx`.execute(db);
   await db.schema.dropTable('place_match_keys').execute();
-  await sql`DROP INDEX IF EXISTS places_match_pending_idx`.execute(db);
+  await db.schema.dropTable('place_match_due').execute();
   await sql`DROP INDEX IF EXISTS places_merged_into_idx`.execute(db);
-  for (const column of ['match_state', 'merge_state', 'field_sources', 'sources', 'merged_into']) {
+  for (const column of ['merge_state', 'field_sources', 'sources', 'merged_into']) {
     await db.schema.alterTable('places').dropColumn(column).execute();
   }
 }

@@ -43,7 +43,6 @@ export function placeRow(id: number, overrides: Partial<PlaceRow> = {}): PlaceRo
     sources: null,
     field_sources: null,
     merge_state: null,
-    match_state: 1,
     first_seen_at: '2026-11-21T00:00:00.000Z',
     updated_at: '2026-11-21T00:00:00.000Z',
     ...overrides,
