@@ -141,6 +141,16 @@ type CliRun = {
   placesPerSecond: number;
 };
 
+/** Migrates the database at `url` and gives it its reference data (outside a timed import). */
+async function migrated(url: string): Promise<void> {
+  const db = openDatabase(url);
+  try {
+    await prepareDatabase(db);
+  } finally {
+    await db.close();
+  }
+}
+
 /** `leadatlas import FILE` in a process of its own, into `url` (migrated already); its figures and its summary line's. */
 function cliRun(url: string, file: string, args: string[] = []): CliRun | { error: string } {
   const run = timed(process.execPath, [join(load.dir, 'cli/main.js'), 'import', ...args, file], {
@@ -163,12 +173,7 @@ function cliRun(url: string, file: string, args: string[] = []): CliRun | { erro
  */
 async function cliImport(label: string, file: string, args: string[] = []): Promise<CliRun | { error: string }> {
   const dbPath = join(work, `${label}.db`);
-  const db = openDatabase(`sqlite:${dbPath}`);
-  try {
-    await prepareDatabase(db);
-  } finally {
-    await db.close();
-  }
+  await migrated(`sqlite:${dbPath}`);
   const run = cliRun(`sqlite:${dbPath}`, file, args);
   if ('error' in run) return run;
   const counted = openDatabase(`sqlite:${dbPath}`);
@@ -205,12 +210,7 @@ async function postgresImport(file: string): Promise<{ ours: CliRun | { error: s
     return { ours: { error: message }, copy: { error: message } };
   }
   try {
-    const db = openDatabase(url);
-    try {
-      await prepareDatabase(db);
-    } finally {
-      await db.close();
-    }
+    await migrated(url);
     const ours = cliRun(url, file);
     if ('error' in ours) return { ours, copy: { error: 'no rows to copy' } };
     const client = new pg.Client({ connectionString: url });
@@ -432,12 +432,7 @@ async function conflationSection(ndjsonPath: string): Promise<void> {
   const dbPath = join(work, 'conflation.db');
   const fresh = async () => {
     rmSync(dbPath, { force: true });
-    const db = openDatabase(`sqlite:${dbPath}`);
-    try {
-      await prepareDatabase(db);
-    } finally {
-      await db.close();
-    }
+    await migrated(`sqlite:${dbPath}`);
   };
   const url = `sqlite:${dbPath}`;
   const twin = ['--source', 'twin', '--dataset', 'twin'];

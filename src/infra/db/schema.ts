@@ -97,8 +97,7 @@ export interface PlacesTable {
   updated_at: string;
   /** When the place left search and export (closed by its source, or retired from its dataset); null while open. */
   closed_at: string | null;
-  /** `closed` (the source says so) or `retired` (gone from its dataset's latest snapshot); null while open. */
-  /** `closed`, `retired`, or `merged`: a record that is part of a place of several sources (`merged_into`); null while open. */
+  /** `closed` (the source says so), `retired` (gone from its dataset's latest snapshot), or `merged`: a record that is part of a place of several sources (`merged_into`); null while open. */
   closed_reason: 'closed' | 'retired' | 'merged' | null;
   /** A record of a place of several sources: that place's id (migration 0025); null otherwise. */
   merged_into: number | null;

@@ -75,14 +75,6 @@ export async function pendingRecords(db: Conn, afterId: number, limit: number): 
     .execute()) as unknown as PendingRecord[];
 }
 
-export async function recordsById(db: Conn, ids: readonly number[]): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = [];
-  for (const part of slices(ids, MAX_PARAMS)) {
-    out.push(...((await db.selectFrom('places').select(recordColumns).where('id', 'in', part).execute()) as unknown as StoredRecord[]));
-  }
-  return out;
-}
-
 /** The records of places of several sources, by place. */
 export async function membersOf(db: Conn, placeIds: readonly number[]): Promise<Map<number, StoredRecord[]>> {
   const out = new Map<number, StoredRecord[]>();
@@ -107,10 +99,10 @@ export async function hasOtherSource(db: Conn, source: string): Promise<boolean>
 
 /**
  * The bulk writes of conflation, run for every record an import writes (a first import of a country writes
- * millions of keys): the records' keys out and in, and the records done taken off `place_match_due`. SQLite: statements prepared
- * once, run on the connection inside `conflationTransaction`'s open transaction (no statement compiled per
- * call: building and preparing a multi-row INSERT each time cost more than the writes). PostgreSQL: one
- * statement each, arrays through `unnest`.
+ * millions of keys): the records' keys out and in, and the records done taken off `place_match_due`.
+ * SQLite: statements prepared once, run on the connection inside `conflationTransaction`'s open transaction
+ * (no statement compiled per call: building and preparing a multi-row INSERT each time cost more than the
+ * writes). PostgreSQL: one statement each, arrays through `unnest`.
  */
 export interface MatchKeyStore {
   replaceKeys(conn: Conn, changed: readonly number[], keys: readonly { key: string; place_id: number }[]): Promise<void>;
@@ -160,7 +152,7 @@ export async function candidatesUnderKeys(db: Conn, keys: readonly string[], sou
       .where('p.source', '<>', source)
       .where((eb) => eb.or([eb('p.closed_reason', 'is', null), eb('p.closed_reason', '<>', 'retired')]))
       .execute();
-    for (const r of rows) ids.add(Number(r.place_id));
+    for (const r of rows) ids.add(r.place_id);
   }
   return [...ids];
 }
@@ -194,7 +186,6 @@ export async function keyCounts(db: Conn, keys: readonly string[]): Promise<Map<
   return out;
 }
 
-
 /** `source_id` of a place of several sources: never a record's, so no import or change file writes or retires it. */
 export const mergedSourceId = (publicId: string): string => `merged:${publicId}`;
 /** Public id of the record a place of several sources was made from, once the place has taken its own. */
@@ -203,10 +194,9 @@ export const leadRecordPublicId = (publicId: string): string => `rec:${publicId}
 /**
  * Makes record `id` the first record of a place of several sources, keeping the row (its id, public id,
  * first-seen date and the leads that point at it) for the place: the record's values move to a new row
- * (`merged_into` the place, its blocking keys with it), and the row becomes the place. Returns the new
- * record row's id.
+ * (`merged_into` the place, its blocking keys with it), and the row becomes the place.
  */
-export async function makePlaceOf(db: Conn, id: number, now: string): Promise<number> {
+export async function makePlaceOf(db: Conn, id: number, now: string): Promise<void> {
   const row = await db.selectFrom('places').select(['public_id', 'source_id']).where('id', '=', id).executeTakeFirstOrThrow();
   await db
     .updateTable('places')
@@ -235,9 +225,7 @@ export async function makePlaceOf(db: Conn, id: number, now: string): Promise<nu
     )
     .returning('id')
     .executeTakeFirstOrThrow();
-  const recordId = Number(inserted.id);
-  await db.updateTable('place_match_keys').set({ place_id: recordId }).where('place_id', '=', id).execute();
-  return recordId;
+  await db.updateTable('place_match_keys').set({ place_id: inserted.id }).where('place_id', '=', id).execute();
 }
 
 /** Record `id` joins place `placeId`: out of search as itself, its leads moved to the place. */
@@ -295,7 +283,7 @@ export async function placeStates(db: Conn, ids: readonly number[]): Promise<Map
       .select(['id', 'public_id', 'content_hash', 'merge_state', 'closed_reason', 'closed_at'])
       .where('id', 'in', part)
       .execute();
-    for (const r of rows) out.set(Number(r.id), { ...r, id: Number(r.id) });
+    for (const r of rows) out.set(r.id, r);
   }
   return out;
 }
@@ -304,7 +292,7 @@ export async function writePlace(db: Conn, id: number, set: Record<string, unkno
   await db.updateTable('places').set(set).where('id', '=', id).execute();
 }
 
-/** Every record of a place of several sources, as `[record id, place id, content hash, closed reason]`, by place. */
+/** The id, content hash and closed reason of every record of a place of several sources, by place. */
 export async function allMemberStates(db: Conn): Promise<Map<number, { id: number; hash: string; reason: string | null }[]>> {
   const rows = await db
     .selectFrom('places')
@@ -315,16 +303,9 @@ export async function allMemberStates(db: Conn): Promise<Map<number, { id: numbe
     .execute();
   const out = new Map<number, { id: number; hash: string; reason: string | null }[]>();
   for (const r of rows) {
-    const place = Number(r.merged_into);
-    const list = out.get(place) ?? [];
-    list.push({ id: Number(r.id), hash: r.content_hash, reason: r.closed_reason });
-    out.set(place, list);
+    const list = out.get(r.merged_into!) ?? [];
+    list.push({ id: r.id, hash: r.content_hash, reason: r.closed_reason });
+    out.set(r.merged_into!, list);
   }
   return out;
-}
-
-/** The place a record was merged into, for a look-up by the record's own public id. */
-export async function placeIdOfRecord(db: Conn, publicId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('places').select('merged_into').where('public_id', '=', publicId).where('merged_into', 'is not', null).executeTakeFirst();
-  return row?.merged_into == null ? undefined : Number(row.merged_into);
 }

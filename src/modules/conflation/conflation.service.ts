@@ -2,6 +2,9 @@ import type { Db } from '../../infra/db/database.ts';
 import { blockingKeys, probeKeys } from './blocking.ts';
 import {
   allMemberStates,
+  candidatesById,
+  candidatesUnderKeys,
+  conflationTransaction,
   hasOtherSource,
   joinPlace,
   keyCounts,
@@ -11,9 +14,6 @@ import {
   mergedSourceId,
   pendingRecords,
   placeStates,
-  candidatesById,
-  conflationTransaction,
-  candidatesUnderKeys,
   writePlace,
   type Candidate,
   type Conn,
@@ -28,8 +28,8 @@ import { mergedColumns, mergedContentHash, mergeRecords } from './merge.ts';
  * committed, every record that is new or changed since it was last conflated (`place_match_due`) is indexed
  * under its blocking keys and, if it stands alone and is open, compared with the records that share a
  * key: the best match (by the matcher's score) of a source the place does not have yet takes it in.
- * Places whose records changed, came back or left are merged again. Work is in transactions of a few
- * hundred records; an import cut off in between leaves records due, and the next import conflates them.
+ * Places whose records changed, came back or left are merged again. An import cut off in between leaves
+ * records due, and the next import conflates them.
  */
 
 /**
@@ -71,11 +71,6 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
 /** Conflates rows in order until done or out of time; returns the id of the last row it conflated. */
 async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRecord[], otherSources: Map<string, boolean>, now: string, summary: ConflationSummary): Promise<number> {
   const started = performance.now();
-  // Normalise ids (PostgreSQL's bigint arrives as text).
-  for (const r of rows) {
-    r.id = Number(r.id);
-    if (r.merged_into !== null) r.merged_into = Number(r.merged_into);
-  }
   const records = rows.filter((r) => r.sources === null);
   await keyStore.replaceKeys(
     trx,
@@ -127,12 +122,11 @@ const preparedCandidates = new Map<number, { hash: string; record: MatchRecord }
 const MAX_PREPARED = 50_000;
 
 function candidateRecord(c: Candidate): MatchRecord {
-  const id = Number(c.id);
-  const known = preparedCandidates.get(id);
+  const known = preparedCandidates.get(c.id);
   if (known && known.hash === c.content_hash) return known.record;
   if (preparedCandidates.size >= MAX_PREPARED) preparedCandidates.clear();
   const record = asMatchRecord(c);
-  preparedCandidates.set(id, { hash: c.content_hash, record });
+  preparedCandidates.set(c.id, { hash: c.content_hash, record });
   return record;
 }
 
@@ -172,10 +166,10 @@ async function matchInto(trx: Conn, r: PendingRecord, now: string): Promise<numb
   const decisions = candidates
     .map((c) => ({ c, d: matchPlaces(mine, candidateRecord(c), context) }))
     .filter((x) => x.d.match)
-    .sort((a, b) => b.d.score - a.d.score || Number(a.c.id) - Number(b.c.id));
+    .sort((a, b) => b.d.score - a.d.score || a.c.id - b.c.id);
   if (decisions.length === 0) return undefined;
   // The sources each candidate's place has already (a place keeps one record per source).
-  const placeOf = (c: Candidate): number => (c.merged_into === null ? Number(c.id) : Number(c.merged_into));
+  const placeOf = (c: Candidate): number => c.merged_into ?? c.id;
   const members = await membersOf(trx, [...new Set(decisions.filter((x) => x.c.merged_into !== null).map((x) => placeOf(x.c)))]);
   for (const { c } of decisions) {
     const place = placeOf(c);
@@ -199,7 +193,7 @@ const mergeStateOf = (members: readonly { id: number; hash: string; reason: stri
  * field sources; closed when every record says closed; retired (keeping its last values) when none is left.
  */
 async function remerge(trx: Conn, placeId: number, now: string): Promise<void> {
-  const members = ((await membersOf(trx, [placeId])).get(placeId) ?? []).map((m) => ({ ...m, id: Number(m.id) }));
+  const members = (await membersOf(trx, [placeId])).get(placeId) ?? [];
   const place = (await placeStates(trx, [placeId])).get(placeId);
   if (!place || members.length === 0) return;
   const state = mergeStateOf(members.map((m) => ({ id: m.id, hash: m.content_hash, reason: m.closed_reason })));

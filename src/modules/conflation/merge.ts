@@ -61,8 +61,8 @@ export function byTrust(records: readonly MemberRecord[]): MemberRecord[] {
 
 function pick(records: readonly MemberRecord[], group: Group): MemberRecord | undefined {
   const { has, prefer } = fieldPreferences[group];
+  // An enriched record with a street has a one-line address (`enrichPlace` assembles it from the parts).
   const withValue = records.filter((r) => r[has] !== null && r[has] !== '');
-  if (group === 'address' && withValue.length === 0) return records.find((r) => r.street !== null);
   if (withValue.length === 0) return undefined;
   if (prefer === 'most_reviews') return [...withValue].sort((a, b) => (b.review_count ?? 0) - (a.review_count ?? 0))[0];
   if (prefer === 'osm') return withValue.find((r) => r.source === 'osm') ?? withValue[0];

@@ -132,7 +132,8 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
     restoreConnection();
   }
   const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source, ...(info.changes ? { changes: info.changes } : {}) }, fileSha256, counters, new Date().toISOString());
-  // A place of several sources keeps the records other sources still hold when this run retired one of its own.
+  // A place of several sources keeps the records other sources still hold when this run retired one of its
+  // own, and takes back a record that returned unchanged (counted as updated).
   if ((retired > 0 || counters.updated_count > 0) && conflating) conflation.remerged += await remergeChanged(db);
   return { runId, counters, retired, conflation };
 }

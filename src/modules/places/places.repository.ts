@@ -771,7 +771,6 @@ export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria
   return ids.map((id) => byId.get(id)).filter((r): r is PublicPlaceRow & { distance_m: number | null } => r !== undefined);
 }
 
-/** One place by its public id, with the columns of its origin (undefined when no place has that id). */
 /** A place with what its details page shows: where its record comes from and, for a place of several sources, which gave each field. */
 export type PlaceDetailsRow = PublicPlaceRow & {
   id: number;
@@ -794,7 +793,7 @@ export async function findPlaceRow(db: Db, by: { publicId: string } | { id: numb
     .select(['places.first_seen_at', 'places.merged_into', 'places.field_sources', 'import_runs.path as import_path', 'import_runs.finished_at as import_finished_at'])
     .where((eb) => ('publicId' in by ? eb('places.public_id', '=', by.publicId) : eb('places.id', '=', by.id)))
     .executeTakeFirst();
-  return row && { ...row, id: Number(row.id), merged_into: row.merged_into === null ? null : Number(row.merged_into) };
+  return row;
 }
 
 /** The record of a place of several sources that leads it (of the place's `source`, still held by it first), for its origin. */
@@ -807,5 +806,5 @@ export async function leadRecordOf(db: Db, placeId: number, source: string): Pro
     .orderBy(sql`CASE WHEN closed_reason = 'retired' THEN 1 ELSE 0 END`)
     .orderBy('id')
     .executeTakeFirst();
-  return lead ? findPlaceRow(db, { id: Number(lead.id) }) : undefined;
+  return lead ? findPlaceRow(db, { id: lead.id }) : undefined;
 }

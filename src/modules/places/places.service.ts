@@ -17,7 +17,7 @@ export function sourceUrl(source: string, sourceId: string): string | null {
  * that has become part of a place of several sources answers that place (whose own id is the one to keep).
  */
 export async function getPlaceDetails(db: Db, publicId: string): Promise<PlaceDetails> {
-  let row = await findPlaceByPublicId(db, publicId);
+  let row = await findPlaceRow(db, { publicId });
   if (row?.merged_into != null) row = await findPlaceRow(db, { id: row.merged_into });
   if (!row) throw new AppError('not_found', `place ${publicId} does not exist`);
   // A place of several sources: its origin is its leading record's.
@@ -36,5 +36,3 @@ export async function getPlaceDetails(db: Db, publicId: string): Promise<PlaceDe
     field_sources: row.field_sources === null ? {} : (JSON.parse(row.field_sources) as Record<string, string>),
   };
 }
-
-const findPlaceByPublicId = (db: Db, publicId: string) => findPlaceRow(db, { publicId });

@@ -86,6 +86,13 @@ const sourceAt = placeColumns.indexOf('source');
 const sourceIdAt = placeColumns.indexOf('source_id');
 const hashAt = placeColumns.indexOf('content_hash');
 const closedAt = placeColumns.indexOf('closed');
+const publicIdAt = placeColumns.indexOf('public_id');
+
+/**
+ * The columns an update of a stored place writes: all but the public id, which follows from the key
+ * (`publicPlaceId`) and which a record that is part of a place of several sources has given to its place.
+ */
+const updatedColumns = placeColumns.filter((c) => c !== 'public_id');
 
 /** What the writer reads of a stored place: id, content hash, closed reason, closed at, the place it is merged into. */
 type Existing = [number, string, string | null, string | null, number | null];
@@ -169,11 +176,11 @@ class SqlitePlaceWriter implements PlaceWriter {
       `INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason)
        VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?, ?, ?, ?)`,
     );
-    // A record merged into a place of several sources keeps the public id it was given there (`merged`
-    // below).
+    // Every column but the public id, which follows from the key (and which a record that is part of a place
+    // of several sources has given to its place).
     const update = h.prepare(
-      `UPDATE places SET ${placeColumns.map((c) => (c === 'public_id' ? 'public_id = CASE WHEN merged_into IS NULL THEN ? ELSE public_id END' : `${c} = ?`)).join(', ')},
-       import_run_id = ?, updated_at = ?, seen_run_id = ?, closed_at = ?, closed_reason = ? WHERE id = ?`,
+      `UPDATE places SET ${updatedColumns.map((c) => `${c} = ?`).join(', ')}, import_run_id = ?, updated_at = ?, seen_run_id = ?,
+       closed_at = ?, closed_reason = ? WHERE id = ?`,
     );
     // An unchanged place: only the run that saw it. One that a run of its dataset had retired is back:
     // open again, or closed again if its source says so (with the date it was first found closed).
@@ -217,7 +224,7 @@ class SqlitePlaceWriter implements PlaceWriter {
      * would be garbage to collect.
      */
     const insertParams: unknown[] = new Array(placeRowWidth + 6);
-    const updateParams: unknown[] = new Array(placeRowWidth + 6);
+    const updateParams: unknown[] = new Array(updatedColumns.length + 6);
     const fillInsert = (v: PlaceRows['values'], o: number, runId: number, now: string): unknown[] => {
       const params = insertParams;
       for (let j = 0; j < placeRowWidth; j++) params[j] = v[o + j];
@@ -232,21 +239,22 @@ class SqlitePlaceWriter implements PlaceWriter {
     };
     const fillUpdate = (v: PlaceRows['values'], o: number, runId: number, now: string, found: Existing): unknown[] => {
       const params = updateParams;
-      for (let j = 0; j < placeRowWidth; j++) params[j] = v[o + j];
+      for (let j = 0, k = 0; j < placeRowWidth; j++) if (j !== publicIdAt) params[k++] = v[o + j];
       const closed = v[o + closedAt] === 1;
-      params[placeRowWidth] = runId;
-      params[placeRowWidth + 1] = now;
-      params[placeRowWidth + 2] = runId;
+      const n = updatedColumns.length;
+      params[n] = runId;
+      params[n + 1] = now;
+      params[n + 2] = runId;
       if (found[4] !== null) {
         // A record of a place of several sources stays out of search as itself: its place shows it.
-        params[placeRowWidth + 3] = found[3] ?? now;
-        params[placeRowWidth + 4] = 'merged';
+        params[n + 3] = found[3] ?? now;
+        params[n + 4] = 'merged';
       } else {
         // Closed by its source: since it was first found closed (the date survives other changes and a retirement).
-        params[placeRowWidth + 3] = closed ? (found[2] === 'closed' ? found[3] : now) : null;
-        params[placeRowWidth + 4] = closed ? 'closed' : null;
+        params[n + 3] = closed ? (found[2] === 'closed' ? found[3] : now) : null;
+        params[n + 4] = closed ? 'closed' : null;
       }
-      params[placeRowWidth + 5] = found[0];
+      params[n + 5] = found[0];
       return params;
     };
 
@@ -422,8 +430,8 @@ class SqlitePlaceWriter implements PlaceWriter {
   }
 }
 
-/** Columns the upsert writes from a batch: all but the key, which a conflicting row has already. */
-const upsertColumns = placeColumns.filter((c) => c !== 'source' && c !== 'source_id');
+/** Columns the upsert writes from a batch: those of an update but the key, which a conflicting row has already. */
+const upsertColumns = updatedColumns.filter((c) => c !== 'source' && c !== 'source_id');
 
 /**
  * The staging table of a PostgreSQL connection: a batch's rows, each with its position (`ord`), in the
@@ -454,15 +462,11 @@ const copyStaging = `COPY ${staging} (ord, ${placeColumns.join(', ')}) FROM STDI
 const upsert = (() => {
   const changed = 'places.content_hash <> excluded.content_hash';
   const retired = "places.closed_reason = 'retired'";
-  // A record merged into a place of several sources keeps the public id it was given there and stays
-  // out of search as itself, changed or back from retirement (`closed_reason = 'merged'`).
+  // A record that is part of a place of several sources stays out of search as itself, changed or back
+  // from retirement (`closed_reason = 'merged'`).
   const member = 'places.merged_into IS NOT NULL';
   const set = [
-    ...upsertColumns.map((c) =>
-      c === 'public_id'
-        ? `public_id = CASE WHEN ${changed} AND NOT ${member} THEN excluded.public_id ELSE places.public_id END`
-        : `${c} = CASE WHEN ${changed} THEN excluded.${c} ELSE places.${c} END`,
-    ),
+    ...upsertColumns.map((c) => `${c} = CASE WHEN ${changed} THEN excluded.${c} ELSE places.${c} END`),
     `import_run_id = CASE WHEN ${changed} THEN $1 ELSE places.import_run_id END`,
     `updated_at = CASE WHEN ${changed} THEN $2 ELSE places.updated_at END`,
     'seen_run_id = $1',
