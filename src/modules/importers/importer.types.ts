@@ -38,8 +38,24 @@ export interface PlaceInput {
   /** Opening hours kept as the source wrote them (OSM syntax where it is OSM). */
   openingHours?: string | null;
   attributes?: Record<string, unknown>;
+  /**
+   * Every contact the source gives, in the source's order, beyond the first of each that `phone`, `website`
+   * and `email` carry (those are repeated here first): Overture's `phones`/`websites`/`emails`/`socials`,
+   * Foursquare's `tel`/`website`/`email`/`facebook_id`/`instagram`/`twitter`, OSM's `contact:*` tags. Socials
+   * are profile URLs or `network:handle` (`facebook:12345`, `instagram:cafe_x`). The enrichment module
+   * (`modules/enrichment/`) normalises and stores them as the place's source contacts.
+   */
+  contacts?: SourceContacts;
   /** The source says the business is closed (Yelp `is_open: 0`, Overture `operating_status` other than open, OSM `disused=yes`…). */
   closed?: boolean;
+}
+
+/** A source's own contact lists (see `PlaceInput.contacts`). */
+export interface SourceContacts {
+  emails?: string[];
+  phones?: string[];
+  websites?: string[];
+  socials?: string[];
 }
 
 export type ReadResult = { ok: true; place: PlaceInput } | { ok: false; reason: string };
