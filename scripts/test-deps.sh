@@ -4,6 +4,7 @@
 #
 #   osmium    (Debian osmium-tool)  the OpenStreetMap import tests count objects with it
 #   chromium  (Debian chromium)     the dashboard's browser test drives it through playwright-core
+#   sqlite3   (Debian sqlite3)      the SQLite shell opens an imported database (an ordinary file, migration 0027)
 #   PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379, started if this machine has them stopped
 #
 # Without root (or apt-get) it installs nothing; a test that needs a missing tool then fails with one
@@ -13,6 +14,7 @@ set -u
 missing=""
 command -v osmium >/dev/null 2>&1 || missing="$missing osmium-tool"
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
+command -v sqlite3 >/dev/null 2>&1 || missing="$missing sqlite3"
 
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -12,7 +12,9 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path';
 import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import { openDatabase, type Db } from '../../src/infra/db/database.ts';
+import { searchDocument } from '../../src/infra/text.ts';
 import { publicPlaceId } from '../../src/modules/places/place-record.ts';
+import { cityFold } from '../../src/modules/places/place-text.ts';
 import type { PlaceRow } from '../../src/modules/places/places.schema.ts';
 import { mulberry32 } from './random.ts';
 
@@ -100,7 +102,7 @@ const columns = [
   'public_id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'source_categories', 'phone', 'phone_e164',
   'website', 'email', 'street', 'housenumber', 'postcode', 'address', 'region', 'city', 'city_id', 'city_source',
   'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count', 'opening_hours', 'attributes', 'content_hash',
-  'import_run_id', 'first_seen_at', 'updated_at',
+  'import_run_id', 'first_seen_at', 'updated_at', 'search_document', 'city_fold',
 ] as const;
 
 /** Direct prepared statements in transactions of 10,000 rows: the FTS trigger still runs per row. */
@@ -126,6 +128,8 @@ function resample(db: Db, templates: PlaceRow[], count: number, log: (m: string)
         import_run_id: null,
         first_seen_at: now,
         updated_at: now,
+        search_document: searchDocument(t.name, t.names),
+        city_fold: cityFold(t.city, t.city_source),
       };
       insert.run(...columns.map((c) => row[c]));
     }

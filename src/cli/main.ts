@@ -128,9 +128,9 @@ program
     }),
   );
 
-program
-  .command('db')
-  .description('move a whole installation between databases')
+const dbCommand = program.command('db').description('move a whole installation between databases, or back it up');
+
+dbCommand
   .command('copy')
   .description('copy the catalog, accounts, tokens, searches, exports, leads and usage from one database to another (resumable, checked by counts and checksums)')
   .requiredOption('--from <url>', 'source DATABASE_URL (sqlite:PATH or postgres://…)')
@@ -157,6 +157,18 @@ program
       await to.close();
     }
   });
+
+dbCommand
+  .command('backup')
+  .description('a consistent copy of the SQLite database in FILE while the server runs (online backup, checked before it takes the name FILE); PostgreSQL: use pg_dump')
+  .argument('<file>', 'the backup file (replaced only by a complete, checked backup)')
+  .action((file: string) =>
+    withDb(async (db) => {
+      const { backupDatabase } = await import('../infra/db/backup.ts');
+      const result = await backupDatabase(db)(file);
+      console.error(`backup checked and written: ${result.path} (${result.pages} pages, ${result.bytes} bytes)`);
+    }),
+  );
 
 // The account and token commands (and their password hashing) load only when the command line may be one of
 // them: less start-up for every other command. Commander's own options go before the command name.

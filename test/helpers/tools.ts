@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** External programs some tests need, with the Debian package that provides each (`scripts/test-deps.sh` installs them). */
-const packages = { osmium: 'osmium-tool', chromium: 'chromium' } as const;
+const packages = { osmium: 'osmium-tool', chromium: 'chromium', sqlite3: 'sqlite3' } as const;
 export type Tool = keyof typeof packages;
 
 function onPath(command: string): string | undefined {

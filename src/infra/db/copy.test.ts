@@ -96,6 +96,31 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
     assert.ok(account2.accountId > account.accountId);
   });
 
+  test('copied back from PostgreSQL into SQLite, the places get their search text again: full-text searches answer as in the source', async () => {
+    const back = openTestSqlite();
+    const backApp = await (async () => {
+      await prepareDatabase(back.db);
+      await copyDatabase(target.db, back.db);
+      return buildApp({ config: loadConfig({ DATABASE_URL: back.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db: back.db });
+    })();
+    try {
+      for (const url of ['/api/v2/map/search?query=biergarten&per_page=20', '/api/v2/map/search?query=m%C3%BCnchner&city=M%C3%BCnchen&per_page=20']) {
+        const [a, b] = await Promise.all([get(source.app, url), get(backApp, url)]);
+        const page = (r: typeof a) => {
+          const body = r.json() as { total: number; data: Array<{ id: string }> };
+          return { status: r.statusCode, total: body.total, ids: body.data.map((p) => p.id) };
+        };
+        assert.ok(page(a).total > 0, url);
+        assert.deepEqual(page(b), page(a), url);
+      }
+      const stale = back.db.sqlite!.prepare("SELECT count(*) FROM places WHERE search_document IS NULL OR (city_source = 'address_unmatched' AND city_fold IS NULL)").pluck().get();
+      assert.equal(stale, 0);
+    } finally {
+      await backApp.close();
+      await back.dispose();
+    }
+  });
+
   test('a target that already held other rows fails the check, naming the table', async () => {
     const other = openTestSqlite();
     try {

@@ -102,6 +102,7 @@ export async function copyDatabase(from: Db, to: Db, options: CopyOptions = {}):
       if (batch.length < batchSize) break;
     }
     if (table.key.length === 1 && table.key[0] === 'id') await afterExplicitIds(to)(table.name);
+    if (table.name === 'places') await fillStoredText(to, columns);
     report.push({ table: table.name, rows, resumedAt, copied, checksum: '' });
   }
   for (const entry of report) {
@@ -114,6 +115,18 @@ export async function copyDatabase(from: Db, to: Db, options: CopyOptions = {}):
     entry.checksum = source.digest;
   }
   return report;
+}
+
+/**
+ * The text a SQLite `places` row stores beside its names (migration 0027), when the source has none to copy
+ * (PostgreSQL folds in the database): filled from the copied names by the same functions the writers use
+ * (`database.ts`), and copied into the full-text index by the trigger on `search_document`. Only rows
+ * still without it, so a resumed copy fills what the cut one left.
+ */
+async function fillStoredText(to: Db, copied: readonly string[]): Promise<void> {
+  if (to.dialect !== 'sqlite' || copied.includes('search_document')) return;
+  await sql`UPDATE places SET search_document = la_search_document(name, names),
+    city_fold = CASE WHEN city_source = 'address_unmatched' THEN la_fold(city) END WHERE search_document IS NULL`.execute(to.kysely);
 }
 
 /** The columns of a table that both databases have, in name order. */

@@ -61,9 +61,10 @@ export function applySqlitePragmas(handle: SQLite.Database, readonly = false, ca
 export const walSizeLimitBytes = 8 * 1024 * 1024;
 
 /**
- * The text functions the schema calls (migration 0016): the full-text index's document of a place, and
- * the folding of names (PostgreSQL has its own `la_fold`, migration 0011). Triggers and indexes on `places`
- * call them, so every connection that writes places must have them: every connection opened here does.
+ * The text functions of the application's SQL: the full-text index's document of a place, and the folding
+ * of names (PostgreSQL has its own `la_fold`, migration 0011). Since migration 0027 no trigger, index or
+ * view calls them (the file opens in any SQLite tool): migrations 0016 and 0027 fill columns with them, and
+ * queries may call them.
  */
 export function registerTextFunctions(handle: SQLite.Database): void {
   handle.function('la_search_document', { deterministic: true }, (name: unknown, names: unknown) =>

@@ -107,6 +107,13 @@ export interface PlacesTable {
   field_sources: string | null;
   /** A place of several sources: its records' ids, hashes and states when it was last merged (what tells it to merge again). */
   merge_state: string | null;
+  /**
+   * SQLite only (migration 0027; absent on PostgreSQL): the search document of `name` and `names`, what the
+   * triggers copy into `places_fts`. Written with the names by every writer (`places/place-text.ts`).
+   */
+  search_document?: string | null;
+  /** SQLite only (migration 0027): the folded `city` of a place filed as `address_unmatched`, null for the others. */
+  city_fold?: string | null;
 }
 
 /** A record due for conflation (migration 0025): new, or changed since it was last conflated. */

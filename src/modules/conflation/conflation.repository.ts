@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import { placeColumns } from '../places/place-record.ts';
+import type { StoredPlaceText } from '../places/place-text.ts';
 import type { MemberRecord } from './merge.ts';
 
 /** A connection or a transaction: every function here runs inside the caller's transaction. */
@@ -196,7 +197,7 @@ export const leadRecordPublicId = (publicId: string): string => `rec:${publicId}
  * first-seen date and the leads that point at it) for the place: the record's values move to a new row
  * (`merged_into` the place, its blocking keys with it), and the row becomes the place.
  */
-export async function makePlaceOf(db: Conn, id: number, now: string): Promise<void> {
+export async function makePlaceOf(db: Conn, id: number, now: string, text: StoredPlaceText): Promise<void> {
   const row = await db.selectFrom('places').select(['public_id', 'source_id']).where('id', '=', id).executeTakeFirstOrThrow();
   await db
     .updateTable('places')
@@ -206,7 +207,9 @@ export async function makePlaceOf(db: Conn, id: number, now: string): Promise<vo
   // The place is nothing to conflate (its record, moved below, was conflated already).
   await db.deleteFrom('place_match_due').where('place_id', '=', id).execute();
   // The record, copied in SQL: its values, run, dates and state as they were.
-  const copied = [...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'), 'import_run_id', 'seen_run_id', 'first_seen_at', 'updated_at'] as const;
+  const copied = [
+    ...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'), 'import_run_id', 'seen_run_id', 'first_seen_at', 'updated_at', ...text.columns,
+  ] as const;
   const inserted = await db
     .insertInto('places')
     .columns([...copied, 'public_id', 'source_id', 'merged_into', 'closed_reason', 'closed_at'])

@@ -1,4 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
+import { storedPlaceText, type StoredPlaceText } from '../places/place-text.ts';
 import { blockingKeys, probeKeys } from './blocking.ts';
 import {
   allMemberStates,
@@ -55,12 +56,13 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
   const summary: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
   const otherSources = new Map<string, boolean>();
   const keyStore = matchKeyStore(db);
+  const text = storedPlaceText(db);
   let after = 0;
   for (;;) {
     const done = await conflationTransaction(db)(async (trx) => {
       const rows = await pendingRecords(trx, after, CHUNK);
       if (rows.length === 0) return true;
-      after = await conflateChunk(keyStore, trx, rows, otherSources, now, summary);
+      after = await conflateChunk({ keyStore, text }, trx, rows, otherSources, now, summary);
       return false;
     });
     if (done) break;
@@ -69,7 +71,14 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
 }
 
 /** Conflates rows in order until done or out of time; returns the id of the last row it conflated. */
-async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRecord[], otherSources: Map<string, boolean>, now: string, summary: ConflationSummary): Promise<number> {
+async function conflateChunk(
+  { keyStore, text }: { keyStore: MatchKeyStore; text: StoredPlaceText },
+  trx: Conn,
+  rows: PendingRecord[],
+  otherSources: Map<string, boolean>,
+  now: string,
+  summary: ConflationSummary,
+): Promise<number> {
   const started = performance.now();
   const records = rows.filter((r) => r.sources === null);
   await keyStore.replaceKeys(
@@ -95,7 +104,7 @@ async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRe
     let other = otherSources.get(r.source);
     if (other === undefined) otherSources.set(r.source, (other = await hasOtherSource(trx, r.source)));
     if (!other) continue;
-    const placeId = await matchInto(trx, r, now);
+    const placeId = await matchInto(trx, r, now, text);
     if (placeId !== undefined) {
       dirty.add(placeId);
       summary.merged++;
@@ -104,7 +113,7 @@ async function conflateChunk(keyStore: MatchKeyStore, trx: Conn, rows: PendingRe
   // Rows left for lack of time keep their keys (written again, unchanged, by the next transaction).
   const conflated = rows.slice(0, done);
   await keyStore.markMatched(trx, conflated.map((r) => r.id));
-  for (const placeId of dirty) await remerge(trx, placeId, now);
+  for (const placeId of dirty) await remerge(trx, placeId, now, text);
   summary.remerged += dirty.size;
   return conflated[conflated.length - 1]!.id;
 }
@@ -152,7 +161,7 @@ function nearestCandidates(r: PendingRecord, candidates: Candidate[]): Candidate
  * The place record `r` belongs to, if any: its best match among the records sharing a blocking key, whose
  * place (the record alone, or the place it is part of) has no record of `r`'s source yet. Joins it.
  */
-async function matchInto(trx: Conn, r: PendingRecord, now: string): Promise<number | undefined> {
+async function matchInto(trx: Conn, r: PendingRecord, now: string, text: StoredPlaceText): Promise<number | undefined> {
   const mine = asMatchRecord(r);
   const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
   if (ids.length === 0) return undefined;
@@ -177,7 +186,7 @@ async function matchInto(trx: Conn, r: PendingRecord, now: string): Promise<numb
     if (sources.includes(r.source)) continue;
     // A place the record's source has left entirely (every record retired) is not joined: it is gone.
     if (c.merged_into !== null && (members.get(place) ?? []).every((m) => m.closed_reason === 'retired')) continue;
-    if (c.merged_into === null) await makePlaceOf(trx, place, now);
+    if (c.merged_into === null) await makePlaceOf(trx, place, now, text);
     await joinPlace(trx, r.id, place, now);
     return place;
   }
@@ -192,7 +201,7 @@ const mergeStateOf = (members: readonly { id: number; hash: string; reason: stri
  * Merges place `placeId` again from its records that their sources still hold: its values, sources and
  * field sources; closed when every record says closed; retired (keeping its last values) when none is left.
  */
-async function remerge(trx: Conn, placeId: number, now: string): Promise<void> {
+async function remerge(trx: Conn, placeId: number, now: string, text: StoredPlaceText): Promise<void> {
   const members = (await membersOf(trx, [placeId])).get(placeId) ?? [];
   const place = (await placeStates(trx, [placeId])).get(placeId);
   if (!place || members.length === 0) return;
@@ -207,6 +216,7 @@ async function remerge(trx: Conn, placeId: number, now: string): Promise<void> {
   const changed = hash !== place.content_hash;
   await writePlace(trx, placeId, {
     ...mergedColumns(merged),
+    ...text.of(merged.values),
     content_hash: hash,
     sources: JSON.stringify(merged.sources),
     field_sources: JSON.stringify(merged.fieldSources),
@@ -227,9 +237,10 @@ export async function remergeChanged(db: Db, now = new Date().toISOString()): Pr
   if (states.size === 0) return 0;
   const places = await placeStates(db.kysely, [...states.keys()]);
   const stale = [...states].filter(([id, members]) => places.get(id)?.merge_state !== mergeStateOf(members)).map(([id]) => id);
+  const text = storedPlaceText(db);
   for (let i = 0; i < stale.length; i += CHUNK) {
     await conflationTransaction(db)(async (trx) => {
-      for (const id of stale.slice(i, i + CHUNK)) await remerge(trx, id, now);
+      for (const id of stale.slice(i, i + CHUNK)) await remerge(trx, id, now, text);
     });
   }
   return stale.length;

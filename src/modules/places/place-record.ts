@@ -10,6 +10,8 @@ export type PlaceRecord = Omit<
   | 'id' | 'import_run_id' | 'seen_run_id' | 'first_seen_at' | 'updated_at' | 'closed_at' | 'closed_reason' | 'categories' | 'closed'
   // Conflation's (migration 0025): set by conflation after the writer, never by a record.
   | 'merged_into' | 'sources' | 'field_sources' | 'merge_state'
+  // Derived by the SQLite writer from the record's names and city (migration 0027, `place-text.ts`).
+  | 'search_document' | 'city_fold'
 > & {
   categories: string[];
   /** 1: the source says the place is closed; absent or 0: open. */

@@ -49,7 +49,8 @@ export type Place = Static<typeof PlaceSchema>;
 export type PlaceField = keyof Place;
 export const placeFields = Object.keys(PlaceSchema.properties) as PlaceField[];
 
-export type PlaceRow = Selectable<PlacesTable>;
+/** A stored place as the application reads it: without the SQLite-only derived text columns (`place-text.ts`). */
+export type PlaceRow = Selectable<Omit<PlacesTable, 'search_document' | 'city_fold'>>;
 
 /** The columns the public shape is made of (plus `id`): what a bulk read such as an export needs to select. */
 export const publicPlaceColumns = [

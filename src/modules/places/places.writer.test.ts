@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../../infra/db/migrate.ts';
+import { searchDocument } from '../../infra/text.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import SQLite from 'better-sqlite3';
 import { contentHash, placeRecordAt, placeRowsOf, publicPlaceId, type PlaceRecord } from './place-record.ts';
@@ -201,11 +202,13 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     await writer.writeBatch([record('fts-3', { name: 'Café Ñandú 2', lat: 48.3 }), record('fts-4')], runId, zeroCounters());
     assert.equal(version() - startVersion, 6, 'one step per inserted or updated row');
     const byWriter = { fts: fts(), geo: geo() };
+    const stored = h().prepare('SELECT name, names, search_document FROM places').all() as Array<{ name: string; names: string | null; search_document: string }>;
+    for (const r of stored) assert.equal(r.search_document, searchDocument(r.name, r.names), r.name);
     assert.equal(byWriter.fts.length, 4);
     assert.equal(byWriter.geo.length, 3, 'a place without coordinates has no point');
 
     // Rewrite every index row through the per-row triggers, which every writer but the import writer's transaction runs.
-    h().exec('UPDATE places SET name = name, lat = lat');
+    h().exec('UPDATE places SET search_document = search_document, lat = lat');
     assert.deepEqual(fts(), byWriter.fts);
     assert.deepEqual(geo(), byWriter.geo);
     assert.equal(version() - startVersion, 6 + 4, 'outside the writer the per-row triggers run');
@@ -257,7 +260,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     await writer.commit();
     assert.deepEqual(names(), ['$ ix 1b $', '$ ix 2 $', '$ ix 3 $']);
     assert.equal(points(), 2, 'ix-1 lost its point, ix-3 has one');
-    h().exec("UPDATE places SET name = name, lat = lat WHERE source_id LIKE 'ix-%'");
+    h().exec("UPDATE places SET search_document = search_document, lat = lat WHERE source_id LIKE 'ix-%'");
     assert.deepEqual(names(), ['$ ix 1b $', '$ ix 2 $', '$ ix 3 $'], 'the same as the per-row triggers give');
     assert.equal(points(), 2);
   });

@@ -1,7 +1,9 @@
 import type SQLite from 'better-sqlite3';
 import { byDialect, type PostgresDb, type SqliteDb } from '../../infra/db/dialect.ts';
 import { copyIn, copyTextOf } from '../../infra/db/pg-copy.ts';
+import { searchDocument } from '../../infra/text.ts';
 import { placeColumns, placeRowsOf, placeRowWidth, type PlaceRecord, type PlaceRows } from './place-record.ts';
+import { cityFold } from './place-text.ts';
 
 export interface BatchResult {
   imported: number;
@@ -72,21 +74,18 @@ export const placeWriterChunkSize = byDialect({ sqlite: () => 500, postgres: () 
 const isRecords = (batch: PlaceBatch): batch is readonly PlaceRecord[] => Array.isArray(batch);
 const asRows = (batch: PlaceBatch): PlaceRows => (isRecords(batch) ? placeRowsOf(batch) : batch);
 
-/**
- * What places_fts holds for a place: its display name and every other name of its `names` JSON, folded
- * (`searchDocument` in infra/text.ts). The same expression as the per-row triggers of `places` (the writer
- * test checks they agree).
- */
-const ftsNames = 'la_search_document(name, names)';
-
-/** The per-row triggers of `places` (migrations 0004, 0007, 0013, 0017) whose work the SQLite writer does set-wise instead. */
-const replacedTriggers = ['places_search_ai', 'places_search_au_names', 'places_version_insert', 'places_version_update'];
+/** The per-row triggers of `places` (migrations 0007, 0017, 0027) whose work the SQLite writer does set-wise instead. */
+const replacedTriggers = ['places_search_ai', 'places_search_au_document', 'places_version_insert', 'places_version_update'];
 
 const sourceAt = placeColumns.indexOf('source');
 const sourceIdAt = placeColumns.indexOf('source_id');
 const hashAt = placeColumns.indexOf('content_hash');
 const closedAt = placeColumns.indexOf('closed');
 const publicIdAt = placeColumns.indexOf('public_id');
+const nameAt = placeColumns.indexOf('name');
+const namesAt = placeColumns.indexOf('names');
+const cityAt = placeColumns.indexOf('city');
+const citySourceAt = placeColumns.indexOf('city_source');
 
 /**
  * The columns an update of a stored place writes: all but the public id, which follows from the key
@@ -171,16 +170,16 @@ class SqlitePlaceWriter implements PlaceWriter {
       .prepare<[unknown, unknown], Existing>('SELECT id, content_hash, closed_reason, closed_at, merged_into FROM places WHERE source = ? AND source_id = ?')
       .raw();
     // After the record's values: the run (import_run_id), first seen (insert only), updated_at, the run
-    // again (seen_run_id), closed_at and closed_reason; then the row id (update).
+    // again (seen_run_id), closed_at and closed_reason, the stored text (`place-text.ts`); then the row id (update).
     const insert = h.prepare(
-      `INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason)
-       VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO places (${placeColumns.join(', ')}, import_run_id, first_seen_at, updated_at, seen_run_id, closed_at, closed_reason,
+       search_document, city_fold) VALUES (${placeColumns.map(() => '?').join(', ')}, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     // Every column but the public id, which follows from the key (and which a record that is part of a place
     // of several sources has given to its place).
     const update = h.prepare(
       `UPDATE places SET ${updatedColumns.map((c) => `${c} = ?`).join(', ')}, import_run_id = ?, updated_at = ?, seen_run_id = ?,
-       closed_at = ?, closed_reason = ? WHERE id = ?`,
+       closed_at = ?, closed_reason = ?, search_document = ?, city_fold = ? WHERE id = ?`,
     );
     // An unchanged place: only the run that saw it. One that a run of its dataset had retired is back:
     // open again, or closed again if its source says so (with the date it was first found closed).
@@ -198,10 +197,10 @@ class SqlitePlaceWriter implements PlaceWriter {
        skipped_count = ?, skipped_reasons = ? WHERE id = ?`,
     );
     // Rows inserted by the transaction and not indexed yet: id > the largest id before it, or than the last indexed.
-    const newNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id > ?`);
+    const newNames = h.prepare('INSERT INTO places_fts (rowid, names) SELECT id, search_document FROM places WHERE id > ?');
     // Rows that existed before the transaction (or were indexed in it) and changed: ids as a JSON array.
     const oldNames = h.prepare('DELETE FROM places_fts WHERE rowid IN (SELECT value FROM json_each(?))');
-    const changedNames = h.prepare(`INSERT INTO places_fts (rowid, names) SELECT id, ${ftsNames} FROM places WHERE id IN (SELECT value FROM json_each(?))`);
+    const changedNames = h.prepare('INSERT INTO places_fts (rowid, names) SELECT id, search_document FROM places WHERE id IN (SELECT value FROM json_each(?))');
     const bumpVersion = h.prepare('UPDATE places_version SET version = version + ? WHERE id = 1');
     const setFtsHashSize = h.prepare("INSERT INTO places_fts (places_fts, rank) VALUES ('hashsize', ?)");
     this.ftsHashSize = h.prepare<[], number>("SELECT v FROM places_fts_config WHERE k = 'hashsize'").pluck();
@@ -223,8 +222,10 @@ class SqlitePlaceWriter implements PlaceWriter {
      * array argument element by element through V8's API, which costs far more, and a new array per row
      * would be garbage to collect.
      */
-    const insertParams: unknown[] = new Array(placeRowWidth + 6);
-    const updateParams: unknown[] = new Array(updatedColumns.length + 6);
+    const insertParams: unknown[] = new Array(placeRowWidth + 8);
+    const updateParams: unknown[] = new Array(updatedColumns.length + 8);
+    const document = (v: PlaceRows['values'], o: number): string => searchDocument(v[o + nameAt] as string, v[o + namesAt] as string | null);
+    const city = (v: PlaceRows['values'], o: number): string | null => cityFold(v[o + cityAt] as string | null, v[o + citySourceAt] as string | null);
     const fillInsert = (v: PlaceRows['values'], o: number, runId: number, now: string): unknown[] => {
       const params = insertParams;
       for (let j = 0; j < placeRowWidth; j++) params[j] = v[o + j];
@@ -235,6 +236,8 @@ class SqlitePlaceWriter implements PlaceWriter {
       params[placeRowWidth + 3] = runId;
       params[placeRowWidth + 4] = closed ? now : null;
       params[placeRowWidth + 5] = closed ? 'closed' : null;
+      params[placeRowWidth + 6] = document(v, o);
+      params[placeRowWidth + 7] = city(v, o);
       return params;
     };
     const fillUpdate = (v: PlaceRows['values'], o: number, runId: number, now: string, found: Existing): unknown[] => {
@@ -254,7 +257,9 @@ class SqlitePlaceWriter implements PlaceWriter {
         params[n + 3] = closed ? (found[2] === 'closed' ? found[3] : now) : null;
         params[n + 4] = closed ? 'closed' : null;
       }
-      params[n + 5] = found[0];
+      params[n + 5] = document(v, o);
+      params[n + 6] = city(v, o);
+      params[n + 7] = found[0];
       return params;
     };
 

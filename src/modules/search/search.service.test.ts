@@ -4,6 +4,7 @@ import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
+import { storedPlaceText } from '../places/place-text.ts';
 import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria } from '../places/places.repository.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
@@ -76,7 +77,7 @@ for (const dialect of dialects) {
       const c = criteria({ text: { words: ['Kellerbar'], mode: 'substring' } });
       assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 0);
       const base = record(9000, { name: 'Kellerbar Nord' });
-      await t.db.kysely.insertInto('places').values({ ...base, categories: JSON.stringify(base.categories), first_seen_at: 'x', updated_at: 'x' }).execute();
+      await t.db.kysely.insertInto('places').values({ ...base, ...storedPlaceText(t.db).of(base), categories: JSON.stringify(base.categories), first_seen_at: 'x', updated_at: 'x' }).execute();
       assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 1);
       await t.db.kysely.deleteFrom('places').where('source_id', '=', 'p9000').execute();
       assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 0);
@@ -155,10 +156,11 @@ describe('full-text and geo indexes on SQLite', () => {
   });
   after(async () => t.dispose());
 
-  test('follow updates and deletes of places (the triggers keep them in step)', async () => {
+  test('follow updates and deletes of places (the triggers keep them in step with the stored search document)', async () => {
     const find = async (word: string) => (await searchPage(t.db, criteria({ text: { words: [word], mode: 'substring' } }), 'name', null, 100)).total;
     assert.equal(await find('Napoli'), 2);
-    await t.db.kysely.updateTable('places').set({ name: 'Trattoria Roma' }).where('source_id', '=', 'p2').execute();
+    const renamed = { name: 'Trattoria Roma', names: null, city: null, city_source: null };
+    await t.db.kysely.updateTable('places').set({ name: renamed.name, search_document: storedPlaceText(t.db).of(renamed).search_document }).where('source_id', '=', 'p2').execute();
     assert.equal(await find('Napoli'), 1);
     assert.equal(await find('Trattoria'), 1);
     await t.db.kysely.deleteFrom('places').where('source_id', '=', 'p2').execute();
