@@ -1,34 +1,13 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import ts from 'typescript';
+import { importsOf, sourceFiles, srcDir as src } from '../../scripts/structure-report.js';
 
 /**
  * Rules of the layout that code review would otherwise have to catch (docs/architecture.md):
  * no import cycles in src/, and no branch on the SQL dialect outside the dialect helpers.
  */
-
-const root = resolve(import.meta.dirname, '../..');
-const src = join(root, 'src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
-  });
-}
-
-/** Relative imports of a file (static, type-only and dynamic), resolved to files of src/. */
-function importsOf(file: string, known: Set<string>): string[] {
-  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-  return info.importedFiles
-    .map((i) => i.fileName)
-    .filter((name) => name.startsWith('.'))
-    .map((name) => resolve(dirname(file), name))
-    .filter((path) => known.has(path));
-}
 
 /** Every cycle's files, each cycle reported once (depth-first search over the import graph). */
 export function findCycles(graph: Map<string, string[]>): string[][] {
@@ -50,7 +29,7 @@ export function findCycles(graph: Map<string, string[]>): string[][] {
 }
 
 describe('the layout of src/', () => {
-  const files = sourceFiles(src);
+  const files = sourceFiles();
   const known = new Set(files);
 
   test('finds a cycle when there is one (the check itself)', () => {

@@ -7,24 +7,20 @@ import { AppError } from '../../infra/errors.ts';
 import { jsonOf } from '../../infra/json.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { readJsonGetBody } from '../../infra/http/get-body.ts';
-import { problemResponses } from '../../infra/http/problem.ts';
+import { overloaded, problemResponses } from '../../infra/http/problem.ts';
+import { requestLang } from '../../infra/http/request-lang.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
-import { overloaded, MapSearchBodySchema, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import { MapSearchBodySchema, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { pagePlacesJson, quickSearch, searchPlaces, searchPlacesInArea, type SearchPageResult } from './search.service.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
+
+// Shared with modules/reference's routes; importable from here as before.
+export { requestLang };
 
 export interface SearchRoutesOptions {
   db: Db;
   config: Config;
   reads: ReadPool<ApiReadTasks>;
-}
-
-/** The language asked for: `lang`, else the first tag of Accept-Language. */
-export function requestLang(request: FastifyRequest, lang: string | undefined): string | null {
-  if (lang) return lang.toLowerCase();
-  const header = request.headers['accept-language'];
-  const first = typeof header === 'string' ? header.split(',')[0]?.split(';')[0]?.trim() : undefined;
-  return first && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(first) ? first.toLowerCase() : null;
 }
 
 /**

@@ -3,6 +3,9 @@ import { placeSorts, type PlaceSort } from '../places/places.repository.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { polygonLimits } from './polygon.ts';
 
+// Shared with modules/reference's routes; importable from here as before.
+export { overloaded } from '../../infra/http/problem.ts';
+
 /** Bounds of `per_page` and `radius` (metres), shared by the schema and the service. */
 export const perPage = { default: 20, min: 1, max: 100 } as const;
 export const radiusM = { default: 5000, min: 1, max: 200_000 } as const;
@@ -225,8 +228,3 @@ export const V1SearchResponseSchema = Type.Object({
   data: Type.Array(PlaceItemSchema, { description: 'The first `per_page` places, best match first' }),
   resolved: ResolutionSchema,
 });
-
-/** Routes that read through the read pool can answer 503 when too many reads are queued. */
-export const overloaded = {
-  503: Type.Ref('Problem', { description: 'Too many reads are waiting for the database: retry after the Retry-After header (seconds)' }),
-};

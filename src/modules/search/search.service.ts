@@ -7,7 +7,7 @@ import { foldText } from '../../infra/text.ts';
 import { withTimeBudget } from '../../infra/db/time-budget.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { streamPlaces } from '../places/places.stream.ts';
-import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
+import { parseFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { businessKindOfQuery } from './business-words.ts';
 import { searchOtherCities } from './city-fallback.ts';
 import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
@@ -15,7 +15,7 @@ import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
-import { accountExclusion, withoutSuppressions } from '../suppressions/exclusion.ts';
+import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 
 export type {
@@ -30,6 +30,8 @@ export type {
   TypeResolver,
 } from './search.types.ts';
 export { toChoice } from './search.types.ts';
+// The public place shape's field list is the places module's; importable from here as before.
+export { parseFields };
 import { toChoice, type CityChoiceReason, type SavedSearch, type SearchDeps, type SearchInput, type SearchPageResult, type SearchResolution } from './search.types.ts';
 
 function bad(field: string, message: string, allowed?: unknown): AppError {
@@ -184,15 +186,6 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
     ...(input.include_closed === true ? { includeClosed: true } : {}),
   };
   return { criteria, resolution, sort };
-}
-
-/** Checks `fields` (comma-separated) against the public place shape. */
-export function parseFields(fields: string | undefined): PlaceField[] {
-  if (fields === undefined || fields.trim() === '') return [];
-  const asked = fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
-  const unknown = asked.filter((f) => !(placeFields as string[]).includes(f));
-  if (unknown.length > 0) throw bad('querystring.fields', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, placeFields);
-  return [...new Set(asked)] as PlaceField[];
 }
 
 /** A page cursor of a saved search: the search and the position after which the next page starts. */
