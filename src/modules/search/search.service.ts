@@ -316,7 +316,7 @@ export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'
  * converted by the API's own schema: the same rules and the same errors as `GET /api/v2/map/search`.
  */
 export function parseSearchParams(raw: Record<string, string>): MapSearchQuery {
-  return checkAgainstSchema(MapSearchQuerySchema, raw, 'querystring', { coerce: true }) as MapSearchQuery;
+  return checkAgainstSchema(MapSearchQuerySchema, raw, 'querystring', { coerce: true });
 }
 
 /**
@@ -333,14 +333,14 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
         errors: extra.map((n) => ({ field: `querystring.${n}`, message: 'is not allowed with cursor', allowed: ['cursor', 'per_page', 'fields'] })),
       });
     }
-    return continueSearch(deps, accountId, query.cursor, { perPage: query.per_page, fields });
+    return continueSearch(deps, accountId, query.cursor, { perPage: query.per_page ?? defaultPerPage, fields });
   }
   if (!criteriaNames.some((n) => query[n] !== undefined)) {
     throw new AppError('validation_failed', `Say what to search for: at least one of ${criteriaNames.join(', ')}`, {
       errors: [{ field: 'querystring', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
     });
   }
-  const { per_page: perPage, fields: _fields, cursor: _cursor, lang: _lang, ...input } = query;
+  const { per_page: perPage = defaultPerPage, fields: _fields, cursor: _cursor, lang: _lang, ...input } = query;
   return createSearch(deps, accountId, input, { perPage, fields, lang: lang ?? query.lang?.toLowerCase() ?? null });
 }
 
@@ -352,7 +352,7 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
 export async function searchPlacesInArea(deps: SearchDeps, accountId: number, body: MapSearchBody, lang: string | null): Promise<SearchPageResult> {
   const fields = parseFields(body.fields);
   const polygon = parseSearchPolygon(body.polygon, 'body.polygon');
-  const { per_page: perPage, fields: _fields, lang: _lang, polygon: _polygon, ...input } = body;
+  const { per_page: perPage = defaultPerPage, fields: _fields, lang: _lang, polygon: _polygon, ...input } = body;
   return createSearch(deps, accountId, input, { perPage, fields, lang: lang ?? body.lang?.toLowerCase() ?? null, polygon });
 }
 
