@@ -31,7 +31,7 @@ import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts'
 import { searchPlaces } from '../src/modules/search/search.service.ts';
 import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
 import { createSearchDeps } from '../src/modules/search/type-resolver.ts';
-import { accountExclusion } from '../src/modules/suppressions/exclusion.ts';
+import { accountExclusion } from '../src/modules/leads/exclusion.ts';
 import { uploadSuppressionsCsv } from '../src/modules/suppressions/suppressions.service.ts';
 import { argValue } from './lib/args.ts';
 

@@ -1,6 +1,6 @@
 import { randomBytesFromPool } from './infra/random.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from './infra/http/type-provider.ts';
 import { trustProxyOption, type Config } from './config.ts';
 import { loggerOptions } from './infra/logger.ts';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.ts';

@@ -48,3 +48,8 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
   for (const s of statuses) out[s] = Type.Ref('Problem', { description: descriptions[s] ?? 'Error' });
   return out;
 }
+
+/** Routes that read through the read pool can answer 503 when too many reads are queued. */
+export const overloaded = {
+  503: Type.Ref('Problem', { description: 'Too many reads are waiting for the database: retry after the Retry-After header (seconds)' }),
+};

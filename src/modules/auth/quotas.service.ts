@@ -1,7 +1,6 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import type { RateLimiter } from '../../infra/ratelimit/ratelimit.ts';
-import type { ExportAllowance, ExportPermit } from '../exports/exports.service.ts';
 import * as repo from './quotas.repository.ts';
 import type { UsageRecorder } from './usage.service.ts';
 
@@ -27,6 +26,25 @@ export interface AccountUsage {
   exportRowsThisMonth: number;
   exportRowsResetAt: string;
   runningExports: number;
+}
+
+/**
+ * The account's export quotas, asked when an export starts and as it writes (implemented by
+ * `QuotaService` below): every caller of `startExport` passes one, so no way of starting
+ * an export can skip them.
+ */
+export interface ExportAllowance {
+  /** Refuses (`quota_exceeded`, with Retry-After) an account running its maximum of exports at once or with no rows left this month. */
+  open(accountId: number): Promise<ExportPermit>;
+}
+
+export interface ExportPermit {
+  /** Takes up to `wanted` rows from the month's quota and returns how many it may write (0: the quota is spent). */
+  reserve(wanted: number): Promise<number>;
+  /** `rows` of those reserved were delivered to the client (they stay counted). */
+  delivered(rows: number): void;
+  /** Gives back rows reserved but never delivered and frees the export's concurrency slot; safe to call again. */
+  close(): Promise<void>;
 }
 
 /** A concurrency slot lapses this long after the last renewal, should the process holding it die. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { scopeCosts } from '../../infra/ratelimit/costs.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { AccountUsage } from './quotas.service.ts';

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
@@ -10,7 +10,7 @@ import { AppError } from '../../infra/errors.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { ExportJobs } from './export-jobs.ts';
 import { findJob } from './export-jobs.repository.ts';
-import { CreateJobSchema, DownloadQuerySchema, JobIdParamsSchema, JobSchema, JobsPageSchema, JobsQuerySchema, type CreateJob, type DownloadQuery, type JobsQuery } from './export-jobs.schema.ts';
+import { CreateJobSchema, DownloadQuerySchema, JobIdParamsSchema, JobSchema, JobsPageSchema, JobsQuerySchema } from './export-jobs.schema.ts';
 import { createJob, getJob, jobView, listJobs } from './export-jobs.service.ts';
 import { exportFormats, type ExportFormatName } from './formats/index.ts';
 
@@ -35,7 +35,7 @@ export async function exportJobsRoutes(app: FastifyInstance, { db, config, jobs 
       },
     },
     async (request, reply) => {
-      const body = request.body as CreateJob;
+      const { body } = request;
       const row = await createJob(db, app.quotas, {
         accountId: request.auth!.accountId,
         searchId: body.search_id,
@@ -60,7 +60,7 @@ export async function exportJobsRoutes(app: FastifyInstance, { db, config, jobs 
         response: { 200: JobsPageSchema, ...problemResponses(400, 401, 403, 429) },
       },
     },
-    async (request) => listJobs(db, jobs.links, request.auth!.accountId, request.query as JobsQuery, baseUrl(request)),
+    async (request) => listJobs(db, jobs.links, request.auth!.accountId, request.query, baseUrl(request)),
   );
 
   r.get(
@@ -74,7 +74,7 @@ export async function exportJobsRoutes(app: FastifyInstance, { db, config, jobs 
         response: { 200: JobSchema, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
-    async (request) => getJob(db, jobs.links, request.auth!.accountId, (request.params as { id: string }).id, baseUrl(request)),
+    async (request) => getJob(db, jobs.links, request.auth!.accountId, request.params.id, baseUrl(request)),
   );
 
   r.get(
@@ -99,8 +99,8 @@ export async function exportJobsRoutes(app: FastifyInstance, { db, config, jobs 
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const query = request.query as DownloadQuery;
+      const { id } = request.params;
+      const { query } = request;
       await jobs.links.verify(id, query.expires, query.signature);
       const job = await findJob(db, id);
       if (!job || job.status !== 'succeeded' || !job.file_name) throw new AppError('not_found', `export job ${id} has no file`);

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
-import { ExportQuerySchema, type ExportQuery } from './exports.schema.ts';
+import { ExportQuerySchema } from './exports.schema.ts';
 import { sendExport } from './exports.http.ts';
 import { startExport } from './exports.service.ts';
 import { exportFormats } from './formats/index.ts';
@@ -38,8 +38,7 @@ export async function exportsRoutes(app: FastifyInstance, { db, config }: { db: 
       },
     },
     async (request, reply) => {
-      // The type provider reads schemas with `typebox` 1.x; ExportQuery is the same schema's 0.34 Static.
-      const query = request.query as ExportQuery;
+      const { query } = request;
       const started = await startExport(db, {
         accountId: request.auth!.accountId,
         searchId: query.search_id,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
+import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
 import { getSearchForAccount, parseFields, searchAsItRunsNow, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
@@ -9,6 +10,9 @@ import { DeliveryLedger } from './delivery.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
+
+// The quota contract is the auth module's (QuotaService implements it); importable from here as before.
+export type { ExportAllowance, ExportPermit };
 
 /** Rows read and written per step: one query, one chunk of output, one leads transaction. */
 export const exportBatchSize = 1000;
@@ -21,25 +25,6 @@ export interface ExportRequest {
   fields: string | undefined;
   /** Only places the account has not exported before; undefined: as the search was made. */
   onlyNew?: boolean;
-}
-
-/**
- * The account's export quotas, asked when an export starts and as it writes (implemented by
- * `QuotaService` in modules/auth): every caller of `startExport` passes one, so no way of starting
- * an export can skip them.
- */
-export interface ExportAllowance {
-  /** Refuses (`quota_exceeded`, with Retry-After) an account running its maximum of exports at once or with no rows left this month. */
-  open(accountId: number): Promise<ExportPermit>;
-}
-
-export interface ExportPermit {
-  /** Takes up to `wanted` rows from the month's quota and returns how many it may write (0: the quota is spent). */
-  reserve(wanted: number): Promise<number>;
-  /** `rows` of those reserved were delivered to the client (they stay counted). */
-  delivered(rows: number): void;
-  /** Gives back rows reserved but never delivered and frees the export's concurrency slot; safe to call again. */
-  close(): Promise<void>;
 }
 
 export interface StartedExport {

@@ -1,7 +1,7 @@
 import KDBush from 'kdbush';
 import { foldText } from '../../infra/text.ts';
 import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
-import type { CityAssignment, PlaceLocator } from '../importers/importer.types.ts';
+import type { CityAssignment, PlaceLocator } from './geo.types.ts';
 import { CountryBorders } from './borders.ts';
 import { cachedRows, loadCityRows, loadCountryRows, type CacheCodec, type CityRow, type CountryRow } from './geo.data.ts';
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
-import type { PlaceLocator } from '../importers/importer.types.ts';
+import type { PlaceLocator } from './geo.types.ts';
 import { loadCityRows, loadCountryRows, referenceVersions, type CityRow, type CountryRow } from './geo.data.ts';
 import { geoStore, readReferenceVersions } from './geo.repository.ts';
 import { loadGazetteer } from './gazetteer.ts';

@@ -1,62 +1,15 @@
+import type { CityAssignment, PhoneNormaliser, PlaceLocator } from '../geo/geo.types.ts';
+import type { PlaceInput, SourceContacts } from '../places/place-input.ts';
+import type { Classifier } from '../taxonomy/taxonomy.types.ts';
 import type { WayRows } from './osm-geometry.ts';
+
+// The contracts the enrich stage shares with the modules that own them, importable from here as before.
+export type { CityAssignment, Classifier, PhoneNormaliser, PlaceInput, PlaceLocator, SourceContacts };
 
 /**
  * Contracts between the three stages of an import:
  *   reader (one per file format) -> enrich (taxonomy, gazetteer, phone) -> PlaceWriter (batched upsert).
  */
-
-/** One business as a reader found it, in source terms but with the fields already picked out. */
-export interface PlaceInput {
-  /** Id unique within the source: OSM `n123`/`w45`/`r6`, a Google place id, a Yelp id… */
-  sourceId: string;
-  name: string;
-  /** Alternative and localised names: `{ en: 'Vienna State Opera', de: 'Wiener Staatsoper', alt: ['…'] }`. */
-  names?: Record<string, string | string[]>;
-  /** Categories as the source writes them: `amenity=restaurant`, `Italian restaurant`, `sandwiches`. */
-  sourceCategories: string[];
-  /** All OSM tags, when the source is OpenStreetMap (classification matches presets on them). */
-  osmTags?: Record<string, string>;
-  phone?: string | null;
-  website?: string | null;
-  email?: string | null;
-  street?: string | null;
-  housenumber?: string | null;
-  postcode?: string | null;
-  /** One-line address when the source has one. */
-  address?: string | null;
-  /** City as written in the address. */
-  city?: string | null;
-  region?: string | null;
-  /** ISO 3166-1 alpha-2 when the source has it. */
-  countryCode?: string | null;
-  /** Country as a name when the source has no code (`Italy`, `Deutschland`). */
-  countryName?: string | null;
-  lat?: number | null;
-  lon?: number | null;
-  rating?: number | null;
-  reviewCount?: number | null;
-  /** Opening hours kept as the source wrote them (OSM syntax where it is OSM). */
-  openingHours?: string | null;
-  attributes?: Record<string, unknown>;
-  /**
-   * Every contact the source gives, in the source's order, beyond the first of each that `phone`, `website`
-   * and `email` carry (those are repeated here first): Overture's `phones`/`websites`/`emails`/`socials`,
-   * Foursquare's `tel`/`website`/`email`/`facebook_id`/`instagram`/`twitter`, OSM's `contact:*` tags. Socials
-   * are profile URLs or `network:handle` (`facebook:12345`, `instagram:cafe_x`). The enrichment module
-   * (`modules/enrichment/`) normalises and stores them as the place's source contacts.
-   */
-  contacts?: SourceContacts;
-  /** The source says the business is closed (Yelp `is_open: 0`, Overture `operating_status` other than open, OSM `disused=yes`…). */
-  closed?: boolean;
-}
-
-/** A source's own contact lists (see `PlaceInput.contacts`). */
-export interface SourceContacts {
-  emails?: string[];
-  phones?: string[];
-  websites?: string[];
-  socials?: string[];
-}
 
 export type ReadResult = { ok: true; place: PlaceInput } | { ok: false; reason: string };
 
@@ -94,31 +47,3 @@ export interface ReaderFactory {
   detect(path: string, head: Buffer): boolean;
   open(path: string, options: OpenOptions): Promise<SourceReader>;
 }
-
-/** Chooses taxonomy categories for a place. Returns slugs, primary first; empty when nothing fits. */
-export interface Classifier {
-  classify(source: string, place: PlaceInput): string[];
-}
-
-export interface CityAssignment {
-  /** Display name: the address city as written, else the gazetteer city's name. */
-  city: string | null;
-  cityId: number | null;
-  /** `address`: the address city matched the gazetteer; `address_unmatched`: kept as written, not found
-   *  (filed under the nearest populated place when there is a point, as `nearest`);
-   *  `nearest`: no address city, the nearest populated place was taken; null: no city and no coordinates. */
-  source: 'address' | 'address_unmatched' | 'nearest' | null;
-  distanceM: number | null;
-  /** Country code: with a point, the country whose borders hold it (the input's near a border); else the input's, or the assigned city's. */
-  countryCode: string | null;
-}
-
-/** Resolves countries and cities for places. */
-export interface PlaceLocator {
-  /** ISO code from a code or a name in any language the data knows; undefined when unknown. */
-  countryCode(codeOrName: string): string | undefined;
-  assignCity(input: { city?: string | null; countryCode?: string | null; lat?: number | null; lon?: number | null }): CityAssignment;
-}
-
-/** E.164 form of a phone number, or null when it is not a valid number. */
-export type PhoneNormaliser = (raw: string, countryCode: string | null) => string | null;

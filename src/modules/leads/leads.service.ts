@@ -1,10 +1,9 @@
 import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
-import { pickFields, placeRowToPlace, type PlaceField } from '../places/places.schema.ts';
-import { parseFields } from '../search/search.service.ts';
+import { parseFields, pickFields, placeRowToPlace, type PlaceField } from '../places/places.schema.ts';
 import { countLeads, countLeadsByCategory, listLeads, type LeadFilters, type LeadKey, type LeadPlaceRow } from './leads.repository.ts';
-import { accountExclusion } from '../suppressions/exclusion.ts';
+import { accountExclusion } from './exclusion.ts';
 import { leadsPerPage, type Lead, type LeadCategories, type LeadsPage, type LeadsQuery } from './leads.schema.ts';
 
 /** The account's leads newest first: by `cursor` (keyset) or `page` (offset), never both. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { Type } from '@sinclair/typebox';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
@@ -29,6 +29,6 @@ export async function placesRoutes(app: FastifyInstance, { db }: { db: Db }): Pr
         response: { 200: PlaceDetailsSchema, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
-    async (request) => getPlaceDetails(db, (request.params as { id: string }).id),
+    async (request) => getPlaceDetails(db, request.params.id),
   );
 }

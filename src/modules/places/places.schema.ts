@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
 import type { PlacesTable } from '../../infra/db/schema.ts';
+import { AppError } from '../../infra/errors.ts';
 
 /** The public shape of a place, the same in every response and export. `fields=` narrows it. */
 export const PlaceSchema = Type.Object(
@@ -48,6 +49,18 @@ export const PlaceSchema = Type.Object(
 export type Place = Static<typeof PlaceSchema>;
 export type PlaceField = keyof Place;
 export const placeFields = Object.keys(PlaceSchema.properties) as PlaceField[];
+
+/** Checks `fields` (comma-separated) against the public place shape. */
+export function parseFields(fields: string | undefined): PlaceField[] {
+  if (fields === undefined || fields.trim() === '') return [];
+  const asked = fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const unknown = asked.filter((f) => !(placeFields as string[]).includes(f));
+  if (unknown.length > 0) {
+    const message = `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`;
+    throw new AppError('validation_failed', `querystring.fields: ${message}`, { errors: [{ field: 'querystring.fields', message, allowed: placeFields }] });
+  }
+  return [...new Set(asked)] as PlaceField[];
+}
 
 /** A stored place as the application reads it: without the SQLite-only derived text columns (`place-text.ts`). */
 export type PlaceRow = Selectable<Omit<PlacesTable, 'search_document' | 'city_fold'>>;

@@ -20,3 +20,7 @@ async function versioned(db: Db, name: string, count: (db: Db) => Promise<Array<
 
 export const placeCountsByCategory = (db: Db) => versioned(db, 'category', countPlacesByCategory);
 export const placeCountsByCountry = (db: Db) => versioned(db, 'country', countPlacesByCountry);
+
+/** The reference module's tasks, part of the API's read pool (modules/search/read-tasks.ts). */
+export const referenceReadTasks = { placeCountsByCategory, placeCountsByCountry };
+export type ReferenceReadTasks = typeof referenceReadTasks;

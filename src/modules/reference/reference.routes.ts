@@ -1,18 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
-import { problemResponses } from '../../infra/http/problem.ts';
-import { overloaded } from '../search/search.schema.ts';
-import type { ApiReadTasks } from '../search/read-tasks.ts';
-import { requestLang } from '../search/search.routes.ts';
+import { overloaded, problemResponses } from '../../infra/http/problem.ts';
+import { requestLang } from '../../infra/http/request-lang.ts';
 import { categoryIndexFor } from '../taxonomy/taxonomy.ts';
+import type { ReferenceReadTasks } from './reference.reads.ts';
 import { CategoriesQuerySchema, CategoriesResponseSchema, CountriesQuerySchema, CountriesResponseSchema } from './reference.schema.ts';
 import { ReferenceService } from './reference.service.ts';
 
 export interface ReferenceRoutesOptions {
   db: Db;
-  reads: ReadPool<ApiReadTasks>;
+  reads: ReadPool<ReferenceReadTasks>;
 }
 
 export async function referenceRoutes(appBase: FastifyInstance, options: ReferenceRoutesOptions): Promise<void> {

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
-import type { ApiReadTasks } from '../search/read-tasks.ts';
 import type { CategoryIndex } from '../taxonomy/taxonomy.ts';
+import type { ReferenceReadTasks } from './reference.reads.ts';
 import { listCountryRows } from './reference.repository.ts';
 
 const require = createRequire(import.meta.url);
@@ -14,7 +14,7 @@ const isoCountries = require('i18n-iso-countries') as {
 
 export interface ReferenceDeps {
   db: Db;
-  reads: ReadPool<ApiReadTasks>;
+  reads: ReadPool<ReferenceReadTasks>;
   categories: () => CategoryIndex;
 }
 

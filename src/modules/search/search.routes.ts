@@ -1,46 +1,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
-import { jsonOf } from '../../infra/json.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { readJsonGetBody } from '../../infra/http/get-body.ts';
-import { problemResponses } from '../../infra/http/problem.ts';
+import { overloaded, problemResponses } from '../../infra/http/problem.ts';
+import { requestLang } from '../../infra/http/request-lang.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
-import { overloaded, MapSearchBodySchema, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
-import { pagePlacesJson, quickSearch, searchPlaces, searchPlacesInArea, type SearchPageResult } from './search.service.ts';
+import { searchPageJson, v1SearchJson } from './search.json.ts';
+import { MapSearchBodySchema, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type V1SearchInput } from './search.schema.ts';
+import { quickSearch, searchPlaces, searchPlacesInArea } from './search.service.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
+
+// Shared with modules/reference's routes; importable from here as before.
+export { requestLang };
 
 export interface SearchRoutesOptions {
   db: Db;
   config: Config;
   reads: ReadPool<ApiReadTasks>;
-}
-
-/** The language asked for: `lang`, else the first tag of Accept-Language. */
-export function requestLang(request: FastifyRequest, lang: string | undefined): string | null {
-  if (lang) return lang.toLowerCase();
-  const header = request.headers['accept-language'];
-  const first = typeof header === 'string' ? header.split(',')[0]?.split(';')[0]?.trim() : undefined;
-  return first && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(first) ? first.toLowerCase() : null;
-}
-
-/**
- * The page as JSON text (the shape of SearchPageSchema). Built here rather than by the schema's
- * serializer because the places part is rendered once per cached page (`pagePlacesJson`); the route
- * tests check every answer against the schema.
- */
-function pageBody(result: SearchPageResult, query: Pick<MapSearchQuery, 'per_page' | 'fields'>, selfUrl: string, base: string): string {
-  const next = result.nextCursor
-    ? `${base}/api/v2/map/search?${new URLSearchParams({ cursor: result.nextCursor, per_page: String(query.per_page), ...(query.fields ? { fields: query.fields } : {}) })}`
-    : null;
-  const { search } = result;
-  return (
-    `{"search_id":${JSON.stringify(search.id)},"total":${result.total},"suppressed":${result.suppressed},"per_page":${query.per_page},"sort":${JSON.stringify(search.sort)},` +
-    `"resolved":${jsonOf(search.resolution)},"data":${pagePlacesJson(result.page, result.fields)},"links":${JSON.stringify({ self: `${base}${selfUrl}`, next })}}`
-  );
 }
 
 const json = 'application/json; charset=utf-8';
@@ -76,9 +56,9 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       },
     },
     async (request, reply) => {
-      const query = request.query as MapSearchQuery;
+      const { query } = request;
       const result = await searchPlaces(deps, request.auth!.accountId, query, requestLang(request, query.lang));
-      return reply.type(json).send(pageBody(result, query, request.url, base));
+      return reply.type(json).send(searchPageJson(result, query, request.url, base));
     },
   );
 
@@ -101,9 +81,9 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       },
     },
     async (request, reply) => {
-      const body = request.body as MapSearchBody;
+      const { body } = request;
       const result = await searchPlacesInArea(deps, request.auth!.accountId, body, requestLang(request, body.lang));
-      return reply.type(json).send(pageBody(result, body, request.url, base));
+      return reply.type(json).send(searchPageJson(result, body, request.url, base));
     },
   );
 
@@ -113,8 +93,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     'or, for clients that cannot send a body on GET, as query parameters. At least one of `query`, `city`, `type` is required.';
   const v1 = async (request: FastifyRequest, reply: FastifyReply, input: V1SearchInput | undefined, location: 'body' | 'querystring') => {
     const result = await quickSearch(deps, input, { lang: requestLang(request, undefined), location, accountId: request.auth!.accountId });
-    // The shape of V1SearchResponseSchema, the places rendered once per cached page (see pageBody).
-    return reply.type(json).send(`{"total":${result.total},"suppressed":${result.suppressed},"data":${pagePlacesJson(result.page, [])},"resolved":${jsonOf(result.resolution)}}`);
+    return reply.type(json).send(v1SearchJson(result));
   };
 
   app.get(
@@ -133,7 +112,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     },
     async (request, reply) => {
       const body = await readJsonGetBody(request, maxGetBodyBytes);
-      const query = request.query as V1SearchInput;
+      const { query } = request;
       if (body === undefined) return v1(request, reply, query, 'querystring');
       if (Object.keys(query).some((k) => k !== 'per_page')) {
         throw new AppError('validation_failed', 'Send the search either as a JSON body or as query parameters, not both', {
@@ -157,6 +136,6 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloaded },
       },
     },
-    async (request, reply) => v1(request, reply, request.body as V1SearchInput | undefined, 'body'),
+    async (request, reply) => v1(request, reply, request.body, 'body'),
   );
 }

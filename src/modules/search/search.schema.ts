@@ -1,12 +1,18 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { placeSorts, type PlaceSort } from '../places/places.repository.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { polygonLimits } from './polygon.ts';
+
+// Shared with modules/reference's routes; importable from here as before.
+export { overloaded } from '../../infra/http/problem.ts';
 
 /** Bounds of `per_page` and `radius` (metres), shared by the schema and the service. */
 export const perPage = { default: 20, min: 1, max: 100 } as const;
 export const radiusM = { default: 5000, min: 1, max: 200_000 } as const;
 export const defaultPerPage = perPage.default;
+
+/** The properties, each optional, keeping their types (which `Object.fromEntries` would lose). */
+const optional = <T extends TProperties>(properties: T) => Type.Partial(Type.Object(properties)).properties;
 
 const text = (description: string, examples: string[]) => Type.String({ minLength: 1, maxLength: 200, description, examples });
 
@@ -54,14 +60,16 @@ const pagingProperties = {
 
 export const MapSearchQuerySchema = Type.Object(
   {
-    ...Object.fromEntries(Object.entries(filterProperties).map(([k, v]) => [k, Type.Optional(v)])),
-    ...Object.fromEntries(Object.entries(accountFilterProperties).map(([k, v]) => [k, Type.Optional(v)])),
-    ...Object.fromEntries(Object.entries(pagingProperties).map(([k, v]) => [k, Type.Optional(v)])),
+    ...optional(filterProperties),
+    ...optional(accountFilterProperties),
+    ...optional(pagingProperties),
     cursor: Type.Optional(Type.String({ maxLength: 500, description: 'Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only.' })),
     lang: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', description: 'Language of `type` and of category names in the response; defaults to Accept-Language', examples: ['de'] })),
   },
   { additionalProperties: false },
 );
+export type MapSearchQuery = Static<typeof MapSearchQuerySchema>;
+
 /**
  * `POST /api/v2/map/search`: a drawn area and the filters of the GET form, except those of another area
  * (`near`, `radius`, `bbox`). The polygon's shape is checked by `parseSearchPolygon` (each bad ring or
@@ -85,29 +93,18 @@ export const MapSearchBodySchema = Type.Object(
         examples: [{ type: 'Polygon', coordinates: [[[11.555, 48.13], [11.59, 48.13], [11.59, 48.15], [11.555, 48.15], [11.555, 48.13]]] }],
       },
     ),
-    ...Object.fromEntries(Object.entries(areaFilterProperties).map(([k, v]) => [k, Type.Optional(v)])),
+    ...optional(areaFilterProperties),
     per_page: Type.Optional(pagingProperties.per_page),
     fields: Type.Optional(pagingProperties.fields),
     lang: MapSearchQuerySchema.properties.lang,
   },
   { additionalProperties: false, description: 'A drawn area and, optionally, the filters of `GET /api/v2/map/search` (not `near`, `radius`, `bbox`)' },
 );
-export interface MapSearchBody extends Omit<SearchFilters, 'near' | 'radius' | 'bbox'> {
-  polygon: { type: 'Polygon' | 'MultiPolygon'; coordinates?: unknown[] };
-  per_page: number;
-  fields?: string;
-  lang?: string;
-}
+export type MapSearchBody = Static<typeof MapSearchBodySchema>;
 
 /** The filters of a search, as validated: the service's input. */
 const SearchFiltersSchema = Type.Partial(Type.Object({ ...filterProperties, ...accountFilterProperties }));
 export type SearchFilters = Static<typeof SearchFiltersSchema>;
-export interface MapSearchQuery extends SearchFilters {
-  per_page: number;
-  fields?: string;
-  cursor?: string;
-  lang?: string;
-}
 
 /** A place in a search response: the public shape narrowed by `fields`, plus the distance when `near` was given. */
 export const PlaceItemSchema = Type.Composite(
@@ -207,17 +204,10 @@ const v1Properties = {
 };
 
 export const V1SearchBodySchema = Type.Object(
-  Object.fromEntries(Object.entries(v1Properties).map(([k, v]) => [k, Type.Optional(v)])),
+  optional(v1Properties),
   { additionalProperties: false, description: 'At least one of `query`, `city`, `type`', examples: [{ query: 'ratskeller', city: 'München' }] },
 );
-export interface V1SearchInput {
-  query?: string;
-  city?: string;
-  country?: string;
-  type?: string;
-  include_closed?: boolean;
-  per_page?: number;
-}
+export type V1SearchInput = Static<typeof V1SearchBodySchema>;
 
 export const V1SearchResponseSchema = Type.Object({
   total: Type.Integer({ description: "Exact number of matching places (without the ones the account's suppression list leaves out)" }),
@@ -225,8 +215,3 @@ export const V1SearchResponseSchema = Type.Object({
   data: Type.Array(PlaceItemSchema, { description: 'The first `per_page` places, best match first' }),
   resolved: ResolutionSchema,
 });
-
-/** Routes that read through the read pool can answer 503 when too many reads are queued. */
-export const overloaded = {
-  503: Type.Ref('Problem', { description: 'Too many reads are waiting for the database: retry after the Retry-After header (seconds)' }),
-};

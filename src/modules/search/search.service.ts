@@ -7,7 +7,7 @@ import { foldText } from '../../infra/text.ts';
 import { withTimeBudget } from '../../infra/db/time-budget.ts';
 import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { streamPlaces } from '../places/places.stream.ts';
-import { placeFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
+import { parseFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { businessKindOfQuery } from './business-words.ts';
 import { searchOtherCities } from './city-fallback.ts';
 import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
@@ -15,7 +15,7 @@ import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
-import { accountExclusion, withoutSuppressions } from '../suppressions/exclusion.ts';
+import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 
 export type {
@@ -30,6 +30,8 @@ export type {
   TypeResolver,
 } from './search.types.ts';
 export { toChoice } from './search.types.ts';
+// The public place shape's field list is the places module's; importable from here as before.
+export { parseFields };
 import { toChoice, type CityChoiceReason, type SavedSearch, type SearchDeps, type SearchInput, type SearchPageResult, type SearchResolution } from './search.types.ts';
 
 function bad(field: string, message: string, allowed?: unknown): AppError {
@@ -186,15 +188,6 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
   return { criteria, resolution, sort };
 }
 
-/** Checks `fields` (comma-separated) against the public place shape. */
-export function parseFields(fields: string | undefined): PlaceField[] {
-  if (fields === undefined || fields.trim() === '') return [];
-  const asked = fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
-  const unknown = asked.filter((f) => !(placeFields as string[]).includes(f));
-  if (unknown.length > 0) throw bad('querystring.fields', `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, placeFields);
-  return [...new Set(asked)] as PlaceField[];
-}
-
 /** A page cursor of a saved search: the search and the position after which the next page starts. */
 export function encodeSearchCursor(searchId: string, key: PlaceKey): string {
   return encodeCursor({ s: searchId, k: key.key, i: key.id });
@@ -323,7 +316,7 @@ export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'
  * converted by the API's own schema: the same rules and the same errors as `GET /api/v2/map/search`.
  */
 export function parseSearchParams(raw: Record<string, string>): MapSearchQuery {
-  return checkAgainstSchema(MapSearchQuerySchema, raw, 'querystring', { coerce: true }) as MapSearchQuery;
+  return checkAgainstSchema(MapSearchQuerySchema, raw, 'querystring', { coerce: true });
 }
 
 /**
@@ -340,14 +333,14 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
         errors: extra.map((n) => ({ field: `querystring.${n}`, message: 'is not allowed with cursor', allowed: ['cursor', 'per_page', 'fields'] })),
       });
     }
-    return continueSearch(deps, accountId, query.cursor, { perPage: query.per_page, fields });
+    return continueSearch(deps, accountId, query.cursor, { perPage: query.per_page ?? defaultPerPage, fields });
   }
   if (!criteriaNames.some((n) => query[n] !== undefined)) {
     throw new AppError('validation_failed', `Say what to search for: at least one of ${criteriaNames.join(', ')}`, {
       errors: [{ field: 'querystring', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
     });
   }
-  const { per_page: perPage, fields: _fields, cursor: _cursor, lang: _lang, ...input } = query;
+  const { per_page: perPage = defaultPerPage, fields: _fields, cursor: _cursor, lang: _lang, ...input } = query;
   return createSearch(deps, accountId, input, { perPage, fields, lang: lang ?? query.lang?.toLowerCase() ?? null });
 }
 
@@ -359,7 +352,7 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
 export async function searchPlacesInArea(deps: SearchDeps, accountId: number, body: MapSearchBody, lang: string | null): Promise<SearchPageResult> {
   const fields = parseFields(body.fields);
   const polygon = parseSearchPolygon(body.polygon, 'body.polygon');
-  const { per_page: perPage, fields: _fields, lang: _lang, polygon: _polygon, ...input } = body;
+  const { per_page: perPage = defaultPerPage, fields: _fields, lang: _lang, polygon: _polygon, ...input } = body;
   return createSearch(deps, accountId, input, { perPage, fields, lang: lang ?? body.lang?.toLowerCase() ?? null, polygon });
 }
 

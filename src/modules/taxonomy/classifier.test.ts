@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
-import type { PlaceInput } from '../importers/importer.types.ts';
+import type { PlaceInput } from '../places/place-input.ts';
 import { SOURCE_OVERRIDES } from './source-overrides.ts';
 import { loadTaxonomy } from './taxonomy.build.ts';
 import { readSourceSamples } from './taxonomy.samples.ts';

@@ -1,5 +1,6 @@
 import { foldText } from '../../infra/text.ts';
-import type { Classifier, PlaceInput } from '../importers/importer.types.ts';
+import type { PlaceInput } from '../places/place-input.ts';
+import type { Classifier } from './taxonomy.types.ts';
 import { createOsmMatcher } from './osm-matcher.ts';
 import { RESTAURANT_SOURCES, SOURCE_OVERRIDES } from './source-overrides.ts';
 import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, type Taxonomy, type TaxonomyName } from './taxonomy.build.ts';

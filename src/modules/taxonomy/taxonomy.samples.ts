@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import type { PlaceInput } from '../importers/importer.types.ts';
+import type { PlaceInput } from '../places/place-input.ts';
 
 /**
  * The category fields of the real sample files in /work/shared/data (see its README), read the way the

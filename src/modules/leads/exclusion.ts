@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.ts';
 import { suppressionKinds, type AccountExclusion } from '../places/places.repository.ts';
-import { latestLeadId } from '../leads/leads.repository.ts';
-import { findListState } from './suppressions.repository.ts';
+import { findListState } from '../suppressions/suppressions.repository.ts';
+import { latestLeadId } from './leads.repository.ts';
 
 /**
  * What the account leaves out of a search, an export or its leads list right now: its suppression list

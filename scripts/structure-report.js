@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// Figures of the source tree's shape, for a review or a before/after note: source files over 300 lines,
+// functions over 100 lines, the edges between modules and the cycles among them. test/structure/ reads the
+// same module graph to enforce the allowed one (docs/architecture.md).
+//
+//   node scripts/structure-report.js           the figures and the lists behind them
+//   node scripts/structure-report.js --json    the same as JSON
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const srcDir = join(root, 'src');
+
+/** Source files of src/ (tests left out: they may reach anything they test). */
+export function sourceFiles(dir = srcDir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** Relative imports of a file (static, type-only, re-exports and dynamic), resolved to the files given. */
+export function importsOf(file, known) {
+  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return info.importedFiles
+    .map((i) => i.fileName)
+    .filter((name) => name.startsWith('.'))
+    .map((name) => resolve(dirname(file), name))
+    .filter((path) => known.has(path));
+}
+
+/**
+ * The module a file of src/ belongs to: `src/modules/<name>/…` is `<name>`; `infra`, `plugins` and `cli` are
+ * their folders; `config` is src/config.ts (read by every layer); `app` is the composition root (app.ts,
+ * bootstrap.ts), the one place that wires modules together.
+ */
+export function moduleOf(file) {
+  const parts = relative(srcDir, file).split(sep);
+  if (parts[0] === 'modules') return parts[1];
+  if (parts.length > 1) return parts[0];
+  return parts[0] === 'config.ts' ? 'config' : 'app';
+}
+
+/** Edges between modules: `from → to` with the file-level imports that make each one. */
+export function moduleEdges(files = sourceFiles()) {
+  const known = new Set(files);
+  const edges = new Map();
+  for (const file of files) {
+    const from = moduleOf(file);
+    for (const target of importsOf(file, known)) {
+      const to = moduleOf(target);
+      if (to === from) continue;
+      const key = `${from} → ${to}`;
+      if (!edges.has(key)) edges.set(key, { from, to, imports: [] });
+      edges.get(key).imports.push(`${relative(srcDir, file)} → ${relative(srcDir, target)}`);
+    }
+  }
+  return [...edges.values()].sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+}
+
+/** Groups of modules that reach each other (strongly connected components of two or more; Tarjan). */
+export function moduleCycles(edges) {
+  const graph = new Map();
+  for (const { from, to } of edges) {
+    if (!graph.has(from)) graph.set(from, []);
+    if (!graph.has(to)) graph.set(to, []);
+    graph.get(from).push(to);
+  }
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const groups = [];
+  let next = 0;
+  const visit = (node) => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node)) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node), low.get(to)));
+      } else if (onStack.has(to)) low.set(node, Math.min(low.get(node), index.get(to)));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const group = [];
+    let member;
+    do {
+      member = stack.pop();
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== node);
+    if (group.length > 1) groups.push(group.sort());
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return groups.sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/** Functions (declarations, expressions, arrows, methods) whose text spans more than `limit` lines. */
+export function longFunctions(files = sourceFiles(), limit = 100) {
+  const found = [];
+  for (const file of files) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+    const visit = (node) => {
+      if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+        const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+        const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+        if (end - start + 1 > limit) found.push({ file: relative(srcDir, file), line: start + 1, lines: end - start + 1, name: functionName(node) });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found.sort((a, b) => b.lines - a.lines);
+}
+
+function functionName(node) {
+  if (node.name) return node.name.getText();
+  const parent = node.parent;
+  if (parent && ts.isVariableDeclaration(parent)) return parent.name.getText();
+  if (parent && ts.isPropertyAssignment(parent)) return parent.name.getText();
+  if (parent && ts.isCallExpression(parent)) return `(callback of ${parent.expression.getText().slice(0, 40)})`;
+  return '(anonymous)';
+}
+
+/** Source files (tests left out) longer than `limit` lines. */
+export function longFiles(files = sourceFiles(), limit = 300) {
+  return files
+    .map((file) => ({ file: relative(srcDir, file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
+    .filter((f) => f.lines > limit)
+    .sort((a, b) => b.lines - a.lines);
+}
+
+export function report() {
+  const files = sourceFiles();
+  const edges = moduleEdges(files);
+  return { longFiles: longFiles(files), longFunctions: longFunctions(files), edges, cycles: moduleCycles(edges) };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const r = report();
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify(r, null, 2));
+  } else {
+    console.log(`source files over 300 lines: ${r.longFiles.length}`);
+    for (const f of r.longFiles) console.log(`  ${String(f.lines).padStart(5)}  ${f.file}`);
+    console.log(`functions over 100 lines: ${r.longFunctions.length}`);
+    for (const f of r.longFunctions) console.log(`  ${String(f.lines).padStart(5)}  ${f.file}:${f.line} ${f.name}`);
+    console.log(`module edges: ${r.edges.length}`);
+    for (const e of r.edges) console.log(`  ${e.from} → ${e.to}  (${e.imports.length} import${e.imports.length === 1 ? '' : 's'})`);
+    console.log(`module cycles: ${r.cycles.length}`);
+    for (const c of r.cycles) console.log(`  ${c.join(' ⇄ ')}`);
+  }
+}
