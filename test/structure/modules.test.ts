@@ -31,7 +31,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   search: ['config', 'geo', 'infra', 'leads', 'places', 'reference', 'taxonomy'],
   exports: ['auth', 'config', 'infra', 'places', 'search', 'webhooks'],
   enrichment: ['auth', 'config', 'exports', 'geo', 'importers', 'infra', 'places', 'search', 'suppressions', 'taxonomy', 'webhooks'],
-  dashboard: ['auth', 'config', 'enrichment', 'exports', 'infra', 'places', 'search', 'suppressions', 'webhooks'],
+  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */

@@ -1,19 +1,18 @@
 import type { Db } from '../../infra/db/database.ts';
 import { dailyUsage } from '../auth/usage.service.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
-import { iterateSearchPlaces, placesInBox, savedSearchPage, searchAsItRunsNow, type SearchDeps } from '../search/search.service.ts';
-import { citiesInBox, listRecentExports, listRecentSearches, type ExportListRow, type SearchListRow } from './dashboard.repository.ts';
+import { recentExports, type ExportSummary } from '../exports/exports.service.ts';
+import { largestCitiesInBox } from '../geo/geo.ts';
+import { iterateSearchPlaces, placesInBox, recentSearches as recentSearchesOf, savedSearchPage, searchAsItRunsNow, type SearchDeps, type SearchSummary } from '../search/search.service.ts';
 import { renderMap, viewBox, type MapResult } from './map.ts';
 import type { ResultsView } from './search.views.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
-import { listJobsForAccount } from '../exports/export-jobs.repository.ts';
+import { recentJobs, type JobOverview } from '../exports/export-jobs.service.ts';
 import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
-import { attemptsOfDeliveries, deliveriesOfJobs } from '../webhooks/webhooks.repository.ts';
-import type { JobListItem } from './exports.views.ts';
 
 /**
- * What the dashboard's pages show, gathered from the services and the dashboard's list queries: the
- * handlers in dashboard.routes.ts only parse forms and render.
+ * What the dashboard's pages show, gathered from the modules' services (the dashboard has no tables and
+ * queries none): the handlers in the `*.routes.ts` files only parse forms and render.
  */
 
 /** Results drawn on the map; past this the caption says how many are shown. */
@@ -21,12 +20,12 @@ const mapMaxResults = 3000;
 /** Other places drawn as the settlement footprint. */
 const mapMaxContext = 8000;
 
-export function recentSearches(db: Db, accountId: number, limit: number): Promise<SearchListRow[]> {
-  return listRecentSearches(db, accountId, limit);
+export function recentSearches(db: Db, accountId: number, limit: number): Promise<SearchSummary[]> {
+  return recentSearchesOf(db, accountId, limit);
 }
 
-export async function searchesAndExports(db: Db, accountId: number, limit: number): Promise<{ searches: SearchListRow[]; exports: ExportListRow[] }> {
-  const [searches, exports] = await Promise.all([listRecentSearches(db, accountId, limit), listRecentExports(db, accountId, limit)]);
+export async function searchesAndExports(db: Db, accountId: number, limit: number): Promise<{ searches: SearchSummary[]; exports: ExportSummary[] }> {
+  const [searches, exports] = await Promise.all([recentSearchesOf(db, accountId, limit), recentExports(db, accountId, limit)]);
   return { searches, exports };
 }
 
@@ -56,7 +55,7 @@ export async function searchResults(deps: SearchDeps, accountId: number, searchI
   const chosenCity = search.resolution.city?.chosen;
   const center = chosenCity ? { lat: chosenCity.lat, lon: chosenCity.lon } : undefined;
   const box = viewBox(results, center);
-  const [context, labels] = await Promise.all([placesInBox(deps, [box.west, box.south, box.east, box.north], mapMaxContext), citiesInBox(deps.db, box, 12)]);
+  const [context, labels] = await Promise.all([placesInBox(deps, [box.west, box.south, box.east, box.north], mapMaxContext), largestCitiesInBox(deps.db, box, 12)]);
   const shown = results.length;
   const mapCaption = [
     capped ? `The first ${shown.toLocaleString('en')} of ${total.toLocaleString('en')} places, in orange.` : `All ${shown.toLocaleString('en')} places with coordinates, in orange.`,
@@ -82,16 +81,7 @@ export async function searchResults(deps: SearchDeps, accountId: number, searchI
 }
 
 /** The account's export jobs with their webhook deliveries and attempts, for the Exports page. */
-export async function exportJobsOverview(db: Db, links: DownloadLinks, accountId: number, limit: number): Promise<{ items: JobListItem[]; secret: string }> {
-  const [jobs, secret] = await Promise.all([listJobsForAccount(db, accountId, limit, null), accountWebhookSecret(db, accountId)]);
-  const deliveries = await deliveriesOfJobs(db, jobs.map((j) => j.id));
-  const attempts = await attemptsOfDeliveries(db, deliveries.map((d) => d.id));
-  const items = await Promise.all(
-    jobs.map(async (job) => ({
-      job,
-      downloadPath: job.status === 'succeeded' && job.file_name ? (await links.linkFor(job.public_id)).path : null,
-      deliveries: deliveries.filter((d) => d.job_id === job.id).map((delivery) => ({ delivery, attempts: attempts.filter((a) => a.delivery_id === delivery.id) })),
-    })),
-  );
+export async function exportJobsOverview(db: Db, links: DownloadLinks, accountId: number, limit: number): Promise<{ items: JobOverview[]; secret: string }> {
+  const [items, secret] = await Promise.all([recentJobs(db, links, accountId, limit), accountWebhookSecret(db, accountId)]);
   return { items, secret };
 }

@@ -1,14 +1,9 @@
-import type { AttemptRow, DeliveryRow } from '../webhooks/webhooks.repository.ts';
-import type { ExportJobView } from '../exports/export-jobs.repository.ts';
+import type { JobOverview } from '../exports/export-jobs.service.ts';
 import { html, type SafeHtml } from './html.ts';
 import { csrfField, formatCount, page, time, type PageContext } from './layout.ts';
 
 /** A job as the Exports page shows it: its deliveries with their attempts, and a download link once done. */
-export interface JobListItem {
-  job: ExportJobView;
-  downloadPath: string | null;
-  deliveries: Array<{ delivery: DeliveryRow; attempts: AttemptRow[] }>;
-}
+export type JobListItem = JobOverview;
 
 const jobStatus: Record<string, string> = { queued: 'Queued', running: 'Running', succeeded: 'Ready', failed: 'Failed' };
 const deliveryStatus: Record<string, string> = { pending: 'Retrying', succeeded: 'Delivered', failed: 'Gave up', refused: 'Refused (address not allowed)' };
@@ -51,23 +46,23 @@ export function exportJobsPage(ctx: PageContext, items: JobListItem[], secret: s
         : html`<div class="table-wrap"><table data-testid="jobs">
       <caption class="visually-hidden">Export jobs</caption>
       <thead><tr><th scope="col">Job</th><th scope="col">Search</th><th scope="col">Format</th><th scope="col" class="num">Rows</th><th scope="col">Status</th><th scope="col">Created (UTC)</th><th scope="col">File</th><th scope="col">Webhook deliveries</th></tr></thead>
-      <tbody>${items.map(({ job, downloadPath, deliveries }) => html`<tr data-job="${job.public_id}">
-        <th scope="row"><code>${job.public_id}</code></th>
+      <tbody>${items.map(({ job, deliveries }) => html`<tr data-job="${job.id}">
+        <th scope="row"><code>${job.id}</code></th>
         <td><a href="/searches/${job.search_id}">${job.search_id}</a></td>
         <td>${job.format.toUpperCase()}</td>
-        <td class="num">${formatCount(job.status === 'running' ? job.rows_done : job.row_count)}${job.limited ? html` <span class="muted">(monthly quota reached)</span>` : ''}</td>
+        <td class="num">${formatCount(job.rows)}${job.limited ? html` <span class="muted">(monthly quota reached)</span>` : ''}</td>
         <td data-testid="job-status">${jobStatus[job.status] ?? job.status}${job.failure ? html`: <span class="muted">${job.failure}</span>` : ''}</td>
         <td>${time(job.created_at, { compact: true })}</td>
-        <td>${downloadPath ? html`<a href="${downloadPath}" data-testid="job-download" download>Download</a>` : html`<span class="muted">—</span>`}</td>
+        <td>${job.download ? html`<a href="${job.download.url}" data-testid="job-download" download>Download</a>` : html`<span class="muted">—</span>`}</td>
         <td>${
           job.webhook_url === null
             ? html`<span class="muted">none</span>`
             : deliveries.length === 0
               ? html`<span class="muted">when the job ends, to ${job.webhook_url}</span>`
-              : deliveries.map(({ delivery, attempts }) => html`<details>
+              : deliveries.map(({ attempts, ...delivery }) => html`<details>
               <summary>${deliveryStatus[delivery.status] ?? delivery.status} · ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}</summary>
-              <p class="muted">${delivery.event} to ${delivery.url}${delivery.next_attempt_at ? html` · next attempt ${time(delivery.next_attempt_at, { compact: true })}` : ''}</p>
-              <ol>${attempts.map((a) => html`<li>${time(a.at, { compact: true })}: ${a.response_status === null ? 'no answer' : `HTTP ${a.response_status}`} (${a.outcome}${a.error ? `: ${a.error}` : ''}), ${a.duration_ms} ms</li>`)}</ol>
+              <p class="muted">${delivery.event} to ${delivery.url}${delivery.nextAttemptAt ? html` · next attempt ${time(delivery.nextAttemptAt, { compact: true })}` : ''}</p>
+              <ol>${attempts.map((a) => html`<li>${time(a.at, { compact: true })}: ${a.responseStatus === null ? 'no answer' : `HTTP ${a.responseStatus}`} (${a.outcome}${a.error ? `: ${a.error}` : ''}), ${a.durationMs} ms</li>`)}</ol>
             </details>`)
         }</td>
       </tr>`)}</tbody></table></div>`

@@ -1,6 +1,6 @@
 import type { Place } from '../places/places.schema.ts';
-import type { SavedSearch, SearchInput, SearchResolution } from '../search/search.service.ts';
-import type { ExportListRow, SearchListRow } from './dashboard.repository.ts';
+import type { ExportSummary } from '../exports/exports.service.ts';
+import type { SavedSearch, SearchInput, SearchResolution, SearchSummary } from '../search/search.service.ts';
 import { html, safeUrl, type SafeHtml } from './html.ts';
 import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
 import type { FormState } from './pages.ts';
@@ -73,7 +73,7 @@ export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
   </form>`;
 }
 
-export function searchPage(ctx: PageContext, form: FormState, recent: SearchListRow[]): SafeHtml {
+export function searchPage(ctx: PageContext, form: FormState, recent: SearchSummary[]): SafeHtml {
   return page(
     ctx,
     'Search places',
@@ -111,25 +111,23 @@ export function downloadButtons(ctx: PageContext, searchId: string, formats = do
   </form>`;
 }
 
-function searchesTable(ctx: PageContext, rows: SearchListRow[], caption: string): SafeHtml {
+function searchesTable(ctx: PageContext, rows: SearchSummary[], caption: string): SafeHtml {
   return html`<div class="table-wrap"><table>
     <caption class="visually-hidden">${caption}</caption>
     <thead><tr><th scope="col">Search</th><th scope="col">Filters</th><th scope="col" class="num">Total</th><th scope="col">Saved (UTC)</th><th scope="col">Download</th></tr></thead>
     <tbody>${rows.map((r) => {
-      const params = JSON.parse(r.params) as SearchInput;
-      const resolution = JSON.parse(r.resolution) as SearchResolution;
       return html`<tr>
-        <th scope="row"><a href="/searches/${r.public_id}">${searchTitle(params, resolution)}</a></th>
-        <td>${filtersText(params) || html`<span class="muted">none</span>`}</td>
-        <td class="num">${formatCount(Number(r.total))}</td>
-        <td>${time(r.created_at, { compact: true })}</td>
-        <td>${downloadButtons(ctx, r.public_id, downloadFormats.slice(0, 2))}</td>
+        <th scope="row"><a href="/searches/${r.id}">${searchTitle(r.params, r.resolution)}</a></th>
+        <td>${filtersText(r.params) || html`<span class="muted">none</span>`}</td>
+        <td class="num">${formatCount(r.total)}</td>
+        <td>${time(r.createdAt, { compact: true })}</td>
+        <td>${downloadButtons(ctx, r.id, downloadFormats.slice(0, 2))}</td>
       </tr>`;
     })}</tbody>
   </table></div>`;
 }
 
-export function searchesPage(ctx: PageContext, searches: SearchListRow[], exports: ExportListRow[]): SafeHtml {
+export function searchesPage(ctx: PageContext, searches: SearchSummary[], exports: ExportSummary[]): SafeHtml {
   const statusLabel: Record<string, string> = { running: 'In progress', done: 'Complete', aborted: 'Cut short', failed: 'Failed' };
   return page(
     ctx,
@@ -146,13 +144,13 @@ export function searchesPage(ctx: PageContext, searches: SearchListRow[], export
       <thead><tr><th scope="col">Export</th><th scope="col">Search</th><th scope="col">Format</th><th scope="col" class="num">Rows</th><th scope="col">Status</th><th scope="col">Started (UTC)</th><th scope="col">Download again</th></tr></thead>
       <tbody>${exports.map(
         (e) => html`<tr>
-        <th scope="row"><code>${e.public_id}</code></th>
-        <td><a href="/searches/${e.search_id}">${e.search_id}</a></td>
+        <th scope="row"><code>${e.id}</code></th>
+        <td><a href="/searches/${e.searchId}">${e.searchId}</a></td>
         <td>${e.format.toUpperCase()}</td>
-        <td class="num">${formatCount(Number(e.row_count))}</td>
+        <td class="num">${formatCount(e.rows)}</td>
         <td>${statusLabel[e.status] ?? e.status}</td>
-        <td>${time(e.created_at, { compact: true })}</td>
-        <td>${downloadButtons(ctx, e.search_id, downloadFormats.filter((f) => f.format === e.format))}</td>
+        <td>${time(e.createdAt, { compact: true })}</td>
+        <td>${downloadButtons(ctx, e.searchId, downloadFormats.filter((f) => f.format === e.format))}</td>
       </tr>`,
       )}</tbody></table></div>`
         : html`<p class="empty">No exports yet: open a search and pick a format.</p>`

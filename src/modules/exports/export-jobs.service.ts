@@ -3,6 +3,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
 import { getSearchForAccount, parseFields } from '../search/search.service.ts';
+import { deliveriesOfJobs, type DeliveryView } from '../webhooks/webhooks.service.ts';
 import type { DownloadLinks } from './download-links.ts';
 import * as repo from './export-jobs.repository.ts';
 import type { ExportFormatName } from './formats/index.ts';
@@ -106,6 +107,19 @@ export async function listJobs(
     data: await Promise.all(page.map((r) => jobView(r, links, baseUrl))),
     next_cursor: rows.length > perPage ? encodeCursor({ j: page[page.length - 1]!.id }) : null,
   };
+}
+
+/** A job with its webhook deliveries (the dashboard's Export jobs page); download links are paths of this site. */
+export interface JobOverview {
+  job: JobView;
+  deliveries: DeliveryView[];
+}
+
+/** The account's most recent jobs, newest first, with their webhook deliveries and every attempt. */
+export async function recentJobs(db: Db, links: DownloadLinks, accountId: number, limit: number): Promise<JobOverview[]> {
+  const rows = await repo.listJobsForAccount(db, accountId, limit, null);
+  const deliveries = await deliveriesOfJobs(db, rows.map((r) => r.id));
+  return Promise.all(rows.map(async (row) => ({ job: await jobView(row, links, ''), deliveries: deliveries.filter((d) => d.jobId === row.id) })));
 }
 
 export async function jobView(row: repo.ExportJobView, links: DownloadLinks, baseUrl: string): Promise<JobView> {

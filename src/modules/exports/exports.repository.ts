@@ -99,3 +99,14 @@ export async function finishExport(db: Db, id: number, status: ExportStatus, at:
 export async function findExport(db: Db, accountId: number, publicId: string): Promise<ExportRow | undefined> {
   return db.kysely.selectFrom('exports').selectAll().where('account_id', '=', accountId).where('public_id', '=', publicId).executeTakeFirst();
 }
+
+/** The account's most recent exports, newest first. */
+export function listRecentExports(db: Db, accountId: number, limit: number) {
+  return db.kysely
+    .selectFrom('exports')
+    .select(['public_id', 'search_id', 'format', 'row_count', 'status', 'created_at', 'finished_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -7,12 +7,29 @@ import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple 
 import { getSearchForAccount, parseFields, searchAsItRunsNow, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
-import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
+import { createLeadRecorder, finishExport, insertExport, listRecentExports, type ExportRow, type ExportStatus } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
 
 // The quota contract is the auth module's (QuotaService implements it); importable from here as before.
 export type { ExportAllowance, ExportPermit };
+
+/** An export as the account's export log shows it. */
+export interface ExportSummary {
+  id: string;
+  searchId: string;
+  format: string;
+  rows: number;
+  status: ExportRow['status'];
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/** The account's most recent exports (downloads; export jobs are listed by export-jobs.service.ts), newest first. */
+export async function recentExports(db: Db, accountId: number, limit: number): Promise<ExportSummary[]> {
+  const rows = await listRecentExports(db, accountId, limit);
+  return rows.map((r) => ({ id: r.public_id, searchId: r.search_id, format: r.format, rows: Number(r.row_count), status: r.status, createdAt: r.created_at, finishedAt: r.finished_at }));
+}
 
 /** Rows read and written per step: one query, one chunk of output, one leads transaction. */
 export const exportBatchSize = 1000;

@@ -135,3 +135,17 @@ export const geoStore = byDialect<GeoStore>({
   sqlite: (db) => new SqliteGeoStore(db.sqlite),
   postgres: (db) => new PostgresGeoStore(db.kysely),
 });
+
+/** The most populous gazetteer places inside the box (degrees), for a map's labels. */
+export function largestCitiesInBox(db: Db, box: { south: number; west: number; north: number; east: number }, limit: number): Promise<Array<{ name: string; lat: number; lon: number }>> {
+  return db.kysely
+    .selectFrom('cities')
+    .select(['name', 'lat', 'lon'])
+    .where('lat', '>=', box.south)
+    .where('lat', '<=', box.north)
+    .where('lon', '>=', box.west)
+    .where('lon', '<=', box.east)
+    .orderBy('population', 'desc')
+    .limit(limit)
+    .execute();
+}

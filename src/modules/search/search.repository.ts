@@ -105,6 +105,17 @@ export function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> 
 }
 
 /** The search with that public id if `accountId` owns it; undefined otherwise (another account's looks absent). */
+/** The account's most recent saved searches, newest first. */
+export function listRecentSearches(db: Db, accountId: number, limit: number): Promise<Array<Pick<SearchRow, 'public_id' | 'params' | 'resolution' | 'total' | 'created_at'>>> {
+  return searches(db)
+    .selectFrom('searches')
+    .select(['public_id', 'params', 'resolution', 'total', 'created_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 export async function findSearchForAccount(db: Db, accountId: number, publicId: string): Promise<SearchRow | undefined> {
   return searches(db).selectFrom('searches').selectAll().where('public_id', '=', publicId).where('account_id', '=', accountId).executeTakeFirst();
 }

@@ -14,7 +14,7 @@ import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
-import { findSearchForAccount, insertSearch, type SearchRow } from './search.repository.ts';
+import { findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 
@@ -214,6 +214,27 @@ function newSearchId(): string {
   let id = 'srch_';
   for (let i = 0; i < 16; i++) id += searchIdAlphabet[bytes[i]! & 31];
   return id;
+}
+
+/** A saved search as a list shows it: what it looked for, how that resolved, how many places it found. */
+export interface SearchSummary {
+  id: string;
+  params: SearchInput;
+  resolution: SearchResolution;
+  total: number;
+  createdAt: string;
+}
+
+/** The account's most recent saved searches, newest first. */
+export async function recentSearches(db: Db, accountId: number, limit: number): Promise<SearchSummary[]> {
+  const rows = await listRecentSearches(db, accountId, limit);
+  return rows.map((row) => ({
+    id: row.public_id,
+    params: JSON.parse(row.params) as SearchInput,
+    resolution: JSON.parse(row.resolution) as SearchResolution,
+    total: Number(row.total),
+    createdAt: row.created_at,
+  }));
 }
 
 function rowToSavedSearch(row: SearchRow): SavedSearch {

@@ -6,6 +6,32 @@ import { OutboundRefused, postJson, type OutboundOptions } from './outbound.ts';
 import * as repo from './webhooks.repository.ts';
 import { newWebhookSecret, signatureHeader, signPayload } from './signature.ts';
 
+/** A webhook delivery of an export job with every attempt so far, as the account's pages show it. */
+export interface DeliveryView {
+  jobId: number;
+  event: string;
+  url: string;
+  status: repo.DeliveryRow['status'];
+  nextAttemptAt: string | null;
+  attempts: Array<{ at: string; responseStatus: number | null; outcome: string; error: string | null; durationMs: number }>;
+}
+
+/** The deliveries of these export jobs (internal ids), oldest first, each with its attempts in order. */
+export async function deliveriesOfJobs(db: Db, jobIds: readonly number[]): Promise<DeliveryView[]> {
+  const deliveries = await repo.deliveriesOfJobs(db, jobIds);
+  const attempts = await repo.attemptsOfDeliveries(db, deliveries.map((d) => d.id));
+  return deliveries.map((d) => ({
+    jobId: d.job_id,
+    event: d.event,
+    url: d.url,
+    status: d.status,
+    nextAttemptAt: d.next_attempt_at,
+    attempts: attempts
+      .filter((a) => a.delivery_id === d.id)
+      .map((a) => ({ at: a.at, responseStatus: a.response_status, outcome: a.outcome, error: a.error, durationMs: a.duration_ms })),
+  }));
+}
+
 /** The account's signing secret, made on first use. */
 export async function accountWebhookSecret(db: Db, accountId: number): Promise<string> {
   return (await repo.findAccountSecret(db, accountId)) ?? repo.ensureAccountSecret(db, accountId, newWebhookSecret(), new Date().toISOString());
