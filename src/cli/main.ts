@@ -73,10 +73,43 @@ program
   .description('apply schema migrations and refresh reference data (categories, countries, cities)')
   .action(() => withDb((db) => prepareDatabase(db, log)));
 
+interface ImportCliOptions {
+  format?: string;
+  encoding?: string;
+  source?: string;
+  dataset?: string;
+  columns?: Record<string, string>;
+  batchSize?: number;
+  conflate: boolean;
+  bbox?: [number, number, number, number];
+  country?: string;
+  minConfidence?: number;
+  allowPrivateNetworks?: boolean;
+}
+
+function parseBbox(v: string): [number, number, number, number] {
+  const n = v.split(',').map((x) => Number(x.trim()));
+  const [minLon, minLat, maxLon, maxLat] = n as [number, number, number, number];
+  const valid = n.length === 4 && n.every(Number.isFinite) && minLon >= -180 && maxLon <= 180 && minLat >= -90 && maxLat <= 90 && minLon <= maxLon && minLat <= maxLat;
+  if (!valid) throw new InvalidArgumentError('four numbers minLon,minLat,maxLon,maxLat within -180..180 and -90..90, min before max');
+  return [minLon, minLat, maxLon, maxLat];
+}
+
+function parseCountry(v: string): string {
+  if (!/^[A-Za-z]{2}$/.test(v)) throw new InvalidArgumentError('an ISO 3166-1 alpha-2 code such as DE or US');
+  return v.toUpperCase();
+}
+
+function parseConfidence(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('a number from 0 to 1');
+  return n;
+}
+
 program
   .command('import')
-  .description('import place files (.osm.pbf, NDJSON, CSV; gzip or plain), detecting the format unless --format is given')
-  .argument('<files...>', 'files to import')
+  .description('import place files (.osm.pbf, Parquet, NDJSON, CSV; gzip or plain) or Parquet URLs, detecting the format unless --format is given')
+  .argument('<files...>', 'files or http(s) URLs of Parquet files to import')
   .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
   .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
   .option('-s, --source <source>', 'source name stored with the places (defaults to the format\'s)')
@@ -88,7 +121,11 @@ program
     return n;
   })
   .option('--no-conflate', 'do not merge the records with places of other sources now (the next import that does takes them)')
-  .action((files: string[], opts: { format?: string; encoding?: string; source?: string; dataset?: string; columns?: Record<string, string>; batchSize?: number; conflate: boolean }) =>
+  .option('--bbox <minLon,minLat,maxLon,maxLat>', 'Parquet: import only the places inside this box (row groups outside it are not read)', parseBbox)
+  .option('--country <XX>', 'Parquet: import only the places of this country (ISO 3166-1 alpha-2)', parseCountry)
+  .option('--min-confidence <c>', 'Parquet: import only the places whose source confidence (Overture, 0 to 1) is at least c', parseConfidence)
+  .option('--allow-private-networks', 'let an http(s) URL reach private and loopback addresses (a mirror on the local network)')
+  .action((files: string[], opts: ImportCliOptions) =>
     withDb(async (db) => {
       // Each snapshot of a dataset would retire the places of the ones before it (change files apply in turn).
       if (opts.dataset !== undefined && files.length > 1 && !(await everyChangeFile(files))) {
@@ -97,8 +134,10 @@ program
         });
       }
       await prepareDatabase(db);
+      const { allowPrivateNetworks, ...importOptions } = opts;
+      const http = { allowPrivate: allowPrivateNetworks === true };
       for (const file of files) {
-        const [summary] = await importFiles(db, [file], { ...opts, onProgress: progressRenderer(file) });
+        const [summary] = await importFiles(db, [file], { ...importOptions, http, onProgress: progressRenderer(file) });
         if (summary) printImportSummary(summary);
       }
     }),

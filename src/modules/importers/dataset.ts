@@ -9,11 +9,12 @@ import { AppError } from '../../infra/errors.ts';
 
 /** Compression suffixes, then format suffixes, taken off a file name to name its dataset. */
 const compression = /\.(gz|gzip|bz2|zst)$/i;
-const formatSuffix = /\.(osm|pbf|ndjson|jsonl|geojsonseq|geojson|json|csv|tsv|txt)$/i;
+const formatSuffix = /\.(osm|pbf|ndjson|jsonl|geojsonseq|geojson|json|csv|tsv|txt|parquet|geoparquet)$/i;
 
 /** The default dataset of a file: its name without compression and format suffixes (`porto.osm.pbf` → `porto`). */
 export function datasetOfPath(path: string): string {
-  let name = basename(path).replace(compression, '');
+  // A URL names its dataset by its file name too, without the query.
+  let name = basename(/^https?:\/\//i.test(path) ? new URL(path).pathname : path).replace(compression, '');
   for (;;) {
     const next = name.replace(formatSuffix, '');
     if (next === name || next === '') break;

@@ -12,7 +12,9 @@ import { DEFAULT_BATCH_SIZE, storeChunks, type StoredRun } from './import-store.
 import type { OpenOptions, ReaderFactory } from './importer.types.ts';
 import { applyOsmChange, osmChangeFormat } from './osm-change.service.ts';
 import { looksLikeOsmChange } from './readers/osm-change.ts';
+import { isHttpUrl } from './readers/http-range.ts';
 import { readerFactories } from './readers/index.ts';
+import { parquetPlaces } from './readers/parquet-places.ts';
 
 export interface ImportOptions extends OpenOptions {
   /** A format name from `readerFactories`, or undefined to detect it. */
@@ -89,12 +91,20 @@ const LARGE_FILE_BYTES = 64 * 1024 * 1024;
  * (what the CLI and the server do); with an Enricher, everything runs on this thread.
  */
 export async function runImport(db: Db, enricher: Enricher | null, path: string, options: ImportOptions = {}): Promise<ImportSummary> {
-  const absolute = resolve(path);
-  await stat(absolute).catch(() => {
-    throw new AppError('not_found', `no such file: ${path}`);
-  });
-  if (options.format === osmChangeFormat || (options.format === undefined && (await isChangeFile(absolute)))) return importChanges(db, absolute, options);
-  const factory = options.format ? readerFactories.find((f) => f.format === options.format) : await detectFormat(absolute);
+  const remote = isHttpUrl(path);
+  if (remote && options.format !== undefined && options.format !== parquetPlaces.format) {
+    throw new AppError('validation_failed', `a URL is read as Parquet, not ${options.format}`, {
+      errors: [{ field: 'format', message: 'only Parquet is read from a URL', allowed: [parquetPlaces.format] }],
+    });
+  }
+  const absolute = remote ? path : resolve(path);
+  if (!remote) {
+    await stat(absolute).catch(() => {
+      throw new AppError('not_found', `no such file: ${path}`);
+    });
+  }
+  if (!remote && (options.format === osmChangeFormat || (options.format === undefined && (await isChangeFile(absolute))))) return importChanges(db, absolute, options);
+  const factory = remote ? parquetPlaces : options.format ? readerFactories.find((f) => f.format === options.format) : await detectFormat(absolute);
   if (!factory) {
     throw new AppError('unknown_value', `unknown format ${options.format}`, {
       errors: [{ field: 'format', message: 'unknown format', allowed: [...readerFactories.map((f) => f.format), osmChangeFormat] }],
@@ -107,11 +117,21 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
     ...(options.encoding ? { encoding: options.encoding } : {}),
     ...(options.source ? { source: options.source } : {}),
     ...(options.columns ? { columns: options.columns } : {}),
+    ...(options.bbox ? { bbox: options.bbox } : {}),
+    ...(options.country ? { country: options.country } : {}),
+    ...(options.minConfidence !== undefined ? { minConfidence: options.minConfidence } : {}),
+    ...(options.http ? { http: options.http } : {}),
   };
+  if ((openOptions.bbox || openOptions.country || openOptions.minConfidence !== undefined) && factory.format !== parquetPlaces.format) {
+    throw new AppError('validation_failed', `--bbox, --country and --min-confidence apply to Parquet files, not ${factory.format}`, {
+      errors: [{ field: 'format', message: 'row selection is read from Parquet only', allowed: [parquetPlaces.format] }],
+    });
+  }
   // The clock starts before the worker does: loading the taxonomy and gazetteer is part of the wait.
   const started = Date.now();
   // The file's digest is read on a thread of its own while the import runs; the run records it at the end.
-  const digest = sha256File(absolute);
+  // A remote file is not downloaded whole to hash it: its run records no digest.
+  const digest = remote ? Promise.resolve('') : sha256File(absolute);
   digest.catch(() => {}); // awaited by storeChunks; a failure before then is not an unhandled rejection
   const input = enricher
     ? await inlineChunks(factory, absolute, openOptions, enricher, chunkSize)

@@ -38,6 +38,22 @@ export interface OpenOptions {
   source?: string;
   /** Generic `csv`/`ndjson` only: field → column (or NDJSON key / dotted path), e.g. `{ name: 'Business Name' }`. */
   columns?: Record<string, string>;
+  /** Parquet only: keep the places inside minLon, minLat, maxLon, maxLat (whole row groups outside are not read). */
+  bbox?: [number, number, number, number];
+  /** Parquet only: keep the places of this country (ISO 3166-1 alpha-2). */
+  country?: string;
+  /** Parquet only: keep the places whose source confidence (Overture's `confidence`, 0–1) is at least this. */
+  minConfidence?: number;
+  /** A file given as an http(s) URL (Parquet). */
+  http?: HttpReadOptions;
+}
+
+/** How a file given as a URL is read. */
+export interface HttpReadOptions {
+  /** Let the URL reach private and loopback addresses (a mirror on the local network); refused otherwise. */
+  allowPrivate?: boolean;
+  /** Limit for each request, from sending it to the last byte of the answer (default 30 s). */
+  timeoutMs?: number;
 }
 
 /** One importable file format. `detect` looks at the file name and its first (decompressed) bytes. */

@@ -3,6 +3,7 @@ import type { PlaceInput } from '../places/place-input.ts';
 import type { Classifier } from './taxonomy.types.ts';
 import { createOsmMatcher } from './osm-matcher.ts';
 import { RESTAURANT_SOURCES, SOURCE_OVERRIDES } from './source-overrides.ts';
+import { lookUpSourceMap, SOURCE_MAPS } from './source-maps/index.ts';
 import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, type Taxonomy, type TaxonomyName } from './taxonomy.build.ts';
 
 /** A source term mapped onto the taxonomy. `strong`: a name, alias, override or cuisine; weak: a search term or a fallback. */
@@ -134,6 +135,12 @@ export function createTermMatcher(
     overrides.set(source, keyed);
   }
 
+  for (const [source, table] of Object.entries(SOURCE_MAPS)) {
+    for (const [term, slug] of Object.entries(table)) {
+      if (slug !== null && !categories.has(slug)) throw new Error(`taxonomy: the ${source} category table maps "${term}" to an unknown category ${slug}`);
+    }
+  }
+
   // Other languages: each language's name (4 votes), alias (2) or search term (1) votes for its category,
   // so `Optiker` goes to the optician (its name in German, Danish, Swedish…), not to one language's optometrist.
   let other: Map<string, string> | undefined;
@@ -178,11 +185,17 @@ export function createTermMatcher(
   };
 
   const find = (source: string, raw: string): TermHit | null => {
+    const table = SOURCE_MAPS[source];
+    const mapped = table ? lookUpSourceMap(table, raw) : undefined;
+    if (mapped === null) return null;
+    if (mapped !== undefined) return { slug: mapped, strong: true };
+    // An unknown path is matched on its last segment (`… > Bubble Tea Shop`).
+    if (table && raw.includes(' > ')) return find(source, raw.slice(raw.lastIndexOf(' > ') + 3));
     const key = termKey(raw);
     if (!key) return null;
     const restaurantsOnly = RESTAURANT_SOURCES.has(source);
-    const table = overrides.get(source) ?? overrides.get('common');
-    const direct = exact(table, key, restaurantsOnly);
+    const overridden = overrides.get(source) ?? overrides.get('common');
+    const direct = exact(overridden, key, restaurantsOnly);
     if (direct === 'unmapped') return null;
     if (direct) return direct;
     for (const f of forms(key)) {
@@ -191,7 +204,7 @@ export function createTermMatcher(
     }
     const words = key.split(' ');
     for (let i = 1; i < words.length; i++) {
-      const hit = exact(table, words.slice(i).join(' '), restaurantsOnly);
+      const hit = exact(overridden, words.slice(i).join(' '), restaurantsOnly);
       if (hit && hit !== 'unmapped') return hit;
     }
     const bare = termKey(raw.replace(/\(.*?\)/g, ' '));

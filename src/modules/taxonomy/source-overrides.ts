@@ -4,7 +4,8 @@
  * back to the singular key); values are category slugs, or null for a term that deliberately maps nowhere (a parent
  * so broad that any category would mislead: Yelp's `Food`, Overture's `transportation`).
  * `common` applies to every source and is overridden by the source's own table.
- * The tables hold the frequent terms of the real sample files that name matching missed or got wrong.
+ * The tables hold the frequent terms of the real sample files that name matching missed or got wrong. Overture and
+ * Foursquare publish closed taxonomies: they have complete tables of their own in `source-maps/` instead.
  */
 export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
   common: {
@@ -396,32 +397,6 @@ export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
     vegetarian: 'restaurant',
     vegan: 'restaurant',
     raw_food: 'restaurant',
-  },
-  overture: {
-    college_university: 'university',
-    campus_building: 'university',
-    professional_services: 'office',
-    corporate_office: 'company',
-    psychologist: 'psychotherapist',
-    tours: 'travel_agency',
-    hiking_trail: null,
-    mountain: null,
-    lake: null,
-    public_plaza: null,
-    structure_and_geography: null,
-    monument: 'attraction',
-    e_commerce_service: 'company',
-    freight_and_cargo_service: 'company',
-    b2b_science_and_technology: 'company',
-    business_manufacturing_and_supply: 'company',
-    jewelry_and_watches_manufacturer: 'jewelry',
-    retirement_home: 'social_facility_nursing_home',
-    rental_services: 'rental',
-    laundry_services: 'laundry',
-    home_and_garden: 'garden_centre',
-    it_service_and_computer_repair: 'computer',
-    shopping: 'shop',
-    food: null,
   },
 };
 

@@ -30,14 +30,19 @@ export function isPublicAddress(address: string): { public: boolean; range: stri
   return { public: range === 'unicast', range };
 }
 
+/** A URL checked by `guardTarget`: where to connect, with a lookup that answers the checked address only. */
+export interface GuardedTarget {
+  target: URL;
+  host: string;
+  lookup: LookupFunction;
+}
+
 /**
- * POSTs `body` to `url` and answers the response status, guarded against server-side request forgery:
- * the host is resolved first and every address it resolves to must be public (unless `allowPrivate`);
- * the connection then goes to the checked address itself (the socket's lookup answers it), so a second
- * resolution cannot swap in another one (DNS rebinding). Redirects are not followed: a 3xx is the
- * answer. The response body is read and dropped.
+ * Checks an outbound URL against server-side request forgery: http or https only, no credentials, and every
+ * address the host resolves to public (unless `allowPrivate`). The returned lookup pins the connection to the
+ * checked address itself, so a second resolution cannot swap in another one (DNS rebinding).
  */
-export async function postJson(url: string, body: string, headers: Record<string, string>, options: OutboundOptions): Promise<number> {
+export async function guardTarget(url: string, options: Pick<OutboundOptions, 'allowPrivate' | 'resolve'>): Promise<GuardedTarget> {
   let target: URL;
   try {
     target = new URL(url);
@@ -69,6 +74,15 @@ export async function postJson(url: string, body: string, headers: Record<string
     if (opts?.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
     else callback(null, pinned.address, pinned.family);
   }) as unknown as LookupFunction;
+  return { target, host, lookup: pinnedLookup };
+}
+
+/**
+ * POSTs `body` to `url` and answers the response status, guarded against server-side request forgery
+ * (`guardTarget`). Redirects are not followed: a 3xx is the answer. The response body is read and dropped.
+ */
+export async function postJson(url: string, body: string, headers: Record<string, string>, options: OutboundOptions): Promise<number> {
+  const { target, host, lookup: pinnedLookup } = await guardTarget(url, options);
   const requestOptions: RequestOptions = {
     method: 'POST',
     host,

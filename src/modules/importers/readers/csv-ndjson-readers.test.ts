@@ -206,7 +206,8 @@ describe('real files', () => {
     const { results } = await readReal('places/overture-places-boulder-3545.ndjson.gz');
     const p = byId(results, '5d181e52-949d-4557-ba62-93ba3bd8fba1');
     assert.equal(p.name, 'Hideaway Pizza');
-    assert.deepEqual(p.sourceCategories, ['pizza_restaurant']);
+    // The current taxonomy, as its path from the top, rather than the older `categories.primary`.
+    assert.deepEqual(p.sourceCategories, ['food_and_drink > restaurant > european_restaurant > mediterranean_restaurant > italian_restaurant > pizza_restaurant']);
     assert.equal(p.phone, '(303) 444-4642');
     assert.equal(p.website, 'http://www.hideawaypizza.com');
     assert.equal(p.street, '500 Cascade Ave');

@@ -1,10 +1,12 @@
 import type { ReaderFactory } from '../importer.types.ts';
 import { genericCsv, genericNdjson } from './generic.ts';
+import { foursquareCsv } from './foursquare.ts';
 import { gmapsCsv } from './gmaps-csv.ts';
 import { michelinCsv } from './michelin-csv.ts';
 import { osmNdjsonReaderFactory } from './osm-ndjson.ts';
 import { osmPbfReaderFactory } from './osm-pbf.ts';
-import { overtureNdjson } from './overture-ndjson.ts';
+import { overtureNdjson } from './overture.ts';
+import { parquetPlaces } from './parquet-places.ts';
 import { yelpFusionNdjson, yelpOpenNdjson } from './yelp-ndjson.ts';
 import { zomatoCsv } from './zomato-csv.ts';
 
@@ -15,6 +17,7 @@ import { zomatoCsv } from './zomato-csv.ts';
  */
 export const readerFactories: ReaderFactory[] = [
   osmPbfReaderFactory,
+  parquetPlaces,
   osmNdjsonReaderFactory,
   gmapsCsv,
   michelinCsv,
@@ -22,6 +25,7 @@ export const readerFactories: ReaderFactory[] = [
   yelpFusionNdjson,
   yelpOpenNdjson,
   overtureNdjson,
+  foursquareCsv,
   genericCsv,
   genericNdjson,
 ];

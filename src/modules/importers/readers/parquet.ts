@@ -1,0 +1,214 @@
+import { open } from 'node:fs/promises';
+import { parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData, type RowGroup } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
+import { AppError } from '../../../infra/errors.ts';
+import type { OpenOptions, PlaceInput, ReadResult, SourceReader } from '../importer.types.ts';
+
+/**
+ * Parquet and GeoParquet, read with hyparquet (pure JavaScript, no native code, reads any byte range it is
+ * given, so the same code reads a local file and a file on a web server through range requests) and
+ * hyparquet-compressors (snappy, zstd, gzip, brotli, lz4). GeoParquet WKB geometry is decoded to GeoJSON by
+ * hyparquet. See the importers README for the choice against a native engine.
+ *
+ * Rows are read one row group at a time, only the columns the dialect needs: memory is bounded by the largest
+ * row group, not by the file. A row group whose column statistics show it lies outside `--bbox` or `--country`
+ * is skipped without reading its pages.
+ */
+
+/** `PAR1` at the start (and end) of every Parquet file. */
+export const isParquet = (head: Buffer): boolean => head.length >= 4 && head.toString('latin1', 0, 4) === 'PAR1';
+
+/** An AsyncBuffer that counts the bytes it hands out. */
+export interface CountingBuffer extends AsyncBuffer {
+  bytesRead(): number;
+  close(): Promise<void>;
+}
+
+/** A local file as an AsyncBuffer: each slice is one positioned read. */
+export async function fileBuffer(path: string): Promise<CountingBuffer> {
+  const handle = await open(path, 'r');
+  const { size } = await handle.stat();
+  let read = 0;
+  return {
+    byteLength: size,
+    async slice(start, end = size) {
+      const out = Buffer.allocUnsafeSlow(Math.max(0, end - start));
+      let at = 0;
+      while (at < out.length) {
+        const { bytesRead } = await handle.read(out, at, out.length - at, start + at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      read += at;
+      return out.buffer.slice(0, at);
+    },
+    bytesRead: () => read,
+    close: () => handle.close(),
+  };
+}
+
+/**
+ * The bytes of one row group's chosen columns, read in one request and served from memory: hyparquet asks for
+ * each column chunk on its own, which over HTTP would be one request per column.
+ */
+async function prefetched(file: AsyncBuffer, start: number, end: number): Promise<AsyncBuffer> {
+  const bytes = await file.slice(start, end);
+  return {
+    byteLength: file.byteLength,
+    slice: (s, e = file.byteLength) => (s >= start && e <= end ? bytes.slice(s - start, e - start) : file.slice(s, e)),
+  };
+}
+
+/** `--bbox`, `--country` and `--min-confidence`: what an import keeps of a file (Parquet readers only). */
+export interface RowSelection {
+  /** minLon, minLat, maxLon, maxLat. */
+  bbox?: [number, number, number, number];
+  /** ISO 3166-1 alpha-2, upper case. */
+  country?: string;
+  minConfidence?: number;
+}
+
+export const selectionOf = (options: OpenOptions): RowSelection => ({
+  ...(options.bbox ? { bbox: options.bbox } : {}),
+  ...(options.country ? { country: options.country.toUpperCase() } : {}),
+  ...(options.minConfidence !== undefined ? { minConfidence: options.minConfidence } : {}),
+});
+
+/** Whether a place passes the selection; `confidence` is the source's, when it has one. */
+export function selects(s: RowSelection, place: PlaceInput, confidence: number | null): boolean {
+  if (s.minConfidence !== undefined && (confidence === null || confidence < s.minConfidence)) return false;
+  if (s.country !== undefined && place.countryCode?.toUpperCase() !== s.country) return false;
+  if (s.bbox) {
+    const [minLon, minLat, maxLon, maxLat] = s.bbox;
+    if (typeof place.lat !== 'number' || typeof place.lon !== 'number') return false;
+    if (place.lon < minLon || place.lon > maxLon || place.lat < minLat || place.lat > maxLat) return false;
+  }
+  return true;
+}
+
+/** Column paths (`bbox.xmin`) whose row-group statistics say where a row group's places are. */
+export interface StatisticsColumns {
+  minLon?: string;
+  maxLon?: string;
+  minLat?: string;
+  maxLat?: string;
+  country?: string;
+}
+
+const statNumber = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : null);
+const statText = (v: unknown): string | null => (typeof v === 'string' ? v : v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : null);
+
+/** False when the row group's statistics prove that no row of it can be selected. */
+export function rowGroupMaySelect(group: RowGroup, columns: StatisticsColumns, s: RowSelection): boolean {
+  const stats = (path: string | undefined) => {
+    if (!path) return undefined;
+    const chunk = group.columns.find((c) => c.meta_data?.path_in_schema.join('.') === path);
+    const st = chunk?.meta_data?.statistics;
+    return st ? { min: st.min_value ?? st.min, max: st.max_value ?? st.max } : undefined;
+  };
+  if (s.bbox) {
+    const [minLon, minLat, maxLon, maxLat] = s.bbox;
+    const lowLon = statNumber(stats(columns.minLon)?.min);
+    const highLon = statNumber(stats(columns.maxLon)?.max);
+    const lowLat = statNumber(stats(columns.minLat)?.min);
+    const highLat = statNumber(stats(columns.maxLat)?.max);
+    if (lowLon !== null && lowLon > maxLon) return false;
+    if (highLon !== null && highLon < minLon) return false;
+    if (lowLat !== null && lowLat > maxLat) return false;
+    if (highLat !== null && highLat < minLat) return false;
+  }
+  if (s.country) {
+    const st = stats(columns.country);
+    const low = statText(st?.min);
+    const high = statText(st?.max);
+    if (low !== null && high !== null && (s.country < low || s.country > high)) return false;
+  }
+  return true;
+}
+
+/** One Parquet layout (Overture, Foursquare, any table): the columns it reads and how a row becomes a place. */
+export interface ParquetDialect {
+  source: string;
+  /** Top-level columns to read (missing ones are left out). */
+  columns: string[];
+  statistics: StatisticsColumns;
+  toPlace(row: Record<string, unknown>): ReadResult;
+  /** The row's confidence for `--min-confidence`; null when the source has none. */
+  confidence?(row: Record<string, unknown>): number | null;
+}
+
+/** Top-level column names of a Parquet file. */
+export const topLevelColumns = (metadata: FileMetaData): string[] => parquetSchema(metadata).children.map((c) => c.element.name);
+
+/** Every leaf column path (`bbox.xmin`, `addresses.list.element.country`). */
+const leafPaths = (metadata: FileMetaData): string[] => (metadata.row_groups[0]?.columns ?? []).map((c) => c.meta_data?.path_in_schema.join('.') ?? '');
+
+/** The first path among `candidates` that the file has, for row-group statistics. */
+export function statisticsColumn(metadata: FileMetaData, candidates: string[]): string | undefined {
+  const paths = new Set(leafPaths(metadata));
+  return candidates.find((c) => paths.has(c));
+}
+
+/** Rows of a row group are read at most this many at a time when the row group has no nested columns. */
+const ROWS_PER_READ = 100_000;
+
+/**
+ * Opens a Parquet file (already opened as a `CountingBuffer`) as a SourceReader of `dialect`'s places,
+ * keeping only the rows of `selection`.
+ */
+export async function openParquetReader(
+  file: CountingBuffer,
+  format: string,
+  options: OpenOptions,
+  chooseDialect: (metadata: FileMetaData) => ParquetDialect,
+): Promise<SourceReader> {
+  let metadata: FileMetaData;
+  try {
+    // The footer is read from the end; most files' footers fit in the first 64 KiB read, larger ones take a second.
+    metadata = await parquetMetadataAsync(file, { initialFetchSize: 1 << 16 });
+  } catch (error) {
+    await file.close();
+    throw new AppError('validation_failed', `not a readable Parquet file: ${(error as Error).message}`, {
+      errors: [{ field: 'file', message: 'the Parquet footer cannot be read' }],
+    });
+  }
+  const dialect = chooseDialect(metadata);
+  const selection = selectionOf(options);
+  const present = new Set(topLevelColumns(metadata));
+  const columns = dialect.columns.filter((c) => present.has(c));
+  return {
+    source: options.source ?? dialect.source,
+    format,
+    totalBytes: file.byteLength,
+    // The footer is read first and the row groups after it: the count can pass the size by the footer's bytes.
+    bytesRead: () => Math.min(file.bytesRead(), file.byteLength),
+    async *records(): AsyncGenerator<ReadResult> {
+      try {
+        let groupStart = 0;
+        for (const group of metadata.row_groups) {
+          const rows = Number(group.num_rows);
+          const start = groupStart;
+          groupStart += rows;
+          if (!rowGroupMaySelect(group, dialect.statistics, selection)) continue;
+          const chunks = group.columns.filter((c) => c.meta_data && columns.includes(c.meta_data.path_in_schema[0]!));
+          const offsets = chunks.map((c) => Number(c.meta_data!.dictionary_page_offset ?? c.meta_data!.data_page_offset));
+          const ends = chunks.map((c, i) => offsets[i]! + Number(c.meta_data!.total_compressed_size));
+          const groupFile = chunks.length > 0 ? await prefetched(file, Math.min(...offsets), Math.max(...ends)) : file;
+          // Nested columns are decoded whole for any row range of a row group: reading it in parts would decode them again.
+          const step = chunks.some((c) => c.meta_data!.path_in_schema.length > 1) ? rows : ROWS_PER_READ;
+          for (let from = start; from < start + rows; from += step) {
+            // utf8 off: text columns are annotated as such, and a bare byte array is WKB or another binary value.
+            const objects = await parquetReadObjects({ file: groupFile, metadata, columns, compressors, utf8: false, rowStart: from, rowEnd: Math.min(from + step, start + rows) });
+            for (const row of objects) {
+              const result = dialect.toPlace(row);
+              if (result.ok && !selects(selection, result.place, dialect.confidence?.(row) ?? null)) continue;
+              yield result;
+            }
+          }
+        }
+      } finally {
+        await file.close();
+      }
+    },
+  };
+}
