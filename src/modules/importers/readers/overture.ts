@@ -100,6 +100,8 @@ export function overtureToPlace(line: JsonObject): ReadResult {
 export const overtureParquet: ParquetDialect = {
   source: 'overture',
   columns: ['id', 'geometry', 'bbox', 'names', 'categories', 'basic_category', 'taxonomy', 'confidence', 'websites', 'emails', 'socials', 'phones', 'brand', 'addresses', 'sources', 'operating_status'],
+  // Name rules, the brand's other names and the sources' per-property entries are not used; they are most of the nested data.
+  skip: ['names.rules', 'brand.names.common', 'brand.names.rules', 'sources.list.element.property', 'sources.list.element.confidence', 'sources.list.element.between'],
   statistics: { minLon: 'bbox.xmin', maxLon: 'bbox.xmax', minLat: 'bbox.ymin', maxLat: 'bbox.ymax', country: 'addresses.list.element.country' },
   toPlace: overtureToPlace,
   confidence: (row) => number(row.confidence),

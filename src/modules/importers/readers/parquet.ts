@@ -131,10 +131,59 @@ export interface ParquetDialect {
   source: string;
   /** Top-level columns to read (missing ones are left out). */
   columns: string[];
+  /** Nested columns inside those not to read, as path prefixes (`names.rules`): decoding them costs more than the rest. */
+  skip?: string[];
   statistics: StatisticsColumns;
   toPlace(row: Record<string, unknown>): ReadResult;
   /** The row's confidence for `--min-confidence`; null when the source has none. */
   confidence?(row: Record<string, unknown>): number | null;
+}
+
+/**
+ * The metadata without the leaf columns under `skip` (dotted `path_in_schema` prefixes) and the groups left
+ * empty: hyparquet then neither reads nor assembles them.
+ */
+export function withoutColumns(metadata: FileMetaData, skip: string[]): FileMetaData {
+  if (skip.length === 0) return metadata;
+  const skipped = (path: string) => skip.some((p) => path === p || path.startsWith(`${p}.`));
+  const schema: FileMetaData['schema'] = [];
+  // Copies the element at `i` and its kept descendants; answers the index after its subtree and whether it was kept.
+  const copy = (i: number, path: string): { next: number; kept: boolean } => {
+    const element = metadata.schema[i]!;
+    const children = element.num_children ?? 0;
+    const here = path === '' ? element.name : `${path}.${element.name}`;
+    if (children === 0) {
+      if (skipped(here)) return { next: i + 1, kept: false };
+      schema.push(element);
+      return { next: i + 1, kept: true };
+    }
+    const at = schema.push({ ...element }) - 1;
+    let next = i + 1;
+    let kept = 0;
+    for (let c = 0; c < children; c++) {
+      const r = copy(next, here);
+      next = r.next;
+      if (r.kept) kept++;
+    }
+    if (kept === 0) {
+      schema.length = at;
+      return { next, kept: false };
+    }
+    schema[at] = { ...schema[at]!, num_children: kept };
+    return { next, kept: true };
+  };
+  const root = metadata.schema[0]!;
+  schema.push({ ...root });
+  let next = 1;
+  let kept = 0;
+  for (let c = 0; c < (root.num_children ?? 0); c++) {
+    const r = copy(next, '');
+    next = r.next;
+    if (r.kept) kept++;
+  }
+  schema[0] = { ...schema[0]!, num_children: kept };
+  const row_groups = metadata.row_groups.map((g) => ({ ...g, columns: g.columns.filter((c) => !c.meta_data || !skipped(c.meta_data.path_in_schema.join('.'))) }));
+  return { ...metadata, schema, row_groups };
 }
 
 /** Top-level column names of a Parquet file. */
@@ -173,6 +222,7 @@ export async function openParquetReader(
     });
   }
   const dialect = chooseDialect(metadata);
+  metadata = withoutColumns(metadata, dialect.skip ?? []);
   const selection = selectionOf(options);
   const present = new Set(topLevelColumns(metadata));
   const columns = dialect.columns.filter((c) => present.has(c));
