@@ -1,0 +1,136 @@
+import type { AnyNode, Element } from 'domhandler';
+import { parseDocument } from 'htmlparser2';
+
+/** What one walk over a parsed page collects for the extractors. */
+export interface PageScan {
+  /** Visible text, one line per block element or `<br>`, with entities decoded by the parser. */
+  text: string;
+  /** Every `<a>`/`<area>` link with its anchor text, in document order. */
+  links: Array<{ href: string; text: string }>;
+  /** Addresses decoded from Cloudflare's `data-cfemail` attributes and `/cdn-cgi/l/email-protection#…` links. */
+  cloudflareEmails: string[];
+  /** Parsed JSON-LD blocks (malformed ones are skipped). */
+  jsonLd: unknown[];
+  /** `itemprop` values: the `content` or `href` attribute, else the element's text. */
+  microdata: Array<{ prop: string; value: string }>;
+  title: string;
+}
+
+/** Elements whose content a visitor never reads as text (scripts, styles, templates, form fields' defaults). */
+const INVISIBLE = new Set(['script', 'style', 'noembed', 'template', 'head', 'svg', 'math', 'textarea', 'select', 'iframe', 'object']);
+
+/** Elements that start a new line of text, so that the text of neighbouring cells and blocks never runs together. */
+const BLOCK = new Set([
+  'address', 'article', 'aside', 'blockquote', 'body', 'br', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
+  'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section',
+  'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul', 'option', 'button', 'label', 'center', 'caption', 'html',
+]);
+
+/**
+ * Cloudflare's email obfuscation: the first byte is a key XORed into every following byte of the UTF-8 address.
+ * Null when the hex is malformed.
+ */
+export function decodeCloudflareEmail(hex: string): string | null {
+  if (!/^[0-9a-f]{4,}$/i.test(hex) || hex.length % 2 !== 0) return null;
+  const key = Number.parseInt(hex.slice(0, 2), 16);
+  const bytes = Buffer.alloc(hex.length / 2 - 1);
+  for (let i = 2; i < hex.length; i += 2) bytes[i / 2 - 1] = Number.parseInt(hex.slice(i, i + 2), 16) ^ key;
+  return bytes.toString('utf8');
+}
+
+function attr(element: Element, name: string): string | undefined {
+  return element.attribs[name];
+}
+
+function textOf(node: AnyNode): string {
+  if (node.type === 'text') return node.data;
+  if ('children' in node && node.type !== 'script' && node.type !== 'style') return node.children.map(textOf).join('');
+  return '';
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const CLOUDFLARE_LINK = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)$/i;
+
+export function scanPage(html: string): PageScan {
+  const document = parseDocument(html, { decodeEntities: true });
+  const parts: string[] = [];
+  const scan: PageScan = { text: '', links: [], cloudflareEmails: [], jsonLd: [], microdata: [], title: '' };
+
+  const visit = (node: AnyNode): void => {
+    if (node.type === 'text') {
+      parts.push(node.data);
+      return;
+    }
+    if (node.type === 'script') {
+      const element = node as Element;
+      if ((attr(element, 'type') ?? '').trim().toLowerCase() === 'application/ld+json') {
+        const value = parseJson(element.children.map((c) => (c.type === 'text' ? c.data : '')).join(''));
+        if (value !== undefined) scan.jsonLd.push(value);
+      }
+      return;
+    }
+    if (node.type !== 'tag' && node.type !== 'root') return;
+    const element = node as Element;
+    const name = node.type === 'tag' ? element.name.toLowerCase() : '';
+    if (name === 'title' && !scan.title) scan.title = textOf(element).trim();
+    if (name === 'head') {
+      // The head holds no visible text but may hold microdata (`<meta itemprop>`) and links the page names as its own.
+      element.children.forEach(visitHead);
+      return;
+    }
+    if (INVISIBLE.has(name) || (name !== '' && attr(element, 'hidden') !== undefined)) return;
+    if (name !== '') collectAttributes(element, name);
+    const block = BLOCK.has(name);
+    if (block) parts.push('\n');
+    element.children.forEach(visit);
+    if (block) parts.push('\n');
+  };
+
+  const visitHead = (node: AnyNode): void => {
+    if (node.type === 'script') {
+      visit(node);
+      return;
+    }
+    if (node.type !== 'tag') return;
+    const element = node as Element;
+    if (element.name.toLowerCase() === 'title' && !scan.title) scan.title = textOf(element).trim();
+    collectAttributes(element, element.name.toLowerCase());
+    element.children.forEach(visitHead);
+  };
+
+  const collectAttributes = (element: Element, name: string): void => {
+    const cfemail = attr(element, 'data-cfemail');
+    if (cfemail) {
+      const decoded = decodeCloudflareEmail(cfemail);
+      if (decoded) scan.cloudflareEmails.push(decoded);
+    }
+    const href = attr(element, 'href');
+    if (href && (name === 'a' || name === 'area')) {
+      const cloudflare = CLOUDFLARE_LINK.exec(href.trim());
+      const decoded = cloudflare ? decodeCloudflareEmail(cloudflare[1]!) : null;
+      if (decoded) scan.cloudflareEmails.push(decoded);
+      else scan.links.push({ href: href.trim(), text: textOf(element).replace(/\s+/g, ' ').trim() });
+    }
+    const itemprop = attr(element, 'itemprop');
+    if (itemprop) {
+      const value = attr(element, 'content') ?? href ?? textOf(element);
+      for (const prop of itemprop.toLowerCase().split(/\s+/)) if (prop) scan.microdata.push({ prop, value: value.trim() });
+    }
+  };
+
+  visit(document as unknown as AnyNode);
+  scan.text = parts
+    .join('')
+    .split('\n')
+    .map((line) => line.replace(/[\s\u00a0\u200b]+/g, ' ').trim())
+    .filter((line) => line !== '')
+    .join('\n');
+  return scan;
+}

@@ -1,0 +1,84 @@
+import { findPhoneNumbersInText, isSupportedCountry, type CountryCode } from 'libphonenumber-js/max';
+import { normalisePhone } from '../../geo/phone.ts';
+
+export interface PhoneInText {
+  e164: string;
+  raw: string;
+  /** What the label before the number (or a `(fax)` after it) calls it; null when unlabelled. */
+  label: 'fax' | 'phone' | null;
+}
+
+/**
+ * Words that label a number, fax first (group 1), then phone (group 2), then the one-letter labels of
+ * address blocks (`F:`, `T.`, group 3). The last label before a number, within a short window that may
+ * reach back over a line break (`Fax:` above a list of numbers), says what the number is.
+ */
+const LABEL = /\b(?:(e-?fax|fax|facsimile|telefax|t[ée]l[ée]copie|fx)|(tel|t[ée]l|tele|telephone|t[ée]l[ée]phone|telefon|telefono|tel[ée]fono|phone|ph|call|mob|mobile|cell|hotline|freephone|toll[- ]free|dial|fon|office|direct|contact))\b|\b([ftpm])(?:\s*[:.]|\s*$)/gi;
+/** `Tel/Fax:`: one number for both, so a phone. */
+const PHONE_AND_FAX = /\b(?:tel|phone|ph)\.?\s*[/&+]\s*$/i;
+/** How much text before a number is read for its label. */
+const LABEL_WINDOW = 100;
+/** A fax label written after the number: `1-310-260-8918 (fax)`, `(916) 786-9175 [fax]`. */
+const FAX_AFTER = /^\s*(?:[([]\s*(?:e-?fax|fax|facsimile)\s*[)\]]|-?\s*(?:e-?fax|fax|facsimile)\s*$)/i;
+const CURRENCY = /[$€£¥₹]\s*$|\b(?:usd|eur|gbp|aud|cad|chf)\s*$/i;
+const DATE = /^\d{1,4}[./-]\d{1,2}[./-]\d{2,4}$/;
+
+/** A number written before this one: a label before it is that number's. */
+const EARLIER_NUMBER = /\d[\d\s().\-/]{5,}\d(?!.*\d[\d\s().\-/]{5,}\d)/s;
+
+function lastLabel(window: string): 'fax' | 'phone' | null {
+  const earlier = EARLIER_NUMBER.exec(window);
+  const before = earlier ? window.slice(earlier.index + earlier[0].length) : window;
+  let last: 'fax' | 'phone' | null = null;
+  for (const match of before.matchAll(LABEL)) {
+    const letter = match[3]?.toLowerCase();
+    const fax = match[1] !== undefined || letter === 'f';
+    last = fax && !PHONE_AND_FAX.test(before.slice(0, match.index)) ? 'fax' : 'phone';
+  }
+  return last;
+}
+
+function country(countryCode: string | null): CountryCode | undefined {
+  return countryCode && isSupportedCountry(countryCode) ? countryCode : undefined;
+}
+
+/**
+ * Phone numbers in visible text, found by libphonenumber's matcher in the place's country and kept only
+ * when they are valid numbers that look written as phone numbers: grouped digits or a `+`, or a plain digit
+ * run right after a phone label (a bare run of digits is an order number or an id more often than a phone).
+ * Dates and prices are dropped; numbers labelled as fax are returned marked.
+ */
+export function phonesInText(text: string, countryCode: string | null): PhoneInText[] {
+  const defaultCountry = country(countryCode);
+  const found: PhoneInText[] = [];
+  let searchFrom = 0;
+  for (const original of text.split('\n')) {
+    // `+44 (0) 20 …`: the trunk prefix written after the country code would make the matcher miss the number.
+    const line = original.replace(/(\+\d{1,3})\s*\(0\)\s*/g, '$1 ');
+    const lineStart = text.indexOf(original, searchFrom);
+    searchFrom = lineStart + original.length;
+    for (const match of findPhoneNumbersInText(line, defaultCountry ? { defaultCountry } : {})) {
+      if (!match.number.isValid()) continue;
+      const raw = line.slice(match.startsAt, match.endsAt).split(/[,;]/)[0]!.trim();
+      const before = `${text.slice(Math.max(0, lineStart - LABEL_WINDOW), lineStart)}${line.slice(0, match.startsAt)}`.slice(-LABEL_WINDOW);
+      const after = line.slice(match.endsAt, match.endsAt + 12);
+      if (DATE.test(raw) || CURRENCY.test(before) || /^\s*(?:[$€£%]|usd|eur)/i.test(after) || (raw.match(/\//g)?.length ?? 0) > 1) continue;
+      const label = lastLabel(before);
+      const grouped = /[\s().\-/]/.test(raw.replace(/^\+/, '')) || raw.startsWith('+');
+      if (!grouped && label !== 'phone') continue;
+      found.push({ e164: match.number.number, raw, label: FAX_AFTER.test(after) ? 'fax' : label });
+    }
+  }
+  return found;
+}
+
+/** A number given in markup (`tel:` link, JSON-LD `telephone`, microdata), where the page itself says it is a phone. */
+export function phoneFromMarkup(raw: string, countryCode: string | null): string | null {
+  let value = raw.replace(/^tel:/i, '').trim();
+  try {
+    value = decodeURIComponent(value);
+  } catch {
+    // A stray `%`: keep the raw text.
+  }
+  return normalisePhone(value, country(countryCode) ?? null);
+}
