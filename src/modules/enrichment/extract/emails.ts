@@ -46,11 +46,10 @@ const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~
 const LABEL = /^(?!-)[\p{L}\p{N}-]{1,63}(?<!-)$/u;
 
 /**
- * The address in normal form (domain lower-cased, mailbox as written) when it is a plausible business
- * address; null for bad syntax, unknown or reserved top-level domains, asset file names, platform and
- * placeholder addresses, and machine-made mailboxes (error trackers' hex keys).
+ * The mailbox and lower-cased domain of an address whose syntax is that of a deliverable address (RFC 5321's
+ * dot-atom mailbox, a domain of letter-digit-hyphen labels under a known top-level domain); null otherwise.
  */
-export function normaliseEmail(raw: string): string | null {
+export function emailSyntax(raw: string): { local: string; domain: string; registrable: string } | null {
   const address = raw.trim().replace(/^mailto:/i, '').replace(/^[<("'\[]+|[>)"'\].,;:]+$/g, '');
   const at = address.lastIndexOf('@');
   if (at <= 0 || at !== address.indexOf('@')) return null;
@@ -58,16 +57,28 @@ export function normaliseEmail(raw: string): string | null {
   const domain = address.slice(at + 1).toLowerCase();
   if (local.length > 64 || domain.length > 253 || !LOCAL.test(local)) return null;
   const labels = domain.split('.');
-  if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return null;
-  const tld = labels.at(-1)!;
-  if (ASSET_EXTENSIONS.has(tld) || /^\d+$/.test(tld)) return null;
-  // `logo@2x.png`, `icon@3x`: a retina suffix before the @ of an image name.
-  if (/^\d+(\.\d+)?x$/i.test(labels[0]!)) return null;
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels.at(-1)!)) return null;
   const parsed = parseDomain(domain, { allowPrivateDomains: false });
   if (!parsed.domain || !parsed.isIcann || parsed.domain === parsed.publicSuffix) return null;
+  return { local, domain, registrable: parsed.domain };
+}
+
+/**
+ * The address in normal form (domain lower-cased, mailbox as written) when it is a plausible business
+ * address; null for bad syntax, unknown or reserved top-level domains, asset file names, platform and
+ * placeholder addresses, and machine-made mailboxes (error trackers' hex keys).
+ */
+export function normaliseEmail(raw: string): string | null {
+  const syntax = emailSyntax(raw);
+  if (!syntax) return null;
+  const { local, domain, registrable } = syntax;
+  const labels = domain.split('.');
+  if (ASSET_EXTENSIONS.has(labels.at(-1)!)) return null;
+  // `logo@2x.png`, `icon@3x`: a retina suffix before the @ of an image name.
+  if (/^\d+(\.\d+)?x$/i.test(labels[0]!)) return null;
   if (RESERVED_SUFFIXES.some((s) => domain === s || domain.endsWith(`.${s}`))) return null;
-  if (PLACEHOLDER_DOMAINS.has(domain) || PLACEHOLDER_DOMAINS.has(parsed.domain) || parsed.domainWithoutSuffix === 'example') return null;
-  if (PLATFORM_DOMAINS.has(domain) || PLATFORM_DOMAINS.has(parsed.domain)) return null;
+  if (PLACEHOLDER_DOMAINS.has(domain) || PLACEHOLDER_DOMAINS.has(registrable) || registrable.startsWith('example.')) return null;
+  if (PLATFORM_DOMAINS.has(domain) || PLATFORM_DOMAINS.has(registrable)) return null;
   const lowerLocal = local.toLowerCase();
   if (PLACEHOLDER_LOCALS.has(lowerLocal)) return null;
   if (WEAK_PLACEHOLDER_LOCALS.has(lowerLocal) && GENERIC_DOMAINS.has(domain)) return null;
