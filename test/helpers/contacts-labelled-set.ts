@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
+import { findPhoneNumbersInText, isSupportedCountry } from 'libphonenumber-js/max';
 import { detectEncoding } from '../../src/modules/importers/readers/text-source.ts';
 
 /** The saved business pages of `../shared/data/websites` (internal tests only: read by path, never copied). */
@@ -130,6 +131,16 @@ function addScore(score: FieldScore, found: string[], truth: Set<string>): void 
 }
 
 /**
+ * The numbers a TEL label stands for: the label read as one number, and every number written inside it
+ * (`1-866-MCCAIN1 (1-866-622-2461)` is labelled whole).
+ */
+function telLabelNumbers(raw: string, country: string, normalise: (raw: string, country: string) => string | null): string[] {
+  const whole = normalise(raw, country);
+  const inside = isSupportedCountry(country) ? findPhoneNumbersInText(raw, { defaultCountry: country }).map((m) => m.number.number) : [];
+  return [...(whole ? [whole] : []), ...inside];
+}
+
+/**
  * Scores what was found on each page against its truth: emails and socials by their hashes, phones by E.164
  * against the page's TEL labels (a fax number reported as a phone is a false positive).
  */
@@ -139,7 +150,7 @@ export function scorePages(pages: LabelledPage[], findingsOf: (page: LabelledPag
     const findings = findingsOf(page);
     addScore(scores.emails, findings.emails.map((e) => sha256(e.toLowerCase())), page.emailHashes);
     addScore(scores.socials, findings.socials.map(sha256), page.socialHashes);
-    const tel = new Set(page.tel.map((raw) => normalise(raw, page.country)).filter((e): e is string => e !== null));
+    const tel = new Set(page.tel.flatMap((raw) => telLabelNumbers(raw, page.country, normalise)));
     addScore(scores.phones, findings.phones, tel);
   }
   return scores;

@@ -10,6 +10,7 @@ const zone = {
   'nur-ipv6.ch': { AAAA: ['2001:db8::1'] },
   'ohne-post.fr': { MX: [{ exchange: '.', priority: 0 }], A: ['203.0.113.30'] },
   'leer.it': {},
+  'xn--mller-bau-q9a.de': { MX: [{ exchange: 'mx.xn--mller-bau-q9a.de', priority: 10 }] },
 };
 
 describe('email domain checks', () => {
@@ -35,6 +36,10 @@ describe('email domain checks', () => {
   test('calls a domain with MX records deliverable', async () => {
     assert.equal(await checker().check('info@baeckerei-huber.de'), 'deliverable_domain');
     assert.equal(await checker().check('Info@BAECKEREI-HUBER.de'), 'deliverable_domain');
+  });
+
+  test('asks for an internationalised domain in its punycode form', async () => {
+    assert.equal(await checker().check('kontakt@müller-bau.de'), 'deliverable_domain');
   });
 
   test('falls back to the A or AAAA record of a domain without MX records', async () => {

@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { emailSyntax } from './extract/emails.ts';
 import { createResolver, type Resolver } from './resolver.ts';
 
@@ -55,7 +56,9 @@ export class EmailDomainChecker {
   async check(address: string): Promise<EmailVerdict> {
     const syntax = emailSyntax(address);
     if (!syntax) return 'no_mx';
-    const domain = syntax.domain;
+    // DNS speaks ASCII: an internationalised domain (`müller-bau.de`) is asked in its punycode form.
+    const domain = domainToASCII(syntax.domain);
+    if (domain === '') return 'no_mx';
     const known = this.cache.get(domain);
     if (known && known.expires > this.now()) {
       this.cache.delete(domain);

@@ -96,7 +96,9 @@ const SENTENCE_WORDS = new Set([
 const AT_BRACKETED = /\s*[[({<]\s*(?:at|@|arroba|chez|ät)\s*[\])}>]\s*/gi;
 const DOT_BRACKETED = /\s*[[({<]\s*(?:dot|punkt|point|punto|ponto|\.)\s*[\])}>]\s*/gi;
 /** `info at example dot com`: the spelled-out form needs at least one " dot " so that ordinary sentences with "at" stay sentences. */
-const SPELLED = /(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s+(?:at|AT|At)\s+([A-Za-z0-9-]+(?:\s*\.\s*[A-Za-z0-9-]+)*(?:\s+(?:dot|DOT|Dot)\s+[A-Za-z0-9-]+)+)(?![\w@])/g;
+const SPELLED = /(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s+(?:at|AT|At)\s+([A-Za-z0-9-]+(?:\s*\.\s*[A-Za-z0-9-]+)*(?:\s+(?:dot|DOT|Dot|punkt|PUNKT|Punkt)\s+[A-Za-z0-9-]+)+)(?![\w@])/g;
+/** `info @ example.com`: spaces around the @ that some sites add to fool harvesters. */
+const SPACED_AT = /(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s+@\s*|(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s*@\s+/g;
 const ADDRESS = /(?<![\p{L}\p{N}._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu;
 
 /** Undoes the usual spelled-out and bracketed obfuscations (`info [at] example [dot] com`, `info(at)example.com`). */
@@ -105,8 +107,12 @@ export function deobfuscate(text: string): string {
     .replace(AT_BRACKETED, '@')
     .replace(DOT_BRACKETED, '.')
     .replace(SPELLED, (whole, local: string, domain: string) =>
-      SENTENCE_WORDS.has(local.toLowerCase()) ? whole : `${local}@${domain.replace(/\s+(?:dot|DOT|Dot)\s+/g, '.').replace(/\s*\.\s*/g, '.')}`,
-    );
+      SENTENCE_WORDS.has(local.toLowerCase()) ? whole : `${local}@${domain.replace(/\s+(?:dot|punkt)\s+/gi, '.').replace(/\s*\.\s*/g, '.')}`,
+    )
+    .replace(SPACED_AT, (whole, before: string | undefined, after: string | undefined) => {
+      const local = before ?? after!;
+      return SENTENCE_WORDS.has(local.toLowerCase()) ? whole : `${local}@`;
+    });
 }
 
 /**

@@ -37,7 +37,13 @@ describe('email extraction', () => {
     }
   });
 
+  test('closes spaces around the @ unless the words make a sentence', () => {
+    assert.deepEqual(emails(page('<p>info @ baeckerei-huber.de</p>')), ['info@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<p>Follow us @ twitter.com</p>')), []);
+  });
+
   test('undoes the spelled-out form only when the domain is spelled out too', () => {
+    assert.deepEqual(emails(page('<p>info at baeckerei-huber punkt de</p>')), ['info@baeckerei-huber.de']);
     assert.deepEqual(emails(page('<p>Write to info at baeckerei-huber dot de</p>')), ['info@baeckerei-huber.de']);
     assert.deepEqual(emails(page('<p>Meet the team at Marienplatz. Ask for Anna at the counter.</p>')), []);
     assert.deepEqual(emails(page('<p>Find us at baeckerei-huber dot de</p>')), []);
@@ -130,6 +136,12 @@ describe('phone extraction', () => {
     assert.deepEqual(phones(page('<p>Phone Number</p><p>16177373344</p>'), 'US'), ['+16177373344']);
   });
 
+  test('ignores bank accounts, tax and company registrations and opening hours', () => {
+    const html = page('<p>IBAN: DE89 3704 0044 0532 0130 00</p><p>Konto 0532 0130 00</p><p>Steuernummer 143/123/45678</p><p>Mo-Fr 08.00-12.00 14.00-18.00 Uhr</p><p>P.IVA 01234567890</p>');
+    assert.deepEqual(phones(html, 'DE'), []);
+    assert.deepEqual(phones(page('<p>VAT Reg No. 123 4567 89</p><p>Jerry, Account Manager</p><p>(469) 360-3706</p>'), 'US'), ['+14693603706']);
+  });
+
   test('finds no national numbers without a country, but finds international ones', () => {
     assert.deepEqual(phones(page('<p>Tel. 089 2199890 or +33 1 42 68 53 00</p>'), null), ['+33142685300']);
   });
@@ -162,6 +174,7 @@ describe('social profiles', () => {
       ['https://www.youtube.com/user/huberbakery', 'https://www.youtube.com/user/huberbakery'],
       ['https://www.tiktok.com/@baeckerei_huber?lang=de', 'https://www.tiktok.com/@baeckerei_huber'],
       ['//www.instagram.com/baeckerei.huber', 'https://www.instagram.com/baeckerei.huber'],
+      ['https://fb.me/BaeckereiHuber', 'https://www.facebook.com/baeckereihuber'],
     ];
     for (const [link, canonical] of cases) assert.equal(canonicalSocial(link)?.url, canonical, link);
     assert.equal(canonicalSocial('https://twitter.com/BaeckerHuber')?.network, 'x');
@@ -206,6 +219,9 @@ describe('social profiles', () => {
       'https://www.tiktok.com/@baeckerei_huber/video/1234567890',
       'https://www.tiktok.com/tag/brot',
       'https://www.facebook.com/wix',
+      'https://developers.facebook.com/docs/plugins',
+      'https://help.instagram.com/581066165581870',
+      'https://business.linkedin.com/marketing-solutions',
       'https://pinterest.com/baeckerhuber/',
       'https://www.yelp.com/biz/baeckerei-huber-muenchen',
       'mailto:info@baeckerei-huber.de',
@@ -222,6 +238,15 @@ describe('social profiles', () => {
       { network: 'x', url: 'https://x.com/baeckerhuber', page: site },
       { network: 'instagram', url: 'https://www.instagram.com/baeckerei.huber', page: site },
     ]);
+  });
+
+  test('keeps only the site own profiles when its pages link many profiles of one network', () => {
+    const others = ['muellerbrot', 'konditorei.schmid', 'cafe.luitpold', 'brotzeit.muc'].map((h) => `<a href="https://www.instagram.com/${h}">${h}</a>`).join('');
+    const jsonLd = JSON.stringify({ '@type': 'Bakery', sameAs: 'https://www.instagram.com/huber.backt' });
+    const found = extract(page(`${others}<a href="https://www.instagram.com/baeckerei_huber">Wir</a><script type="application/ld+json">${jsonLd}</script>`)).socials;
+    assert.deepEqual(found.map((s) => s.url), ['https://www.instagram.com/baeckerei_huber', 'https://www.instagram.com/huber.backt']);
+    const few = extract(page(others.split('</a>').slice(0, 2).join('</a>') + '</a>')).socials;
+    assert.equal(few.length, 2);
   });
 });
 

@@ -37,6 +37,8 @@ export interface ExtractedContacts {
 /** How deep and how many JSON-LD values are walked: a page cannot make the walk unbounded. */
 const JSON_LD_DEPTH = 12;
 const JSON_LD_VALUES = 5_000;
+/** More distinct profiles of one network than this on a site's pages make a list of other people's profiles. */
+const PROFILES_PER_NETWORK = 3;
 
 interface StructuredData {
   emails: string[];
@@ -72,6 +74,8 @@ class ContactCollector {
   readonly emails = new Map<string, FoundEmail>();
   readonly phones = new Map<string, FoundPhone>();
   readonly socials = new Map<string, FoundSocial>();
+  /** Profiles the page's structured data names as the business's own (`sameAs`). */
+  readonly declaredSocials = new Set<string>();
   /** Numbers some page labels as a fax: a fax is not a number a sales team can call. */
   readonly faxes = new Set<string>();
   /** Numbers a page marks up or labels as a phone (`tel:`, JSON-LD, `Tel:`): a fax label elsewhere does not outweigh them. */
@@ -96,9 +100,26 @@ class ContactCollector {
     if (!this.phones.has(e164)) this.phones.set(e164, { e164, raw, page });
   }
 
-  social(value: string, page: string): void {
+  social(value: string, page: string, declared = false): void {
     const profile = canonicalSocial(value);
-    if (profile && !this.socials.has(profile.url)) this.socials.set(profile.url, { ...profile, page });
+    if (!profile) return;
+    if (declared) this.declaredSocials.add(profile.url);
+    if (!this.socials.has(profile.url)) this.socials.set(profile.url, { ...profile, page });
+  }
+
+  /**
+   * A business links one profile per network, rarely a few (branches, a founder); a page linking many of one
+   * network is a list of others (partners, a directory, a blog roll). Beyond `PROFILES_PER_NETWORK`, only the
+   * profiles the site declares its own (JSON-LD/microdata `sameAs`) or whose handle carries the site's name are kept.
+   */
+  private ownSocials(): FoundSocial[] {
+    const all = [...this.socials.values()];
+    const siteName = this.site.split('.')[0]!.replace(/[^a-z0-9]/g, '');
+    return all.filter((social) => {
+      if (all.filter((s) => s.network === social.network).length <= PROFILES_PER_NETWORK) return true;
+      const handle = social.url.slice(social.url.lastIndexOf('/') + 1).toLowerCase().replace(/[^a-z0-9]/g, '');
+      return this.declaredSocials.has(social.url) || (siteName.length >= 4 && (handle.includes(siteName) || siteName.includes(handle)));
+    });
   }
 
   collect(page: PageInput, scan: PageScan, countryCode: string | null): void {
@@ -116,11 +137,11 @@ class ContactCollector {
     for (const address of scan.cloudflareEmails) this.email(normaliseEmail(address), page.url);
     for (const value of structured.emails) this.email(normaliseEmail(value), page.url);
     for (const value of structured.telephones) this.phone(phoneFromMarkup(value, countryCode), value, page.url, true);
-    for (const value of structured.sameAs) this.social(value, page.url);
+    for (const value of structured.sameAs) this.social(value, page.url, true);
     for (const { prop, value } of scan.microdata) {
       if (prop === 'email') for (const address of emailsInMailto(value)) this.email(address, page.url);
       else if (prop === 'telephone') this.phone(phoneFromMarkup(value, countryCode), value, page.url, true);
-      else if (prop === 'sameas') this.social(value, page.url);
+      else if (prop === 'sameas') this.social(value, page.url, true);
     }
     for (const line of scan.text.split('\n')) {
       for (const address of emailsInText(line)) {
@@ -140,7 +161,7 @@ class ContactCollector {
       // A stable sort: the site's own addresses first, each group in the order the pages showed them.
       emails: [...emails.filter((e) => e.own_domain), ...emails.filter((e) => !e.own_domain)],
       phones: [...this.phones.values()].filter((p) => this.phonesForSure.has(p.e164) || !this.faxes.has(p.e164)),
-      socials: [...this.socials.values()],
+      socials: this.ownSocials(),
       contact_url: contactUrl,
     };
   }

@@ -4,16 +4,25 @@ import { normalisePhone } from '../../geo/phone.ts';
 export interface PhoneInText {
   e164: string;
   raw: string;
-  /** What the label before the number (or a `(fax)` after it) calls it; null when unlabelled. */
+  /** What the label before the number (or a `(fax)` after it) calls it; null when unlabelled. Numbers labelled as something else (`IBAN`, `VAT`) are not returned. */
   label: 'fax' | 'phone' | null;
 }
 
 /**
- * Words that label a number, fax first (group 1), then phone (group 2), then the one-letter labels of
- * address blocks (`F:`, `T.`, group 3). The last label before a number, within a short window that may
- * reach back over a line break (`Fax:` above a list of numbers), says what the number is.
+ * Words that label a number: fax (group 1), phone (group 2), identifiers that are not phone numbers (bank
+ * accounts, tax, company and VAT registrations, order numbers; group 3), and the one-letter labels of address
+ * blocks right before the number (`F:`, `T.`, `M 0171…`; group 4). The last label before a number, within a
+ * window that may reach back over a line break (`Fax:` above its number), says what the number is.
  */
-const LABEL = /\b(?:(e-?fax|fax|facsimile|telefax|t[ée]l[ée]copie|fx)|(tel|t[ée]l|tele|telephone|t[ée]l[ée]phone|telefon|telefono|tel[ée]fono|phone|ph|call|mob|mobile|cell|hotline|freephone|toll[- ]free|dial|fon|office|direct|contact))\b|\b([ftpm])(?:\s*[:.]|\s*$)/gi;
+const LABEL = new RegExp(
+  [
+    '\\b(?:(e-?fax|fax|facsimile|telefax|t[ée]l[ée]copie|fx)',
+    '(tel|t[ée]l|tele|telephone|t[ée]l[ée]phone|telefon|telefono|tel[ée]fono|phone|ph|call|mob|mobile|mobil|handy|cell|hotline|freephone|toll[- ]free|dial|fon|office|direct|contact|kontakt|whatsapp)',
+    '(iban|bic|swift|blz|konto|kto|account\\s*(?:no|number|#)|sort code|ust|ust-?id\\w*|vat|steuer\\w*|st\\.?-?nr|tax|hrb|hra|handelsregister|register\\w*|reg|registration|registered|company no|company number|siret|siren|rcs|iva|partita|codice fiscale|kvk|btw|cif|nif|nie|abn|acn|ein|licen[cs]e|lic|isbn|order\\s*(?:no|number|#|id)|item\\s*(?:no|number|#)|sku|art\\.?-?nr|artikel\\w*|ref|invoice|rechnung\\w*|kundennummer|customer no|id))\\b',
+    '\\b([ftpm])\\s*[:.]?\\s*$',
+  ].join('|'),
+  'gi',
+);
 /** `Tel/Fax:`: one number for both, so a phone. */
 const PHONE_AND_FAX = /\b(?:tel|phone|ph)\.?\s*[/&+]\s*$/i;
 /** How much text before a number is read for its label. */
@@ -22,18 +31,20 @@ const LABEL_WINDOW = 100;
 const FAX_AFTER = /^\s*(?:[([]\s*(?:e-?fax|fax|facsimile)\s*[)\]]|-?\s*(?:e-?fax|fax|facsimile)\s*$)/i;
 const CURRENCY = /[$€£¥₹]\s*$|\b(?:usd|eur|gbp|aud|cad|chf)\s*$/i;
 const DATE = /^\d{1,4}[./-]\d{1,2}[./-]\d{2,4}$/;
+/** Opening hours (`08.00-12.00 14.00-18.00`) that a lenient numbering plan would read as a number. */
+const HOURS = /\b\d{1,2}[.:]\d{2}\s*[-–]\s*\d{1,2}[.:]\d{2}\b/;
 
 /** A number written before this one: a label before it is that number's. */
 const EARLIER_NUMBER = /\d[\d\s().\-/]{5,}\d(?!.*\d[\d\s().\-/]{5,}\d)/s;
 
-function lastLabel(window: string): 'fax' | 'phone' | null {
+function lastLabel(window: string): 'fax' | 'phone' | 'other' | null {
   const earlier = EARLIER_NUMBER.exec(window);
   const before = earlier ? window.slice(earlier.index + earlier[0].length) : window;
-  let last: 'fax' | 'phone' | null = null;
+  let last: 'fax' | 'phone' | 'other' | null = null;
   for (const match of before.matchAll(LABEL)) {
-    const letter = match[3]?.toLowerCase();
+    const letter = match[4]?.toLowerCase();
     const fax = match[1] !== undefined || letter === 'f';
-    last = fax && !PHONE_AND_FAX.test(before.slice(0, match.index)) ? 'fax' : 'phone';
+    last = match[3] !== undefined ? 'other' : fax && !PHONE_AND_FAX.test(before.slice(0, match.index)) ? 'fax' : 'phone';
   }
   return last;
 }
@@ -59,11 +70,13 @@ export function phonesInText(text: string, countryCode: string | null): PhoneInT
     searchFrom = lineStart + original.length;
     for (const match of findPhoneNumbersInText(line, defaultCountry ? { defaultCountry } : {})) {
       if (!match.number.isValid()) continue;
-      const raw = line.slice(match.startsAt, match.endsAt).split(/[,;]/)[0]!.trim();
+      let raw = line.slice(match.startsAt, match.endsAt).split(/[,;]/)[0]!.trim();
+      if (raw.startsWith('(') && !raw.includes(')')) raw = raw.slice(1);
       const before = `${text.slice(Math.max(0, lineStart - LABEL_WINDOW), lineStart)}${line.slice(0, match.startsAt)}`.slice(-LABEL_WINDOW);
       const after = line.slice(match.endsAt, match.endsAt + 12);
-      if (DATE.test(raw) || CURRENCY.test(before) || /^\s*(?:[$€£%]|usd|eur)/i.test(after) || (raw.match(/\//g)?.length ?? 0) > 1) continue;
+      if (DATE.test(raw) || HOURS.test(raw) || CURRENCY.test(before) || /^\s*(?:[$€£%]|usd|eur)/i.test(after) || (raw.match(/\//g)?.length ?? 0) > 1) continue;
       const label = lastLabel(before);
+      if (label === 'other') continue;
       const grouped = /[\s().\-/]/.test(raw.replace(/^\+/, '')) || raw.startsWith('+');
       if (!grouped && label !== 'phone') continue;
       found.push({ e164: match.number.number, raw, label: FAX_AFTER.test(after) ? 'fax' : label });

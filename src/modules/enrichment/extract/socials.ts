@@ -8,6 +8,7 @@ export interface SocialProfile {
 const HOSTS: Record<string, SocialNetwork> = {
   'facebook.com': 'facebook',
   'fb.com': 'facebook',
+  'fb.me': 'facebook',
   'instagram.com': 'instagram',
   'instagr.am': 'instagram',
   'linkedin.com': 'linkedin',
@@ -85,12 +86,19 @@ function parseUrl(value: string): URL | null {
   }
 }
 
-/** The network a host belongs to: `www.`, `m.`, language (`de-de.facebook.com`, `uk.linkedin.com`) subdomains included. */
+/**
+ * Subdomains that serve the same profiles: `www.`, mobile ones, languages (`de-de.facebook.com`,
+ * `uk.linkedin.com`). Others (`developers.facebook.com`, `help.instagram.com`, `business.linkedin.com`) are
+ * the platform's own sites, where a path is never a customer's profile.
+ */
+const PROFILE_SUBDOMAIN = /^(?:www|m|mobile|touch|mbasic|web|[a-z]{2}(?:-[a-z]{2})?)$/;
+
+/** The network of a profile host; null for other hosts and for the platforms' own subdomains. */
 function networkOf(host: string): SocialNetwork | null {
   const labels = host.toLowerCase().replace(/\.$/, '').split('.');
   for (let i = 0; i < labels.length - 1; i++) {
     const network = HOSTS[labels.slice(i).join('.')];
-    if (network) return network;
+    if (network) return i === 0 || (i === 1 && PROFILE_SUBDOMAIN.test(labels[0]!)) ? network : null;
   }
   return null;
 }
