@@ -74,7 +74,7 @@ const maxCrawlDelayMs = 10_000;
 /** A home page with scripts, no link and less visible text than this is a shell a browser fills in with JavaScript. */
 const javascriptShellTextLength = 200;
 
-const robotsCacheSize = 4096;
+const robotsCacheSize = 1024;
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 

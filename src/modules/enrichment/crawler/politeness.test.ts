@@ -56,21 +56,21 @@ describe('HostGate', () => {
     assert.deepEqual(log, ['other.example', '20 ms timer', 'b.example again']);
   });
 
-  test('a waiter whose signal aborts leaves without running', async () => {
+  test('a waiter whose signal aborts leaves at once without running, and the next waiter still waits for the request in progress', async () => {
     const gate = new HostGate();
     const controller = new AbortController();
+    const log: string[] = [];
     let release!: () => void;
-    const blocker = gate.run('c.example', 0, new AbortController().signal, () => new Promise<void>((r) => (release = r)));
+    const blocker = gate.run('c.example', 0, new AbortController().signal, () => new Promise<void>((r) => (release = r)).then(() => log.push('blocker done')));
     while (!release) await new Promise((r) => setImmediate(r));
-    let ran = false;
-    const waiting = gate.run('c.example', 0, controller.signal, async () => {
-      ran = true;
-    });
+    const waiting = gate.run('c.example', 0, controller.signal, async () => log.push('aborted waiter ran'));
+    const next = gate.run('c.example', 0, new AbortController().signal, async () => log.push('next'));
     controller.abort(new Error('stop'));
-    release();
-    await blocker;
     await assert.rejects(waiting, /stop/);
-    assert.equal(ran, false);
+    log.push('abort seen');
+    release();
+    await Promise.all([blocker, next]);
+    assert.deepEqual(log, ['abort seen', 'blocker done', 'next']);
   });
 });
 

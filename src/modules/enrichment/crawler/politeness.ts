@@ -15,6 +15,17 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Waits for `promise`, or rejects with the signal's reason as soon as it aborts. */
+function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
 /** At most `limit` holders at once, served in the order they asked; a waiter whose signal aborts leaves the line. */
 export class Semaphore {
   private active = 0;
@@ -86,15 +97,17 @@ export class HostGate {
     let done!: () => void;
     state.tail = new Promise<void>((resolve) => (done = resolve));
     state.pending++;
+    let ran = false;
     try {
-      await previous;
-      signal.throwIfAborted();
+      await untilAborted(previous, signal);
       await sleep(state.readyAt - this.now(), signal);
+      ran = true;
       return await request();
     } finally {
-      state.readyAt = this.now() + delayMs;
+      if (ran) state.readyAt = this.now() + delayMs;
       state.pending--;
-      done();
+      // A waiter that gave up early still lets the next one in only after the request ahead of it ended.
+      void previous.then(done);
       if (state.pending === 0) this.forgetLater(host, state, delayMs);
     }
   }
