@@ -22,6 +22,7 @@ import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { exportJobsRoutes } from './modules/exports/export-jobs.routes.ts';
 import { createExportJobs } from './modules/exports/export-jobs.ts';
+import { EnrichmentWorker } from './modules/enrichment/enrichment.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
@@ -74,6 +75,11 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   app.addHook('onReady', async () => jobs.start());
   app.addHook('onClose', () => jobs.close());
   await app.register(exportJobsRoutes, { db, config, jobs });
+  // Enrichment crawls places' websites in the background when ENRICH_WORKERS > 0, like export jobs:
+  // started once the app is ready, stopped (its sites put back in the queue) before the database closes.
+  const enrichment = new EnrichmentWorker({ db, config, log: app.log });
+  app.addHook('onReady', async () => enrichment.start());
+  app.addHook('onClose', () => enrichment.close());
   await app.register(leadsRoutes, { db });
   await app.register(placesRoutes, { db });
   await app.register(suppressionsRoutes, { db });

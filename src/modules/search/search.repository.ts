@@ -105,6 +105,11 @@ export function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> 
 }
 
 /** The search with that public id if `accountId` owns it; undefined otherwise (another account's looks absent). */
+/** A saved search of any account (the operator's command line). */
+export async function findSearchById(db: Db, publicId: string): Promise<SearchRow | undefined> {
+  return searches(db).selectFrom('searches').selectAll().where('public_id', '=', publicId).executeTakeFirst();
+}
+
 export async function findSearchForAccount(db: Db, accountId: number, publicId: string): Promise<SearchRow | undefined> {
   return searches(db).selectFrom('searches').selectAll().where('public_id', '=', publicId).where('account_id', '=', accountId).executeTakeFirst();
 }
