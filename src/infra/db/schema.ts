@@ -178,6 +178,8 @@ export interface EnrichmentJobsTable {
   failure: string | null;
   attempts: Generated<number>;
   place_count: Generated<number>;
+  /** 1: the search had more places than the month's quota left. */
+  limited: Generated<number>;
   site_count: Generated<number>;
   sites_done: Generated<number>;
   places_with_email: Generated<number>;

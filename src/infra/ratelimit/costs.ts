@@ -6,6 +6,6 @@ import type { Scope } from '../../modules/auth/auth.types.ts';
  * reference lists is cheap, a search runs the catalog's indexes, an export streams a whole search.
  * Requests without a valid token (pages, /docs, /healthz, refused calls) cost one unit of their IP's limit.
  */
-export const scopeCosts: Record<Scope, number> = { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2 };
+export const scopeCosts: Record<Scope, number> = { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20 };
 export const unauthenticatedCost = 1;
 export const maxRouteCost = Math.max(...Object.values(scopeCosts));

@@ -42,6 +42,8 @@ export interface LinkResult {
   places: number;
   /** Their sites, in the order first met. */
   siteIds: number[];
+  /** A saved search's places with a site, each with its site, in the order read (empty for a whole-catalog selection, which would hold them all in memory). */
+  placeSites: Array<[placeId: number, siteId: number]>;
 }
 
 /** The found columns of places whose site found `contacts` (the site's JSON), and the keys suppression lists compare. */
@@ -77,6 +79,7 @@ export function foundColumnsOf(contacts: string | null): repo.FoundColumns {
  */
 export async function linkPlaces(db: Db, selection: Selection, now = new Date()): Promise<LinkResult> {
   const siteIds = new Set<number>();
+  const placeSites: LinkResult['placeSites'] = [];
   let places = 0;
   const linkBatch = async (batch: repo.PlaceToLink[]) => {
     const wanted = new Map<string, { key: string; url: string; countryCode: string | null }>();
@@ -98,6 +101,7 @@ export async function linkPlaces(db: Db, selection: Selection, now = new Date())
       }
       places++;
       siteIds.add(site.id);
+      if (selection.placeIds) placeSites.push([p.id, site.id]);
       if (p.enrich_site_id === site.id && p.enrich_basis === basis) return;
       links.push({ placeId: p.id, siteId: site.id, basis, found: foundColumnsOf(site.contacts) });
     });
@@ -115,7 +119,7 @@ export async function linkPlaces(db: Db, selection: Selection, now = new Date())
       after = batch[batch.length - 1]!.id;
     }
   }
-  return { places, siteIds: [...siteIds] };
+  return { places, siteIds: [...siteIds], placeSites };
 }
 
 export interface PipelineOptions {

@@ -75,6 +75,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('failure', 'text')
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('place_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('limited', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('site_count', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('sites_done', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('places_with_email', 'integer', (c) => c.notNull().defaultTo(0))
