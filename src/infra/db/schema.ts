@@ -162,6 +162,7 @@ export interface EnrichSitesTable {
 
 /** Emails, email domains and phones found for a place (migration 0026): what suppression lists compare. */
 export interface PlaceFoundKeysTable {
+  id: Generated<number>;
   place_id: number;
   kind: 'email' | 'domain' | 'phone';
   key: string;

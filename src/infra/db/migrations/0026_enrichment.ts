@@ -57,13 +57,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Only enriched places are in it: an import's inserts (null) never touch it.
   await sql`CREATE INDEX places_enrich_site_idx ON places (enrich_site_id) WHERE enrich_site_id IS NOT NULL`.execute(db);
 
+  // A row id of its own, as `place_match_keys`: what `db copy` reads, resumes and checks by.
   await db.schema
     .createTable('place_found_keys')
+    .addColumn('id', serialType(db), (c) => c.primaryKey())
     .addColumn('place_id', 'bigint', (c) => c.notNull())
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('key', 'text', (c) => c.notNull())
-    .addPrimaryKeyConstraint('place_found_keys_pk', ['place_id', 'kind', 'key'])
     .execute();
+  await db.schema.createIndex('place_found_keys_place_idx').on('place_found_keys').columns(['place_id', 'kind', 'key']).unique().execute();
 
   await db.schema
     .createTable('enrichment_jobs')
