@@ -136,7 +136,7 @@ export function emailsInText(text: string): string[] {
   return found;
 }
 
-/** The addresses of a `mailto:` link (several may be comma-separated; the query is dropped). */
+/** The addresses of a `mailto:` link (several may be comma-separated, obfuscated as in text; the query is dropped). */
 export function emailsInMailto(href: string): string[] {
   const body = href.replace(/^mailto:/i, '').split('?')[0]!;
   let decoded = body;
@@ -145,7 +145,7 @@ export function emailsInMailto(href: string): string[] {
   } catch {
     // A stray `%` in a hand-written link: the raw text is the best reading.
   }
-  return decoded
+  return deobfuscate(decoded)
     .split(/[,;]/)
     .map((part) => normaliseEmail(part))
     .filter((address): address is string => address !== null);

@@ -14,6 +14,8 @@ export interface PageScan {
   /** `itemprop` values: the `content` or `href` attribute, else the element's text. */
   microdata: Array<{ prop: string; value: string }>;
   title: string;
+  /** The page's `<base href>`, against which its relative links resolve. */
+  baseHref: string | null;
 }
 
 /** Elements whose content a visitor never reads as text (scripts, styles, templates, form fields' defaults). */
@@ -61,7 +63,7 @@ const CLOUDFLARE_LINK = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)$/i;
 export function scanPage(html: string): PageScan {
   const document = parseDocument(html, { decodeEntities: true });
   const parts: string[] = [];
-  const scan: PageScan = { text: '', links: [], cloudflareEmails: [], jsonLd: [], microdata: [], title: '' };
+  const scan: PageScan = { text: '', links: [], cloudflareEmails: [], jsonLd: [], microdata: [], title: '', baseHref: null };
 
   const visit = (node: AnyNode): void => {
     if (node.type === 'text') {
@@ -100,8 +102,10 @@ export function scanPage(html: string): PageScan {
     }
     if (node.type !== 'tag') return;
     const element = node as Element;
-    if (element.name.toLowerCase() === 'title' && !scan.title) scan.title = textOf(element).trim();
-    collectAttributes(element, element.name.toLowerCase());
+    const name = element.name.toLowerCase();
+    if (name === 'title' && !scan.title) scan.title = textOf(element).trim();
+    if (name === 'base' && scan.baseHref === null && attr(element, 'href')) scan.baseHref = attr(element, 'href')!.trim();
+    collectAttributes(element, name);
     element.children.forEach(visitHead);
   };
 
