@@ -95,7 +95,8 @@ class ContactCollector {
   }
 
   phone(e164: string | null, raw: string, page: string, sure: boolean): void {
-    if (!e164) return;
+    // E.164 allows 15 digits; the full metadata accepts some longer national numbers no one dials from a website.
+    if (!e164 || e164.length > 16) return;
     if (sure) this.phonesForSure.add(e164);
     if (!this.phones.has(e164)) this.phones.set(e164, { e164, raw, page });
   }

@@ -51,10 +51,10 @@ function lastLabel(window: string): 'fax' | 'phone' | 'other' | null {
 
 /**
  * A stretch of text that may hold phone numbers: digits with the separators numbers are written with, not glued
- * to a word (`DE89 3704…`, `MCCAIN1`). Only these
+ * to a word (`DE89 3704…`, `MCCAIN1`) nor the decimals of a number (`1.6724…`). Only these
  * stretches go to libphonenumber's matcher, which costs about a millisecond per line of text it reads.
  */
-const CANDIDATE = /(?<![\p{L}\p{N}])(?:\+|\()?\d(?:[\d().\-/–]|\s(?=[\d(+/.\-–]))*\d/gu;
+const CANDIDATE = /(?<![\p{L}\p{N}]|\d[.,])(?:\+|\()?\d(?:[\d().\-/–]|\s(?=[\d(+/.\-–]))*\d/gu;
 /** Longer stretches of digits are tables, lists of figures or noise, not one or two phone numbers. */
 const MAX_SPAN = 60;
 /** Characters of candidate stretches read per page: a page cannot make extraction slow. */
