@@ -106,8 +106,10 @@ describe('email extraction', () => {
     assert.equal(found[0]!.page, site);
   });
 
-  test('separates an address from text glued to it by inline markup', () => {
+  test('separates an address from a label or text that inline markup runs into it', () => {
     assert.deepEqual(emails(page('<p><span>info@baeckerei-huber.de</span><span>Telefon</span></p>')), ['info@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<p><span class="label">E-Mail</span><span class="value">info@baeckerei-huber.de</span></p>')), ['info@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<p>info<span>@</span>baeckerei-huber.de</p>')), ['info@baeckerei-huber.de']);
   });
 
   test('reads an address from the query of a payment link', () => {

@@ -89,10 +89,12 @@ export function scanPage(html: string): PageScan {
     }
     if (INVISIBLE.has(name) || (name !== '' && attr(element, 'hidden') !== undefined)) return;
     if (name !== '') collectAttributes(element, name);
-    const block = BLOCK.has(name);
-    if (block) parts.push('\n');
+    // Blocks end a line; inline elements are set apart by a space, since stylesheets often show a label and its
+    // value (`<span>E-Mail</span><span>info@…</span>`) apart although the markup runs them together.
+    const separator = BLOCK.has(name) ? '\n' : name === '' ? '' : ' ';
+    parts.push(separator);
     element.children.forEach(visit);
-    if (block) parts.push('\n');
+    parts.push(separator);
   };
 
   const visitHead = (node: AnyNode): void => {
