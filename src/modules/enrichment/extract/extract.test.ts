@@ -124,6 +124,11 @@ describe('phone extraction', () => {
     assert.deepEqual(phones(html), ['+49891234567', '+49892199890', '+491712345678']);
   });
 
+  test('reads callto links and the numbers of WhatsApp chat links', () => {
+    const html = page('<a href="callto:089 2199890">Skype</a><a href="https://wa.me/491712345678?text=Hallo">WhatsApp</a><a href="https://api.whatsapp.com/send?phone=+34612345678">WA</a><a href="https://wa.me/">WA</a>');
+    assert.deepEqual(phones(html), ['+49892199890', '+491712345678', '+34612345678']);
+  });
+
   test('reads numbers written in visible text, including the (0) after the country code', () => {
     assert.deepEqual(phones(page('<p>Tel.: 089 / 219 98 90</p><p>+49 (0) 171 2345678</p>'), 'DE'), ['+49892199890', '+491712345678']);
     assert.deepEqual(phones(page('<p>Call (214) 544-0919 today</p>'), 'US'), ['+12145440919']);

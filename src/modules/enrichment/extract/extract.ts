@@ -70,6 +70,24 @@ function walkJsonLd(blocks: unknown[]): StructuredData {
   return data;
 }
 
+/**
+ * The number of a WhatsApp chat link (`wa.me/4917…`, `api.whatsapp.com/send?phone=…`): always international,
+ * and for many small businesses their mobile phone.
+ */
+function whatsAppNumber(href: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return null;
+  }
+  const host = url.hostname.toLowerCase().replace(/^www\./, '');
+  // A `+` in the query reads as a space: the number is the digits either way.
+  const written = host === 'wa.me' ? url.pathname.slice(1) : host === 'api.whatsapp.com' || host === 'whatsapp.com' ? (url.searchParams.get('phone') ?? '') : '';
+  const digits = written.replace(/[\s+]/g, '');
+  return /^\d{8,15}$/.test(digits) ? `+${digits}` : null;
+}
+
 class ContactCollector {
   readonly emails = new Map<string, FoundEmail>();
   readonly phones = new Map<string, FoundPhone>();
@@ -123,18 +141,30 @@ class ContactCollector {
     });
   }
 
+  private link(link: { href: string; text: string }, page: string, countryCode: string | null): void {
+    if (/^mailto:/i.test(link.href)) {
+      const addresses = emailsInMailto(link.href);
+      if (CREDIT.test(link.text)) for (const address of addresses) this.credits.add(address.toLowerCase());
+      else for (const address of addresses) this.email(address, page);
+      return;
+    }
+    if (/^(?:tel|callto):/i.test(link.href)) {
+      const raw = link.href.slice(link.href.indexOf(':') + 1);
+      this.phone(phoneFromMarkup(raw, countryCode), raw, page, true);
+      return;
+    }
+    const whatsApp = whatsAppNumber(link.href);
+    if (whatsApp) {
+      this.phone(phoneFromMarkup(whatsApp, null), whatsApp, page, true);
+      return;
+    }
+    this.social(link.href, page);
+    for (const address of emailsInLinkQuery(link.href)) this.email(address, page);
+  }
+
   collect(page: PageInput, scan: PageScan, countryCode: string | null): void {
     const structured = walkJsonLd(scan.jsonLd);
-    for (const link of scan.links) {
-      if (/^mailto:/i.test(link.href)) {
-        if (CREDIT.test(link.text)) for (const address of emailsInMailto(link.href)) this.credits.add(address.toLowerCase());
-        else for (const address of emailsInMailto(link.href)) this.email(address, page.url);
-      } else if (/^tel:/i.test(link.href)) this.phone(phoneFromMarkup(link.href, countryCode), link.href.slice(4), page.url, true);
-      else {
-        this.social(link.href, page.url);
-        for (const address of emailsInLinkQuery(link.href)) this.email(address, page.url);
-      }
-    }
+    for (const link of scan.links) this.link(link, page.url, countryCode);
     for (const address of scan.cloudflareEmails) this.email(normaliseEmail(address), page.url);
     for (const value of structured.emails) this.email(normaliseEmail(value), page.url);
     for (const value of structured.telephones) this.phone(phoneFromMarkup(value, countryCode), value, page.url, true);
