@@ -95,6 +95,9 @@ describe('email extraction', () => {
   test('drops the address of a web designer credit', () => {
     const html = page('<p>info@baeckerei-huber.de</p><footer>Website by Pixelwerk: hallo@pixelwerk.de <a href="mailto:studio@webagentur.de">Site by</a></footer>');
     assert.deepEqual(emails(html), ['info@baeckerei-huber.de']);
+    for (const credit of ['Webdesign von Pixelwerk', 'Réalisé par Pixelwerk', 'Diseño web por Pixelwerk', 'Realizzato da Pixelwerk', 'Desenvolvido por Pixelwerk']) {
+      assert.deepEqual(emails(page(`<p>info@baeckerei-huber.de</p><p>${credit} – hallo@pixelwerk.de</p>`)), ['info@baeckerei-huber.de'], credit);
+    }
   });
 
   test('ranks the site own addresses first, deduplicates case-insensitively and marks own_domain', () => {
