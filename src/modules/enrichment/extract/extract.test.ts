@@ -148,6 +148,7 @@ describe('phone extraction', () => {
     const html = page('<p>Opened 12/03/2014. Price $1,299.00. Amiga 500/600/1200 supply. Order 2125551234 shipped. Since 1999-2014.</p>');
     assert.deepEqual(phones(html, 'US'), []);
     assert.deepEqual(phones(page('<p>Phone Number</p><p>16177373344</p>'), 'US'), ['+16177373344']);
+    assert.deepEqual(phones(page('<p>Telemóvel: 912345678</p><p>NIPC 501234567</p>'), 'PT'), ['+351912345678']);
   });
 
   test('ignores bank accounts, tax and company registrations and opening hours', () => {

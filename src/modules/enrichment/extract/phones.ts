@@ -17,8 +17,8 @@ export interface PhoneInText {
 const LABEL = new RegExp(
   [
     '\\b(?:(e-?fax|fax|facsimile|telefax|t[ée]l[ée]copie|fx)',
-    '(tel|t[ée]l|tele|telephone|t[ée]l[ée]phone|telefon|telefono|tel[ée]fono|phone|ph|call|mob|mobile|mobil|handy|cell|hotline|freephone|toll[- ]free|dial|fon|office|direct|contact|kontakt|whatsapp)',
-    '(iban|bic|swift|blz|konto|kto|account\\s*(?:no|number|#)|sort code|ust|ust-?id\\w*|vat|steuer\\w*|st\\.?-?nr|tax|hrb|hra|handelsregister|register\\w*|reg|registration|registered|company no|company number|siret|siren|rcs|iva|partita|codice fiscale|kvk|btw|cif|nif|nie|abn|acn|ein|licen[cs]e|lic|isbn|order\\s*(?:no|number|#|id)|item\\s*(?:no|number|#)|sku|art\\.?-?nr|artikel\\w*|ref|invoice|rechnung\\w*|kundennummer|customer no|id))\\b',
+    '(tel|t[ée]l|tele|telephone|t[ée]l[ée]phone|telefon|telefono|tel[ée]fono|phone|ph|call|mob|mobile|mobil|handy|cell|cellulare|portable|m[óo]vil|telem[óo]vel|tlm|tlf|tfno|telefone|telefoon|mobiel|gsm|hotline|freephone|toll[- ]free|dial|fon|office|direct|contact|kontakt|whatsapp)',
+    '(iban|bic|swift|blz|konto|kto|account\\s*(?:no|number|#)|sort code|ust|ust-?id\\w*|vat|steuer\\w*|st\\.?-?nr|tax|hrb|hra|handelsregister|register\\w*|reg|registration|registered|company no|company number|siret|siren|rcs|iva|partita|codice fiscale|kvk|btw|cif|nif|nipc|nie|abn|acn|ein|licen[cs]e|lic|isbn|order\\s*(?:no|number|#|id)|item\\s*(?:no|number|#)|sku|art\\.?-?nr|artikel\\w*|ref|invoice|rechnung\\w*|kundennummer|customer no|id))\\b',
     '\\b([ftpm])\\s*[:.]?\\s*$',
   ].join('|'),
   'gi',
