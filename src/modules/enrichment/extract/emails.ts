@@ -136,8 +136,11 @@ export function emailsInText(text: string): string[] {
   return found;
 }
 
-/** The addresses of a `mailto:` link (several may be comma-separated, obfuscated as in text; the query is dropped). */
-export function emailsInMailto(href: string): string[] {
+/**
+ * The addresses of a `mailto:` link or of an `email` field of structured data (several may be separated by
+ * commas, obfuscated as in text; a link's query is dropped).
+ */
+export function emailsInValue(href: string): string[] {
   const body = href.replace(/^mailto:/i, '').split('?')[0]!;
   let decoded = body;
   try {

@@ -1,6 +1,6 @@
 import { getDomain } from 'tldts';
 import { contactPageUrl } from './contact-page.ts';
-import { CREDIT, emailsInLinkQuery, emailsInMailto, emailsInText, normaliseEmail } from './emails.ts';
+import { CREDIT, emailsInLinkQuery, emailsInValue, emailsInText, normaliseEmail } from './emails.ts';
 import { scanPage, type PageScan } from './page-scan.ts';
 import { phoneFromMarkup, phonesInText } from './phones.ts';
 import { canonicalSocial, type SocialNetwork } from './socials.ts';
@@ -89,18 +89,18 @@ function whatsAppNumber(href: string): string | null {
 }
 
 class ContactCollector {
-  readonly emails = new Map<string, FoundEmail>();
-  readonly phones = new Map<string, FoundPhone>();
-  readonly socials = new Map<string, FoundSocial>();
+  private readonly emails = new Map<string, FoundEmail>();
+  private readonly phones = new Map<string, FoundPhone>();
+  private readonly socials = new Map<string, FoundSocial>();
   /** Profiles the page's structured data names as the business's own (`sameAs`). */
-  readonly declaredSocials = new Set<string>();
+  private readonly declaredSocials = new Set<string>();
   /** Numbers some page labels as a fax: a fax is not a number a sales team can call. */
-  readonly faxes = new Set<string>();
+  private readonly faxes = new Set<string>();
   /** Numbers a page marks up or labels as a phone (`tel:`, JSON-LD, `Tel:`): a fax label elsewhere does not outweigh them. */
-  readonly phonesForSure = new Set<string>();
+  private readonly phonesForSure = new Set<string>();
 
   /** Addresses a designer's or host's credit gives (`Site by …`): kept out even where they appear again. */
-  readonly credits = new Set<string>();
+  private readonly credits = new Set<string>();
 
   constructor(private readonly site: string) {}
 
@@ -143,7 +143,7 @@ class ContactCollector {
 
   private link(link: { href: string; text: string }, page: string, countryCode: string | null): void {
     if (/^mailto:/i.test(link.href)) {
-      const addresses = emailsInMailto(link.href);
+      const addresses = emailsInValue(link.href);
       if (CREDIT.test(link.text)) for (const address of addresses) this.credits.add(address.toLowerCase());
       else for (const address of addresses) this.email(address, page);
       return;
@@ -166,17 +166,19 @@ class ContactCollector {
     const structured = walkJsonLd(scan.jsonLd);
     for (const link of scan.links) this.link(link, page.url, countryCode);
     for (const address of scan.cloudflareEmails) this.email(normaliseEmail(address), page.url);
-    for (const value of structured.emails) this.email(normaliseEmail(value), page.url);
+    for (const value of structured.emails) for (const address of emailsInValue(value)) this.email(address, page.url);
     for (const value of structured.telephones) this.phone(phoneFromMarkup(value, countryCode), value, page.url, true);
     for (const value of structured.sameAs) this.social(value, page.url, true);
     for (const { prop, value } of scan.microdata) {
-      if (prop === 'email') for (const address of emailsInMailto(value)) this.email(address, page.url);
+      if (prop === 'email') for (const address of emailsInValue(value)) this.email(address, page.url);
       else if (prop === 'telephone') this.phone(phoneFromMarkup(value, countryCode), value, page.url, true);
       else if (prop === 'sameas') this.social(value, page.url, true);
     }
     for (const line of scan.text.split('\n')) {
       for (const address of emailsInText(line)) {
-        if (CREDIT.test(line.slice(0, line.indexOf(address.split('@')[0]!)))) this.credits.add(address.toLowerCase());
+        // The credit must come before the address on its line (`Website by Pixelwerk, hallo@…`).
+        const at = line.toLowerCase().indexOf(address.slice(0, address.indexOf('@') + 1).toLowerCase());
+        if (CREDIT.test(at >= 0 ? line.slice(0, at) : line)) this.credits.add(address.toLowerCase());
         else this.email(address, page.url);
       }
     }
