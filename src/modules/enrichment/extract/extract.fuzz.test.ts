@@ -47,6 +47,13 @@ describe('extraction on generated pages', () => {
     );
   });
 
+  test('reads a page of 50,000 nested elements without exhausting the call stack', () => {
+    const depth = 50_000;
+    const html = `${'<div><span>'.repeat(depth)}info@shop.de${'</span></div>'.repeat(depth)}${'<a href="mailto:laden@shop.de">'.repeat(depth)}x`;
+    const found = extractContacts([{ url: 'https://www.shop.de/', html }], { countryCode: 'DE', siteDomain: 'shop.de' });
+    assert.deepEqual(found.emails.map((e) => e.address).sort(), ['info@shop.de', 'laden@shop.de']);
+  });
+
   test('canonicalises any string or URL without throwing, to a fixed point', () => {
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.webUrl({ withQueryParameters: true, withFragments: true })), (value) => {

@@ -44,10 +44,21 @@ function attr(element: Element, name: string): string | undefined {
   return element.attribs[name];
 }
 
+/** How many nodes the text of one element (a link, a title, a microdata value) is read from. */
+const TEXT_OF_NODES = 1_000;
+
+/** The text under a node, without scripts and styles, read from its first `TEXT_OF_NODES` nodes. */
 function textOf(node: AnyNode): string {
-  if (node.type === 'text') return node.data;
-  if ('children' in node && node.type !== 'script' && node.type !== 'style') return node.children.map(textOf).join('');
-  return '';
+  const out: string[] = [];
+  const stack: AnyNode[] = [node];
+  for (let budget = TEXT_OF_NODES; stack.length > 0 && budget > 0; budget--) {
+    const next = stack.pop()!;
+    if (next.type === 'text') out.push(next.data);
+    else if ('children' in next && next.type !== 'script' && next.type !== 'style') {
+      for (let i = next.children.length - 1; i >= 0; i--) stack.push(next.children[i]!);
+    }
+  }
+  return out.join('');
 }
 
 function parseJson(text: string): unknown {
@@ -64,52 +75,6 @@ export function scanPage(html: string): PageScan {
   const document = parseDocument(html, { decodeEntities: true });
   const parts: string[] = [];
   const scan: PageScan = { text: '', links: [], cloudflareEmails: [], jsonLd: [], microdata: [], title: '', baseHref: null };
-
-  const visit = (node: AnyNode): void => {
-    if (node.type === 'text') {
-      parts.push(node.data);
-      return;
-    }
-    if (node.type === 'script') {
-      const element = node as Element;
-      if ((attr(element, 'type') ?? '').trim().toLowerCase() === 'application/ld+json') {
-        const value = parseJson(element.children.map((c) => (c.type === 'text' ? c.data : '')).join(''));
-        if (value !== undefined) scan.jsonLd.push(value);
-      }
-      return;
-    }
-    if (node.type !== 'tag' && node.type !== 'root') return;
-    const element = node as Element;
-    const name = node.type === 'tag' ? element.name.toLowerCase() : '';
-    if (name === 'title' && !scan.title) scan.title = textOf(element).trim();
-    if (name === 'head') {
-      // The head holds no visible text but may hold microdata (`<meta itemprop>`) and links the page names as its own.
-      element.children.forEach(visitHead);
-      return;
-    }
-    if (INVISIBLE.has(name) || (name !== '' && attr(element, 'hidden') !== undefined)) return;
-    if (name !== '') collectAttributes(element, name);
-    // Blocks end a line; inline elements are set apart by a space, since stylesheets often show a label and its
-    // value (`<span>E-Mail</span><span>info@…</span>`) apart although the markup runs them together.
-    const separator = BLOCK.has(name) ? '\n' : name === '' ? '' : ' ';
-    parts.push(separator);
-    element.children.forEach(visit);
-    parts.push(separator);
-  };
-
-  const visitHead = (node: AnyNode): void => {
-    if (node.type === 'script') {
-      visit(node);
-      return;
-    }
-    if (node.type !== 'tag') return;
-    const element = node as Element;
-    const name = element.name.toLowerCase();
-    if (name === 'title' && !scan.title) scan.title = textOf(element).trim();
-    if (name === 'base' && scan.baseHref === null && attr(element, 'href')) scan.baseHref = attr(element, 'href')!.trim();
-    collectAttributes(element, name);
-    element.children.forEach(visitHead);
-  };
 
   const collectAttributes = (element: Element, name: string): void => {
     const cfemail = attr(element, 'data-cfemail');
@@ -131,7 +96,45 @@ export function scanPage(html: string): PageScan {
     }
   };
 
-  visit(document as unknown as AnyNode);
+  // An explicit stack rather than recursion: a page of 50,000 nested elements must not exhaust the call stack.
+  // A string on the stack is a separator to write once the element's children are done.
+  const stack: Array<{ node: AnyNode; inHead: boolean } | string> = [{ node: document as unknown as AnyNode, inHead: false }];
+  while (stack.length > 0) {
+    const step = stack.pop()!;
+    if (typeof step === 'string') {
+      parts.push(step);
+      continue;
+    }
+    const { node, inHead } = step;
+    if (node.type === 'text') {
+      if (!inHead) parts.push(node.data);
+      continue;
+    }
+    if (node.type === 'script') {
+      const element = node as Element;
+      if ((attr(element, 'type') ?? '').trim().toLowerCase() === 'application/ld+json') {
+        const value = parseJson(element.children.map((c) => (c.type === 'text' ? c.data : '')).join(''));
+        if (value !== undefined) scan.jsonLd.push(value);
+      }
+      continue;
+    }
+    if (node.type !== 'tag' && node.type !== 'root') continue;
+    const element = node as Element;
+    const name = node.type === 'tag' ? element.name.toLowerCase() : '';
+    if (name === 'title' && !scan.title) scan.title = textOf(element).trim();
+    if (name === 'base' && scan.baseHref === null && attr(element, 'href')) scan.baseHref = attr(element, 'href')!.trim();
+    // The head holds no visible text but may hold microdata (`<meta itemprop>`), JSON-LD and `<base href>`.
+    const head = inHead || name === 'head';
+    if (!head && (INVISIBLE.has(name) || (name !== '' && attr(element, 'hidden') !== undefined))) continue;
+    if (name !== '') collectAttributes(element, name);
+    // Blocks end a line; inline elements are set apart by a space, since stylesheets often show a label and its
+    // value (`<span>E-Mail</span><span>info@…</span>`) apart although the markup runs them together.
+    const separator = head || name === '' ? '' : BLOCK.has(name) ? '\n' : ' ';
+    parts.push(separator);
+    stack.push(separator);
+    for (let i = element.children.length - 1; i >= 0; i--) stack.push({ node: element.children[i]!, inHead: head });
+  }
+
   scan.text = parts
     .join('')
     .split('\n')
