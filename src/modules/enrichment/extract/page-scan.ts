@@ -1,5 +1,5 @@
 import type { AnyNode, Element } from 'domhandler';
-import { parseDocument } from 'htmlparser2';
+import { parseDocument, Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 
 /** What one walk over a parsed page collects for the extractors. */
 export interface PageScan {
@@ -69,10 +69,54 @@ function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * How deep elements may nest before the rest of a page is left unread. htmlparser2 keeps its open elements
+ * in an array it shifts and unshifts, so each tag costs the depth and a page of 100,000 unclosed `<b>` takes
+ * minutes; real pages stay far below this even with unclosed `<font>` soup.
+ */
+const MAX_NESTING = 5_000;
+/** Elements without content: they never deepen a page. */
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'param', 'keygen']);
+
+/**
+ * The page up to the first tag that would nest elements deeper than `MAX_NESTING`, found with htmlparser2's
+ * own tokenizer (linear, and it knows comments, scripts and attribute quoting). Open tags minus close tags
+ * overcounts where the parser closes an element by itself (`<p>`, `<li>`, `<td>` left open), so the parser's
+ * own depth, and with it its cost per tag, stays below the limit.
+ */
+export function withinNesting(html: string): string {
+  let depth = 0;
+  let tagStart = 0;
+  let name = '';
+  let cut = -1;
+  const ignore = () => {};
+  const callbacks: TokenizerCallbacks = {
+    onattribdata: ignore, onattribentity: ignore, onattribend: ignore, onattribname: ignore, oncdata: ignore,
+    oncomment: ignore, ondeclaration: ignore, onend: ignore, onprocessinginstruction: ignore, ontext: ignore,
+    ontextentity: ignore, onselfclosingtag: ignore,
+    onopentagname(start, end) {
+      tagStart = start - 1;
+      name = html.slice(start, end).toLowerCase();
+    },
+    onopentagend() {
+      if (VOID.has(name)) return;
+      depth++;
+      if (depth > MAX_NESTING && cut < 0) cut = tagStart;
+    },
+    onclosetag(start, end) {
+      if (!VOID.has(html.slice(start, end).toLowerCase()) && depth > 0) depth--;
+    },
+  };
+  const tokenizer = new Tokenizer({ decodeEntities: false }, callbacks);
+  tokenizer.write(html);
+  tokenizer.end();
+  return cut < 0 ? html : html.slice(0, cut);
+}
+
 const CLOUDFLARE_LINK = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)$/i;
 
 export function scanPage(html: string): PageScan {
-  const document = parseDocument(html, { decodeEntities: true });
+  const document = parseDocument(withinNesting(html), { decodeEntities: true });
   const parts: string[] = [];
   const scan: PageScan = { text: '', links: [], cloudflareEmails: [], jsonLd: [], microdata: [], title: '', baseHref: null };
 
