@@ -133,9 +133,11 @@ class ContactCollector {
    */
   private ownSocials(): FoundSocial[] {
     const all = [...this.socials.values()];
+    const perNetwork = new Map<SocialNetwork, number>();
+    for (const social of all) perNetwork.set(social.network, (perNetwork.get(social.network) ?? 0) + 1);
     const siteName = this.site.split('.')[0]!.replace(/[^a-z0-9]/g, '');
     return all.filter((social) => {
-      if (all.filter((s) => s.network === social.network).length <= PROFILES_PER_NETWORK) return true;
+      if (perNetwork.get(social.network)! <= PROFILES_PER_NETWORK) return true;
       const handle = social.url.slice(social.url.lastIndexOf('/') + 1).toLowerCase().replace(/[^a-z0-9]/g, '');
       return this.declaredSocials.has(social.url) || (siteName.length >= 4 && (handle.includes(siteName) || siteName.includes(handle)));
     });
