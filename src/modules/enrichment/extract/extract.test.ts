@@ -175,6 +175,7 @@ describe('social profiles', () => {
       ['https://de-de.facebook.com/BaeckereiHuber/about', 'https://www.facebook.com/baeckereihuber'],
       ['https://www.facebook.com/pages/Dallas-TX/erin-clark-design/120267761497', 'https://www.facebook.com/120267761497'],
       ['https://www.facebook.com/profile.php?id=100012345678', 'https://www.facebook.com/profile.php?id=100012345678'],
+      ['https://www.facebook.com/p/Baeckerei-Huber-100063512345678/', 'https://www.facebook.com/profile.php?id=100063512345678'],
       ['http://www.facebook.com/?sk=lf#!/pages/Chocolate-Springs-Cafe/105297482841928?sk=wall', 'https://www.facebook.com/105297482841928'],
       ['https://instagram.com/baeckerei.huber/', 'https://www.instagram.com/baeckerei.huber'],
       ['https://www.linkedin.com/company/baeckerei-huber/about/', 'https://www.linkedin.com/company/baeckerei-huber'],
