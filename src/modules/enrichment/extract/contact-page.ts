@@ -36,6 +36,15 @@ function pathOf(url: URL): string {
   }
 }
 
+function baseOf(pageUrl: string, baseHref: string | null): string {
+  if (!baseHref) return pageUrl;
+  try {
+    return new URL(baseHref, pageUrl).href;
+  } catch {
+    return pageUrl;
+  }
+}
+
 /**
  * The contact page: one of the pages given whose path or title names it a contact page (or else an imprint),
  * otherwise the best such link on the pages (home page first) at the site's own registrable domain.
@@ -54,10 +63,11 @@ export function contactPageUrl(scans: Array<{ page: { url: string }; scan: PageS
   }
   if (best) return best.url;
   for (const { page, scan } of scans) {
+    const base = baseOf(page.url, scan.baseHref);
     for (const link of scan.links) {
       let url: URL;
       try {
-        url = new URL(link.href, page.url);
+        url = new URL(link.href, base);
       } catch {
         continue;
       }

@@ -136,8 +136,11 @@ export function emailsInText(text: string): string[] {
   return found;
 }
 
-/** The addresses of a `mailto:` link (several may be comma-separated; the query is dropped). */
-export function emailsInMailto(href: string): string[] {
+/**
+ * The addresses of a `mailto:` link or of an `email` field of structured data (several may be separated by
+ * commas, obfuscated as in text; a link's query is dropped).
+ */
+export function emailsInValue(href: string): string[] {
   const body = href.replace(/^mailto:/i, '').split('?')[0]!;
   let decoded = body;
   try {
@@ -145,14 +148,28 @@ export function emailsInMailto(href: string): string[] {
   } catch {
     // A stray `%` in a hand-written link: the raw text is the best reading.
   }
-  return decoded
+  return deobfuscate(decoded)
     .split(/[,;]/)
     .map((part) => normaliseEmail(part))
     .filter((address): address is string => address !== null);
 }
 
-/** Words of a web designer's or host's credit (`Site by`, `Website design by`): the address there is theirs, not the business's. */
-export const CREDIT = /\b(?:(?:web)?site|design(?:ed)?|developed|powered|built|created|hosted|made|maintained)\s+(?:design\s+)?by\b|\bweb\s*design(?:er)?\b/i;
+/**
+ * Words of a web designer's or host's credit (`Site by`, `Webdesign von`, `Réalisé par`, `Diseño web por`,
+ * `Realizzato da`, `Desenvolvido por`, `Gemaakt door`): the address there is theirs, not the business's.
+ */
+export const CREDIT = new RegExp(
+  [
+    String.raw`\b(?:(?:web)?site|design(?:ed)?|developed|powered|built|created|hosted|made|maintained)\s+(?:design\s+)?by\b`,
+    String.raw`\bweb\s*design(?:er)?\b`,
+    String.raw`\b(?:realisiert|umgesetzt|erstellt|gestaltet|programmiert|entwickelt)\s+(?:von|durch)\b`,
+    String.raw`(?:r[ée]alis[ée]|con[çc]u|d[ée]velopp[ée]|cr[ée]{2})\s+par\b`,
+    String.raw`\b(?:dise[ñn]o|dise[ñn]ado|desarrollado|desenvolvido|realizado|criado|hecho)\s+(?:web\s+)?por\b`,
+    String.raw`\b(?:realizzato|sviluppato|progettato)\s+da\b`,
+    String.raw`\b(?:ontwikkeld|gemaakt|ontworpen)\s+door\b`,
+  ].join('|'),
+  'i',
+);
 
 /** Parameters of ordinary links that carry the business's own address (payment buttons, newsletter forms). */
 const ADDRESS_PARAMETERS = new Set(['business', 'email', 'receiver_email', 'recipient', 'to', 'mail']);

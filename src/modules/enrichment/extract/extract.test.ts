@@ -22,6 +22,10 @@ describe('email extraction', () => {
     assert.deepEqual(emails(page('<a href="mailto:%20info@baeckerei-huber.de?subject=Hallo">Schreiben Sie uns</a>')), ['info@baeckerei-huber.de']);
   });
 
+  test('undoes obfuscations inside a mailto link', () => {
+    assert.deepEqual(emails(page('<a href="mailto:info[at]baeckerei-huber[dot]de">Mail</a>')), ['info@baeckerei-huber.de']);
+  });
+
   test('reads several addresses of one mailto link', () => {
     assert.deepEqual(emails(page('<a href="mailto:a@baeckerei-huber.de,b@baeckerei-huber.de">mail</a>')), ['a@baeckerei-huber.de', 'b@baeckerei-huber.de']);
   });
@@ -91,6 +95,9 @@ describe('email extraction', () => {
   test('drops the address of a web designer credit', () => {
     const html = page('<p>info@baeckerei-huber.de</p><footer>Website by Pixelwerk: hallo@pixelwerk.de <a href="mailto:studio@webagentur.de">Site by</a></footer>');
     assert.deepEqual(emails(html), ['info@baeckerei-huber.de']);
+    for (const credit of ['Webdesign von Pixelwerk', 'Réalisé par Pixelwerk', 'Diseño web por Pixelwerk', 'Realizzato da Pixelwerk', 'Desenvolvido por Pixelwerk']) {
+      assert.deepEqual(emails(page(`<p>info@baeckerei-huber.de</p><p>${credit} – hallo@pixelwerk.de</p>`)), ['info@baeckerei-huber.de'], credit);
+    }
   });
 
   test('ranks the site own addresses first, deduplicates case-insensitively and marks own_domain', () => {
@@ -102,8 +109,10 @@ describe('email extraction', () => {
     assert.equal(found[0]!.page, site);
   });
 
-  test('separates an address from text glued to it by inline markup', () => {
+  test('separates an address from a label or text that inline markup runs into it', () => {
     assert.deepEqual(emails(page('<p><span>info@baeckerei-huber.de</span><span>Telefon</span></p>')), ['info@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<p><span class="label">E-Mail</span><span class="value">info@baeckerei-huber.de</span></p>')), ['info@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<p>info<span>@</span>baeckerei-huber.de</p>')), ['info@baeckerei-huber.de']);
   });
 
   test('reads an address from the query of a payment link', () => {
@@ -116,6 +125,11 @@ describe('phone extraction', () => {
     const jsonLd = JSON.stringify({ '@type': 'Bakery', telephone: '089 2199890' });
     const html = page(`<a href="tel:+49-89-1234567">Anrufen</a><script type="application/ld+json">${jsonLd}</script><span itemprop="telephone">0171 2345678</span>`);
     assert.deepEqual(phones(html), ['+49891234567', '+49892199890', '+491712345678']);
+  });
+
+  test('reads callto links and the numbers of WhatsApp chat links', () => {
+    const html = page('<a href="callto:089 2199890">Skype</a><a href="https://wa.me/491712345678?text=Hallo">WhatsApp</a><a href="https://api.whatsapp.com/send?phone=+34612345678">WA</a><a href="https://wa.me/">WA</a>');
+    assert.deepEqual(phones(html), ['+49892199890', '+491712345678', '+34612345678']);
   });
 
   test('reads numbers written in visible text, including the (0) after the country code', () => {
@@ -134,6 +148,7 @@ describe('phone extraction', () => {
     const html = page('<p>Opened 12/03/2014. Price $1,299.00. Amiga 500/600/1200 supply. Order 2125551234 shipped. Since 1999-2014.</p>');
     assert.deepEqual(phones(html, 'US'), []);
     assert.deepEqual(phones(page('<p>Phone Number</p><p>16177373344</p>'), 'US'), ['+16177373344']);
+    assert.deepEqual(phones(page('<p>Telemóvel: 912345678</p><p>NIPC 501234567</p>'), 'PT'), ['+351912345678']);
   });
 
   test('ignores bank accounts, tax and company registrations and opening hours', () => {
@@ -160,6 +175,7 @@ describe('social profiles', () => {
       ['https://de-de.facebook.com/BaeckereiHuber/about', 'https://www.facebook.com/baeckereihuber'],
       ['https://www.facebook.com/pages/Dallas-TX/erin-clark-design/120267761497', 'https://www.facebook.com/120267761497'],
       ['https://www.facebook.com/profile.php?id=100012345678', 'https://www.facebook.com/profile.php?id=100012345678'],
+      ['https://www.facebook.com/p/Baeckerei-Huber-100063512345678/', 'https://www.facebook.com/profile.php?id=100063512345678'],
       ['http://www.facebook.com/?sk=lf#!/pages/Chocolate-Springs-Cafe/105297482841928?sk=wall', 'https://www.facebook.com/105297482841928'],
       ['https://instagram.com/baeckerei.huber/', 'https://www.instagram.com/baeckerei.huber'],
       ['https://www.linkedin.com/company/baeckerei-huber/about/', 'https://www.linkedin.com/company/baeckerei-huber'],
@@ -267,5 +283,68 @@ describe('contact page', () => {
     const html = page('<a href="https://other.example.net/contact">Contact</a><a href="/ueber-uns">Über uns</a><a href="/legal">Impressum</a><a href="/seite-7">Kontakt</a>');
     assert.equal(extract(html).contact_url, 'https://www.baeckerei-huber.de/seite-7');
     assert.equal(extract(page('<a href="/produkte">Brot</a>')).contact_url, null);
+  });
+
+  test('resolves relative contact links against the page base href', () => {
+    const html = '<html><head><base href="https://www.baeckerei-huber.de/"></head><body><a href="kontakt.html">Kontakt</a></body></html>';
+    assert.equal(extract(html, 'DE', 'https://www.baeckerei-huber.de/shop/brot/index.html').contact_url, 'https://www.baeckerei-huber.de/kontakt.html');
+  });
+});
+
+describe('a modern small-business site', () => {
+  // A home page and a contact page as site builders write them today: tracking and error-reporting scripts,
+  // share buttons, a cookie banner, JSON-LD, Cloudflare protection, a builder's footer and a designer credit.
+  const home = `<!DOCTYPE html><html lang="de"><head><meta charset="utf-8"><title>Bäckerei Huber – Brot aus München</title>
+    <base href="https://www.baeckerei-huber.de/">
+    <script>window.Sentry && Sentry.init({ dsn: "https://4f2a9c0b1d3e4f5a6b7c8d9e0f1a2b3c@o450000.ingest.sentry.io/5500000" });</script>
+    <script type="application/ld+json">{"@context":"https://schema.org","@graph":[{"@type":"WebSite","url":"https://www.baeckerei-huber.de/"},
+      {"@type":"Bakery","name":"Bäckerei Huber","telephone":"+49 89 2199890","email":"info@baeckerei-huber.de",
+       "sameAs":["https://www.facebook.com/BaeckereiHuber","https://www.instagram.com/baeckerei.huber/"],
+       "address":{"@type":"PostalAddress","postalCode":"80331","addressLocality":"München"}}]}</script>
+    <style>.logo{background:url(img/logo@2x.png)}</style></head>
+    <body><header><img src="img/logo@2x.png" alt="logo@2x.png"><nav><a href="/">Start</a><a href="sortiment/">Sortiment</a><a href="kontakt/">Kontakt</a><a href="impressum/">Impressum</a></nav></header>
+    <main><h1>Seit 1921 backen wir in München</h1><p>Bestellungen bis 12.03. für Ostern. Brezn ab 0,95 €.</p>
+    <p>Öffnungszeiten: Mo–Fr 06.30–18.00, Sa 07.00–12.30</p>
+    <div class="share"><a href="https://www.facebook.com/sharer/sharer.php?u=https%3A%2F%2Fwww.baeckerei-huber.de">Teilen</a>
+    <a href="https://twitter.com/intent/tweet?url=https%3A%2F%2Fwww.baeckerei-huber.de">Tweet</a>
+    <a href="https://www.linkedin.com/shareArticle?mini=true&url=x">LinkedIn</a></div>
+    <form><input type="email" placeholder="ihre@email.de" value="name@domain.com"><textarea>max@mustermann.de</textarea></form></main>
+    <footer><p>Bäckerei Huber GmbH · Marienplatz 1 · 80331 München</p>
+    <p>Tel. <a href="tel:+49892199890">089 / 219 98 90</a> · Fax 089 / 219 98 99</p>
+    <p>E-Mail: <a href="/cdn-cgi/l/email-protection#${cloudflareHex('laden@baeckerei-huber.de', 0x42)}">[email&#160;protected]</a></p>
+    <p>IBAN DE89 3704 0044 0532 0130 00 · USt-IdNr. DE 123 456 789 · HRB 123456</p>
+    <p><a href="https://www.instagram.com/baeckerei.huber">Instagram</a> <a href="https://www.youtube.com/@BaeckereiHuber">YouTube</a>
+    <a href="https://www.facebook.com/wix">Made with Wix</a></p>
+    <p>Website by Pixelwerk · <a href="mailto:hallo@pixelwerk-design.de">Site by Pixelwerk</a></p>
+    <!-- alt: bestellung@baeckerei-huber.de --></footer></body></html>`;
+  const contact = `<html><head><title>Kontakt – Bäckerei Huber</title></head><body>
+    <h1>Kontakt</h1><p>Schreiben Sie uns: bestellung [at] baeckerei-huber [dot] de</p>
+    <p>Für Großkunden: grosskunden(at)baeckerei-huber.de, Telefon 0171 2345678</p>
+    <p>Unsere Filiale am Viktualienmarkt: filiale.viktualienmarkt@gmail.com</p>
+    <p>Unsere Partner: <a href="https://www.instagram.com/muellerbrot">a</a><a href="https://www.instagram.com/konditorei.schmid">b</a><a href="https://www.instagram.com/cafe.luitpold">c</a></p></body></html>`;
+
+  test('finds the business contacts and nothing of the builder, the designer, the scripts or the forms', () => {
+    const found = extractContacts(
+      [
+        { url: 'https://www.baeckerei-huber.de/', html: home },
+        { url: 'https://www.baeckerei-huber.de/kontakt/', html: contact },
+      ],
+      { countryCode: 'DE', siteDomain: 'baeckerei-huber.de' },
+    );
+    assert.deepEqual(found.emails.map((e) => [e.address, e.own_domain]), [
+      ['laden@baeckerei-huber.de', true],
+      ['info@baeckerei-huber.de', true],
+      ['bestellung@baeckerei-huber.de', true],
+      ['grosskunden@baeckerei-huber.de', true],
+      ['filiale.viktualienmarkt@gmail.com', false],
+    ]);
+    assert.deepEqual(found.phones.map((p) => p.e164), ['+49892199890', '+491712345678']);
+    // Four Instagram profiles: the partners listed on the contact page are not the bakery's.
+    assert.deepEqual(found.socials.map((s) => s.url), [
+      'https://www.instagram.com/baeckerei.huber',
+      'https://www.youtube.com/@baeckereihuber',
+      'https://www.facebook.com/baeckereihuber',
+    ]);
+    assert.equal(found.contact_url, 'https://www.baeckerei-huber.de/kontakt/');
   });
 });

@@ -1,6 +1,6 @@
 import { getDomain } from 'tldts';
 import { contactPageUrl } from './contact-page.ts';
-import { CREDIT, emailsInLinkQuery, emailsInMailto, emailsInText, normaliseEmail } from './emails.ts';
+import { CREDIT, emailsInLinkQuery, emailsInValue, emailsInText, normaliseEmail } from './emails.ts';
 import { scanPage, type PageScan } from './page-scan.ts';
 import { phoneFromMarkup, phonesInText } from './phones.ts';
 import { canonicalSocial, type SocialNetwork } from './socials.ts';
@@ -70,19 +70,37 @@ function walkJsonLd(blocks: unknown[]): StructuredData {
   return data;
 }
 
+/**
+ * The number of a WhatsApp chat link (`wa.me/4917…`, `api.whatsapp.com/send?phone=…`): always international,
+ * and for many small businesses their mobile phone.
+ */
+function whatsAppNumber(href: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return null;
+  }
+  const host = url.hostname.toLowerCase().replace(/^www\./, '');
+  // A `+` in the query reads as a space: the number is the digits either way.
+  const written = host === 'wa.me' ? url.pathname.slice(1) : host === 'api.whatsapp.com' || host === 'whatsapp.com' ? (url.searchParams.get('phone') ?? '') : '';
+  const digits = written.replace(/[\s+]/g, '');
+  return /^\d{8,15}$/.test(digits) ? `+${digits}` : null;
+}
+
 class ContactCollector {
-  readonly emails = new Map<string, FoundEmail>();
-  readonly phones = new Map<string, FoundPhone>();
-  readonly socials = new Map<string, FoundSocial>();
+  private readonly emails = new Map<string, FoundEmail>();
+  private readonly phones = new Map<string, FoundPhone>();
+  private readonly socials = new Map<string, FoundSocial>();
   /** Profiles the page's structured data names as the business's own (`sameAs`). */
-  readonly declaredSocials = new Set<string>();
+  private readonly declaredSocials = new Set<string>();
   /** Numbers some page labels as a fax: a fax is not a number a sales team can call. */
-  readonly faxes = new Set<string>();
+  private readonly faxes = new Set<string>();
   /** Numbers a page marks up or labels as a phone (`tel:`, JSON-LD, `Tel:`): a fax label elsewhere does not outweigh them. */
-  readonly phonesForSure = new Set<string>();
+  private readonly phonesForSure = new Set<string>();
 
   /** Addresses a designer's or host's credit gives (`Site by …`): kept out even where they appear again. */
-  readonly credits = new Set<string>();
+  private readonly credits = new Set<string>();
 
   constructor(private readonly site: string) {}
 
@@ -95,7 +113,8 @@ class ContactCollector {
   }
 
   phone(e164: string | null, raw: string, page: string, sure: boolean): void {
-    if (!e164) return;
+    // E.164 allows 15 digits; the full metadata accepts some longer national numbers no one dials from a website.
+    if (!e164 || e164.length > 16) return;
     if (sure) this.phonesForSure.add(e164);
     if (!this.phones.has(e164)) this.phones.set(e164, { e164, raw, page });
   }
@@ -114,38 +133,54 @@ class ContactCollector {
    */
   private ownSocials(): FoundSocial[] {
     const all = [...this.socials.values()];
+    const perNetwork = new Map<SocialNetwork, number>();
+    for (const social of all) perNetwork.set(social.network, (perNetwork.get(social.network) ?? 0) + 1);
     const siteName = this.site.split('.')[0]!.replace(/[^a-z0-9]/g, '');
     return all.filter((social) => {
-      if (all.filter((s) => s.network === social.network).length <= PROFILES_PER_NETWORK) return true;
+      if (perNetwork.get(social.network)! <= PROFILES_PER_NETWORK) return true;
       const handle = social.url.slice(social.url.lastIndexOf('/') + 1).toLowerCase().replace(/[^a-z0-9]/g, '');
       return this.declaredSocials.has(social.url) || (siteName.length >= 4 && (handle.includes(siteName) || siteName.includes(handle)));
     });
   }
 
+  private link(link: { href: string; text: string }, page: string, countryCode: string | null): void {
+    if (/^mailto:/i.test(link.href)) {
+      const addresses = emailsInValue(link.href);
+      if (CREDIT.test(link.text)) for (const address of addresses) this.credits.add(address.toLowerCase());
+      else for (const address of addresses) this.email(address, page);
+      return;
+    }
+    if (/^(?:tel|callto):/i.test(link.href)) {
+      const raw = link.href.slice(link.href.indexOf(':') + 1);
+      this.phone(phoneFromMarkup(raw, countryCode), raw, page, true);
+      return;
+    }
+    const whatsApp = whatsAppNumber(link.href);
+    if (whatsApp) {
+      this.phone(phoneFromMarkup(whatsApp, null), whatsApp, page, true);
+      return;
+    }
+    this.social(link.href, page);
+    for (const address of emailsInLinkQuery(link.href)) this.email(address, page);
+  }
+
   collect(page: PageInput, scan: PageScan, countryCode: string | null): void {
     const structured = walkJsonLd(scan.jsonLd);
-    for (const link of scan.links) {
-      if (/^mailto:/i.test(link.href)) {
-        if (CREDIT.test(link.text)) for (const address of emailsInMailto(link.href)) this.credits.add(address.toLowerCase());
-        else for (const address of emailsInMailto(link.href)) this.email(address, page.url);
-      } else if (/^tel:/i.test(link.href)) this.phone(phoneFromMarkup(link.href, countryCode), link.href.slice(4), page.url, true);
-      else {
-        this.social(link.href, page.url);
-        for (const address of emailsInLinkQuery(link.href)) this.email(address, page.url);
-      }
-    }
+    for (const link of scan.links) this.link(link, page.url, countryCode);
     for (const address of scan.cloudflareEmails) this.email(normaliseEmail(address), page.url);
-    for (const value of structured.emails) this.email(normaliseEmail(value), page.url);
+    for (const value of structured.emails) for (const address of emailsInValue(value)) this.email(address, page.url);
     for (const value of structured.telephones) this.phone(phoneFromMarkup(value, countryCode), value, page.url, true);
     for (const value of structured.sameAs) this.social(value, page.url, true);
     for (const { prop, value } of scan.microdata) {
-      if (prop === 'email') for (const address of emailsInMailto(value)) this.email(address, page.url);
+      if (prop === 'email') for (const address of emailsInValue(value)) this.email(address, page.url);
       else if (prop === 'telephone') this.phone(phoneFromMarkup(value, countryCode), value, page.url, true);
       else if (prop === 'sameas') this.social(value, page.url, true);
     }
     for (const line of scan.text.split('\n')) {
       for (const address of emailsInText(line)) {
-        if (CREDIT.test(line.slice(0, line.indexOf(address.split('@')[0]!)))) this.credits.add(address.toLowerCase());
+        // The credit must come before the address on its line (`Website by Pixelwerk, hallo@…`).
+        const at = line.toLowerCase().indexOf(address.slice(0, address.indexOf('@') + 1).toLowerCase());
+        if (CREDIT.test(at >= 0 ? line.slice(0, at) : line)) this.credits.add(address.toLowerCase());
         else this.email(address, page.url);
       }
     }

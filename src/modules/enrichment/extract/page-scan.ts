@@ -1,5 +1,5 @@
 import type { AnyNode, Element } from 'domhandler';
-import { parseDocument } from 'htmlparser2';
+import { parseDocument, Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 
 /** What one walk over a parsed page collects for the extractors. */
 export interface PageScan {
@@ -14,6 +14,8 @@ export interface PageScan {
   /** `itemprop` values: the `content` or `href` attribute, else the element's text. */
   microdata: Array<{ prop: string; value: string }>;
   title: string;
+  /** The page's `<base href>`, against which its relative links resolve. */
+  baseHref: string | null;
 }
 
 /** Elements whose content a visitor never reads as text (scripts, styles, templates, form fields' defaults). */
@@ -42,10 +44,21 @@ function attr(element: Element, name: string): string | undefined {
   return element.attribs[name];
 }
 
+/** How many nodes the text of one element (a link, a title, a microdata value) is read from. */
+const TEXT_OF_NODES = 1_000;
+
+/** The text under a node, without scripts and styles, read from its first `TEXT_OF_NODES` nodes. */
 function textOf(node: AnyNode): string {
-  if (node.type === 'text') return node.data;
-  if ('children' in node && node.type !== 'script' && node.type !== 'style') return node.children.map(textOf).join('');
-  return '';
+  const out: string[] = [];
+  const stack: AnyNode[] = [node];
+  for (let budget = TEXT_OF_NODES; stack.length > 0 && budget > 0; budget--) {
+    const next = stack.pop()!;
+    if (next.type === 'text') out.push(next.data);
+    else if ('children' in next && next.type !== 'script' && next.type !== 'style') {
+      for (let i = next.children.length - 1; i >= 0; i--) stack.push(next.children[i]!);
+    }
+  }
+  return out.join('');
 }
 
 function parseJson(text: string): unknown {
@@ -56,54 +69,56 @@ function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * How deep elements may nest before the rest of a page is left unread. htmlparser2 keeps its open elements
+ * in an array it shifts and unshifts, so each tag costs the depth and a page of 100,000 unclosed `<b>` takes
+ * minutes; real pages stay far below this even with unclosed `<font>` soup.
+ */
+const MAX_NESTING = 5_000;
+/** Elements without content: they never deepen a page. */
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'param', 'keygen']);
+
+/**
+ * The page up to the first tag that would nest elements deeper than `MAX_NESTING`, found with htmlparser2's
+ * own tokenizer (linear, and it knows comments, scripts and attribute quoting). Open tags minus close tags
+ * overcounts where the parser closes an element by itself (`<p>`, `<li>`, `<td>` left open), so the parser's
+ * own depth, and with it its cost per tag, stays below the limit.
+ */
+export function withinNesting(html: string): string {
+  let depth = 0;
+  let tagStart = 0;
+  let name = '';
+  let cut = -1;
+  const ignore = () => {};
+  const callbacks: TokenizerCallbacks = {
+    onattribdata: ignore, onattribentity: ignore, onattribend: ignore, onattribname: ignore, oncdata: ignore,
+    oncomment: ignore, ondeclaration: ignore, onend: ignore, onprocessinginstruction: ignore, ontext: ignore,
+    ontextentity: ignore, onselfclosingtag: ignore,
+    onopentagname(start, end) {
+      tagStart = start - 1;
+      name = html.slice(start, end).toLowerCase();
+    },
+    onopentagend() {
+      if (VOID.has(name)) return;
+      depth++;
+      if (depth > MAX_NESTING && cut < 0) cut = tagStart;
+    },
+    onclosetag(start, end) {
+      if (!VOID.has(html.slice(start, end).toLowerCase()) && depth > 0) depth--;
+    },
+  };
+  const tokenizer = new Tokenizer({ decodeEntities: false }, callbacks);
+  tokenizer.write(html);
+  tokenizer.end();
+  return cut < 0 ? html : html.slice(0, cut);
+}
+
 const CLOUDFLARE_LINK = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)$/i;
 
 export function scanPage(html: string): PageScan {
-  const document = parseDocument(html, { decodeEntities: true });
+  const document = parseDocument(withinNesting(html), { decodeEntities: true });
   const parts: string[] = [];
-  const scan: PageScan = { text: '', links: [], cloudflareEmails: [], jsonLd: [], microdata: [], title: '' };
-
-  const visit = (node: AnyNode): void => {
-    if (node.type === 'text') {
-      parts.push(node.data);
-      return;
-    }
-    if (node.type === 'script') {
-      const element = node as Element;
-      if ((attr(element, 'type') ?? '').trim().toLowerCase() === 'application/ld+json') {
-        const value = parseJson(element.children.map((c) => (c.type === 'text' ? c.data : '')).join(''));
-        if (value !== undefined) scan.jsonLd.push(value);
-      }
-      return;
-    }
-    if (node.type !== 'tag' && node.type !== 'root') return;
-    const element = node as Element;
-    const name = node.type === 'tag' ? element.name.toLowerCase() : '';
-    if (name === 'title' && !scan.title) scan.title = textOf(element).trim();
-    if (name === 'head') {
-      // The head holds no visible text but may hold microdata (`<meta itemprop>`) and links the page names as its own.
-      element.children.forEach(visitHead);
-      return;
-    }
-    if (INVISIBLE.has(name) || (name !== '' && attr(element, 'hidden') !== undefined)) return;
-    if (name !== '') collectAttributes(element, name);
-    const block = BLOCK.has(name);
-    if (block) parts.push('\n');
-    element.children.forEach(visit);
-    if (block) parts.push('\n');
-  };
-
-  const visitHead = (node: AnyNode): void => {
-    if (node.type === 'script') {
-      visit(node);
-      return;
-    }
-    if (node.type !== 'tag') return;
-    const element = node as Element;
-    if (element.name.toLowerCase() === 'title' && !scan.title) scan.title = textOf(element).trim();
-    collectAttributes(element, element.name.toLowerCase());
-    element.children.forEach(visitHead);
-  };
+  const scan: PageScan = { text: '', links: [], cloudflareEmails: [], jsonLd: [], microdata: [], title: '', baseHref: null };
 
   const collectAttributes = (element: Element, name: string): void => {
     const cfemail = attr(element, 'data-cfemail');
@@ -125,7 +140,45 @@ export function scanPage(html: string): PageScan {
     }
   };
 
-  visit(document as unknown as AnyNode);
+  // An explicit stack rather than recursion: a page of 50,000 nested elements must not exhaust the call stack.
+  // A string on the stack is a separator to write once the element's children are done.
+  const stack: Array<{ node: AnyNode; inHead: boolean } | string> = [{ node: document as unknown as AnyNode, inHead: false }];
+  while (stack.length > 0) {
+    const step = stack.pop()!;
+    if (typeof step === 'string') {
+      parts.push(step);
+      continue;
+    }
+    const { node, inHead } = step;
+    if (node.type === 'text') {
+      if (!inHead) parts.push(node.data);
+      continue;
+    }
+    if (node.type === 'script') {
+      const element = node as Element;
+      if ((attr(element, 'type') ?? '').trim().toLowerCase() === 'application/ld+json') {
+        const value = parseJson(element.children.map((c) => (c.type === 'text' ? c.data : '')).join(''));
+        if (value !== undefined) scan.jsonLd.push(value);
+      }
+      continue;
+    }
+    if (node.type !== 'tag' && node.type !== 'root') continue;
+    const element = node as Element;
+    const name = node.type === 'tag' ? element.name.toLowerCase() : '';
+    if (name === 'title' && !scan.title) scan.title = textOf(element).trim();
+    if (name === 'base' && scan.baseHref === null && attr(element, 'href')) scan.baseHref = attr(element, 'href')!.trim();
+    // The head holds no visible text but may hold microdata (`<meta itemprop>`), JSON-LD and `<base href>`.
+    const head = inHead || name === 'head';
+    if (!head && (INVISIBLE.has(name) || (name !== '' && attr(element, 'hidden') !== undefined))) continue;
+    if (name !== '') collectAttributes(element, name);
+    // Blocks end a line; inline elements are set apart by a space, since stylesheets often show a label and its
+    // value (`<span>E-Mail</span><span>info@…</span>`) apart although the markup runs them together.
+    const separator = head || name === '' ? '' : BLOCK.has(name) ? '\n' : ' ';
+    parts.push(separator);
+    stack.push(separator);
+    for (let i = element.children.length - 1; i >= 0; i--) stack.push({ node: element.children[i]!, inHead: head });
+  }
+
   scan.text = parts
     .join('')
     .split('\n')

@@ -137,6 +137,11 @@ function facebook(segments: string[], url: URL): SocialProfile | null {
     const id = url.searchParams.get('id');
     return id && /^\d+$/.test(id) ? { network: 'facebook', url: `https://www.facebook.com/profile.php?id=${id}` } : null;
   }
+  // Newer pages without a username: `/p/<name>-<id>/`, the same profile as `profile.php?id=<id>`.
+  if (lower === 'p') {
+    const id = /-(\d{5,})$/.exec(rest[0] ?? '')?.[1];
+    return id && rest.length === 1 ? { network: 'facebook', url: `https://www.facebook.com/profile.php?id=${id}` } : null;
+  }
   // `/pages/<name>/<id>` and `/pages/<category>/<name>/<id>`, `/people/<name>/<id>`: the numeric id is the profile.
   if (lower === 'pages' || lower === 'people' || lower === 'pg') {
     if (lower === 'pg') return rest[0] && FACEBOOK_NAME.test(rest[0]) ? profile('facebook', rest[0]) : null;
