@@ -106,7 +106,8 @@ export class Crawler {
   }
 
   async crawlSite(website: string, previous?: { etag: string | null; lastModified: string | null }, signal?: AbortSignal): Promise<SiteCrawl> {
-    const abort = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
+    // A signal of its own for each crawl: its few listeners come and go with it, instead of piling up on the crawler's.
+    const abort = AbortSignal.any(signal ? [signal, this.closing.signal] : [this.closing.signal]);
     const start = startUrl(website);
     if ('outcome' in start) return failed(website, start);
     const release = await this.sites.acquire(abort);
