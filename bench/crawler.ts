@@ -14,13 +14,15 @@
  * of node:http GETs of the same concurrency fetching robots.txt, the home page and two contact pages of
  * each site (names resolved through the same DNS server, no parsing, no politeness); the crawler with no
  * pause between a host's requests (what the crawler itself costs next to the bare loop); and the crawler
- * with `--delay` ms between a host's requests (how it would run).
+ * with `--delay` ms between a host's requests (how it would run), with V8's defaults and again with the
+ * heap's growth limited as `leadatlas serve` limits it (`limitHeapGrowth`).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { pinnedLookup } from '../src/infra/http/outbound-guard.ts';
+import { limitHeapGrowth } from '../src/infra/memory.ts';
 import { Crawler } from '../src/modules/enrichment/crawler/crawler.ts';
 import { createResolver } from '../src/modules/enrichment/resolver.ts';
 import { argValue } from './lib/args.ts';
@@ -94,6 +96,7 @@ interface RunResult {
   seconds: number;
   sitesPerSecond: number;
   peakRssMb: number;
+  peakHeapMb: number;
   outcomes: Record<string, number>;
   pages: number;
 }
@@ -101,7 +104,12 @@ interface RunResult {
 /** Runs `crawlOne` over every site with `concurrency` at once, sampling RSS every 50 ms. */
 async function timed(label: string, crawlOne: (i: number) => Promise<{ outcome: string; pages: number }>): Promise<RunResult> {
   let peak = process.memoryUsage.rss();
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 50);
+  let peakHeap = 0;
+  const sampler = setInterval(() => {
+    const usage = process.memoryUsage();
+    peak = Math.max(peak, usage.rss);
+    peakHeap = Math.max(peakHeap, usage.heapUsed);
+  }, 50);
   const outcomes: Record<string, number> = {};
   let pages = 0;
   let next = 0;
@@ -117,7 +125,7 @@ async function timed(label: string, crawlOne: (i: number) => Promise<{ outcome: 
   );
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
-  return { label, seconds, sitesPerSecond: sites / seconds, peakRssMb: peak / 2 ** 20, outcomes, pages };
+  return { label, seconds, sitesPerSecond: sites / seconds, peakRssMb: peak / 2 ** 20, peakHeapMb: peakHeap / 2 ** 20, outcomes, pages };
 }
 
 async function runPhase(): Promise<void> {
@@ -149,6 +157,8 @@ async function runPhase(): Promise<void> {
     });
   } else {
     const perHostDelayMs = Number(argValue('--host-delay', '0'));
+    const limitHeap = process.argv.includes('--limit-heap');
+    if (limitHeap) limitHeapGrowth();
     const crawler = new Crawler({
       userAgent: 'Mozilla/5.0 (compatible; LeadAtlasBot/1.0; +https://leadatlas.example/bot)',
       resolver,
@@ -162,7 +172,7 @@ async function runPhase(): Promise<void> {
       perHostDelayMs,
       concurrency,
     });
-    result = await timed(`crawler, ${perHostDelayMs} ms between a host's requests`, async (i) => {
+    result = await timed(`crawler, ${perHostDelayMs} ms between a host's requests${limitHeap ? ', heap growth limited as in `serve`' : ''}`, async (i) => {
       const crawl = await crawler.crawlSite(`http://${siteName(i)}:${port}/`);
       return { outcome: crawl.outcome, pages: crawl.pages.length };
     });
@@ -188,16 +198,22 @@ async function main(): Promise<void> {
   console.log(`farm: ${sites.toLocaleString('en')} sites on ${addresses.length} loopback addresses, port ${port}, DNS ${dns}; concurrency ${concurrency}`);
   console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const runs: RunResult[] = [];
-  for (const args of [['--mode', 'baseline'], ['--mode', 'crawler', '--host-delay', '0'], ['--mode', 'crawler', '--host-delay', String(delayMs)]]) {
+  const phases = [
+    ['--mode', 'baseline'],
+    ['--mode', 'crawler', '--host-delay', '0'],
+    ['--mode', 'crawler', '--host-delay', String(delayMs)],
+    ['--mode', 'crawler', '--host-delay', String(delayMs), '--limit-heap'],
+  ];
+  for (const args of phases) {
     const phase = child([...args, '--sites', String(sites), '--concurrency', String(concurrency), '--port', String(port), '--dns', dns]);
     runs.push(await nextMessage<RunResult>(phase));
     await new Promise((resolve) => phase.once('exit', resolve));
   }
   farm.kill();
-  console.log('\n| run | sites/s | wall s | peak RSS MB | pages | outcomes |\n|---|---:|---:|---:|---:|---|');
+  console.log('\n| run | sites/s | wall s | peak RSS MB | peak heap used MB | pages | outcomes |\n|---|---:|---:|---:|---:|---:|---|');
   for (const r of runs) {
     const outcomes = Object.entries(r.outcomes).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
-    console.log(`| ${r.label} | ${r.sitesPerSecond.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.peakRssMb.toFixed(0)} | ${r.pages} | ${outcomes} |`);
+    console.log(`| ${r.label} | ${r.sitesPerSecond.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.peakRssMb.toFixed(0)} | ${r.peakHeapMb.toFixed(0)} | ${r.pages} | ${outcomes} |`);
   }
   console.log(`\nload after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 }
