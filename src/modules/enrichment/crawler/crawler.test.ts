@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { createGzip } from 'node:zlib';
 import iconv from 'iconv-lite';
@@ -507,6 +509,50 @@ describe('Crawler against a hostile local web', () => {
     const closing = new Crawler(options);
     closing.close();
     await assert.rejects(closing.crawlSite(farm.url('www.sushi-hanami.jp')), /the crawler is closed/);
+  });
+});
+
+// A throwaway self-signed certificate for www.secure-shop.de (valid until 2126), made for this test only.
+const selfSignedKey = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg85XjRq3rB2jJSHPz
+L2ssi6mQVEh4Jb2Ju7mouh+M6dGhRANCAAQ9zjul8bOBkAq/5f8A3HyeIEcu4Nbk
+EB7faLd1IucdggR3eYAYYHZPKTZYLP3G3l8mVntzkabvKK2O+ARO5mmF
+-----END PRIVATE KEY-----`;
+const selfSignedCert = `-----BEGIN CERTIFICATE-----
+MIIBsDCCAVagAwIBAgIULyenlQ4qjl40ByOxTMn8eIqUZrUwCgYIKoZIzj0EAwIw
+HTEbMBkGA1UEAwwSd3d3LnNlY3VyZS1zaG9wLmRlMCAXDTI2MTEyNjE0NTk0N1oY
+DzIxMjYxMTAyMTQ1OTQ3WjAdMRswGQYDVQQDDBJ3d3cuc2VjdXJlLXNob3AuZGUw
+WTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAQ9zjul8bOBkAq/5f8A3HyeIEcu4Nbk
+EB7faLd1IucdggR3eYAYYHZPKTZYLP3G3l8mVntzkabvKK2O+ARO5mmFo3IwcDAd
+BgNVHQ4EFgQULU75DUjcERgoaqIHTUSGHom+QFAwHwYDVR0jBBgwFoAULU75DUjc
+ERgoaqIHTUSGHom+QFAwDwYDVR0TAQH/BAUwAwEB/zAdBgNVHREEFjAUghJ3d3cu
+c2VjdXJlLXNob3AuZGUwCgYIKoZIzj0EAwIDSAAwRQIhAOCKKeTTbEiMOI0vTcGZ
+l3BznjG6bgpNeY1Ujw9pfqiUAiA3umuYnrTraYT/KkJFAO40Rt6xtdT62ZP0tKGl
+9vbgJQ==
+-----END CERTIFICATE-----`;
+
+describe('Crawler over https', () => {
+  test('connects to the pinned address with the site name for SNI, and a certificate that does not verify is unreachable', { timeout: 15_000 }, async () => {
+    const servernames: string[] = [];
+    const context = createSecureContext({ key: selfSignedKey, cert: selfSignedCert });
+    const server = createHttpsServer({ key: selfSignedKey, cert: selfSignedCert, SNICallback: (name, cb) => (servernames.push(name), cb(null, context)) }, (_req, res) => res.end('<html></html>'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
+    const dns = await startDnsServer({ 'www.secure-shop.de': { A: ['127.0.0.2'] } });
+    const crawler = new Crawler({
+      userAgent, resolver: createResolver({ dnsServers: [dns.address], timeoutMs: 2000 }), allowPrivate: true, connectTimeoutMs: 2000, headersTimeoutMs: 2000,
+      bodyTimeoutMs: 2000, maxPageBytes: 1 << 20, maxPagesPerSite: 3, maxRedirects: 5, perHostDelayMs: 0, concurrency: 2,
+    });
+    try {
+      const result = await crawler.crawlSite(`https://www.secure-shop.de:${(server.address() as AddressInfo).port}/`);
+      assert.equal(result.outcome, 'unreachable');
+      assert.match(result.reason!, /DEPTH_ZERO_SELF_SIGNED_CERT/);
+      assert.deepEqual(servernames, ['www.secure-shop.de']);
+    } finally {
+      crawler.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await dns.close();
+    }
   });
 });
 
