@@ -239,6 +239,12 @@ describe('Crawler against a hostile local web', () => {
         '/de/index.html': '<html><body><a href="/de/kontakt.html">Kontakt</a></body></html>',
         '/de/kontakt.html': '<html><body>Kontakt</body></html>',
       }),
+      'www.slow-hops.de': (req, res) => {
+        const n = Number((req.url ?? '/').replace(/\D/g, '') || 0);
+        const timer = setTimeout(() => (req.url === '/robots.txt' ? res.writeHead(404).end() : res.writeHead(302, { location: `/hop${n + 1}` }).end()), 250);
+        timers.add(timer);
+        res.on('close', () => clearTimeout(timer));
+      },
       'www.slow-contact.de': site({
         '/': '<html><body><a href="/kontakt">Kontakt</a><a href="/impressum">Impressum</a><a href="/team">Team</a></body></html>',
         '/kontakt': (_req, res) => {
@@ -485,6 +491,19 @@ describe('Crawler against a hostile local web', () => {
     assert.deepEqual(result.pages.map((p) => new URL(p.url).pathname), ['/']);
     assert.match(result.reason!, /kontakt: timeout/);
     assert.ok(!farm.requestsTo('www.slow-contact.de').some((r) => r.path === '/impressum'), 'a slow host gets no further request');
+  });
+
+  test('a site answering every request just inside the deadlines stops once its requests have taken their budget', { timeout: 15_000 }, async () => {
+    // Each hop of the redirect chain takes 250 ms, well under the 1000 ms headers deadline; the budget is 2 × (200 + 1000 + 300) ms.
+    const brisk = new Crawler({ ...options, connectTimeoutMs: 200, headersTimeoutMs: 1000, bodyTimeoutMs: 300, maxRedirects: 30 });
+    try {
+      const result = await brisk.crawlSite(farm.url('www.slow-hops.de'));
+      assert.equal(result.outcome, 'timeout');
+      assert.match(result.reason!, /its budget of 3000 ms is spent/);
+      assert.ok(farm.requestsTo('www.slow-hops.de').length <= 14, `${farm.requestsTo('www.slow-hops.de').length} requests`);
+    } finally {
+      brisk.close();
+    }
   });
 
   test('names that do not resolve, hosts that do not listen and websites that are no URL end with their own outcomes', { timeout: 15_000 }, async () => {
