@@ -37,7 +37,7 @@ class SiteFarm {
   server!: Server;
   port = 0;
 
-  constructor(private readonly sites: Record<string, Handler>) {}
+  constructor(readonly sites: Record<string, Handler>) {}
 
   async start(address: string): Promise<this> {
     this.server = createServer((req, res) => {
@@ -257,7 +257,7 @@ describe('Crawler against a hostile local web', () => {
     }).start('127.0.0.2');
 
     const zone: Record<string, { A: string[] }> = {};
-    for (const name of Object.keys((farm as unknown as { sites: Record<string, Handler> }).sites)) zone[name] = { A: ['127.0.0.2'] };
+    for (const name of Object.keys(farm.sites)) zone[name] = { A: ['127.0.0.2'] };
     zone['www.nobody-listens.de'] = { A: ['127.0.0.9'] };
     zone['www.loopback-shop.de'] = { A: ['127.0.0.2'] };
     zone['www.intranet-shop.de'] = { A: ['10.20.30.40'] };
