@@ -60,7 +60,7 @@ function prescanMetaCharset(body: Buffer): string | null {
 function decodeWith(label: string, body: Buffer): { html: string; encoding: string } | null {
   try {
     const decoder = new TextDecoder(label.trim().toLowerCase());
-    // Node 20's TextDecoder decodes windows-1252 as ISO-8859-1 (0x80 stays U+0080 instead of €): iconv-lite has the right table.
+    // Node 20's TextDecoder decodes windows-1252 in a single call as ISO-8859-1 (0x80 stays U+0080, not €; streaming decodes are right): iconv-lite has the right table.
     if (decoder.encoding === 'windows-1252') return { html: iconv.decode(body, 'windows-1252'), encoding: 'windows-1252' };
     return { html: decoder.decode(body), encoding: decoder.encoding };
   } catch {

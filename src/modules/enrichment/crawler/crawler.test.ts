@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { createGzip } from 'node:zlib';
 import iconv from 'iconv-lite';
@@ -35,7 +37,7 @@ class SiteFarm {
   server!: Server;
   port = 0;
 
-  constructor(private readonly sites: Record<string, Handler>) {}
+  constructor(readonly sites: Record<string, Handler>) {}
 
   async start(address: string): Promise<this> {
     this.server = createServer((req, res) => {
@@ -237,6 +239,12 @@ describe('Crawler against a hostile local web', () => {
         '/de/index.html': '<html><body><a href="/de/kontakt.html">Kontakt</a></body></html>',
         '/de/kontakt.html': '<html><body>Kontakt</body></html>',
       }),
+      'www.slow-hops.de': (req, res) => {
+        const n = Number((req.url ?? '/').replace(/\D/g, '') || 0);
+        const timer = setTimeout(() => (req.url === '/robots.txt' ? res.writeHead(404).end() : res.writeHead(302, { location: `/hop${n + 1}` }).end()), 250);
+        timers.add(timer);
+        res.on('close', () => clearTimeout(timer));
+      },
       'www.slow-contact.de': site({
         '/': '<html><body><a href="/kontakt">Kontakt</a><a href="/impressum">Impressum</a><a href="/team">Team</a></body></html>',
         '/kontakt': (_req, res) => {
@@ -249,7 +257,7 @@ describe('Crawler against a hostile local web', () => {
     }).start('127.0.0.2');
 
     const zone: Record<string, { A: string[] }> = {};
-    for (const name of Object.keys((farm as unknown as { sites: Record<string, Handler> }).sites)) zone[name] = { A: ['127.0.0.2'] };
+    for (const name of Object.keys(farm.sites)) zone[name] = { A: ['127.0.0.2'] };
     zone['www.nobody-listens.de'] = { A: ['127.0.0.9'] };
     zone['www.loopback-shop.de'] = { A: ['127.0.0.2'] };
     zone['www.intranet-shop.de'] = { A: ['10.20.30.40'] };
@@ -366,12 +374,17 @@ describe('Crawler against a hostile local web', () => {
     assert.match(result.reason!, /no response headers within 1500 ms/);
   });
 
-  test('a 50 MB page stops at the byte cap: too_large, and the server could send only a little more than the cap', { timeout: 15_000 }, async () => {
+  test('a 50 MB page stops at the byte cap: too_large, the connection cut before the server could send it all, the heap not grown by it', { timeout: 15_000 }, async () => {
+    global.gc?.();
+    const heapBefore = process.memoryUsage().heapUsed;
     const result = await crawler.crawlSite(farm.url('www.fifty-megabytes.it'));
+    const heapAfter = process.memoryUsage().heapUsed;
     assert.equal(result.outcome, 'too_large');
     assert.match(result.reason!, /cap of 1048576 bytes/);
+    assert.ok(heapAfter - heapBefore < 32 * 1024 * 1024, `the heap grew by ${heapAfter - heapBefore} bytes`);
     await new Promise((r) => setTimeout(r, 100));
-    assert.ok(bigBytesWritten < 8 * 1024 * 1024, `the server wrote ${bigBytesWritten} bytes before the connection closed`);
+    // What the server wrote beyond the cap sat in socket buffers (the kernel's may grow to tens of MB): the bound is the whole page.
+    assert.ok(bigBytesWritten < 50 * 1024 * 1024, `the server wrote ${bigBytesWritten} bytes before the connection closed`);
     const declared = await crawler.crawlSite(farm.url('www.declared-huge.it'));
     assert.equal(declared.outcome, 'too_large');
     assert.match(declared.reason!, /the body is 52428800 bytes/);
@@ -485,6 +498,19 @@ describe('Crawler against a hostile local web', () => {
     assert.ok(!farm.requestsTo('www.slow-contact.de').some((r) => r.path === '/impressum'), 'a slow host gets no further request');
   });
 
+  test('a site answering every request just inside the deadlines stops once its requests have taken their budget', { timeout: 15_000 }, async () => {
+    // Each hop of the redirect chain takes 250 ms, well under the 1000 ms headers deadline; the budget is 2 × (200 + 1000 + 300) ms.
+    const brisk = new Crawler({ ...options, connectTimeoutMs: 200, headersTimeoutMs: 1000, bodyTimeoutMs: 300, maxRedirects: 30 });
+    try {
+      const result = await brisk.crawlSite(farm.url('www.slow-hops.de'));
+      assert.equal(result.outcome, 'timeout');
+      assert.match(result.reason!, /its budget of 3000 ms is spent/);
+      assert.ok(farm.requestsTo('www.slow-hops.de').length <= 14, `${farm.requestsTo('www.slow-hops.de').length} requests`);
+    } finally {
+      brisk.close();
+    }
+  });
+
   test('names that do not resolve, hosts that do not listen and websites that are no URL end with their own outcomes', { timeout: 15_000 }, async () => {
     const unknown = await crawler.crawlSite(`http://www.does-not-exist.de:${farm.port}/`);
     assert.equal(unknown.outcome, 'dns_error');
@@ -507,6 +533,50 @@ describe('Crawler against a hostile local web', () => {
     const closing = new Crawler(options);
     closing.close();
     await assert.rejects(closing.crawlSite(farm.url('www.sushi-hanami.jp')), /the crawler is closed/);
+  });
+});
+
+// A throwaway self-signed certificate for www.secure-shop.de (valid until 2126), made for this test only.
+const selfSignedKey = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg85XjRq3rB2jJSHPz
+L2ssi6mQVEh4Jb2Ju7mouh+M6dGhRANCAAQ9zjul8bOBkAq/5f8A3HyeIEcu4Nbk
+EB7faLd1IucdggR3eYAYYHZPKTZYLP3G3l8mVntzkabvKK2O+ARO5mmF
+-----END PRIVATE KEY-----`;
+const selfSignedCert = `-----BEGIN CERTIFICATE-----
+MIIBsDCCAVagAwIBAgIULyenlQ4qjl40ByOxTMn8eIqUZrUwCgYIKoZIzj0EAwIw
+HTEbMBkGA1UEAwwSd3d3LnNlY3VyZS1zaG9wLmRlMCAXDTI2MTEyNjE0NTk0N1oY
+DzIxMjYxMTAyMTQ1OTQ3WjAdMRswGQYDVQQDDBJ3d3cuc2VjdXJlLXNob3AuZGUw
+WTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAQ9zjul8bOBkAq/5f8A3HyeIEcu4Nbk
+EB7faLd1IucdggR3eYAYYHZPKTZYLP3G3l8mVntzkabvKK2O+ARO5mmFo3IwcDAd
+BgNVHQ4EFgQULU75DUjcERgoaqIHTUSGHom+QFAwHwYDVR0jBBgwFoAULU75DUjc
+ERgoaqIHTUSGHom+QFAwDwYDVR0TAQH/BAUwAwEB/zAdBgNVHREEFjAUghJ3d3cu
+c2VjdXJlLXNob3AuZGUwCgYIKoZIzj0EAwIDSAAwRQIhAOCKKeTTbEiMOI0vTcGZ
+l3BznjG6bgpNeY1Ujw9pfqiUAiA3umuYnrTraYT/KkJFAO40Rt6xtdT62ZP0tKGl
+9vbgJQ==
+-----END CERTIFICATE-----`;
+
+describe('Crawler over https', () => {
+  test('connects to the pinned address with the site name for SNI, and a certificate that does not verify is unreachable', { timeout: 15_000 }, async () => {
+    const servernames: string[] = [];
+    const context = createSecureContext({ key: selfSignedKey, cert: selfSignedCert });
+    const server = createHttpsServer({ key: selfSignedKey, cert: selfSignedCert, SNICallback: (name, cb) => (servernames.push(name), cb(null, context)) }, (_req, res) => res.end('<html></html>'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
+    const dns = await startDnsServer({ 'www.secure-shop.de': { A: ['127.0.0.2'] } });
+    const crawler = new Crawler({
+      userAgent, resolver: createResolver({ dnsServers: [dns.address], timeoutMs: 2000 }), allowPrivate: true, connectTimeoutMs: 2000, headersTimeoutMs: 2000,
+      bodyTimeoutMs: 2000, maxPageBytes: 1 << 20, maxPagesPerSite: 3, maxRedirects: 5, perHostDelayMs: 0, concurrency: 2,
+    });
+    try {
+      const result = await crawler.crawlSite(`https://www.secure-shop.de:${(server.address() as AddressInfo).port}/`);
+      assert.equal(result.outcome, 'unreachable');
+      assert.match(result.reason!, /DEPTH_ZERO_SELF_SIGNED_CERT/);
+      assert.deepEqual(servernames, ['www.secure-shop.de']);
+    } finally {
+      crawler.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await dns.close();
+    }
   });
 });
 

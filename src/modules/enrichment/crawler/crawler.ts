@@ -81,11 +81,19 @@ const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 type Failure = { outcome: Exclude<CrawlOutcome, 'ok' | 'not_modified'>; reason: string; retryAfterSeconds?: number | null };
 type Fetched = { url: URL; status: number; headers: IncomingHttpHeaders; body: Buffer | null; fetchedAt: string };
 
-/** The state of one site's crawl: its cancellation, and the DNS answers it got (each host resolved once, then pinned). */
+/** The state of one site's crawl: its cancellation, the DNS answers it got (each host resolved once, then pinned), the time its requests took. */
 interface SiteContext {
   signal: AbortSignal;
   addresses: Map<string, Promise<Array<{ address: string; family: 4 | 6 }>>>;
+  requestMs: number;
 }
+
+/**
+ * A site's requests may take this many times one request's longest life (connect + headers + body) in all;
+ * then it gets no more. A site answering every request just inside each deadline, through every redirect,
+ * would otherwise hold its slot for minutes. Pauses between requests do not count.
+ */
+const siteBudgetFactor = 2;
 
 /**
  * Fetches a site's home page and the few pages its links name as contact, imprint, about or team, politely
@@ -106,12 +114,13 @@ export class Crawler {
   }
 
   async crawlSite(website: string, previous?: { etag: string | null; lastModified: string | null }, signal?: AbortSignal): Promise<SiteCrawl> {
-    const abort = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
+    // A signal of its own for each crawl: its few listeners come and go with it, instead of piling up on the crawler's.
+    const abort = AbortSignal.any(signal ? [signal, this.closing.signal] : [this.closing.signal]);
     const start = startUrl(website);
     if ('outcome' in start) return failed(website, start);
     const release = await this.sites.acquire(abort);
     try {
-      return await this.crawl(website, start, previous, { signal: abort, addresses: new Map() });
+      return await this.crawl(website, start, previous, { signal: abort, addresses: new Map(), requestMs: 0 });
     } finally {
       release();
     }
@@ -264,9 +273,17 @@ export class Crawler {
     } catch (error) {
       return { outcome: 'refused', reason: (error as Error).message };
     }
-    const answer = await this.gate.run(url.host, delayMs, site.signal, () =>
-      httpGet(url, addresses[0]!, { ...headers, 'user-agent': this.options.userAgent, 'accept-encoding': 'gzip, deflate, br' }, limits, site.signal, wantBody),
-    );
+    const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs } = this.options;
+    const budgetMs = siteBudgetFactor * (connectTimeoutMs + headersTimeoutMs + bodyTimeoutMs);
+    const answer = await this.gate.run(url.host, delayMs, site.signal, async () => {
+      if (site.requestMs >= budgetMs) return { kind: 'failure' as const, outcome: 'timeout' as const, reason: `the site's requests took ${Math.round(site.requestMs)} ms, its budget of ${budgetMs} ms is spent` };
+      const started = performance.now();
+      try {
+        return await httpGet(url, addresses[0]!, { ...headers, 'user-agent': this.options.userAgent, 'accept-encoding': 'gzip, deflate, br' }, limits, site.signal, wantBody);
+      } finally {
+        site.requestMs += performance.now() - started;
+      }
+    });
     if (answer.kind === 'failure') return { outcome: answer.outcome, reason: answer.reason };
     if (answer.status === 429 || (answer.status === 503 && answer.headers['retry-after'])) {
       const retryAfterSeconds = parseRetryAfter(headerValue(answer.headers['retry-after']));
