@@ -22,6 +22,9 @@ import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { exportJobsRoutes } from './modules/exports/export-jobs.routes.ts';
 import { createExportJobs } from './modules/exports/export-jobs.ts';
+import { EnrichmentWorker } from './modules/enrichment/enrichment.ts';
+import { enrichmentJobsRoutes } from './modules/enrichment/enrichment-jobs.routes.ts';
+import { EnrichmentJobRunner } from './modules/enrichment/enrichment-jobs.service.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
@@ -74,6 +77,20 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   app.addHook('onReady', async () => jobs.start());
   app.addHook('onClose', () => jobs.close());
   await app.register(exportJobsRoutes, { db, config, jobs });
+  // Enrichment crawls places' websites in the background when ENRICH_WORKERS > 0, like export jobs:
+  // started once the app is ready, stopped (its sites put back in the queue) before the database closes.
+  const enrichment = new EnrichmentWorker({ db, config, log: app.log });
+  // Enrichment jobs only queue sites: every server runs them, whoever crawls.
+  const enrichmentJobs = new EnrichmentJobRunner({ db, log: app.log, allowance: app.quotas, leaseSeconds: config.ENRICH_LEASE, onQueued: () => enrichment.poke() });
+  app.addHook('onReady', async () => {
+    enrichment.start();
+    enrichmentJobs.start();
+  });
+  app.addHook('onClose', async () => {
+    await enrichmentJobs.close();
+    await enrichment.close();
+  });
+  await app.register(enrichmentJobsRoutes, { db, runner: enrichmentJobs });
   await app.register(leadsRoutes, { db });
   await app.register(placesRoutes, { db });
   await app.register(suppressionsRoutes, { db });

@@ -85,6 +85,44 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_MAX_ATTEMPTS: Type.Integer({ default: 8, minimum: 1, maximum: 30, description: 'attempts of a webhook delivery before it is given up' }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ default: 30_000, minimum: 1, maximum: 3_600_000, description: 'wait before a webhook\'s second attempt; doubled for each further attempt (at most a day)' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'a webhook attempt without a full answer within this time has failed' }),
+  ENRICH_WORKERS: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 256,
+    description: 'sites `serve` enriches at once in the background from the enrichment queue (contacts from places\' own websites); 0: none (`leadatlas enrich` still runs it)',
+  }),
+  ENRICH_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, maximum: 1024, description: 'sites `leadatlas enrich` crawls at once; also the crawler\'s limit of requests in flight' }),
+  ENRICH_REFRESH_DAYS: Type.Integer({ default: 90, minimum: 1, maximum: 3650, description: 'days before a crawled site is fetched again (a re-crawl sends If-None-Match / If-Modified-Since)' }),
+  ENRICH_USER_AGENT: Type.String({
+    default: 'LeadAtlasBot/0.1 (+https://leadatlas.dev/bot)',
+    minLength: 1,
+    maxLength: 300,
+    pattern: 'https?://',
+    description: 'User-Agent of the enrichment crawler; must name a URL where site owners learn what it does and how to reach you',
+  }),
+  ENRICH_DNS_SERVERS: Type.Optional(
+    Type.String({
+      pattern: '^[0-9a-fA-F.:\\[\\]]+(,[0-9a-fA-F.:\\[\\]]+)*$',
+      description: 'DNS servers (`ip` or `ip:port`, comma-separated) the crawler and the email checks ask; default: the system\'s resolvers',
+    }),
+  ),
+  ENRICH_ALLOW_PRIVATE_NETWORKS: Type.Boolean({
+    default: false,
+    description: 'let the enrichment crawler reach private, loopback and link-local addresses (tests); off, such sites are refused as for webhooks',
+  }),
+  ENRICH_HOST_DELAY_MS: Type.Integer({ default: 1000, minimum: 0, maximum: 600_000, description: 'wait between two requests of the crawler to one host' }),
+  ENRICH_MAX_PAGES: Type.Integer({ default: 5, minimum: 1, maximum: 50, description: 'pages the crawler reads per site: the home page and the contact, imprint, about pages it links to' }),
+  ENRICH_MAX_PAGE_BYTES: Type.Integer({ default: 2_000_000, minimum: 10_000, maximum: 50_000_000, description: 'bytes the crawler reads of one page (decompressed); a larger page ends the site as too_large' }),
+  ENRICH_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 120_000, description: 'the crawler\'s wait for a connection' }),
+  ENRICH_HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'the crawler\'s wait for the response headers' }),
+  ENRICH_BODY_TIMEOUT_MS: Type.Integer({ default: 20_000, minimum: 100, maximum: 600_000, description: 'the crawler\'s wait for a whole response body' }),
+  ENRICH_LEASE: Type.Integer({
+    default: 60,
+    minimum: 5,
+    maximum: 3600,
+    description: 'seconds a site being crawled (or an enrichment job being queued) stays held without renewal; one whose process died is taken again after it',
+  }),
+  QUOTA_ENRICH_PLACES_PER_MONTH: count(10_000, 0, 'default places per account and calendar month (UTC) that `POST /api/v2/enrichments` may queue'),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',

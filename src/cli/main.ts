@@ -147,6 +147,25 @@ program
   );
 
 program
+  .command('enrich')
+  .description("find emails, phones and social profiles on places' own websites: the sites never crawled, or crawled longer ago than ENRICH_REFRESH_DAYS (see README, Enrichment)")
+  .option('--country <code>', 'only places of this country (ISO 3166-1 alpha-2)')
+  .option('--source <source>', 'only places of this source (osm, overture…)')
+  .option('--search <id>', 'only the places of this saved search (srch_…)')
+  .option('--limit <n>', 'crawl at most this many sites', (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number from 1');
+    return n;
+  })
+  .action((opts: { country?: string; source?: string; search?: string; limit?: number }) =>
+    withDb(async (db, config) => {
+      await prepareDatabase(db);
+      const { enrichCommand } = await import('../modules/enrichment/enrichment.cli.ts');
+      await enrichCommand(db, config, opts, log);
+    }),
+  );
+
+program
   .command('formats')
   .description('list the import formats and how each is detected')
   .action(async () => {

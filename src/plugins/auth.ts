@@ -61,7 +61,12 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
   const quotas = new QuotaService(
     options.db,
     rateLimiter,
-    { requestsPerDay: config.QUOTA_REQUESTS_PER_DAY, exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH, concurrentExports: config.QUOTA_CONCURRENT_EXPORTS },
+    {
+      requestsPerDay: config.QUOTA_REQUESTS_PER_DAY,
+      exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH,
+      concurrentExports: config.QUOTA_CONCURRENT_EXPORTS,
+      enrichPlacesPerMonth: config.QUOTA_ENRICH_PLACES_PER_MONTH,
+    },
     usage,
   );
   app.decorate('accounts', new AccountService(options.db, rateLimiter, undefined, { perIpPerHour: config.SIGNUP_LIMIT_PER_IP_PER_HOUR, perHour: config.SIGNUP_LIMIT_PER_HOUR }));

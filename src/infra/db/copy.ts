@@ -43,6 +43,12 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   // Blocking keys of conflation (migration 0025).
   { name: 'place_match_keys', key: ['id'] },
   { name: 'place_match_due', key: ['place_id'] },
+  // Contact enrichment (migration 0026).
+  { name: 'enrich_sites', key: ['id'] },
+  { name: 'place_found_keys', key: ['id'] },
+  { name: 'enrichment_jobs', key: ['id'] },
+  { name: 'enrichment_job_sites', key: ['job_id', 'site_id'] },
+  { name: 'enrich_usage', key: ['account_id', 'month'] },
 ];
 
 /**

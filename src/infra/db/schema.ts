@@ -39,6 +39,11 @@ export interface Database {
   osm_node_ways: OsmNodeWaysTable;
   place_match_keys: PlaceMatchKeysTable;
   place_match_due: PlaceMatchDueTable;
+  enrich_sites: EnrichSitesTable;
+  place_found_keys: PlaceFoundKeysTable;
+  enrichment_jobs: EnrichmentJobsTable;
+  enrichment_job_sites: EnrichmentJobSitesTable;
+  enrich_usage: EnrichUsageTable;
 }
 
 export interface PlacesTable {
@@ -114,6 +119,98 @@ export interface PlacesTable {
   search_document?: string | null;
   /** SQLite only (migration 0027): the folded `city` of a place filed as `address_unmatched`, null for the others. */
   city_fold?: string | null;
+  /**
+   * The source's own contact lists, normalised (migration 0026, `enrichment/contacts.ts`): JSON
+   * `{"emails":[{"value","source"}],"phones":[…],"socials":[…]}` with empty lists left out; null when the
+   * source gives none. Part of the record and its content hash.
+   */
+  source_contacts: string | null;
+  /** Enrichment's (migration 0026; never written by an import): the site the place was queued under. */
+  enrich_site_id: number | null;
+  /** The website (or email) `enrich_site_id` was derived from: the found columns count only while it is still the place's. */
+  enrich_basis: string | null;
+  /** JSON of what the site gave the place (`FoundContacts`), with each item's page and fetch time. */
+  found_contacts: string | null;
+  /** The best email found (own domain first), lower-cased. */
+  found_email: string | null;
+  /** The first phone found, E.164 in the place's country. */
+  found_phone: string | null;
+  /** 1: a social profile was found. */
+  found_social: Generated<number>;
+}
+
+/** A site in the enrichment queue (migration 0026): fetched once for every place that shares it. */
+export interface EnrichSitesTable {
+  id: Generated<number>;
+  /** Normalised website (`example.com/fr`, no scheme, `www.` or trailing slash) or an email's domain. */
+  site_key: string;
+  /** What the crawler starts from. */
+  url: string;
+  /** Country of the first place queued under it: the country its phones are read in. */
+  country_code: string | null;
+  /** Higher first (a job of `POST /api/v2/enrichments` raises its sites). */
+  priority: Generated<number>;
+  status: 'queued' | 'running' | 'done';
+  /** When it may be taken (again). */
+  due_at: string;
+  runner: string | null;
+  lease_until: string | null;
+  attempts: Generated<number>;
+  crawled_at: string | null;
+  /** The crawler's outcome (`ok`, `not_modified`, `robots_disallowed`, `timeout`…) and its reason. */
+  outcome: string | null;
+  reason: string | null;
+  pages: Generated<number>;
+  etag: string | null;
+  last_modified: string | null;
+  /** JSON `SiteContacts`: what the last crawl that read pages found. */
+  contacts: string | null;
+}
+
+/** Emails, email domains and phones found for a place (migration 0026): what suppression lists compare. */
+export interface PlaceFoundKeysTable {
+  id: Generated<number>;
+  place_id: number;
+  kind: 'email' | 'domain' | 'phone';
+  key: string;
+}
+
+/** `POST /api/v2/enrichments` (migration 0026): a saved search's places first in the enrichment queue. */
+export interface EnrichmentJobsTable {
+  id: Generated<number>;
+  /** `enr_` + random. */
+  public_id: string;
+  account_id: number;
+  search_id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  failure: string | null;
+  attempts: Generated<number>;
+  place_count: Generated<number>;
+  /** 1: the search had more places than the month's quota left. */
+  limited: Generated<number>;
+  site_count: Generated<number>;
+  sites_done: Generated<number>;
+  places_with_email: Generated<number>;
+  /** Places taken from the month's enrichment quota (`charged_month`), given back when an attempt is abandoned. */
+  charged_places: Generated<number>;
+  charged_month: string | null;
+  runner: string | null;
+  lease_until: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface EnrichmentJobSitesTable {
+  job_id: number;
+  site_id: number;
+}
+
+/** Places an account's enrichment jobs queued in a UTC calendar month. */
+export interface EnrichUsageTable {
+  account_id: number;
+  month: string;
+  place_count: Generated<number>;
 }
 
 /** A record due for conflation (migration 0025): new, or changed since it was last conflated. */
@@ -309,6 +406,8 @@ export interface AccountQuotasTable {
   requests_per_day: number | null;
   export_rows_per_month: number | null;
   concurrent_exports: number | null;
+  /** Places an account may enrich a month (migration 0026). */
+  enrich_places_per_month: number | null;
   updated_at: string;
 }
 

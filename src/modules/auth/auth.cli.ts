@@ -42,6 +42,7 @@ const quotaLabels: Record<QuotaName, string> = {
   requestsPerDay: 'API requests per day (UTC)',
   exportRowsPerMonth: 'exported rows per month',
   concurrentExports: 'exports at once',
+  enrichPlacesPerMonth: 'places enriched per month',
 };
 
 function printQuotas(email: string, quotas: AccountQuotas): void {
@@ -77,6 +78,7 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
     .option('--requests-per-day <n>', 'API requests per UTC day', parseQuota)
     .option('--export-rows-per-month <n>', 'exported rows per calendar month (UTC)', parseQuota)
     .option('--concurrent-exports <n>', 'exports running at once', parseQuota)
+    .option('--enrich-places-per-month <n>', 'places queued for enrichment (POST /api/v2/enrichments) per calendar month (UTC)', parseQuota)
     .action((opts: Partial<Record<QuotaName, number | 'default'>> & { email: string }) =>
       withDb(async (db, config) => {
         await migrateToLatest(db);
@@ -86,6 +88,7 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
           requestsPerDay: config.QUOTA_REQUESTS_PER_DAY,
           exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH,
           concurrentExports: config.QUOTA_CONCURRENT_EXPORTS,
+          enrichPlacesPerMonth: config.QUOTA_ENRICH_PLACES_PER_MONTH,
         }, null);
         // `default` is stored as null: the account follows the configured default again.
         const changes = Object.fromEntries(quotaNames.filter((n) => opts[n] !== undefined).map((n) => [n, opts[n] === 'default' ? null : opts[n]]));

@@ -11,12 +11,12 @@ export function findAccountQuotas(db: Kysely<Database>, accountId: number): Prom
 export async function updateAccountQuotas(
   db: Kysely<Database>,
   accountId: number,
-  values: Partial<Pick<AccountQuotasRow, 'requests_per_day' | 'export_rows_per_month' | 'concurrent_exports'>>,
+  values: Partial<Pick<AccountQuotasRow, 'requests_per_day' | 'export_rows_per_month' | 'concurrent_exports' | 'enrich_places_per_month'>>,
   at: string,
 ): Promise<void> {
   await db
     .insertInto('account_quotas')
-    .values({ account_id: accountId, requests_per_day: null, export_rows_per_month: null, concurrent_exports: null, ...values, updated_at: at })
+    .values({ account_id: accountId, requests_per_day: null, export_rows_per_month: null, concurrent_exports: null, enrich_places_per_month: null, ...values, updated_at: at })
     .onConflict((oc) => oc.column('account_id').doUpdateSet({ ...values, updated_at: at }))
     .execute();
 }
@@ -49,6 +49,34 @@ export async function returnExportRows(db: Kysely<Database>, accountId: number, 
   await db
     .updateTable('export_row_usage')
     .set({ row_count: sql<number>`CASE WHEN row_count > ${rows} THEN row_count - ${rows} ELSE 0 END` })
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .execute();
+}
+
+export async function enrichPlacesInMonth(db: Kysely<Database>, accountId: number, month: string): Promise<number> {
+  const row = await db.selectFrom('enrich_usage').select('place_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
+  return Number(row?.place_count ?? 0);
+}
+
+/** Takes up to `wanted` places from what is left of `limit` this month, as `reserveExportRows` takes rows (one transaction, the counter's row locked). */
+export function reserveEnrichPlaces(db: Kysely<Database>, accountId: number, month: string, wanted: number, limit: number): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await trx.insertInto('enrich_usage').values({ account_id: accountId, month, place_count: 0 }).onConflict((oc) => oc.columns(['account_id', 'month']).doNothing()).execute();
+    const counter = trx.updateTable('enrich_usage').where('account_id', '=', accountId).where('month', '=', month);
+    await counter.set({ place_count: sql<number>`place_count` }).execute();
+    const used = Number((await trx.selectFrom('enrich_usage').select('place_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirstOrThrow()).place_count);
+    const granted = Math.max(0, Math.min(wanted, limit - used));
+    if (granted > 0) await counter.set({ place_count: sql<number>`place_count + ${granted}` }).execute();
+    return granted;
+  });
+}
+
+export async function returnEnrichPlaces(db: Kysely<Database>, accountId: number, month: string, places: number): Promise<void> {
+  if (places <= 0) return;
+  await db
+    .updateTable('enrich_usage')
+    .set({ place_count: sql<number>`CASE WHEN place_count > ${places} THEN place_count - ${places} ELSE 0 END` })
     .where('account_id', '=', accountId)
     .where('month', '=', month)
     .execute();

@@ -4,14 +4,15 @@ import type { RateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import * as repo from './quotas.repository.ts';
 import type { UsageRecorder } from './usage.service.ts';
 
-/** What an account may use: API requests a UTC day, exported rows a calendar month, exports at once. */
+/** What an account may use: API requests a UTC day, exported rows a calendar month, exports at once, places queued for enrichment a month. */
 export interface Quotas {
   requestsPerDay: number;
   exportRowsPerMonth: number;
   concurrentExports: number;
+  enrichPlacesPerMonth: number;
 }
 export type QuotaName = keyof Quotas;
-export const quotaNames: readonly QuotaName[] = ['requestsPerDay', 'exportRowsPerMonth', 'concurrentExports'];
+export const quotaNames: readonly QuotaName[] = ['requestsPerDay', 'exportRowsPerMonth', 'concurrentExports', 'enrichPlacesPerMonth'];
 
 export interface AccountQuotas extends Quotas {
   /** Which values were set for this account (the others are the configured defaults). */
@@ -97,12 +98,19 @@ export class QuotaService implements ExportAllowance {
       requestsPerDay: row?.requests_per_day ?? null,
       exportRowsPerMonth: row?.export_rows_per_month ?? null,
       concurrentExports: row?.concurrent_exports ?? null,
+      enrichPlacesPerMonth: row?.enrich_places_per_month ?? null,
     };
     const quotas: AccountQuotas = {
       requestsPerDay: own.requestsPerDay === null ? this.defaults.requestsPerDay : Number(own.requestsPerDay),
       exportRowsPerMonth: own.exportRowsPerMonth === null ? this.defaults.exportRowsPerMonth : Number(own.exportRowsPerMonth),
       concurrentExports: own.concurrentExports === null ? this.defaults.concurrentExports : Number(own.concurrentExports),
-      custom: { requestsPerDay: own.requestsPerDay !== null, exportRowsPerMonth: own.exportRowsPerMonth !== null, concurrentExports: own.concurrentExports !== null },
+      enrichPlacesPerMonth: own.enrichPlacesPerMonth === null ? this.defaults.enrichPlacesPerMonth : Number(own.enrichPlacesPerMonth),
+      custom: {
+        requestsPerDay: own.requestsPerDay !== null,
+        exportRowsPerMonth: own.exportRowsPerMonth !== null,
+        concurrentExports: own.concurrentExports !== null,
+        enrichPlacesPerMonth: own.enrichPlacesPerMonth !== null,
+      },
     };
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(accountId, { quotas, fetchedAt: this.now().getTime() });
@@ -111,7 +119,12 @@ export class QuotaService implements ExportAllowance {
 
   /** Sets some of the account's quotas; null puts one back to the default. */
   async setQuotas(accountId: number, changes: Partial<Record<QuotaName, number | null>>): Promise<AccountQuotas> {
-    const columns = { requestsPerDay: 'requests_per_day', exportRowsPerMonth: 'export_rows_per_month', concurrentExports: 'concurrent_exports' } as const;
+    const columns = {
+      requestsPerDay: 'requests_per_day',
+      exportRowsPerMonth: 'export_rows_per_month',
+      concurrentExports: 'concurrent_exports',
+      enrichPlacesPerMonth: 'enrich_places_per_month',
+    } as const;
     const values: Record<string, number | null> = {};
     for (const name of quotaNames) {
       const value = changes[name];
@@ -155,6 +168,34 @@ export class QuotaService implements ExportAllowance {
         'quota_exceeded',
         `This account has exported its ${quotas.exportRowsPerMonth.toLocaleString('en')} rows of this month; the quota renews on ${nextUtcMonth(now).toISOString().slice(0, 10)}`,
         { 'violated-policies': ['export-rows'], retry_after: wait },
+        { 'retry-after': String(wait) },
+      );
+    }
+    return quotas;
+  }
+
+  /** Takes up to `wanted` places from what is left of the account's enrichment quota in `month`; returns how many it took. */
+  async reserveEnrichPlaces(accountId: number, month: string, wanted: number): Promise<number> {
+    const quotas = await this.forAccount(accountId);
+    return repo.reserveEnrichPlaces(this.db.kysely, accountId, month, wanted, quotas.enrichPlacesPerMonth);
+  }
+
+  /** Gives back places an abandoned enrichment job took from a month's quota. */
+  async returnEnrichPlaces(accountId: number, month: string, places: number): Promise<void> {
+    await repo.returnEnrichPlaces(this.db.kysely, accountId, month, places);
+  }
+
+  /** Refuses (`quota_exceeded`, policy `enrich-places`) an account with no places left to enrich this month. */
+  async assertEnrichPlacesLeft(accountId: number): Promise<AccountQuotas> {
+    const quotas = await this.forAccount(accountId);
+    const now = this.now();
+    const used = await repo.enrichPlacesInMonth(this.db.kysely, accountId, monthOf(now));
+    if (used >= quotas.enrichPlacesPerMonth) {
+      const wait = secondsUntil(now, nextUtcMonth(now));
+      throw new AppError(
+        'quota_exceeded',
+        `This account has queued its ${quotas.enrichPlacesPerMonth.toLocaleString('en')} places for enrichment this month; the quota renews on ${nextUtcMonth(now).toISOString().slice(0, 10)}`,
+        { 'violated-policies': ['enrich-places'], retry_after: wait },
         { 'retry-after': String(wait) },
       );
     }

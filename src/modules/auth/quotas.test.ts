@@ -13,7 +13,7 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { monthOf, QuotaService } from './quotas.service.ts';
 import { exportRowsInMonth, reserveExportRows } from './quotas.repository.ts';
 
-const defaults = { requestsPerDay: 10_000, exportRowsPerMonth: 100_000, concurrentExports: 2 };
+const defaults = { requestsPerDay: 10_000, exportRowsPerMonth: 100_000, concurrentExports: 2, enrichPlacesPerMonth: 10_000 };
 
 for (const dialect of dialects) {
   describe(`quotas on ${dialect.name}`, () => {
@@ -27,10 +27,10 @@ for (const dialect of dialects) {
     test('an account has the defaults until an administrator sets its own, and gets them back with null', async () => {
       const quotas = new QuotaService(t.db, new MemoryRateLimiter(), defaults, null);
       const a = await createAccountWithToken(t.db);
-      assert.deepEqual(await quotas.forAccount(a.accountId), { ...defaults, custom: { requestsPerDay: false, exportRowsPerMonth: false, concurrentExports: false } });
+      assert.deepEqual(await quotas.forAccount(a.accountId), { ...defaults, custom: { requestsPerDay: false, exportRowsPerMonth: false, concurrentExports: false, enrichPlacesPerMonth: false } });
       const set = await quotas.setQuotas(a.accountId, { exportRowsPerMonth: 5_000_000_000, concurrentExports: 0 });
       assert.deepEqual([set.requestsPerDay, set.exportRowsPerMonth, set.concurrentExports], [10_000, 5_000_000_000, 0]);
-      assert.deepEqual(set.custom, { requestsPerDay: false, exportRowsPerMonth: true, concurrentExports: true });
+      assert.deepEqual(set.custom, { requestsPerDay: false, exportRowsPerMonth: true, concurrentExports: true, enrichPlacesPerMonth: false });
       const back = await quotas.setQuotas(a.accountId, { concurrentExports: null });
       assert.deepEqual([back.exportRowsPerMonth, back.concurrentExports, back.custom.concurrentExports], [5_000_000_000, 2, false]);
       await assert.rejects(quotas.setQuotas(a.accountId, { requestsPerDay: -1 }), /must be a whole number from 0/);
@@ -152,7 +152,7 @@ describe('export quotas on the Munich OpenStreetMap extract', () => {
     assert.deepEqual({ ...u.export_rows, resets_at: undefined }, { used: 0, limit: 100_000, remaining: 100_000, resets_at: undefined, custom: false });
     assert.match(u.export_rows.resets_at, /-01T00:00:00\.000Z$/);
     assert.deepEqual(u.concurrent_exports, { running: 0, limit: 2, custom: false });
-    assert.deepEqual(u.rate_limit, { policy: 'token', limit: 1200, window_seconds: 60, costs: { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2 } });
+    assert.deepEqual(u.rate_limit, { policy: 'token', limit: 1200, window_seconds: 60, costs: { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20 } });
   });
 
   describeAuthSuite({ method: 'GET', url: '/api/v1/user-api/usage', scope: 'places:read' }, () => ({ app, db: t.db }));

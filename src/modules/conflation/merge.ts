@@ -1,3 +1,4 @@
+import { mergeSourceContacts } from '../enrichment/contacts.ts';
 import { contentHash, placeColumns, type PlaceRecord } from '../places/place-record.ts';
 
 /**
@@ -103,6 +104,7 @@ export function mergeRecords(records: readonly MemberRecord[]): MergedPlace {
   values.categories = categories;
   if (values.category === null && categories.length > 0) values.category = categories[0];
   values.source = lead.source;
+  values.source_contacts = mergeSourceContacts(ordered.map((r) => r.source_contacts ?? null));
   const closed = ordered.every((r) => r.closed === 1);
   values.closed = closed ? 1 : 0;
   return {

@@ -13,6 +13,7 @@ export const scopeDescriptions: Record<Scope, string> = {
   search: 'Search: run and page through searches',
   export: 'Export: download a saved search as CSV, XLSX, JSON…',
   'suppressions:write': 'Change the suppression list: add (JSON or a CSV upload) and remove phones, domains, emails and places never to show again',
+  enrich: 'Queue the places of a saved search for enrichment (emails, phones and social profiles from their own websites) and follow the jobs',
 };
 
 /** Expiry choices offered on the form, in days; `never` needs an explicit confirmation. */

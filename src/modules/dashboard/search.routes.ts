@@ -76,7 +76,7 @@ function searchParamsOf(body: FormBody): Record<string, string> {
     const value = text(body[name]).trim();
     if (value !== '') params[name] = value;
   }
-  for (const name of ['has_phone', 'has_website', 'has_email'] as const) if (text(body[name]) === 'yes') params[name] = 'true';
+  for (const name of ['has_phone', 'has_website', 'has_email', 'has_social'] as const) if (text(body[name]) === 'yes') params[name] = 'true';
   return params;
 }
 

@@ -56,6 +56,7 @@ export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
       ${checkbox(form, 'has_phone', 'a phone number')}
       ${checkbox(form, 'has_website', 'a website')}
       ${checkbox(form, 'has_email', 'an email address')}
+      ${checkbox(form, 'has_social', 'a social profile')}
     </fieldset>
     <div class="field">
       <label for="f-min_rating">Minimum rating</label>
@@ -97,6 +98,7 @@ function filtersText(params: SearchInput): string {
   if (params.has_phone) parts.push('with phone');
   if (params.has_website) parts.push('with website');
   if (params.has_email) parts.push('with email');
+  if (params.has_social) parts.push('with social profile');
   if (params.min_rating !== undefined) parts.push(`rating ≥ ${params.min_rating}`);
   return parts.join(', ');
 }
@@ -200,14 +202,16 @@ export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
       v.places.length > 0
         ? html`<div class="table-wrap"><table class="results">
       <caption>Places ${formatCount(v.offset)}–${formatCount(v.offset + v.places.length - 1)} of ${formatCount(v.total)}</caption>
-      <thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Address</th><th scope="col">Phone</th><th scope="col">Website</th><th scope="col" class="num">Rating</th></tr></thead>
+      <thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Address</th><th scope="col">Phone</th><th scope="col">Email</th><th scope="col">Website</th><th scope="col">Social</th><th scope="col" class="num">Rating</th></tr></thead>
       <tbody>${v.places.map(
         (p) => html`<tr>
         <th scope="row">${p.name}</th>
         <td>${p.category?.replaceAll('_', ' ') ?? '—'}</td>
         <td>${p.address ?? p.city ?? '—'}</td>
         <td class="nowrap">${p.phone_e164 ? html`<a href="tel:${p.phone_e164}">${p.phone ?? p.phone_e164}</a>` : (p.phone ?? '—')}</td>
+        <td>${p.email ? html`<a href="mailto:${p.email}">${p.email}</a>` : '—'}</td>
         <td>${p.website ? html`<a href="${safeUrl(p.website)}" rel="noopener noreferrer nofollow">${p.website.replace(/^https?:\/\/(www\.)?/, '').replace(/\/$/, '')}</a>` : '—'}</td>
+        <td>${p.contacts.socials.length > 0 ? p.contacts.socials.map((s, i) => html`${i > 0 ? ' ' : ''}<a href="${safeUrl(s.url)}" rel="noopener noreferrer nofollow">${s.network}</a>`) : '—'}</td>
         <td class="num">${p.rating ?? '—'}${p.review_count ? html` <span class="muted">(${p.review_count})</span>` : ''}</td>
       </tr>`,
       )}</tbody></table></div>`

@@ -11,7 +11,7 @@ import { exportBatchSize, startExport } from './exports.service.ts';
 import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
-import { guardFormula, listSeparator } from './formats/cells.ts';
+import { guardFormula, listSeparator, tabularHeader } from './formats/cells.ts';
 
 for (const dialect of dialects) describe(`GET /api/v2/map/export on the Munich OpenStreetMap extract on ${dialect.name}`, () => {
   let t: TestApp;
@@ -68,20 +68,20 @@ for (const dialect of dialects) describe(`GET /api/v2/map/export on the Munich O
     const csv = await exportOf(account, { search_id: searchId, format: 'csv' });
     assert.equal(csv.statusCode, 200);
     const [header, ...csvRows] = parse(csv.rawPayload, { bom: true }) as string[][];
-    assert.deepEqual(header, placeFields);
+    assert.deepEqual(header, tabularHeader(placeFields));
     assert.deepEqual(
       csvRows,
-      places.map((p) => placeFields.map((f) => csvCell(p[f]))),
+      places.map((p) => tabularValues(p).map(csvCell)),
     );
 
     const xlsx = await exportOf(account, { search_id: searchId, format: 'xlsx' });
     assert.equal(xlsx.statusCode, 200);
     const wb = XLSX.read(xlsx.rawPayload, { type: 'buffer' });
     const sheet = XLSX.utils.sheet_to_json<unknown[]>(wb.Sheets[wb.SheetNames[0]!]!, { header: 1, defval: null, raw: true });
-    assert.deepEqual(sheet[0], placeFields);
+    assert.deepEqual(sheet[0], tabularHeader(placeFields));
     assert.deepEqual(
       sheet.slice(1),
-      places.map((p) => placeFields.map((f) => xlsxCell(p[f]))),
+      places.map((p) => tabularValues(p).map(xlsxCell)),
     );
   });
 
@@ -276,14 +276,26 @@ function listCell(v: ReadonlyArray<string | { source: string; source_id: string 
   return v.map((x) => (typeof x === 'string' ? x : `${x.source}:${x.source_id}`)).join(listSeparator);
 }
 
+type TabularValue = Exclude<Place[PlaceField], Place['contacts']>;
+
+/** A place's values in the columns of a tabular export: `contacts` as its lists of emails, phones and socials, and its contact page. */
+function tabularValues(p: Place): TabularValue[] {
+  return placeFields.flatMap((f): TabularValue[] => {
+    if (f !== 'contacts') return [p[f] as TabularValue];
+    const list = (items: string[]) => (items.length > 0 ? items.join(listSeparator) : null);
+    const c = p.contacts;
+    return [list(c.emails.map((e) => e.address)), list(c.phones.map((x) => x.e164)), list(c.socials.map((s) => s.url)), c.contact_url];
+  });
+}
+
 /** What the CSV holds for a JSON value: empty for null, lists joined, numbers as written, text formula-guarded. */
-function csvCell(v: Place[PlaceField]): string {
+function csvCell(v: TabularValue): string {
   if (v === null) return '';
   if (Array.isArray(v)) return listCell(v);
   if (typeof v === 'number') return String(v);
   return guardFormula(v);
 }
 
-function xlsxCell(v: Place[PlaceField]): string | number | null {
+function xlsxCell(v: TabularValue): string | number | null {
   return Array.isArray(v) ? listCell(v) : v;
 }

@@ -1,4 +1,5 @@
 import { registrableDomain } from '../../infra/web-domain.ts';
+import { normaliseSourceContacts } from '../enrichment/contacts.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import type { Classifier, PhoneNormaliser, PlaceInput, PlaceLocator } from './importer.types.ts';
 
@@ -46,6 +47,7 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
   const address =
     clean(input.address) ??
     (street ? [[street, housenumber].filter(Boolean).join(' '), [postcode, clean(input.city)].filter(Boolean).join(' ')].filter(Boolean).join(', ') : null);
+  const email = clean(input.email);
   const rating = finite(input.rating);
   const reviewCount = finite(input.reviewCount);
 
@@ -62,7 +64,7 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
     phone_e164: phone ? e.normalisePhone(phone, country) : null,
     website,
     website_domain: registrableDomain(website),
-    email: clean(input.email),
+    email,
     street,
     housenumber,
     postcode,
@@ -81,6 +83,9 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
     attributes: input.attributes && Object.keys(input.attributes).length > 0 ? JSON.stringify(input.attributes) : null,
     closed: input.closed === true ? 1 : 0,
   };
+  // Left out when empty (most records): the record's hash stays what it was before source contacts existed.
+  const sourceContacts = input.contacts ? normaliseSourceContacts(source, input.contacts, { email, phone }, country, e.normalisePhone) : null;
+  if (sourceContacts !== null) record.source_contacts = sourceContacts;
   // The hash covers the fields above, in this order; adding it to the same object saves copying the record.
   const hashed = record as PlaceRecord;
   hashed.content_hash = contentHash(record);

@@ -12,8 +12,13 @@ export type PlaceRecord = Omit<
   | 'merged_into' | 'sources' | 'field_sources' | 'merge_state'
   // Derived by the SQLite writer from the record's names and city (migration 0027, `place-text.ts`).
   | 'search_document' | 'city_fold'
+  // Enrichment's (migration 0026): what a place's website gave it, never part of a record.
+  | 'enrich_site_id' | 'enrich_basis' | 'found_contacts' | 'found_email' | 'found_phone' | 'found_social'
+  | 'source_contacts'
 > & {
   categories: string[];
+  /** The source's own contact lists (`enrichment/contacts.ts`, JSON); absent or null: none. */
+  source_contacts?: string | null;
   /** 1: the source says the place is closed; absent or 0: open. */
   closed?: number;
 };
@@ -26,7 +31,7 @@ export const placeColumns = [
   'public_id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'source_categories',
   'phone', 'phone_e164', 'website', 'website_domain', 'email', 'street', 'housenumber', 'postcode', 'address', 'region',
   'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count',
-  'opening_hours', 'attributes', 'closed', 'content_hash',
+  'opening_hours', 'attributes', 'source_contacts', 'closed', 'content_hash',
 ] as const satisfies ReadonlyArray<keyof PlaceRecord>;
 
 /** Every field of PlaceRecord has its column in `placeColumns`: a column added to `places` fails to compile until it is listed. */
@@ -58,7 +63,7 @@ export function appendPlaceRow(rows: PlaceRows, r: PlaceRecord): void {
     r.public_id, r.source, r.source_id, r.name, r.names, r.category, JSON.stringify(r.categories), r.source_categories,
     r.phone, r.phone_e164, r.website, r.website_domain, r.email, r.street, r.housenumber, r.postcode, r.address, r.region,
     r.city, r.city_id, r.city_source, r.city_distance_m, r.country_code, r.lat, r.lon, r.rating, r.review_count,
-    r.opening_hours, r.attributes, r.closed ?? 0, r.content_hash,
+    r.opening_hours, r.attributes, r.source_contacts ?? null, r.closed ?? 0, r.content_hash,
   );
   rows.count++;
 }
@@ -126,8 +131,10 @@ export function contentHash(r: Omit<PlaceRecord, 'content_hash'>): string {
       text(r.housenumber) + text(r.postcode) + text(r.address) + text(r.region) + text(r.city) + num(r.city_id) +
       text(r.city_source) + num(r.city_distance_m) + text(r.country_code) + num(r.lat) + num(r.lon) + num(r.rating) +
       num(r.review_count) + text(r.opening_hours) + text(r.attributes) +
-      // Only a closed place spells its flag: the hashes of open places stay what they were before it existed.
-      (r.closed === 1 ? 'closed' : ''),
+      // Only a closed place spells its flag, and only a place with source contacts spells them: the hashes
+      // of other places stay what they were before these existed.
+      (r.closed === 1 ? 'closed' : '') +
+      (r.source_contacts === null || r.source_contacts === undefined ? '' : 'contacts' + text(r.source_contacts)),
     'base64url',
   );
 }

@@ -32,6 +32,8 @@ export interface PlaceCriteria {
   hasPhone: boolean | null;
   hasWebsite: boolean | null;
   hasEmail: boolean | null;
+  /** A social profile, the source's or one its website gave (absent from searches saved before it existed). */
+  hasSocial?: boolean | null;
   near: { lat: number; lon: number; radiusM: number } | null;
   /** [minLon, minLat, maxLon, maxLat]. */
   bbox: [number, number, number, number] | null;
@@ -75,9 +77,47 @@ const suppressionKeyOfPlace: Record<SuppressionKind, RawBuilder<string | null>> 
 };
 
 /**
+ * What enrichment found counts only while the website (or email) it was found from is still the place's
+ * (`enrichment/contacts.ts`, `foundStillValid`): a re-import that changed it hides the found values at once.
+ */
+const foundValid = sql<SqlBool>`places.enrich_basis = coalesce(places.website, places.email)`;
+
+/** 1 when the place has `column` (found by enrichment) and it still counts, else 0 (never null, so it negates). */
+const foundHas = (column: 'found_email' | 'found_phone') => sql<number>`(CASE WHEN places.${sql.ref(column)} IS NOT NULL AND ${foundValid} THEN 1 ELSE 0 END)`;
+
+/**
+ * 1 when the place has a social profile: in its source's lists (`source_contacts`, JSON whose `socials` key
+ * is only written when the list has items) or found on its website; else 0.
+ */
+const hasSocialExpr = sql<number>`(CASE WHEN places.source_contacts LIKE '%"socials":%' OR (places.found_social = 1 AND ${foundValid}) THEN 1 ELSE 0 END)`;
+
+/**
+ * Whether a place has each kind of contact, from its source alone (`source`) and with what its website gave
+ * (`enriched`): 1 or 0, for coverage counts (`leadatlas stats`).
+ */
+export const contactPresence = {
+  source: {
+    phone: sql<number>`(CASE WHEN places.phone IS NOT NULL THEN 1 ELSE 0 END)`,
+    website: sql<number>`(CASE WHEN places.website IS NOT NULL THEN 1 ELSE 0 END)`,
+    email: sql<number>`(CASE WHEN places.email IS NOT NULL THEN 1 ELSE 0 END)`,
+    social: sql<number>`(CASE WHEN places.source_contacts LIKE '%"socials":%' THEN 1 ELSE 0 END)`,
+  },
+  enriched: {
+    phone: sql<number>`(CASE WHEN places.phone IS NOT NULL OR ${foundHas('found_phone')} = 1 THEN 1 ELSE 0 END)`,
+    email: sql<number>`(CASE WHEN places.email IS NOT NULL OR ${foundHas('found_email')} = 1 THEN 1 ELSE 0 END)`,
+    social: hasSocialExpr,
+  },
+};
+
+/** The kinds of suppression entries a found contact can match (`place_found_keys.kind`). */
+const foundKeyKinds: ReadonlySet<SuppressionKind> = new Set(['email', 'domain', 'phone']);
+
+/**
  * The exclusion as conditions on `places`: one anti-join per kind of entry the account has, each a probe
  * of the unique index (account_id, kind, key) per place, so the cost follows the places a search reads
  * and not the length of the list; and, for `only_new`, a probe of the leads' (account_id, place_id) index.
+ * An email, email domain or phone that the place's website gave is matched too (`place_found_keys`, one
+ * probe of its primary key per place).
  */
 export function exclusionConditions(exclude: AccountExclusion | null | undefined): RawBuilder<SqlBool>[] {
   if (!exclude) return [];
@@ -89,6 +129,11 @@ export function exclusionConditions(exclude: AccountExclusion | null | undefined
     out.push(
       sql<SqlBool>`NOT EXISTS (SELECT 1 FROM suppressions AS ex_s WHERE ex_s.account_id = ${exclude.accountId} AND ex_s.kind = ${kind} AND ex_s.key = ${suppressionKeyOfPlace[kind]})`,
     );
+    if (foundKeyKinds.has(kind)) {
+      out.push(
+        sql<SqlBool>`NOT EXISTS (SELECT 1 FROM place_found_keys AS ex_f JOIN suppressions AS ex_fs ON ex_fs.account_id = ${exclude.accountId} AND ex_fs.kind = ex_f.kind AND ex_fs.key = ex_f.key WHERE ex_f.place_id = places.id AND ex_f.kind = ${kind} AND places.found_contacts IS NOT NULL AND ${foundValid})`,
+      );
+    }
   }
   return out;
 }
@@ -461,13 +506,21 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
   if (criteria.cityId !== null) c.push(eb('places.city_id', '=', criteria.cityId));
   if (criteria.countryCode !== null) c.push(eb('places.country_code', '=', criteria.countryCode));
   if (criteria.minRating !== null) c.push(eb('places.rating', '>=', criteria.minRating));
-  const presence = (column: 'places.phone' | 'places.website' | 'places.email', wanted: boolean | null) => {
-    if (wanted === true) c.push(eb.and([eb(column, 'is not', null), eb(column, '!=', '')]));
-    if (wanted === false) c.push(eb.or([eb(column, 'is', null), eb(column, '=', '')]));
+  // A phone or email that the place's website gave counts as the place's (`found`).
+  const presence = (column: 'places.phone' | 'places.website' | 'places.email', wanted: boolean | null, found?: 'found_email' | 'found_phone') => {
+    if (wanted === true) {
+      const own = eb.and([eb(column, 'is not', null), eb(column, '!=', '')]);
+      c.push(found ? eb.or([own, eb(foundHas(found), '=', 1)]) : own);
+    }
+    if (wanted === false) {
+      const none = eb.or([eb(column, 'is', null), eb(column, '=', '')]);
+      c.push(found ? eb.and([none, eb(foundHas(found), '=', 0)]) : none);
+    }
   };
-  presence('places.phone', criteria.hasPhone);
+  presence('places.phone', criteria.hasPhone, 'found_phone');
   presence('places.website', criteria.hasWebsite);
-  presence('places.email', criteria.hasEmail);
+  presence('places.email', criteria.hasEmail, 'found_email');
+  if (criteria.hasSocial === true || criteria.hasSocial === false) c.push(eb(hasSocialExpr, '=', criteria.hasSocial ? 1 : 0));
   if (criteria.bbox) c.push(tg.inBox(eb, ...criteria.bbox, byText));
   if (criteria.near) {
     const { lat, lon, radiusM } = criteria.near;

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
 import type { PlacesTable } from '../../infra/db/schema.ts';
 import { AppError } from '../../infra/errors.ts';
+import { ContactsSchema, placeContacts } from '../enrichment/contacts.ts';
 
 /** The public shape of a place, the same in every response and export. `fields=` narrows it. */
 export const PlaceSchema = Type.Object(
@@ -10,10 +11,13 @@ export const PlaceSchema = Type.Object(
     name: Type.String({ examples: ['Ratskeller'] }),
     category: Type.Union([Type.String(), Type.Null()], { description: 'Primary category slug', examples: ['restaurant'] }),
     categories: Type.Array(Type.String(), { description: 'Every category slug, primary first' }),
-    phone: Type.Union([Type.String(), Type.Null()], { description: 'As the source wrote it', examples: ['+49 (0) 89 21 99 89 0'] }),
+    phone: Type.Union([Type.String(), Type.Null()], {
+      description: "As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)",
+      examples: ['+49 (0) 89 21 99 89 0'],
+    }),
     phone_e164: Type.Union([Type.String(), Type.Null()], { description: 'E.164, null when not a valid number', examples: ['+4989219989'] }),
     website: Type.Union([Type.String(), Type.Null()]),
-    email: Type.Union([Type.String(), Type.Null()]),
+    email: Type.Union([Type.String(), Type.Null()], { description: "The source's; a source without one shows the best address found on the place's website" }),
     rating: Type.Union([Type.Number(), Type.Null()], { description: 'Average rating on the source scale (usually 0–5)' }),
     review_count: Type.Union([Type.Integer(), Type.Null()]),
     address: Type.Union([Type.String(), Type.Null()], { description: 'One-line address' }),
@@ -43,6 +47,7 @@ export const PlaceSchema = Type.Object(
           'Every record the place is made of, one per source, the one `source` names first: records of different sources that describe the same business are one place (see `field_sources` on /api/v1/places/{id})',
       },
     ),
+    contacts: ContactsSchema,
   },
   { $id: 'Place' },
 );
@@ -70,6 +75,7 @@ export const publicPlaceColumns = [
   'id', 'public_id', 'name', 'category', 'categories', 'phone', 'phone_e164', 'website', 'email', 'rating',
   'review_count', 'address', 'street', 'housenumber', 'postcode', 'city', 'region', 'country_code', 'lat', 'lon',
   'opening_hours', 'source', 'updated_at', 'first_seen_at', 'closed_at', 'closed_reason', 'source_id', 'sources',
+  'source_contacts', 'found_contacts', 'enrich_basis',
 ] as const satisfies ReadonlyArray<keyof PlaceRow>;
 export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
 
@@ -99,15 +105,16 @@ export function placeRowToTuple(row: PublicPlaceRow): PublicPlaceValues {
 }
 
 export function placeRowToPlace(row: PublicPlaceRow): Place {
+  const contact = placeContacts(row);
   return {
     id: row.public_id,
     name: row.name,
     category: row.category,
     categories: JSON.parse(row.categories) as string[],
-    phone: row.phone,
-    phone_e164: row.phone_e164,
+    phone: contact.phone,
+    phone_e164: contact.phone_e164,
     website: row.website,
-    email: row.email,
+    email: contact.email,
     rating: row.rating,
     review_count: row.review_count,
     address: row.address,
@@ -127,6 +134,7 @@ export function placeRowToPlace(row: PublicPlaceRow): Place {
     status: row.closed_reason === 'merged' ? 'retired' : (row.closed_reason ?? 'open'),
     closed_at: row.closed_at,
     sources: placeSources(row),
+    contacts: contact.contacts,
   };
 }
 
@@ -160,7 +168,7 @@ export const PlaceDetailsSchema = Type.Object({
   origin: PlaceOriginSchema,
   field_sources: Type.Record(Type.String(), Type.String(), {
     description:
-      'Which source gave each group of fields (name, category, location, address, phone, website, email, rating, opening_hours, attributes) of a place of several sources; empty for a place of one',
+      'Which source gave each group of fields (name, category, location, address, phone, website, email, rating, opening_hours, attributes) of a place of several sources; `website` for an email or phone found on the place\'s own site (see `contacts`); otherwise empty for a place of one',
   }),
 });
 export type PlaceDetails = Static<typeof PlaceDetailsSchema>;

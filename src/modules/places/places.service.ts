@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { findPlaceRow, leadRecordOf } from './places.repository.ts';
+import { placeContacts } from '../enrichment/contacts.ts';
 import { placeRowToPlace, type PlaceDetails } from './places.schema.ts';
 
 const osmElements: Record<string, string> = { n: 'node', w: 'way', r: 'relation' };
@@ -33,6 +34,9 @@ export async function getPlaceDetails(db: Db, publicId: string): Promise<PlaceDe
       file: origin.import_path === null ? null : basename(origin.import_path),
       imported_at: origin.import_finished_at,
     },
-    field_sources: row.field_sources === null ? {} : (JSON.parse(row.field_sources) as Record<string, string>),
+    field_sources: {
+      ...(row.field_sources === null ? {} : (JSON.parse(row.field_sources) as Record<string, string>)),
+      ...Object.fromEntries(placeContacts(row).filled.map((f) => [f, 'website'])),
+    },
   };
 }

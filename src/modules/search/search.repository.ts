@@ -104,7 +104,6 @@ export function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> 
   return searchInserter(db)(row);
 }
 
-/** The search with that public id if `accountId` owns it; undefined otherwise (another account's looks absent). */
 /** The account's most recent saved searches, newest first. */
 export function listRecentSearches(db: Db, accountId: number, limit: number): Promise<Array<Pick<SearchRow, 'public_id' | 'params' | 'resolution' | 'total' | 'created_at'>>> {
   return searches(db)
@@ -116,6 +115,12 @@ export function listRecentSearches(db: Db, accountId: number, limit: number): Pr
     .execute();
 }
 
+/** A saved search of any account (the operator's command line). */
+export async function findSearchById(db: Db, publicId: string): Promise<SearchRow | undefined> {
+  return searches(db).selectFrom('searches').selectAll().where('public_id', '=', publicId).executeTakeFirst();
+}
+
+/** The search with that public id if `accountId` owns it; undefined otherwise (another account's looks absent). */
 export async function findSearchForAccount(db: Db, accountId: number, publicId: string): Promise<SearchRow | undefined> {
   return searches(db).selectFrom('searches').selectAll().where('public_id', '=', publicId).where('account_id', '=', accountId).executeTakeFirst();
 }

@@ -27,7 +27,8 @@ const filterProperties = {
   min_rating: Type.Number({ minimum: 0, maximum: 5, description: 'Only places rated at least this (0–5)', examples: [4] }),
   has_phone: Type.Boolean({ description: 'true: only places with a phone number; false: only places without one' }),
   has_website: Type.Boolean({ description: 'true: only places with a website; false: only without' }),
-  has_email: Type.Boolean({ description: 'true: only places with an email address; false: only without' }),
+  has_email: Type.Boolean({ description: "true: only places with an email address (the source's, or one found on the place's website); false: only without" }),
+  has_social: Type.Boolean({ description: "true: only places with a social profile (Facebook, Instagram, LinkedIn, X, YouTube, TikTok: the source's or found on the place's website); false: only without" }),
   include_closed: Type.Boolean({
     description: 'true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only',
   }),

@@ -14,7 +14,7 @@ import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
-import { findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
+import { findSearchById, findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 
@@ -180,6 +180,8 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
     hasPhone: input.has_phone ?? null,
     hasWebsite: input.has_website ?? null,
     hasEmail: input.has_email ?? null,
+    // Only when asked, as `includeClosed`: other searches' criteria (saved searches, cache keys) stay as they were.
+    ...(input.has_social !== undefined ? { hasSocial: input.has_social } : {}),
     near,
     bbox: input.bbox !== undefined ? parseBbox(input.bbox) : null,
     // Only when asked: the criteria of every other search stay as they were (saved searches, cache keys).
@@ -328,7 +330,7 @@ export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): 
 }
 
 /** Every filter of a search; a cursor continues a saved search and takes none of them. */
-const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'include_closed', 'near', 'radius', 'bbox', 'sort', 'lang', 'only_new'] as const;
+const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'has_social', 'include_closed', 'near', 'radius', 'bbox', 'sort', 'lang', 'only_new'] as const;
 /** What a new search must name at least one of: the others only narrow or order. */
 export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
 
@@ -520,6 +522,13 @@ export async function placesInBox(deps: SearchDeps, box: [minLon: number, minLat
  */
 export async function getSearchForAccount(db: Db, accountId: number, searchId: string): Promise<SavedSearch> {
   const row = /^srch_[a-z2-7]{16}$/.test(searchId) ? await findSearchForAccount(db, accountId, searchId) : undefined;
+  if (!row) throw new AppError('not_found', `search ${searchId} does not exist`);
+  return rowToSavedSearch(row);
+}
+
+/** A saved search of any account, for the operator's command line (`leadatlas enrich --search`). */
+export async function getSearchById(db: Db, searchId: string): Promise<SavedSearch> {
+  const row = /^srch_[a-z2-7]{16}$/.test(searchId) ? await findSearchById(db, searchId) : undefined;
   if (!row) throw new AppError('not_found', `search ${searchId} does not exist`);
   return rowToSavedSearch(row);
 }

@@ -1,27 +1,11 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { isPublicAddress, OutboundRefused, postJson } from './outbound.ts';
+import { OutboundRefused } from '../../infra/http/outbound-guard.ts';
+import { postJson } from './outbound.ts';
 import { retryDelayMs } from './webhooks.service.ts';
 import { signPayload } from './signature.ts';
 import { createHmac } from 'node:crypto';
-
-describe('isPublicAddress (ipaddr.js ranges)', () => {
-  test('refuses every non-public range, IPv4 and IPv6, and the IPv6 forms carrying an IPv4 address', () => {
-    const refused = {
-      '127.0.0.1': 'loopback', '10.1.2.3': 'private', '172.16.0.1': 'private', '192.168.1.1': 'private', '169.254.169.254': 'linkLocal',
-      '100.64.0.1': 'carrierGradeNat', '0.0.0.0': 'unspecified', '255.255.255.255': 'broadcast', '224.0.0.1': 'multicast', '192.0.2.1': 'reserved',
-      '::1': 'loopback', '::': 'unspecified', 'fe80::1': 'linkLocal', 'fd00::1': 'uniqueLocal', 'ff02::1': 'multicast', '64:ff9b::a00:1': 'rfc6052',
-      '2002:7f00:1::': '6to4', '2001:db8::1': 'reserved',
-    };
-    for (const [address, range] of Object.entries(refused)) assert.deepEqual(isPublicAddress(address), { public: false, range }, address);
-    // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
-    assert.deepEqual(isPublicAddress('::ffff:127.0.0.1'), { public: false, range: 'loopback' });
-    assert.deepEqual(isPublicAddress('::ffff:8.8.8.8'), { public: true, range: 'unicast' });
-    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) assert.equal(isPublicAddress(address).public, true, address);
-    assert.equal(isPublicAddress('not an address').public, false);
-  });
-});
 
 describe('postJson: the outbound guard against server-side request forgery', () => {
   let server: Server;

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import type { Db } from '../../infra/db/database.ts';
-import { OutboundRefused, postJson, type OutboundOptions } from './outbound.ts';
+import { OutboundRefused } from '../../infra/http/outbound-guard.ts';
+import { postJson, type OutboundOptions } from './outbound.ts';
 import * as repo from './webhooks.repository.ts';
 import { newWebhookSecret, signatureHeader, signPayload } from './signature.ts';
 

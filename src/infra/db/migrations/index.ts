@@ -21,6 +21,7 @@ import * as m0022 from './0022_place_freshness.ts';
 import * as m0023 from './0023_osm_geometry.ts';
 import * as m0024 from './0024_postgres_other_names_index.ts';
 import * as m0025 from './0025_conflation.ts';
+import * as m0026 from './0026_enrichment.ts';
 import * as m0027 from './0027_stored_search_text.ts';
 
 /** The migration chain, in order. Append new migrations here. */
@@ -47,5 +48,6 @@ export const migrations: Record<string, Migration> = {
   '0023_osm_geometry': m0023,
   '0024_postgres_other_names_index': m0024,
   '0025_conflation': m0025,
+  '0026_enrichment': m0026,
   '0027_stored_search_text': m0027,
 };

@@ -1,3 +1,4 @@
+import { placeContacts } from '../../enrichment/contacts.ts';
 import {
   pickFields,
   placeRowToPlace,
@@ -26,8 +27,8 @@ export async function* pickedPlaces(batches: PlaceBatches, fields: readonly Plac
   for await (const rows of batches) yield rows.map((t) => pickFields(placeRowToPlace(placeTupleToRow(t)), fields));
 }
 
-/** The column each public field is read from (`placeRowToPlace` in the other direction). */
-const fieldColumn: { [F in PlaceField]: keyof PublicPlaceRow } = {
+/** The column each public field is read from (`placeRowToPlace` in the other direction); `contacts` is several cells. */
+const fieldColumn: { [F in Exclude<PlaceField, 'contacts'>]: keyof PublicPlaceRow } = {
   id: 'public_id', name: 'name', category: 'category', categories: 'categories', phone: 'phone', phone_e164: 'phone_e164',
   website: 'website', email: 'email', rating: 'rating', review_count: 'review_count', address: 'address', street: 'street',
   housenumber: 'housenumber', postcode: 'postcode', city: 'city', region: 'region', country: 'country_code', lat: 'lat',
@@ -38,6 +39,8 @@ const fieldColumn: { [F in PlaceField]: keyof PublicPlaceRow } = {
 const sourceAt = publicColumnIndex.source;
 const sourceIdAt = publicColumnIndex.source_id;
 const sourcesAt = publicColumnIndex.sources;
+const sourceContactsAt = publicColumnIndex.source_contacts;
+const foundContactsAt = publicColumnIndex.found_contacts;
 
 /**
  * The `sources` cell: `source:source_id` of each record of the place, joined like a list (a place of one
@@ -49,22 +52,70 @@ export function sourcesCell(t: PublicPlaceTuple): string {
   return (JSON.parse(list) as { source: string; source_id: string }[]).map((s) => `${s.source}:${s.source_id}`).join(listSeparator);
 }
 
+/**
+ * A tabular export's columns for `contacts`: the lists of every email, phone (E.164) and social profile
+ * URL, joined like a list, and the contact page. Where each comes from is in the JSON formats.
+ */
+export const contactColumns = ['emails', 'phones', 'socials', 'contact_url'] as const;
+
+/** The header of a tabular export: each field's name, `contacts` as its four columns. */
+export function tabularHeader(fields: readonly PlaceField[]): string[] {
+  return fields.flatMap((f) => (f === 'contacts' ? [...contactColumns] : [f]));
+}
+
+/** The contacts of a tuple, read once for its four cells (and not at all for the many places without any). */
+let lastTuple: PublicPlaceTuple | undefined;
+let lastPublic: ReturnType<typeof placeContacts> | undefined;
+function contactsOf(t: PublicPlaceTuple): ReturnType<typeof placeContacts> | null {
+  if (t[sourceContactsAt] === null && t[foundContactsAt] === null) return null;
+  if (t !== lastTuple) {
+    lastTuple = t;
+    lastPublic = placeContacts(placeTupleToRow(t));
+  }
+  return lastPublic!;
+}
+
+const joined = (items: string[]): Cell => (items.length > 0 ? items.join(listSeparator) : null);
+
+/** Cells computed from several columns: contacts, and the email and phone a website may have filled. */
+const computedCells: Partial<Record<string, (t: PublicPlaceTuple) => Cell>> = {
+  sources: sourcesCell,
+  email: (t) => (t[foundContactsAt] === null ? (t[publicColumnIndex.email] as Cell) : contactsOf(t)!.email),
+  phone: (t) => (t[foundContactsAt] === null ? (t[publicColumnIndex.phone] as Cell) : contactsOf(t)!.phone),
+  phone_e164: (t) => (t[foundContactsAt] === null ? (t[publicColumnIndex.phone_e164] as Cell) : contactsOf(t)!.phone_e164),
+  emails: (t) => {
+    const c = contactsOf(t);
+    return c ? joined(c.contacts.emails.map((e) => e.address)) : (t[publicColumnIndex.email] as Cell);
+  },
+  phones: (t) => {
+    const c = contactsOf(t);
+    return c ? joined(c.contacts.phones.map((p) => p.e164)) : (t[publicColumnIndex.phone_e164] as Cell);
+  },
+  socials: (t) => {
+    const c = contactsOf(t);
+    return c ? joined(c.contacts.socials.map((s) => s.url)) : null;
+  },
+  contact_url: (t) => contactsOf(t)?.contacts.contact_url ?? null,
+};
+
 /** How to read the chosen fields' cells from a tuple: the column of each, and whether it is a list (a JSON array to join). */
 export interface CellPlan {
   columns: number[];
   isList: boolean[];
   /** What a null column reads as (`status`: a place without a closed reason is open), else null. */
   ifNull: Cell[];
-  /** A cell made from several columns (`sources`), else null: the column as it is. */
+  /** A cell made from several columns (`sources`, `contacts`), else null: the column as it is. */
   computed: (((t: PublicPlaceTuple) => Cell) | null)[];
 }
 
+/** The plan of a tabular export's cells, one per column of `tabularHeader(fields)`. */
 export function cellPlan(fields: readonly PlaceField[]): CellPlan {
+  const names = tabularHeader(fields);
   return {
-    columns: fields.map((f) => publicColumnIndex[fieldColumn[f]]),
-    isList: fields.map((f) => f === 'categories'),
-    ifNull: fields.map((f) => (f === 'status' ? 'open' : null)),
-    computed: fields.map((f) => (f === 'sources' ? sourcesCell : null)),
+    columns: names.map((f) => (f in fieldColumn ? publicColumnIndex[fieldColumn[f as keyof typeof fieldColumn]] : -1)),
+    isList: names.map((f) => f === 'categories'),
+    ifNull: names.map((f) => (f === 'status' ? 'open' : null)),
+    computed: names.map((f) => computedCells[f] ?? null),
   };
 }
 
@@ -80,7 +131,7 @@ export function tupleCell(t: PublicPlaceTuple, plan: CellPlan, i: number): Cell 
 /** The cells of each row for tabular formats, batch by batch (no place object in between). */
 export async function* placeCellBatches(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<Cell[][]> {
   const plan = cellPlan(fields);
-  for await (const rows of batches) yield rows.map((t) => fields.map((_, i) => tupleCell(t, plan, i)));
+  for await (const rows of batches) yield rows.map((t) => plan.columns.map((_, i) => tupleCell(t, plan, i)));
 }
 
 const joinedLists = new Map<string, string>();

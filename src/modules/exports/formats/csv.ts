@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { cellPlan, guardFormula, joinedList, type Cell, type PlaceBatches } from './cells.ts';
+import { cellPlan, guardFormula, joinedList, tabularHeader, type Cell, type PlaceBatches } from './cells.ts';
 
 /**
  * RFC 4180 CSV for spreadsheets: UTF-8 with a byte-order mark (so Excel reads it as UTF-8), CRLF line
@@ -17,7 +17,7 @@ export function placesToCsv(batches: PlaceBatches, fields: readonly PlaceField[]
 }
 
 export async function* csvChunks(batches: PlaceBatches, fields: readonly PlaceField[]): AsyncGenerator<string> {
-  yield `\uFEFF${csvLine(fields)}`;
+  yield `\uFEFF${csvLine(tabularHeader(fields))}`;
   // Straight from the row arrays to text: no place object and no cell array per row.
   const { columns, isList, ifNull, computed } = cellPlan(fields);
   for await (const rows of batches) {

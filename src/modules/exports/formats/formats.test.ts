@@ -6,7 +6,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import XLSX from 'xlsx';
 import { placeFields, placeRowToPlace, placeRowToTuple, type PlaceField, type PublicPlaceTuple } from '../../places/places.schema.ts';
-import { placeCellBatches } from './cells.ts';
+import { placeCellBatches, tabularHeader } from './cells.ts';
 import { inBatches, placeRow } from './formats.fixtures.ts';
 import { exportFormats, exportFormatNames } from './index.ts';
 import { placesToCsv } from './csv.ts';
@@ -76,8 +76,32 @@ describe('cells of a row array', () => {
     for await (const b of placeCellBatches(inBatches([row], 1), fields)) batches.push(b);
     const cells = batches[0]?.[0];
     const listed = (v: ReadonlyArray<string | { source: string; source_id: string }>) => v.map((x) => (typeof x === 'string' ? x : `${x.source}:${x.source_id}`)).join(';');
-    assert.deepEqual(cells, fields.map((f) => { const v = place[f]; return Array.isArray(v) ? listed(v) : v; }));
-    assert.equal(cells?.[fields.indexOf('sources')], 'osm:n7', 'a place of one record: its own source and id');
+    const contactCells = [place.contacts.emails.map((e) => e.address).join(';'), place.contacts.phones.map((p) => p.e164).join(';'), null, null];
+    assert.deepEqual(cells, fields.flatMap((f) => {
+      if (f === 'contacts') return contactCells;
+      const v = place[f];
+      return [Array.isArray(v) ? listed(v) : v];
+    }));
+    assert.equal(cells?.[tabularHeader(fields).indexOf('sources')], 'osm:n7', 'a place of one record: its own source and id');
+  });
+
+  test('contacts are four columns: every email, phone and social profile, and the contact page, with what a website found after the source\'s', async () => {
+    const found = {
+      site: 'https://example.org/',
+      emails: [{ address: 'info@example.org', page: 'https://example.org/kontakt', fetched_at: '2026-11-26T10:00:00.000Z', own_domain: true, verdict: 'deliverable_domain' }],
+      phones: [{ e164: '+49892', page: 'https://example.org/kontakt', fetched_at: '2026-11-26T10:00:00.000Z' }],
+      socials: [{ network: 'instagram', url: 'https://www.instagram.com/example', page: 'https://example.org/', fetched_at: '2026-11-26T10:00:00.000Z' }],
+      contact_url: 'https://example.org/kontakt',
+    };
+    const enriched = placeRow(8, { website: 'https://example.org', phone: '+49 89 1', phone_e164: '+49891', found_contacts: JSON.stringify(found), enrich_basis: 'https://example.org' });
+    const stale = placeRow(9, { website: 'https://other.example', found_contacts: JSON.stringify(found), enrich_basis: 'https://example.org' });
+    const batches: unknown[][][] = [];
+    for await (const b of placeCellBatches(inBatches([enriched, stale], 2), ['email', 'phone', 'contacts'])) batches.push(b);
+    assert.deepEqual(batches[0], [
+      ['info@example.org', '+49 89 1', 'info@example.org', '+49891;+49892', 'https://www.instagram.com/example', 'https://example.org/kontakt'],
+      [null, null, null, null, null, null],
+    ], 'an empty email is filled by the website; a source phone stays; found values of a website the place no longer has count for nothing');
+    assert.deepEqual(tabularHeader(['email', 'phone', 'contacts']), ['email', 'phone', 'emails', 'phones', 'socials', 'contact_url']);
   });
 
   test('the sources of a place of several records are every record’s, joined', async () => {

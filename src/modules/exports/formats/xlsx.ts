@@ -1,7 +1,7 @@
 import { PassThrough, Readable, pipeline } from 'node:stream';
 import yazl from 'yazl';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { placeCellBatches, type Cell, type PlaceBatches } from './cells.ts';
+import { placeCellBatches, tabularHeader, type Cell, type PlaceBatches } from './cells.ts';
 
 /** Excel's limits: 1,048,576 rows per sheet (one is the header here) and 32,767 characters per cell. */
 export const excelMaxRows = 1_048_576;
@@ -85,7 +85,7 @@ async function* sheetXml(
   yield '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
     '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
     `<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews>` +
-    `<sheetData><row r="1">${cellsXml(fields.map(String), 1)}</row>`;
+    `<sheetData><row r="1">${cellsXml(tabularHeader(fields), 1)}</row>`;
   let n = 0;
   let chunk = '';
   let pending = firstRow;

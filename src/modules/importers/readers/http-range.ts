@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { AppError } from '../../../infra/errors.ts';
-import { guardTarget, OutboundRefused, type GuardedTarget } from '../../webhooks/outbound.ts';
+import { guardTarget, OutboundRefused, type GuardedTarget } from '../../../infra/http/outbound-guard.ts';
 import type { HttpReadOptions } from '../importer.types.ts';
 import type { CountingBuffer } from './parquet.ts';
 

@@ -1,4 +1,4 @@
-import type { PlaceInput, ReadResult } from '../importer.types.ts';
+import type { PlaceInput, ReadResult, SourceContacts } from '../importer.types.ts';
 
 /**
  * What makes an OpenStreetMap object a place of business for LeadAtlas: one of these keys, as in
@@ -36,6 +36,9 @@ const attributeKeys = [
   'facebook', 'contact:facebook', 'instagram', 'contact:instagram', 'level', 'check_date',
 ] as const;
 
+/** Social profile tags beyond those kept as attributes (`facebook`, `instagram` and their `contact:` forms). */
+const socialKeys = ['contact:linkedin', 'linkedin', 'contact:twitter', 'twitter', 'contact:x', 'contact:youtube', 'youtube', 'contact:tiktok', 'tiktok'] as const;
+
 const addressKeys = [
   'addr:street', 'addr:place', 'addr:housenumber', 'addr:postcode', 'addr:full', 'addr:city', 'addr:province', 'addr:state',
   'addr:country', 'opening_hours',
@@ -47,7 +50,7 @@ const addressKeys = [
  * slots by position. Looking up the ~50 keys read here on the tag object itself, or on a Map of its tags,
  * costs more than the rest of the mapping: most are absent, and every object has a shape of its own.
  */
-const readKeys = [...nameListKeys, ...poiKeys, ...attributeKeys, ...phoneKeys, ...websiteKeys, ...emailKeys, ...addressKeys, ...disusedKeys] as const;
+const readKeys = [...nameListKeys, ...poiKeys, ...attributeKeys, ...phoneKeys, ...websiteKeys, ...emailKeys, ...socialKeys, ...addressKeys, ...disusedKeys] as const;
 type ReadKey = (typeof readKeys)[number];
 /** Lifecycle-prefixed POI keys have slots too (after `readKeys`): only whether one is present matters. */
 const lifecycleSlotsFrom = readKeys.length;
@@ -61,6 +64,15 @@ const phoneSlots = slotsOf(phoneKeys);
 const websiteSlots = slotsOf(websiteKeys);
 const emailSlots = slotsOf(emailKeys);
 const disusedSlots = slotsOf(disusedKeys);
+/** Each network's tags, `contact:` form first (the networks' names are those of `PlaceInput.contacts` socials). */
+const socialSlots: ReadonlyArray<[string, number[]]> = [
+  ['facebook', slotsOf(['contact:facebook', 'facebook'])],
+  ['instagram', slotsOf(['contact:instagram', 'instagram'])],
+  ['linkedin', slotsOf(['contact:linkedin', 'linkedin'])],
+  ['x', slotsOf(['contact:twitter', 'twitter', 'contact:x'])],
+  ['youtube', slotsOf(['contact:youtube', 'youtube'])],
+  ['tiktok', slotsOf(['contact:tiktok', 'tiktok'])],
+];
 const [streetSlot, placeSlot, housenumberSlot, postcodeSlot, fullSlot, citySlot, provinceSlot, stateSlot, countrySlot, hoursSlot] = slotsOf(addressKeys) as [
   number, number, number, number, number, number, number, number, number, number,
 ];
@@ -79,6 +91,34 @@ function first(of: readonly number[]): string | null {
     if (head !== '') return head;
   }
   return null;
+}
+
+/** Every value among the slots (`;`-separated values split). */
+function all(of: readonly number[], into: string[], spell: (v: string) => string = (v) => v): void {
+  for (const slot of of) {
+    const value = slots[slot];
+    if (value === undefined) continue;
+    for (const part of value.split(';')) {
+      const v = part.trim();
+      if (v !== '') into.push(spell(v));
+    }
+  }
+}
+
+/**
+ * The current object's full contact lists (`PlaceInput.contacts`): every phone and email value, and the
+ * social tags, a bare handle spelled `network:handle`. Undefined when it has no more than the first
+ * phone and email (those are `phone` and `email`): most objects.
+ */
+function contactsBySlots(): SourceContacts | undefined {
+  const phones: string[] = [];
+  const emails: string[] = [];
+  const socials: string[] = [];
+  all(phoneSlots, phones);
+  all(emailSlots, emails);
+  for (const [network, of] of socialSlots) all(of, socials, (v) => (/^https?:\/\//i.test(v) || v.includes('/') ? v : `${network}:${v.replace(/^@/, '')}`));
+  if (phones.length <= 1 && emails.length <= 1 && socials.length === 0) return undefined;
+  return { phones, emails, websites: [], socials };
 }
 
 /**
@@ -170,6 +210,7 @@ export function osmObjectToPlace(sourceId: string, tags: Record<string, string>,
       lon,
       openingHours: slots[hoursSlot] ?? null,
       attributes,
+      contacts: contactsBySlots(),
       closed: closedBySlots(),
     };
     return { ok: true, place };

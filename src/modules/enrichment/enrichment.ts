@@ -1,0 +1,85 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../infra/db/database.ts';
+import { PollLoop } from '../../infra/poll-loop.ts';
+import { Crawler } from './crawler/crawler.ts';
+import { EmailDomainChecker } from './email-check.ts';
+import { EnrichmentRun, linkPlaces, type PipelineOptions } from './enrichment.service.ts';
+import { createResolver } from './resolver.ts';
+
+/** The crawler and the email check as the configuration sets them, for one process. */
+export interface EnrichmentTools {
+  pipeline: PipelineOptions;
+  close(): void;
+}
+
+export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
+  const dnsServers = config.ENRICH_DNS_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const resolver = createResolver({ dnsServers, timeoutMs: config.ENRICH_CONNECT_TIMEOUT_MS });
+  const crawler = new Crawler({
+    userAgent: config.ENRICH_USER_AGENT,
+    resolver,
+    allowPrivate: config.ENRICH_ALLOW_PRIVATE_NETWORKS,
+    connectTimeoutMs: config.ENRICH_CONNECT_TIMEOUT_MS,
+    headersTimeoutMs: config.ENRICH_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: config.ENRICH_BODY_TIMEOUT_MS,
+    maxPageBytes: config.ENRICH_MAX_PAGE_BYTES,
+    maxPagesPerSite: config.ENRICH_MAX_PAGES,
+    maxRedirects: 5,
+    perHostDelayMs: config.ENRICH_HOST_DELAY_MS,
+    concurrency: Math.max(config.ENRICH_CONCURRENCY, config.ENRICH_WORKERS),
+  });
+  const checker = new EmailDomainChecker({ resolver, cacheEntries: 10_000 });
+  return {
+    pipeline: { db, crawler, checker, refreshDays: config.ENRICH_REFRESH_DAYS, leaseSeconds: config.ENRICH_LEASE },
+    close: () => crawler.close(),
+  };
+}
+
+/** Places whose sites are looked for again in the background (new and re-imported places), at most this often. */
+const relinkEveryMs = 10 * 60_000;
+
+/**
+ * Enrichment in `serve` (ENRICH_WORKERS > 0): ties new and changed places to their sites now and then and
+ * crawls the queue, `ENRICH_WORKERS` sites at once, highest priority (a job's sites) first. Stopping puts
+ * the sites in hand back in the queue.
+ */
+export class EnrichmentWorker {
+  private readonly loop: PollLoop;
+  private readonly stop = new AbortController();
+  private tools: EnrichmentTools | undefined;
+  private linkedAt = 0;
+  private run: EnrichmentRun | undefined;
+
+  constructor(private readonly o: { db: Db; config: Config; log: FastifyBaseLogger; pollMs?: number }) {
+    this.loop = new PollLoop(() => this.round(), o.pollMs ?? 5000, (err: unknown) => o.log.error({ err }, 'enrichment: a round of the queue failed'));
+  }
+
+  start(): void {
+    if (this.o.config.ENRICH_WORKERS > 0) this.loop.schedule(0);
+  }
+
+  /** Look at the queue now (a job just raised some sites). */
+  poke(): void {
+    if (this.o.config.ENRICH_WORKERS > 0) this.loop.schedule(0);
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.loop.close();
+    this.tools?.close();
+  }
+
+  private async round(): Promise<void> {
+    const { db, config, log } = this.o;
+    this.tools ??= enrichmentTools(db, config);
+    this.run ??= new EnrichmentRun(this.tools.pipeline);
+    if (Date.now() - this.linkedAt >= relinkEveryMs) {
+      const linked = await linkPlaces(db, {});
+      this.linkedAt = Date.now();
+      log.info({ places: linked.places, sites: linked.siteIds.length }, 'enrichment: places tied to their sites');
+    }
+    const summary = await this.run.run({ concurrency: config.ENRICH_WORKERS, signal: this.stop.signal });
+    if (summary.sites > 0) log.info({ ...summary }, 'enrichment: sites crawled');
+  }
+}
