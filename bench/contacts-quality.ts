@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findPhoneNumbersInText, isSupportedCountry } from 'libphonenumber-js/max';
 import { extractContacts } from '../src/modules/enrichment/extract/extract.ts';
-import { canonicalSocial } from '../src/modules/enrichment/extract/socials.ts';
+import { canonicalSocial } from '../src/modules/contacts/socials.ts';
 import { scanPage } from '../src/modules/enrichment/extract/page-scan.ts';
 import { normalisePhone } from '../src/modules/geo/phone.ts';
 import {

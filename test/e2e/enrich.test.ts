@@ -14,7 +14,7 @@ import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/infra/db/database.ts';
 import { registrableDomain } from '../../src/infra/web-domain.ts';
-import { siteOf } from '../../src/modules/enrichment/contacts.ts';
+import { siteOf } from '../../src/modules/contacts/contacts.ts';
 import type { Place, PlaceDetails } from '../../src/modules/places/places.schema.ts';
 import { createAccountWithToken } from '../helpers/accounts.ts';
 import { spawnCli } from '../helpers/cli.ts';

@@ -120,7 +120,7 @@ export interface PlacesTable {
   /** SQLite only (migration 0027): the folded `city` of a place filed as `address_unmatched`, null for the others. */
   city_fold?: string | null;
   /**
-   * The source's own contact lists, normalised (migration 0026, `enrichment/contacts.ts`): JSON
+   * The source's own contact lists, normalised (migration 0026, `contacts/contacts.ts`): JSON
    * `{"emails":[{"value","source"}],"phones":[…],"socials":[…]}` with empty lists left out; null when the
    * source gives none. Part of the record and its content hash.
    */

@@ -1,4 +1,4 @@
-import { mergeSourceContacts } from '../enrichment/contacts.ts';
+import { mergeSourceContacts } from '../contacts/contacts.ts';
 import { contentHash, placeColumns, type PlaceRecord } from '../places/place-record.ts';
 
 /**

@@ -8,7 +8,7 @@ import { findPlaceRow } from '../places/places.repository.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
-import { normaliseSourceContacts, siteOf, type FoundContacts } from './contacts.ts';
+import { normaliseSourceContacts, siteOf, type FoundContacts } from '../contacts/contacts.ts';
 import { foundColumnsOf } from './enrichment.service.ts';
 import * as repo from './enrichment.repository.ts';
 

@@ -7,7 +7,9 @@ import { createResolver, type Resolver } from './resolver.ts';
  * that mail may be sent to: RFC 5321's implicit MX); it cannot receive mail (it does not exist, has neither,
  * or publishes RFC 7505's null MX); or it could not be told (timeout, server failure).
  */
-export type EmailVerdict = 'deliverable_domain' | 'no_mx' | 'unknown';
+import type { EmailVerdict } from '../contacts/contacts.ts';
+
+export type { EmailVerdict };
 
 export interface EmailDomainCheckerOptions {
   /** DNS servers to ask (`1.1.1.1`, `127.0.0.1:5353`); the system's resolvers when absent. */

@@ -8,8 +8,6 @@ import {
   EnrichmentJobSchema,
   EnrichmentJobsPageSchema,
   EnrichmentJobsQuerySchema,
-  type CreateEnrichmentJob,
-  type EnrichmentJobsQuery,
 } from './enrichment-jobs.schema.ts';
 import { createEnrichmentJob, enrichmentJobView, getEnrichmentJob, listEnrichmentJobs, type EnrichmentJobRunner } from './enrichment-jobs.service.ts';
 
@@ -35,7 +33,7 @@ export async function enrichmentJobsRoutes(app: FastifyInstance, { db, runner }:
       },
     },
     async (request, reply) => {
-      const row = await createEnrichmentJob(db, app.quotas, request.auth!.accountId, (request.body as CreateEnrichmentJob).search_id);
+      const row = await createEnrichmentJob(db, app.quotas, request.auth!.accountId, request.body.search_id);
       runner.poke();
       reply.code(202).header('location', `/api/v2/enrichments/${row.public_id}`);
       return enrichmentJobView(row);
@@ -53,7 +51,7 @@ export async function enrichmentJobsRoutes(app: FastifyInstance, { db, runner }:
         response: { 200: EnrichmentJobsPageSchema, ...problemResponses(400, 401, 403, 429) },
       },
     },
-    async (request) => listEnrichmentJobs(db, request.auth!.accountId, request.query as EnrichmentJobsQuery),
+    async (request) => listEnrichmentJobs(db, request.auth!.accountId, request.query),
   );
 
   r.get(
@@ -67,6 +65,6 @@ export async function enrichmentJobsRoutes(app: FastifyInstance, { db, runner }:
         response: { 200: EnrichmentJobSchema, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
-    async (request) => getEnrichmentJob(db, request.auth!.accountId, (request.params as { id: string }).id),
+    async (request) => getEnrichmentJob(db, request.auth!.accountId, request.params.id),
   );
 }

@@ -11,7 +11,7 @@ import { dialects } from '../../../test/helpers/databases.ts';
 import { startDnsServer, type DnsZone } from '../../../test/helpers/dns-server.ts';
 import { saveSearch, type TestCity } from '../../../test/helpers/exports.ts';
 import { osmDir } from '../../../test/helpers/osm.ts';
-import { siteOf } from './contacts.ts';
+import { siteOf } from '../contacts/contacts.ts';
 import { createEnrichmentJob } from './enrichment-jobs.service.ts';
 import type { EnrichmentJobView } from './enrichment-jobs.schema.ts';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../infra/db/database.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
-import { normaliseEmail, siteOf, type FoundContacts } from './contacts.ts';
+import { normaliseEmail, siteOf, type FoundContacts } from '../contacts/contacts.ts';
 import type { SiteCrawl, CrawledPage } from './crawler/crawler.ts';
 import type { EmailVerdict } from './email-check.ts';
 import { extractContacts } from './extract/extract.ts';

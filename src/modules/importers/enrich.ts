@@ -1,5 +1,5 @@
 import { registrableDomain } from '../../infra/web-domain.ts';
-import { normaliseSourceContacts } from '../enrichment/contacts.ts';
+import { normaliseSourceContacts } from '../contacts/contacts.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import type { Classifier, PhoneNormaliser, PlaceInput, PlaceLocator } from './importer.types.ts';
 

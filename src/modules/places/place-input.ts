@@ -1,3 +1,4 @@
+import type { SourceContacts } from '../contacts/contacts.ts';
 // The catalog's input, here rather than in modules/importers: taxonomy and geo read it too, and importers read them.
 
 /** One business as a reader found it, in source terms but with the fields already picked out. */
@@ -45,10 +46,4 @@ export interface PlaceInput {
   closed?: boolean;
 }
 
-/** A source's own contact lists (see `PlaceInput.contacts`). */
-export interface SourceContacts {
-  emails?: string[];
-  phones?: string[];
-  websites?: string[];
-  socials?: string[];
-}
+export type { SourceContacts };

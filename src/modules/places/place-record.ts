@@ -17,7 +17,7 @@ export type PlaceRecord = Omit<
   | 'source_contacts'
 > & {
   categories: string[];
-  /** The source's own contact lists (`enrichment/contacts.ts`, JSON); absent or null: none. */
+  /** The source's own contact lists (`contacts/contacts.ts`, JSON); absent or null: none. */
   source_contacts?: string | null;
   /** 1: the source says the place is closed; absent or 0: open. */
   closed?: number;

@@ -78,7 +78,7 @@ const suppressionKeyOfPlace: Record<SuppressionKind, RawBuilder<string | null>> 
 
 /**
  * What enrichment found counts only while the website (or email) it was found from is still the place's
- * (`enrichment/contacts.ts`, `foundStillValid`): a re-import that changed it hides the found values at once.
+ * (`contacts/contacts.ts`, `foundStillValid`): a re-import that changed it hides the found values at once.
  */
 const foundValid = sql<SqlBool>`places.enrich_basis = coalesce(places.website, places.email)`;
 

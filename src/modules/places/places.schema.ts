@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
 import type { PlacesTable } from '../../infra/db/schema.ts';
 import { AppError } from '../../infra/errors.ts';
-import { ContactsSchema, placeContacts } from '../enrichment/contacts.ts';
+import { ContactsSchema, placeContacts } from '../contacts/contacts.ts';
 
 /** The public shape of a place, the same in every response and export. `fields=` narrows it. */
 export const PlaceSchema = Type.Object(

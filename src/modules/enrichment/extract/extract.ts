@@ -3,9 +3,9 @@ import { contactPageUrl } from './contact-page.ts';
 import { CREDIT, emailsInLinkQuery, emailsInValue, emailsInText, normaliseEmail } from './emails.ts';
 import { scanPage, type PageScan } from './page-scan.ts';
 import { phoneFromMarkup, phonesInText } from './phones.ts';
-import { canonicalSocial, type SocialNetwork } from './socials.ts';
+import { canonicalSocial, type SocialNetwork } from '../../contacts/socials.ts';
 
-export { canonicalSocial, type SocialNetwork } from './socials.ts';
+export { canonicalSocial, type SocialNetwork } from '../../contacts/socials.ts';
 
 /** A fetched page; `html` is already decoded to a string. */
 export interface PageInput {

@@ -1,4 +1,4 @@
-import { placeContacts } from '../../enrichment/contacts.ts';
+import { placeContacts } from '../../contacts/contacts.ts';
 import {
   pickFields,
   placeRowToPlace,

@@ -1,9 +1,19 @@
 import { createRequire } from 'node:module';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { registrableDomain } from '../../infra/web-domain.ts';
-import type { PhoneNormaliser, SourceContacts } from '../importers/importer.types.ts';
-import type { EmailVerdict } from './email-check.ts';
-import { canonicalSocial, type SocialNetwork } from './extract/extract.ts';
+import type { PhoneNormaliser } from '../geo/geo.types.ts';
+import { canonicalSocial, type SocialNetwork } from './socials.ts';
+
+/** A source's own contact lists (see `PlaceInput.contacts`). */
+export interface SourceContacts {
+  emails?: string[];
+  phones?: string[];
+  websites?: string[];
+  socials?: string[];
+}
+
+/** What the email checks say of an address's domain (`enrichment/email-check.ts`). */
+export type EmailVerdict = 'deliverable_domain' | 'no_mx' | 'unknown';
 
 /**
  * A place's contacts in one shape, from two origins: its source's own lists (`places.source_contacts`,
