@@ -81,4 +81,10 @@ describe('analysePage (htmlparser2)', () => {
     const analysis = analysePage('<div><a href=/kontakt>Kontakt<div><a href="/impressum>Impressum</a><p>unclosed', 'http://x.example.com/', () => true);
     assert.equal(analysis.contactLinks[0]?.url, 'http://x.example.com/kontakt');
   });
+
+  test('a page nested far deeper than real pages gives the links before the depth limit instead of overflowing the stack', () => {
+    const html = '<a href="/kontakt">Kontakt</a>' + '<b>'.repeat(100_000) + '<a href="/impressum">Impressum</a>';
+    const analysis = analysePage(html, 'https://x.example.de/', () => true);
+    assert.deepEqual(analysis.contactLinks.map((l) => l.url), ['https://x.example.de/kontakt']);
+  });
 });

@@ -1,6 +1,10 @@
 import { DomUtils, ElementType, parseDocument } from 'htmlparser2';
 import { foldText } from '../../../infra/text.ts';
 import { contactKeywords, contactPageWeights, type ContactPageKind } from './contact-keywords.ts';
+import { withinNesting } from '../extract/page-scan.ts';
+
+/** Depth past which a page's links are left unread (see `withinNesting`): far deeper than real pages nest. */
+const LINK_NESTING = 1_000;
 
 type AnyNode = Parameters<typeof DomUtils.getChildren>[0];
 type Element = Parameters<typeof DomUtils.getAttributeValue>[0];
@@ -54,7 +58,9 @@ export function contactKindOf(text: string): ContactPageKind | null {
  * doubled when the link's words (text, title, aria-label) name it rather than only its URL path.
  */
 export function analysePage(html: string, pageUrl: string, inScope: (url: URL) => boolean): PageAnalysis {
-  const document = parseDocument(html, { decodeEntities: true });
+  // Cut where elements nest deeper than real pages do: htmlparser2's cost per tag grows with the depth, and the
+  // walks below (domutils' findOne, textContent, `walk`) recurse once a level.
+  const document = parseDocument(withinNesting(html, LINK_NESTING), { decodeEntities: true });
   const baseHref = DomUtils.findOne((e) => e.name === 'base' && DomUtils.hasAttrib(e, 'href'), document.children);
   const base = resolveUrl(baseHref ? DomUtils.getAttributeValue(baseHref, 'href') ?? '' : '', pageUrl) ?? new URL(pageUrl);
   const pageKey = withoutHash(new URL(pageUrl));

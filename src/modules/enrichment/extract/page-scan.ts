@@ -84,7 +84,7 @@ const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input'
  * overcounts where the parser closes an element by itself (`<p>`, `<li>`, `<td>` left open), so the parser's
  * own depth, and with it its cost per tag, stays below the limit.
  */
-export function withinNesting(html: string): string {
+export function withinNesting(html: string, maxNesting = MAX_NESTING): string {
   let depth = 0;
   let tagStart = 0;
   let name = '';
@@ -101,7 +101,7 @@ export function withinNesting(html: string): string {
     onopentagend() {
       if (VOID.has(name)) return;
       depth++;
-      if (depth > MAX_NESTING && cut < 0) cut = tagStart;
+      if (depth > maxNesting && cut < 0) cut = tagStart;
     },
     onclosetag(start, end) {
       if (!VOID.has(html.slice(start, end).toLowerCase()) && depth > 0) depth--;
