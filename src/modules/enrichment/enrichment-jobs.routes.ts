@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import {
