@@ -45,6 +45,34 @@ describe('createResolver against a real DNS server on loopback', () => {
     await assert.rejects(resolver.resolveMx('www.bakery-example.de'), (e: unknown) => e instanceof DnsError && e.code === 'ENODATA');
   });
 
+  test('asks again when a question is lost, as UDP loses them under load', async () => {
+    const { createSocket } = await import('node:dgram');
+    const [upstreamHost, upstreamPort] = server.address.split(':');
+    // A relay in front of the real server that drops the first question it gets.
+    const relay = createSocket('udp4');
+    const upstream = createSocket('udp4');
+    let questions = 0;
+    const clients = new Map<number, { address: string; port: number }>();
+    relay.on('message', (message, remote) => {
+      if (questions++ === 0) return;
+      clients.set(message.readUInt16BE(0), remote);
+      upstream.send(message, Number(upstreamPort), upstreamHost);
+    });
+    upstream.on('message', (message) => {
+      const client = clients.get(message.readUInt16BE(0));
+      if (client) relay.send(message, client.port, client.address);
+    });
+    await new Promise<void>((r) => relay.bind(0, '127.0.0.1', r));
+    try {
+      const lossy = createResolver({ dnsServers: [`127.0.0.1:${relay.address().port}`], timeoutMs: 1400 });
+      assert.deepEqual(await lossy.resolveMx('bakery-example.de').then((mx) => mx.length), 2);
+      assert.ok(questions >= 2, `the relay saw ${questions} questions`);
+    } finally {
+      relay.close();
+      upstream.close();
+    }
+  });
+
   test('gives up on a server that never answers within its timeout', async () => {
     const { createSocket } = await import('node:dgram');
     const silent = createSocket('udp4');

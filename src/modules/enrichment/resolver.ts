@@ -27,9 +27,10 @@ export class DnsError extends Error {
  * Without `dnsServers` it asks the system's resolvers (/etc/resolv.conf); /etc/hosts is not consulted.
  */
 export function createResolver(options: { dnsServers?: string[]; timeoutMs: number }): Resolver {
-  const dns = new DnsResolver({ timeout: options.timeoutMs, tries: 1 });
+  // A UDP question or answer lost under load is asked again: three tries whose waits (c-ares doubles them,
+  // t + 2t + 4t) add up to the timeout for each server; the deadline bounds the whole question.
+  const dns = new DnsResolver({ timeout: Math.max(10, Math.floor(options.timeoutMs / 7)), tries: 3 });
   if (options.dnsServers && options.dnsServers.length > 0) dns.setServers(options.dnsServers);
-  // Each server is tried in turn with its own timeout; the deadline bounds the whole question.
   const deadlineMs = options.timeoutMs * Math.max(1, dns.getServers().length) + 100;
   return {
     async lookup(host) {
