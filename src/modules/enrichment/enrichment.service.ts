@@ -203,7 +203,7 @@ export class EnrichmentRun {
         for (let site = await take(); site; site = await take()) {
           let done: SiteDone | undefined;
           try {
-            done = await this.enrichSite(site, options.signal);
+            done = await this.enrichSite(site, options.signal).catch((error: unknown) => this.recordError(site, error));
           } finally {
             this.held.delete(site.id);
           }
@@ -297,6 +297,29 @@ export class EnrichmentRun {
       phones: kept?.phones.length ?? 0,
       socials: kept?.socials.length ?? 0,
     };
+  }
+
+  /**
+   * A site whose crawl or extraction threw (a bug, not a site's doing: the crawler answers every failure of a
+   * site with an outcome) is recorded as `error` with the message and tried again a day later, so that it
+   * neither stops the run nor comes back at once in every round.
+   */
+  private async recordError(site: repo.SiteRow, error: unknown): Promise<SiteDone | undefined> {
+    const now = new Date();
+    const reason = error instanceof Error ? error.message : String(error);
+    const record: repo.CrawlRecord = {
+      crawled_at: now.toISOString(),
+      outcome: 'error',
+      reason: reason.slice(0, 500),
+      pages: 0,
+      etag: site.etag,
+      last_modified: site.last_modified,
+      due_at: new Date(now.getTime() + dayMs).toISOString(),
+      attempts: site.attempts,
+      contacts: undefined,
+    };
+    const result = await repo.finishSite(this.o.db, site.id, this.runner, record, undefined);
+    return result.held ? { site: site.url, outcome: 'error', reason: record.reason, places: result.places, emails: 0, phones: 0, socials: 0 } : undefined;
   }
 
   /** The contacts of a site's pages, with each item's page and fetch time and each email's domain verdict; null when there are none. */

@@ -81,6 +81,8 @@ export function placeRecordAt(rows: PlaceRows, i: number): PlaceRecord {
   for (let c = 0; c < placeRowWidth; c++) {
     const column = placeColumns[c]!;
     const value = rows.values[offset + c];
+    // An optional field without a value is left out, as a record without it has it.
+    if (column === 'source_contacts' && value === null) continue;
     record[column] = column === 'categories' ? JSON.parse(value as string) : value;
   }
   return record as unknown as PlaceRecord;

@@ -1,31 +1,18 @@
 import { getDomain } from 'tldts';
+import { contactKindOf } from '../crawler/page-links.ts';
 import type { PageScan } from './page-scan.ts';
 
 /**
- * Words that name a contact page, then words that name an imprint or legal notice (which in much of Europe
- * must carry the business's address, phone and email), in the languages of the sites we enrich.
- * Matched against the URL path and the anchor text or title, lower-cased and without accents.
+ * 2 for a contact page, 1 for an imprint or legal notice (which in much of Europe must carry the business's
+ * address, phone and email), 0 otherwise: by the crawler's keywords, in the taxonomy's languages.
  */
-const CONTACT_WORDS = [
-  'contact', 'kontakt', 'contacto', 'contato', 'contatti', 'contattaci', 'contactez', 'kontaktai', 'kontakty',
-  'yhteystiedot', 'kapcsolat', 'iletisim', 'epikoinonia', 'επικοινωνια', 'контакты', 'お問い合わせ', 'お問合せ',
-  '問い合わせ', '联系', '聯絡', '연락처', 'get in touch', 'reach us', 'find us',
-];
-const IMPRINT_WORDS = [
-  'impressum', 'imprint', 'legal notice', 'legal-notice', 'mentions legales', 'mentions-legales', 'aviso legal',
-  'aviso-legal', 'note legali', 'note-legali', 'colofon', 'kolofon', 'informacion legal', '特定商取引法',
-];
-
-function fold(text: string): string {
-  return text.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[_+]/g, ' ');
-}
-
-/** 2 for a contact page, 1 for an imprint, 0 otherwise. */
 function rank(...texts: string[]): number {
-  const folded = texts.map(fold);
-  if (folded.some((t) => CONTACT_WORDS.some((w) => t.includes(w)))) return 2;
-  if (folded.some((t) => IMPRINT_WORDS.some((w) => t.includes(w)))) return 1;
-  return 0;
+  let best = 0;
+  for (const text of texts) {
+    const kind = contactKindOf(text);
+    best = Math.max(best, kind === 'contact' ? 2 : kind === 'legal' ? 1 : 0);
+  }
+  return best;
 }
 
 function pathOf(url: URL): string {

@@ -13,16 +13,17 @@ const RESERVED_SUFFIXES = ['example', 'test', 'invalid', 'localhost', 'local', '
 
 /**
  * Registrable domains of platforms whose addresses turn up on customers' pages without being the business's:
- * site builders and hosts (in templates, DSNs and credits), error trackers and analytics (DSNs and
- * `sentry@…`-style keys), font foundries (licence notices copied into pages).
+ * site builders and hosts (in templates, DSNs and credits), error trackers and monitoring (DSN keys), font
+ * and icon services (licence notices copied into pages), form and newsletter services. Subdomains count
+ * (`sentry-next.wixpress.com`).
  */
 const PLATFORM_DOMAINS = new Set([
-  'sentry.io', 'sentry-next.wixpress.com', 'wixpress.com', 'wix.com', 'squarespace.com', 'sqsp.net', 'godaddy.com',
+  'sentry.io', 'wixpress.com', 'wix.com', 'squarespace.com', 'sqsp.net', 'godaddy.com',
   'secureserver.net', 'wordpress.com', 'wordpress.org', 'wpengine.com', 'shopify.com', 'myshopify.com', 'weebly.com',
   'jimdo.com', 'strikingly.com', 'webflow.io', 'webflow.com', 'duda.co', 'site123.com', 'yola.com', 'bugsnag.com',
   'rollbar.com', 'raygun.io', 'trackjs.com', 'newrelic.com', 'nr-data.net', 'datadoghq.com', 'logrocket.com',
-  'w3.org', 'schema.org', 'typekit.com', 'fontawesome.com', 'cloudflare.com', 'googlegroups.com', 'sentry.wixpress.com',
-  'mailchimp.com', 'list-manage.com', 'hubspot.com', 'wufoo.com', 'jotform.com', 'emailprotection.org',
+  'w3.org', 'schema.org', 'typekit.com', 'fontawesome.com', 'cloudflare.com', 'googlegroups.com',
+  'mailchimp.com', 'list-manage.com', 'hubspot.com', 'wufoo.com', 'jotform.com',
 ]);
 
 /** Mailbox names that only ever stand for "put your own address here". */
