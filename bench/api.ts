@@ -81,7 +81,9 @@ const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : 'none ans
 // ---------------------------------------------------------------- catalog and credentials
 log(`catalog: ${size} places with coordinates (cached under var/bench/)`);
 const catalog = await buildCatalog({ size, dir: resolve(root, 'var/bench'), dataDir: resolve(root, '../shared/data'), log });
-log(`catalog ${catalog.built ? 'built' : 'reused'} in ${catalog.seconds.toFixed(0)} s: ${catalog.rows} places (${catalog.realRows} imported from the real files) at ${catalog.path}`);
+log(
+  `catalog ${catalog.built ? 'built' : 'reused'} in ${catalog.seconds.toFixed(0)} s: ${catalog.rows} places (${catalog.realRows} imported from the real files) at ${catalog.path}`,
+);
 
 const db = openDatabase(catalog.url);
 /** A bench account with a token in the database at `url`: its id and the Authorization header. */
@@ -92,7 +94,13 @@ async function credentials(url: string): Promise<{ accountId: number; authorizat
     const email = `bench-${Date.now()}@example.com`;
     const account = await target.kysely
       .insertInto('accounts')
-      .values({ email, email_norm: email, password_hash: 'unused: the benchmark authenticates with a token', created_at: now, password_changed_at: now })
+      .values({
+        email,
+        email_norm: email,
+        password_hash: 'unused: the benchmark authenticates with a token',
+        created_at: now,
+        password_changed_at: now,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const tokens = new TokenService(target);
@@ -146,12 +154,19 @@ const variants: Array<Record<string, string>> = [
 ];
 const random = mulberry32(15);
 const diverseTypeCity = shuffle(
-  diversePairs.flatMap((p) => variants.map((v) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, ...v })}`)),
+  diversePairs.flatMap((p) =>
+    variants.map((v) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, ...v })}`),
+  ),
   random,
 );
-const twoWordNames = [...new Set(sampleNames.map((r) => r.name.split(/\s+/).slice(0, 2).join(' ')).filter((n) => /^[\p{L}'-]{3,} [\p{L}'-]{3,}$/u.test(n)))];
+const twoWordNames = [
+  ...new Set(sampleNames.map((r) => r.name.split(/\s+/).slice(0, 2).join(' ')).filter((n) => /^[\p{L}'-]{3,} [\p{L}'-]{3,}$/u.test(n))),
+];
 const diverseText = shuffle(
-  [...words.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`), ...twoWordNames.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`)],
+  [
+    ...words.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`),
+    ...twoWordNames.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`),
+  ],
   random,
 );
 log(`diverse workload: ${diverseTypeCity.length} distinct type+city searches, ${diverseText.length} distinct full-text queries`);
@@ -195,7 +210,11 @@ async function cannon(load: Load, seconds = duration): Promise<autocannon.Result
 
 /** Warm-up, then the measured run. Failed requests are counted and reported next to the figure (an error is fast). */
 async function measure(name: string, load: Load): Promise<autocannon.Result | null> {
-  const probe = await fetch(`${load.url}${load.paths[0]}`, { method: load.method ?? 'GET', headers: { authorization, 'content-type': 'application/json' }, body: load.body?.(0) });
+  const probe = await fetch(`${load.url}${load.paths[0]}`, {
+    method: load.method ?? 'GET',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: load.body?.(0),
+  });
   if (probe.status === 404 && (await probe.text()).includes('No route')) {
     skipped.push(`${name}: the route is not there (404)`);
     return null;
@@ -203,7 +222,9 @@ async function measure(name: string, load: Load): Promise<autocannon.Result | nu
   await cannon(load, 2);
   const result = await cannon(load);
   const bad = result.non2xx + result.errors + result.timeouts;
-  log(`  ${name}: ${result.requests.total} requests, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${result.requests.average} req/s, ${bad} failed`);
+  log(
+    `  ${name}: ${result.requests.total} requests, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${result.requests.average} req/s, ${bad} failed`,
+  );
   if (bad > 0) failures.push(`${name}: ${bad} of ${result.requests.total} requests failed (non-2xx, errors or timeouts; see ${serverLog})`);
   return result;
 }
@@ -235,7 +256,14 @@ async function suite(target: Target): Promise<void> {
   const addRow = (r: Omit<Row, 'dialect'>) => rows.push({ dialect: target.name, ...r });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const app = start(serverScript, { DATABASE_URL: target.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', IMPORT_DEMO_DATA: 'false', ...unlimited });
+  const app = start(serverScript, {
+    DATABASE_URL: target.url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    IMPORT_DEMO_DATA: 'false',
+    ...unlimited,
+  });
   await waitFor(`${base}/healthz`, app);
 
   const ratioTo = (value: number, baseline: number) => `${(value / baseline).toFixed(2)}x`;
@@ -248,8 +276,24 @@ async function suite(target: Target): Promise<void> {
   {
     // Warm-up outside the measured set (per_page=7 is in no measured request): the server loads its
     // resolvers (taxonomy, gazetteer) on the first searches, which is start-up, not the cost of a search.
-    await cannon({ url: base, connections, paths: pairs.map((p) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '7' })}`) }, 3);
-    await cannon({ url: base, connections, paths: textQueries.slice(0, 20).map((q) => `/v1/search?${new URLSearchParams({ query: q, per_page: '7' })}`) }, 3);
+    await cannon(
+      {
+        url: base,
+        connections,
+        paths: pairs.map(
+          (p) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '7' })}`,
+        ),
+      },
+      3,
+    );
+    await cannon(
+      {
+        url: base,
+        connections,
+        paths: textQueries.slice(0, 20).map((q) => `/v1/search?${new URLSearchParams({ query: q, per_page: '7' })}`),
+      },
+      3,
+    );
     const sent = { typeCity: 0, text: 0 };
     const once = (paths: string[], key: keyof typeof sent): Load => ({ url: base, connections, paths: paths.slice(sent[key]) });
     const tcd = await cannon(once(diverseTypeCity, 'typeCity'));
@@ -259,135 +303,313 @@ async function suite(target: Target): Promise<void> {
     sent.text += ftd.requests.total;
     reportDiverse('full text, distinct', ftd, diverseText.length, 50);
     const heavy = [...diverseTypeCity.slice(sent.typeCity), ...diverseText.slice(sent.text)];
-    const [cheapBusy, heavyRun] = await Promise.all([cannon({ url: base, connections: 10, paths: ['/healthz'] }), cannon({ url: base, connections: Math.max(1, connections - 10), paths: shuffle(heavy, random) })]);
-    log(`  /healthz while ${Math.max(1, connections - 10)} conn. send distinct searches: p99 ${cheapBusy.latency.p99} ms; the searches: p99 ${heavyRun.latency.p99} ms, ${heavyRun.requests.average} req/s`);
-    if (cheapBusy.non2xx + cheapBusy.errors + heavyRun.non2xx + heavyRun.errors > 0) failures.push(`${target.name}: diverse concurrent run: ${cheapBusy.non2xx + cheapBusy.errors} cheap and ${heavyRun.non2xx + heavyRun.errors} searches failed`);
-    addRow({ figure: '/healthz p99 during distinct searches', value: ms(cheapBusy.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(cheapBusy.latency.p99, ceil.latency.p99), target: '< 25 ms', verdict: verdict(cheapBusy.latency.p99 < 25) });
+    const [cheapBusy, heavyRun] = await Promise.all([
+      cannon({ url: base, connections: 10, paths: ['/healthz'] }),
+      cannon({ url: base, connections: Math.max(1, connections - 10), paths: shuffle(heavy, random) }),
+    ]);
+    log(
+      `  /healthz while ${Math.max(1, connections - 10)} conn. send distinct searches: p99 ${cheapBusy.latency.p99} ms; the searches: p99 ${heavyRun.latency.p99} ms, ${heavyRun.requests.average} req/s`,
+    );
+    if (cheapBusy.non2xx + cheapBusy.errors + heavyRun.non2xx + heavyRun.errors > 0)
+      failures.push(
+        `${target.name}: diverse concurrent run: ${cheapBusy.non2xx + cheapBusy.errors} cheap and ${heavyRun.non2xx + heavyRun.errors} searches failed`,
+      );
+    addRow({
+      figure: '/healthz p99 during distinct searches',
+      value: ms(cheapBusy.latency.p99),
+      baseline: ms(ceil.latency.p99),
+      ratio: ratioTo(cheapBusy.latency.p99, ceil.latency.p99),
+      target: '< 25 ms',
+      verdict: verdict(cheapBusy.latency.p99 < 25),
+    });
   }
 
   function reportDiverse(name: string, r: autocannon.Result, distinct: number, targetMs: number): void {
     const bad = r.non2xx + r.errors + r.timeouts;
-    log(`  ${name}: ${r.requests.total} requests of ${distinct} distinct, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${r.requests.average} req/s, ${bad} failed`);
+    log(
+      `  ${name}: ${r.requests.total} requests of ${distinct} distinct, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${r.requests.average} req/s, ${bad} failed`,
+    );
     if (bad > 0) failures.push(`${target.name}: ${name}: ${bad} of ${r.requests.total} requests failed (see ${serverLog})`);
-    if (r.requests.total > distinct) log(`  note: the run sent more requests than there are distinct ones; the repeats may come from the cache`);
-    addRow({ figure: `${name} p99 (${connections} conn.)`, value: ms(r.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(r.latency.p99, ceil.latency.p99), target: `< ${targetMs} ms`, verdict: verdict(r.latency.p99 < targetMs) });
-    addRow({ figure: `${name} throughput`, value: `${r.requests.average} req/s`, baseline: `${ceil.requests.average} req/s`, ratio: ratioTo(r.requests.average, ceil.requests.average), target: '', verdict: '' });
+    if (r.requests.total > distinct)
+      log(`  note: the run sent more requests than there are distinct ones; the repeats may come from the cache`);
+    addRow({
+      figure: `${name} p99 (${connections} conn.)`,
+      value: ms(r.latency.p99),
+      baseline: ms(ceil.latency.p99),
+      ratio: ratioTo(r.latency.p99, ceil.latency.p99),
+      target: `< ${targetMs} ms`,
+      verdict: verdict(r.latency.p99 < targetMs),
+    });
+    addRow({
+      figure: `${name} throughput`,
+      value: `${r.requests.average} req/s`,
+      baseline: `${ceil.requests.average} req/s`,
+      ratio: ratioTo(r.requests.average, ceil.requests.average),
+      target: '',
+      verdict: '',
+    });
   }
 
   if (!diverseOnly) {
-  // ---------------------------------------------------------------- searches
-  log('\ntype + city search');
-  const typeCity = pairs.map((p) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '20' })}`);
-  const tc = await measure('type+city', { url: base, connections, paths: typeCity });
-  if (tc) {
-    addRow({ figure: `type+city search p50 (${connections} conn.)`, value: ms(tc.latency.p50), baseline: ms(ceil.latency.p50), ratio: ratioTo(tc.latency.p50, ceil.latency.p50), target: '', verdict: '' });
-    addRow({ figure: `type+city search p99 (${connections} conn.)`, value: ms(tc.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(tc.latency.p99, ceil.latency.p99), target: '< 25 ms', verdict: verdict(tc.latency.p99 < 25) });
-    addRow({ figure: 'type+city search throughput', value: `${tc.requests.average} req/s`, baseline: `${ceil.requests.average} req/s`, ratio: ratioTo(tc.requests.average, ceil.requests.average), target: '', verdict: '' });
-  }
-
-  log('\n/v1/search full text');
-  const fullText = textQueries.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`);
-  const ft = await measure('full-text', { url: base, connections, paths: fullText });
-  if (ft) {
-    addRow({ figure: `/v1/search full-text p50 (${connections} conn.)`, value: ms(ft.latency.p50), baseline: ms(ceil.latency.p50), ratio: ratioTo(ft.latency.p50, ceil.latency.p50), target: '', verdict: '' });
-    addRow({ figure: `/v1/search full-text p99 (${connections} conn.)`, value: ms(ft.latency.p99), baseline: ms(ceil.latency.p99), ratio: ratioTo(ft.latency.p99, ceil.latency.p99), target: '< 50 ms', verdict: verdict(ft.latency.p99 < 50) });
-  }
-
-  log('\ncheap requests alone, then while heavy searches run');
-  const cheapLoad: Load = { url: base, connections: 10, paths: ['/healthz'] };
-  const cheapAlone = await measure('cheap alone', cheapLoad);
-  if (cheapAlone && (tc || ft)) {
-    const heavyPaths = [...(ft ? fullText : []), ...(tc ? typeCity : [])];
-    const [cheapBusy, heavy] = await Promise.all([cannon(cheapLoad), cannon({ url: base, connections: Math.max(1, connections - 10), paths: heavyPaths })]);
-    if (cheapBusy.non2xx + cheapBusy.errors + heavy.non2xx + heavy.errors > 0) {
-      failures.push(`${target.name}: concurrent run: ${cheapBusy.non2xx + cheapBusy.errors} cheap and ${heavy.non2xx + heavy.errors} heavy requests failed`);
+    // ---------------------------------------------------------------- searches
+    log('\ntype + city search');
+    const typeCity = pairs.map(
+      (p) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '20' })}`,
+    );
+    const tc = await measure('type+city', { url: base, connections, paths: typeCity });
+    if (tc) {
+      addRow({
+        figure: `type+city search p50 (${connections} conn.)`,
+        value: ms(tc.latency.p50),
+        baseline: ms(ceil.latency.p50),
+        ratio: ratioTo(tc.latency.p50, ceil.latency.p50),
+        target: '',
+        verdict: '',
+      });
+      addRow({
+        figure: `type+city search p99 (${connections} conn.)`,
+        value: ms(tc.latency.p99),
+        baseline: ms(ceil.latency.p99),
+        ratio: ratioTo(tc.latency.p99, ceil.latency.p99),
+        target: '< 25 ms',
+        verdict: verdict(tc.latency.p99 < 25),
+      });
+      addRow({
+        figure: 'type+city search throughput',
+        value: `${tc.requests.average} req/s`,
+        baseline: `${ceil.requests.average} req/s`,
+        ratio: ratioTo(tc.requests.average, ceil.requests.average),
+        target: '',
+        verdict: '',
+      });
     }
-    log(`  cheap under load: p50 ${cheapBusy.latency.p50} ms, p99 ${cheapBusy.latency.p99} ms; heavy alongside: p99 ${heavy.latency.p99} ms, ${heavy.requests.average} req/s, ${heavy.non2xx + heavy.errors} failed`);
-    addRow({ figure: `cheap p99 while ${Math.max(1, connections - 10)} conn. search`, value: ms(cheapBusy.latency.p99), baseline: `${ms(cheapAlone.latency.p99)} (alone)`, ratio: ratioTo(cheapBusy.latency.p99, cheapAlone.latency.p99), target: '< 25 ms', verdict: verdict(cheapBusy.latency.p99 < 25) });
-  } else skipped.push(target.name + ': ' + 'cheap requests while heavy searches run: needs the search routes');
 
-  // ---------------------------------------------------------------- export
-  // The API saves a search only with at least one filter; "every place" is stored the way the search side
-  // stores one (criteria without filters). A world bbox through the API is measured too: it adds the
-  // R*Tree probe per batch, which is the search side's cost.
-  log('\nCSV export of every place vs the database\'s own CSV of the same rows and columns');
-  {
-    const bench = openDatabase(target.url);
-    const everyPlace = `srch_${'b'.repeat(8)}${Date.now().toString(32).slice(-8).padStart(8, 'a').replace(/[^a-z2-7]/g, 'a')}`;
-    const noFilter = { categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: null };
-    await bench.kysely
-      .withTables<{ searches: { public_id: string; account_id: number; params: string; criteria: string; resolution: string; sort: string; total: number; created_at: string } }>()
-      .insertInto('searches')
-      .values({ public_id: everyPlace, account_id: Number(account.id), params: '{}', criteria: JSON.stringify(noFilter), resolution: JSON.stringify({ type: null, city: null, country: null }), sort: 'name', total: 0, created_at: new Date().toISOString() })
-      .execute();
-    await bench.close();
-    // Search and export leave closed and retired places out (closed_at set): so does the baseline.
-    await exportFigure('every place', everyPlace, 'WHERE closed_at IS NULL');
-
-    const world = withBboxExport ? await fetch(`${base}/api/v2/map/search?bbox=-180,-90,180,90&per_page=1`, { headers: { authorization } }) : null;
-    if (world === null) skipped.push(target.name + ': ' + 'CSV export of a world bbox search (pass --bbox-export): each batch re-reads the whole R*Tree, so it takes minutes at 1M places');
-    else if (world.status === 404) skipped.push(target.name + ': ' + 'CSV export of a world bbox search: needs /api/v2/map/search');
-    else {
-      const found = (await world.json()) as { search_id?: string };
-      if (!found.search_id) throw new Error(`the world bbox search failed: ${JSON.stringify(found)}`);
-      await exportFigure('world bbox search', found.search_id, 'WHERE closed_at IS NULL AND lat IS NOT NULL AND lon IS NOT NULL AND lon BETWEEN -180 AND 180 AND lat BETWEEN -90 AND 90');
+    log('\n/v1/search full text');
+    const fullText = textQueries.map((q) => `/v1/search?${new URLSearchParams({ query: q })}`);
+    const ft = await measure('full-text', { url: base, connections, paths: fullText });
+    if (ft) {
+      addRow({
+        figure: `/v1/search full-text p50 (${connections} conn.)`,
+        value: ms(ft.latency.p50),
+        baseline: ms(ceil.latency.p50),
+        ratio: ratioTo(ft.latency.p50, ceil.latency.p50),
+        target: '',
+        verdict: '',
+      });
+      addRow({
+        figure: `/v1/search full-text p99 (${connections} conn.)`,
+        value: ms(ft.latency.p99),
+        baseline: ms(ceil.latency.p99),
+        ratio: ratioTo(ft.latency.p99, ceil.latency.p99),
+        target: '< 50 ms',
+        verdict: verdict(ft.latency.p99 < 50),
+      });
     }
-  }
 
-  async function exportFigure(label: string, searchId: string, where: string): Promise<void> {
-    const pid = app.pid!;
-    // Resets the server's peak RSS (VmHWM) so the figure is the export's, not the searches' before it.
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    const rssBefore = procStatus(pid, 'VmRSS');
-    // The searches before may still hold the database's connections (statements run up to the time
-    // budget after their clients gave up): an export that finds none answers 503 at once; wait and retry.
-    let t0 = performance.now();
-    let answer = await download(`${base}/api/v2/map/export?search_id=${searchId}&format=csv`);
-    for (let retry = 1; answer.status === 503 && retry <= 6; retry++) {
-      log(`  ${label}: 503 (the database's connections busy), retry ${retry} in 5 s`);
-      await new Promise((r) => setTimeout(r, 5000));
-      t0 = performance.now();
-      answer = await download(`${base}/api/v2/map/export?search_id=${searchId}&format=csv`);
-    }
-    const { bytes, lines, status } = answer;
-    const exportSeconds = (performance.now() - t0) / 1000;
-    const peak = procStatus(pid, 'VmHWM');
-    // File-backed pages are SQLite's memory map (mmap_size) of the catalog; anonymous ones are heaps and caches.
-    const anon = procStatus(pid, 'RssAnon');
-    const file = procStatus(pid, 'RssFile');
-    if (status !== 200) throw new Error(`export answered ${status}`);
-    const rowsExported = lines - 1;
-    log(`  ${label}: ${rowsExported} rows, ${(bytes / 1e6).toFixed(0)} MB in ${exportSeconds.toFixed(2)} s; server RSS ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB, after: ${anon.toFixed(0)} MB anonymous + ${file.toFixed(0)} MB file-backed`);
+    log('\ncheap requests alone, then while heavy searches run');
+    const cheapLoad: Load = { url: base, connections: 10, paths: ['/healthz'] };
+    const cheapAlone = await measure('cheap alone', cheapLoad);
+    if (cheapAlone && (tc || ft)) {
+      const heavyPaths = [...(ft ? fullText : []), ...(tc ? typeCity : [])];
+      const [cheapBusy, heavy] = await Promise.all([
+        cannon(cheapLoad),
+        cannon({ url: base, connections: Math.max(1, connections - 10), paths: heavyPaths }),
+      ]);
+      if (cheapBusy.non2xx + cheapBusy.errors + heavy.non2xx + heavy.errors > 0) {
+        failures.push(
+          `${target.name}: concurrent run: ${cheapBusy.non2xx + cheapBusy.errors} cheap and ${heavy.non2xx + heavy.errors} heavy requests failed`,
+        );
+      }
+      log(
+        `  cheap under load: p50 ${cheapBusy.latency.p50} ms, p99 ${cheapBusy.latency.p99} ms; heavy alongside: p99 ${heavy.latency.p99} ms, ${heavy.requests.average} req/s, ${heavy.non2xx + heavy.errors} failed`,
+      );
+      addRow({
+        figure: `cheap p99 while ${Math.max(1, connections - 10)} conn. search`,
+        value: ms(cheapBusy.latency.p99),
+        baseline: `${ms(cheapAlone.latency.p99)} (alone)`,
+        ratio: ratioTo(cheapBusy.latency.p99, cheapAlone.latency.p99),
+        target: '< 25 ms',
+        verdict: verdict(cheapBusy.latency.p99 < 25),
+      });
+    } else skipped.push(target.name + ': ' + 'cheap requests while heavy searches run: needs the search routes');
 
-    const select = `SELECT ${exportColumns.map((f) => sqlColumn(f)).join(', ')} FROM places ${where} ORDER BY id`;
-    const baseline = target.exportBaseline(select);
-    log(`  ${baseline.tool}: ${baseline.lines - 1} rows, ${(baseline.bytes / 1e6).toFixed(0)} MB in ${baseline.seconds.toFixed(2)} s`);
-    if (baseline.lines - 1 !== rowsExported) log(`  note: ${baseline.tool} selected ${baseline.lines - 1} rows, the export ${rowsExported}`);
-    addRow({ figure: `CSV export, ${label}, ${rowsExported} rows`, value: `${exportSeconds.toFixed(2)} s`, baseline: `${baseline.seconds.toFixed(2)} s (${baseline.tool})`, ratio: ratioTo(exportSeconds, baseline.seconds), target: '< 2x', verdict: verdict(exportSeconds < 2 * baseline.seconds) });
-    addRow({ figure: `  server peak RSS (VmHWM)`, value: `${peak.toFixed(0)} MB`, baseline: `${rssBefore.toFixed(0)} MB (before)`, ratio: ratioTo(peak, rssBefore), target: '< 250 MB', verdict: verdict(peak < 250) });
-    addRow({ figure: `  growth during the export`, value: `${(peak - rssBefore).toFixed(0)} MB`, baseline: '', ratio: '', target: '', verdict: '' });
-  }
+    // ---------------------------------------------------------------- export
+    // The API saves a search only with at least one filter; "every place" is stored the way the search side
+    // stores one (criteria without filters). A world bbox through the API is measured too: it adds the
+    // R*Tree probe per batch, which is the search side's cost.
+    log("\nCSV export of every place vs the database's own CSV of the same rows and columns");
+    {
+      const bench = openDatabase(target.url);
+      const everyPlace = `srch_${'b'.repeat(8)}${Date.now()
+        .toString(32)
+        .slice(-8)
+        .padStart(8, 'a')
+        .replace(/[^a-z2-7]/g, 'a')}`;
+      const noFilter = {
+        categories: null,
+        cityId: null,
+        countryCode: null,
+        text: null,
+        minRating: null,
+        hasPhone: null,
+        hasWebsite: null,
+        hasEmail: null,
+        near: null,
+        bbox: null,
+      };
+      await bench.kysely
+        .withTables<{
+          searches: {
+            public_id: string;
+            account_id: number;
+            params: string;
+            criteria: string;
+            resolution: string;
+            sort: string;
+            total: number;
+            created_at: string;
+          };
+        }>()
+        .insertInto('searches')
+        .values({
+          public_id: everyPlace,
+          account_id: Number(account.id),
+          params: '{}',
+          criteria: JSON.stringify(noFilter),
+          resolution: JSON.stringify({ type: null, city: null, country: null }),
+          sort: 'name',
+          total: 0,
+          created_at: new Date().toISOString(),
+        })
+        .execute();
+      await bench.close();
+      // Search and export leave closed and retired places out (closed_at set): so does the baseline.
+      await exportFigure('every place', everyPlace, 'WHERE closed_at IS NULL');
 
-  await stop(app);
-
-  // ---------------------------------------------------------------- the same searches without the read cache
-  // The figures above use the default server, whose read cache answers a repeated search from memory while
-  // the catalog is unchanged. These show what every search costs when nothing is cached (all distinct searches).
-  log('\nthe same searches with the read cache off (READ_CACHE_ENTRIES=0)');
-  {
-    const coldPort = await freePort();
-    const coldBase = `http://127.0.0.1:${coldPort}`;
-    const cold = start(serverScript, { DATABASE_URL: target.url, PORT: String(coldPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', IMPORT_DEMO_DATA: 'false', READ_CACHE_ENTRIES: '0', ...unlimited });
-    await waitFor(`${coldBase}/healthz`, cold);
-    for (const [name, paths, warm] of [['type+city', typeCity, tc], ['full-text', fullText, ft]] as const) {
-      const r = warm ? await measure(`${name}, cache off`, { url: coldBase, connections, paths }) : null;
-      if (r && warm) {
-        addRow({ figure: `${name} p99, read cache off (${connections} conn.)`, value: ms(r.latency.p99), baseline: `${ms(warm.latency.p99)} (cache on)`, ratio: ratioTo(r.latency.p99, warm.latency.p99), target: '', verdict: '' });
-        addRow({ figure: `${name} throughput, read cache off`, value: `${r.requests.average} req/s`, baseline: `${warm.requests.average} req/s (cache on)`, ratio: ratioTo(r.requests.average, warm.requests.average), target: '', verdict: '' });
+      const world = withBboxExport
+        ? await fetch(`${base}/api/v2/map/search?bbox=-180,-90,180,90&per_page=1`, { headers: { authorization } })
+        : null;
+      if (world === null)
+        skipped.push(
+          target.name +
+            ': ' +
+            'CSV export of a world bbox search (pass --bbox-export): each batch re-reads the whole R*Tree, so it takes minutes at 1M places',
+        );
+      else if (world.status === 404) skipped.push(target.name + ': ' + 'CSV export of a world bbox search: needs /api/v2/map/search');
+      else {
+        const found = (await world.json()) as { search_id?: string };
+        if (!found.search_id) throw new Error(`the world bbox search failed: ${JSON.stringify(found)}`);
+        await exportFigure(
+          'world bbox search',
+          found.search_id,
+          'WHERE closed_at IS NULL AND lat IS NOT NULL AND lon IS NOT NULL AND lon BETWEEN -180 AND 180 AND lat BETWEEN -90 AND 90',
+        );
       }
     }
-    await stop(cold);
-  }
+
+    async function exportFigure(label: string, searchId: string, where: string): Promise<void> {
+      const pid = app.pid!;
+      // Resets the server's peak RSS (VmHWM) so the figure is the export's, not the searches' before it.
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+      const rssBefore = procStatus(pid, 'VmRSS');
+      // The searches before may still hold the database's connections (statements run up to the time
+      // budget after their clients gave up): an export that finds none answers 503 at once; wait and retry.
+      let t0 = performance.now();
+      let answer = await download(`${base}/api/v2/map/export?search_id=${searchId}&format=csv`);
+      for (let retry = 1; answer.status === 503 && retry <= 6; retry++) {
+        log(`  ${label}: 503 (the database's connections busy), retry ${retry} in 5 s`);
+        await new Promise((r) => setTimeout(r, 5000));
+        t0 = performance.now();
+        answer = await download(`${base}/api/v2/map/export?search_id=${searchId}&format=csv`);
+      }
+      const { bytes, lines, status } = answer;
+      const exportSeconds = (performance.now() - t0) / 1000;
+      const peak = procStatus(pid, 'VmHWM');
+      // File-backed pages are SQLite's memory map (mmap_size) of the catalog; anonymous ones are heaps and caches.
+      const anon = procStatus(pid, 'RssAnon');
+      const file = procStatus(pid, 'RssFile');
+      if (status !== 200) throw new Error(`export answered ${status}`);
+      const rowsExported = lines - 1;
+      log(
+        `  ${label}: ${rowsExported} rows, ${(bytes / 1e6).toFixed(0)} MB in ${exportSeconds.toFixed(2)} s; server RSS ${rssBefore.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB, after: ${anon.toFixed(0)} MB anonymous + ${file.toFixed(0)} MB file-backed`,
+      );
+
+      const select = `SELECT ${exportColumns.map((f) => sqlColumn(f)).join(', ')} FROM places ${where} ORDER BY id`;
+      const baseline = target.exportBaseline(select);
+      log(`  ${baseline.tool}: ${baseline.lines - 1} rows, ${(baseline.bytes / 1e6).toFixed(0)} MB in ${baseline.seconds.toFixed(2)} s`);
+      if (baseline.lines - 1 !== rowsExported)
+        log(`  note: ${baseline.tool} selected ${baseline.lines - 1} rows, the export ${rowsExported}`);
+      addRow({
+        figure: `CSV export, ${label}, ${rowsExported} rows`,
+        value: `${exportSeconds.toFixed(2)} s`,
+        baseline: `${baseline.seconds.toFixed(2)} s (${baseline.tool})`,
+        ratio: ratioTo(exportSeconds, baseline.seconds),
+        target: '< 2x',
+        verdict: verdict(exportSeconds < 2 * baseline.seconds),
+      });
+      addRow({
+        figure: `  server peak RSS (VmHWM)`,
+        value: `${peak.toFixed(0)} MB`,
+        baseline: `${rssBefore.toFixed(0)} MB (before)`,
+        ratio: ratioTo(peak, rssBefore),
+        target: '< 250 MB',
+        verdict: verdict(peak < 250),
+      });
+      addRow({
+        figure: `  growth during the export`,
+        value: `${(peak - rssBefore).toFixed(0)} MB`,
+        baseline: '',
+        ratio: '',
+        target: '',
+        verdict: '',
+      });
+    }
+
+    await stop(app);
+
+    // ---------------------------------------------------------------- the same searches without the read cache
+    // The figures above use the default server, whose read cache answers a repeated search from memory while
+    // the catalog is unchanged. These show what every search costs when nothing is cached (all distinct searches).
+    log('\nthe same searches with the read cache off (READ_CACHE_ENTRIES=0)');
+    {
+      const coldPort = await freePort();
+      const coldBase = `http://127.0.0.1:${coldPort}`;
+      const cold = start(serverScript, {
+        DATABASE_URL: target.url,
+        PORT: String(coldPort),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        IMPORT_DEMO_DATA: 'false',
+        READ_CACHE_ENTRIES: '0',
+        ...unlimited,
+      });
+      await waitFor(`${coldBase}/healthz`, cold);
+      for (const [name, paths, warm] of [
+        ['type+city', typeCity, tc],
+        ['full-text', fullText, ft],
+      ] as const) {
+        const r = warm ? await measure(`${name}, cache off`, { url: coldBase, connections, paths }) : null;
+        if (r && warm) {
+          addRow({
+            figure: `${name} p99, read cache off (${connections} conn.)`,
+            value: ms(r.latency.p99),
+            baseline: `${ms(warm.latency.p99)} (cache on)`,
+            ratio: ratioTo(r.latency.p99, warm.latency.p99),
+            target: '',
+            verdict: '',
+          });
+          addRow({
+            figure: `${name} throughput, read cache off`,
+            value: `${r.requests.average} req/s`,
+            baseline: `${warm.requests.average} req/s (cache on)`,
+            ratio: ratioTo(r.requests.average, warm.requests.average),
+            target: '',
+            verdict: '',
+          });
+        }
+      }
+      await stop(cold);
+    }
   } else await stop(app);
 }
 
@@ -403,12 +625,14 @@ function timedCsv(tool: string, command: string): { seconds: number; lines: numb
 }
 
 // ---------------------------------------------------------------- the databases
-const targets: Target[] = [{
-  name: 'SQLite',
-  url: catalog.url,
-  ...(await credentials(catalog.url)),
-  exportBaseline: (select) => timedCsv('sqlite3 -csv', `sqlite3 -readonly -csv -header '${catalog.path}' "${select}"`),
-}];
+const targets: Target[] = [
+  {
+    name: 'SQLite',
+    url: catalog.url,
+    ...(await credentials(catalog.url)),
+    exportBaseline: (select) => timedCsv('sqlite3 -csv', `sqlite3 -readonly -csv -header '${catalog.path}' "${select}"`),
+  },
+];
 if (withPostgres) {
   log(`\ncopying the catalog into PostgreSQL (schema ${pgSchema}) …`);
   const loaded = await loadCatalogIntoPostgres(catalog.path, pgAdminUrl, pgSchema, log);
@@ -418,7 +642,10 @@ if (withPostgres) {
     url: loaded.url,
     ...(await credentials(loaded.url)),
     exportBaseline: (select) =>
-      timedCsv('COPY TO STDOUT', `psql '${pgAdminUrl}' -X -q -c "SET search_path = ${pgSchema}" -c "COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER)"`),
+      timedCsv(
+        'COPY TO STDOUT',
+        `psql '${pgAdminUrl}' -X -q -c "SET search_path = ${pgSchema}" -c "COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER)"`,
+      ),
   });
 }
 try {
@@ -440,10 +667,20 @@ try {
 
 // ---------------------------------------------------------------- report
 log(`\nLeadAtlas API benchmark: ${catalog.rows} places, ${connections} connections, ${duration} s per run, autocannon on the same machine`);
-const header: Row = { dialect: 'database', figure: 'figure', value: 'value', baseline: 'baseline', ratio: 'ratio', target: 'target', verdict: '' };
+const header: Row = {
+  dialect: 'database',
+  figure: 'figure',
+  value: 'value',
+  baseline: 'baseline',
+  ratio: 'ratio',
+  target: 'target',
+  verdict: '',
+};
 const width = (k: keyof Row) => Math.max(...[header, ...rows].map((r) => r[k].length));
 for (const r of [header, ...rows]) {
-  log(`${r.dialect.padEnd(width('dialect'))}  ${r.figure.padEnd(width('figure'))}  ${r.value.padStart(width('value'))}  ${r.baseline.padEnd(width('baseline'))}  ${r.ratio.padStart(width('ratio'))}  ${r.target.padEnd(width('target'))}  ${r.verdict}`);
+  log(
+    `${r.dialect.padEnd(width('dialect'))}  ${r.figure.padEnd(width('figure'))}  ${r.value.padStart(width('value'))}  ${r.baseline.padEnd(width('baseline'))}  ${r.ratio.padStart(width('ratio'))}  ${r.target.padEnd(width('target'))}  ${r.verdict}`,
+  );
 }
 if (targets.length > 1) {
   // Side by side: each figure on each database (the n-th figure of a name on each, in the order measured).

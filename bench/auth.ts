@@ -19,7 +19,11 @@ import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { createAccountWithToken } from '../test/helpers/accounts.ts';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '10' }, rounds: { type: 'string', default: '6' } },
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '6' },
+  },
 });
 const duration = Number(values.duration);
 const connections = Number(values.connections);
@@ -30,7 +34,11 @@ const url = `sqlite:${join(dir, 'bench.db')}`;
 const db = openDatabase(url);
 await migrateToLatest(db);
 // Limits out of the way (one token, tens of thousands of requests a second); their cost per request stays in the figures.
-const unlimited = { RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000000', QUOTA_REQUESTS_PER_DAY: '1000000000000' };
+const unlimited = {
+  RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000000',
+  RATE_LIMIT_IP_PER_MINUTE: '1000000000000',
+  QUOTA_REQUESTS_PER_DAY: '1000000000000',
+};
 const app = await buildApp({ config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...unlimited }), db });
 // One handler, two routes: the only difference is the declared scope.
 const payload = { id: 'plc_bench', name: 'Bench Café', category: 'cafe', city: 'Lyon', country_code: 'FR', lat: 45.76, lon: 4.83 };
@@ -50,7 +58,15 @@ interface Sample {
 }
 
 async function measure(path: string, headers: string[]): Promise<Sample> {
-  const args = ['--json', '--duration', String(duration), '--connections', String(connections), ...headers.flatMap((h) => ['--headers', h]), `${address}${path}`];
+  const args = [
+    '--json',
+    '--duration',
+    String(duration),
+    '--connections',
+    String(connections),
+    ...headers.flatMap((h) => ['--headers', h]),
+    `${address}${path}`,
+  ];
   const cpuBefore = process.cpuUsage();
   const { stdout } = await run(autocannon, args, { encoding: 'utf8' });
   const cpu = process.cpuUsage(cpuBefore);
@@ -94,6 +110,12 @@ const authCpu = median(auth.map((x) => x.cpuMicrosPerReq));
 const fmt = (xs: Sample[]) => xs.map((x) => Math.round(x.reqPerSec)).join(', ');
 console.log(`without auth: ${Math.round(openRps)} req/s  (rounds: ${fmt(open)}), server CPU ${openCpu.toFixed(1)} µs/req (median)`);
 console.log(`with token:   ${Math.round(authRps)} req/s  (rounds: ${fmt(auth)}), server CPU ${authCpu.toFixed(1)} µs/req (median)`);
-console.log(`throughput ratio: ${(ratio * 100).toFixed(1)}% (median of round pairs ${(median(pairRatios) * 100).toFixed(1)}%), target ≥ 85%: ${ratio >= 0.85 ? 'PASS' : 'FAIL'}`);
+console.log(
+  `throughput ratio: ${(ratio * 100).toFixed(1)}% (median of round pairs ${(median(pairRatios) * 100).toFixed(1)}%), target ≥ 85%: ${ratio >= 0.85 ? 'PASS' : 'FAIL'}`,
+);
 console.log(`CPU per request with token: +${(authCpu - openCpu).toFixed(1)} µs (${((authCpu / openCpu - 1) * 100).toFixed(1)}% more)`);
-console.log(`(${duration}s × ${rounds} rounds per route, ${connections} connections, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+console.log(
+  `(${duration}s × ${rounds} rounds per route, ${connections} connections, Node ${process.version}, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')})`,
+);

@@ -14,7 +14,9 @@ import { CountryBorders } from '../src/modules/geo/borders.ts';
 import { loadGazetteer } from '../src/modules/geo/gazetteer.ts';
 
 const points: Array<[number, number]> = [];
-for (const line of gunzipSync(readFileSync(join(osmDir, 'osm-pois-all.ndjson.gz'))).toString().split('\n')) {
+for (const line of gunzipSync(readFileSync(join(osmDir, 'osm-pois-all.ndjson.gz')))
+  .toString()
+  .split('\n')) {
   if (!line) continue;
   const { lat, lon } = JSON.parse(line) as { lat?: number; lon?: number };
   if (typeof lat === 'number' && typeof lon === 'number') points.push([lat, lon]);
@@ -40,10 +42,14 @@ const base = cpuPerPlace('baseline: nearest city, no country', () => {
 const now = cpuPerPlace('assignCity (polygon, nearest city of that country)', () => {
   for (const [lat, lon] of points) g.assignCity({ lat, lon });
 });
-cpuPerPlace('polygon only, cold cell cache (a new CountryBorders)', () => {
-  const b = new CountryBorders(known);
-  for (const [lat, lon] of points) b.at(lat, lon);
-}, 1);
+cpuPerPlace(
+  'polygon only, cold cell cache (a new CountryBorders)',
+  () => {
+    const b = new CountryBorders(known);
+    for (const [lat, lon] of points) b.at(lat, lon);
+  },
+  1,
+);
 const warm = new CountryBorders(known);
 for (const [lat, lon] of points) warm.at(lat, lon);
 cpuPerPlace('polygon only, warm cell cache', () => {

@@ -28,7 +28,18 @@ const db = openDatabase(catalog.url);
 await migrateToLatest(db);
 const h = db.sqlite!;
 
-const none: PlaceCriteria = { categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: null };
+const none: PlaceCriteria = {
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+};
 const index = loadCategoryIndex();
 const pairs = await db.kysely
   .selectFrom('places')
@@ -40,8 +51,14 @@ const pairs = await db.kysely
   .limit(3)
   .execute();
 const queries: Array<[string, PlaceCriteria]> = [
-  ...pairs.map((p): [string, PlaceCriteria] => [`type=${p.category} city=${p.city_id}`, { ...none, cityId: Number(p.city_id), categories: index.subtree(p.category!) }]),
-  ...['restaurant', 'pizza', 'starbucks'].map((w): [string, PlaceCriteria] => [`query=${w}`, { ...none, text: { words: [w], mode: 'substring' } }]),
+  ...pairs.map((p): [string, PlaceCriteria] => [
+    `type=${p.category} city=${p.city_id}`,
+    { ...none, cityId: Number(p.city_id), categories: index.subtree(p.category!) },
+  ]),
+  ...['restaurant', 'pizza', 'starbucks'].map((w): [string, PlaceCriteria] => [
+    `query=${w}`,
+    { ...none, text: { words: [w], mode: 'substring' } },
+  ]),
   ['bbox Munich centre', { ...none, bbox: [11.55, 48.13, 11.6, 48.15] }],
 ];
 
@@ -66,14 +83,18 @@ async function measure(label: string): Promise<void> {
       all.push(await once({ ...criteria, includeClosed: true }));
     }
     const [o, a] = [median(open), median(all)];
-    console.log(`  ${name.padEnd(44)} open only ${o.toFixed(2).padStart(8)} ms   include_closed ${a.toFixed(2).padStart(8)} ms   ratio ${(o / a).toFixed(2)}`);
+    console.log(
+      `  ${name.padEnd(44)} open only ${o.toFixed(2).padStart(8)} ms   include_closed ${a.toFixed(2).padStart(8)} ms   ratio ${(o / a).toFixed(2)}`,
+    );
   }
 }
 
 console.log(`${catalog.path}: ${catalog.rows} places; ${new Date().toISOString()}`);
 await measure('no place closed');
 h.exec('BEGIN');
-const retire = h.prepare("UPDATE places SET closed_at = '2026-01-01T00:00:00.000Z', closed_reason = 'retired' WHERE id % ? = 0 AND closed_at IS NULL");
+const retire = h.prepare(
+  "UPDATE places SET closed_at = '2026-01-01T00:00:00.000Z', closed_reason = 'retired' WHERE id % ? = 0 AND closed_at IS NULL",
+);
 retire.run(100);
 await measure('1% retired');
 retire.run(10);

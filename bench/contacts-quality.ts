@@ -11,7 +11,14 @@ import { canonicalSocial } from '../src/modules/contacts/socials.ts';
 import { scanPage } from '../src/modules/enrichment/extract/page-scan.ts';
 import { normalisePhone } from '../src/modules/geo/phone.ts';
 import {
-  loadLabelledSet, precision, recall, scorePages, websitesDir, type ContactScores, type LabelledPage, type PageFindings,
+  loadLabelledSet,
+  precision,
+  recall,
+  scorePages,
+  websitesDir,
+  type ContactScores,
+  type LabelledPage,
+  type PageFindings,
 } from '../test/helpers/contacts-labelled-set.ts';
 
 interface Heuristics {
@@ -53,8 +60,9 @@ function print(label: string, scores: ContactScores, base: ContactScores): void 
     const s = scores[field];
     const b = base[field];
     console.log(
-      `${field.padEnd(9)} ${pct(precision(s))}   ${pct(recall(s))}   (${s.truePositives}/${s.falsePositives}, ${s.found}/${s.truth})`.padEnd(58) +
-        `${pct(precision(b))}   ${pct(recall(b))}`,
+      `${field.padEnd(9)} ${pct(precision(s))}   ${pct(recall(s))}   (${s.truePositives}/${s.falsePositives}, ${s.found}/${s.truth})`.padEnd(
+        58,
+      ) + `${pct(precision(b))}   ${pct(recall(b))}`,
     );
   }
 }
@@ -91,8 +99,16 @@ function timed(run: () => void): number {
 const oursMs = timed(() => pages.forEach(ours));
 const baselineMs = timed(() => pages.forEach(baseline));
 const noise = `<html><body><p>${'1 2 3 4 5 6 7 8 9 '.repeat(100_000)}</p><p>Tel. 089 2199890</p></body></html>`;
-const noiseMs = timed(() => extractContacts([{ url: 'https://noise.example/', html: noise }], { countryCode: 'DE', siteDomain: 'noise.example' }));
+const noiseMs = timed(() =>
+  extractContacts([{ url: 'https://noise.example/', html: noise }], { countryCode: 'DE', siteDomain: 'noise.example' }),
+);
 const nested = `<p>info@nested.example</p>${'<b>'.repeat(600_000)}`;
-const nestedMs = timed(() => extractContacts([{ url: 'https://nested.example/', html: nested }], { countryCode: 'DE', siteDomain: 'nested.example' }));
-console.log(`\ncost: ${(pages.length / (oursMs / 1000)).toFixed(0)} pages/s (baseline ${(pages.length / (baselineMs / 1000)).toFixed(0)} pages/s)`);
-console.log(`a ${(noise.length / 1e6).toFixed(1)} MB page of digit noise: ${noiseMs.toFixed(0)} ms; a ${(nested.length / 1e6).toFixed(1)} MB page of unclosed tags: ${nestedMs.toFixed(0)} ms`);
+const nestedMs = timed(() =>
+  extractContacts([{ url: 'https://nested.example/', html: nested }], { countryCode: 'DE', siteDomain: 'nested.example' }),
+);
+console.log(
+  `\ncost: ${(pages.length / (oursMs / 1000)).toFixed(0)} pages/s (baseline ${(pages.length / (baselineMs / 1000)).toFixed(0)} pages/s)`,
+);
+console.log(
+  `a ${(noise.length / 1e6).toFixed(1)} MB page of digit noise: ${noiseMs.toFixed(0)} ms; a ${(nested.length / 1e6).toFixed(1)} MB page of unclosed tags: ${nestedMs.toFixed(0)} ms`,
+);

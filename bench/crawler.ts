@@ -66,17 +66,26 @@ async function runFarm(): Promise<void> {
     const i = Number(/-(\d+)\./.exec(host)?.[1] ?? -1);
     const path = req.url ?? '/';
     const kind = kindOf(i);
-    setTimeout(() => {
-      if (i < 0 || res.destroyed) return res.destroy();
-      if (path === '/robots.txt') {
-        if (kind === 'robots') return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /\n');
-        return res.writeHead(404).end();
-      }
-      if (kind === 'missing') return res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
-      if (kind === 'shell') return res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>');
-      const body = path === '/' ? homePage(host) : `<html><body><h1>${path}</h1><p>${host}, Hauptstraße ${i % 200}, Tel. +49 30 ${1000000 + i}</p><p>${filler.slice(0, 3000)}</p></body></html>`;
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    }, latencyMs(i, path));
+    setTimeout(
+      () => {
+        if (i < 0 || res.destroyed) return res.destroy();
+        if (path === '/robots.txt') {
+          if (kind === 'robots') return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /\n');
+          return res.writeHead(404).end();
+        }
+        if (kind === 'missing') return res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
+        if (kind === 'shell')
+          return res
+            .writeHead(200, { 'content-type': 'text/html' })
+            .end('<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>');
+        const body =
+          path === '/'
+            ? homePage(host)
+            : `<html><body><h1>${path}</h1><p>${host}, Hauptstraße ${i % 200}, Tel. +49 30 ${1000000 + i}</p><p>${filler.slice(0, 3000)}</p></body></html>`;
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+      },
+      latencyMs(i, path),
+    );
   };
   const zone: Record<string, { A: string[] }> = {};
   for (let i = 0; i < sites; i++) if (kindOf(i) !== 'no-dns') zone[siteName(i)] = { A: [addresses[i % addresses.length]!] };
@@ -152,7 +161,8 @@ async function runPhase(): Promise<void> {
         return { outcome: 'dns_error', pages: 0 };
       }
       let pages = 0;
-      for (const path of ['/robots.txt', '/', '/kontakt', '/impressum']) if ((await get(host, path, address)) === 200 && path !== '/robots.txt') pages++;
+      for (const path of ['/robots.txt', '/', '/kontakt', '/impressum'])
+        if ((await get(host, path, address)) === 200 && path !== '/robots.txt') pages++;
       return { outcome: pages > 0 ? 'ok' : 'http_error', pages };
     });
   } else {
@@ -172,10 +182,13 @@ async function runPhase(): Promise<void> {
       perHostDelayMs,
       concurrency,
     });
-    result = await timed(`crawler, ${perHostDelayMs} ms between a host's requests${limitHeap ? ', heap growth limited as in `serve`' : ''}`, async (i) => {
-      const crawl = await crawler.crawlSite(`http://${siteName(i)}:${port}/`);
-      return { outcome: crawl.outcome, pages: crawl.pages.length };
-    });
+    result = await timed(
+      `crawler, ${perHostDelayMs} ms between a host's requests${limitHeap ? ', heap growth limited as in `serve`' : ''}`,
+      async (i) => {
+        const crawl = await crawler.crawlSite(`http://${siteName(i)}:${port}/`);
+        return { outcome: crawl.outcome, pages: crawl.pages.length };
+      },
+    );
     crawler.close();
   }
   process.send!(result);
@@ -195,8 +208,14 @@ function nextMessage<T>(process: ChildProcess): Promise<T> {
 async function main(): Promise<void> {
   const farm = child(['--mode', 'farm', '--sites', String(sites)]);
   const { port, dns } = await nextMessage<{ port: number; dns: string }>(farm);
-  console.log(`farm: ${sites.toLocaleString('en')} sites on ${addresses.length} loopback addresses, port ${port}, DNS ${dns}; concurrency ${concurrency}`);
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `farm: ${sites.toLocaleString('en')} sites on ${addresses.length} loopback addresses, port ${port}, DNS ${dns}; concurrency ${concurrency}`,
+  );
+  console.log(
+    `machine: ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const runs: RunResult[] = [];
   const phases = [
     ['--mode', 'baseline'],
@@ -212,10 +231,19 @@ async function main(): Promise<void> {
   farm.kill();
   console.log('\n| run | sites/s | wall s | peak RSS MB | peak heap used MB | pages | outcomes |\n|---|---:|---:|---:|---:|---:|---|');
   for (const r of runs) {
-    const outcomes = Object.entries(r.outcomes).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
-    console.log(`| ${r.label} | ${r.sitesPerSecond.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.peakRssMb.toFixed(0)} | ${r.peakHeapMb.toFixed(0)} | ${r.pages} | ${outcomes} |`);
+    const outcomes = Object.entries(r.outcomes)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    console.log(
+      `| ${r.label} | ${r.sitesPerSecond.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.peakRssMb.toFixed(0)} | ${r.peakHeapMb.toFixed(0)} | ${r.pages} | ${outcomes} |`,
+    );
   }
-  console.log(`\nload after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `\nload after: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 }
 
 if (mode === 'farm') await runFarm();

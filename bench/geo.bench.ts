@@ -19,7 +19,9 @@ async function timed<T>(label: string, run: () => Promise<T> | T): Promise<T> {
   const result = await run();
   const used = process.cpuUsage(cpu);
   // CPU time next to wall time: on a shared machine the wall time mostly measures the neighbours.
-  console.log(`${label}: ${(performance.now() - start).toFixed(0)} ms wall, ${((used.user + used.system) / 1000).toFixed(0)} ms CPU in this process`);
+  console.log(
+    `${label}: ${(performance.now() - start).toFixed(0)} ms wall, ${((used.user + used.system) / 1000).toFixed(0)} ms CPU in this process`,
+  );
   return result;
 }
 
@@ -40,7 +42,7 @@ try {
 
   // Deterministic pseudo-random points over Bavaria and over the whole globe.
   let seed = 42;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const bavaria = Array.from({ length: 100_000 }, () => [47.5 + 2 * rnd(), 9.5 + 3.5 * rnd()] as const);
   const world = Array.from({ length: 100_000 }, () => [-60 + 130 * rnd(), -180 + 360 * rnd()] as const);
   perCall('assignCity nearest (Bavaria)', bavaria.length, (i) => g.assignCity({ lat: bavaria[i]![0], lon: bavaria[i]![1] }));

@@ -30,15 +30,27 @@ const catalog = await buildCatalog({
 const db = openDatabase(catalog.url);
 const app = await buildApp({
   config: loadConfig({
-    DATABASE_URL: catalog.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '2', READ_CACHE_ENTRIES: '0',
-    SEARCH_TIME_BUDGET_MS: budget, RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000', QUOTA_REQUESTS_PER_DAY: '1000000000',
+    DATABASE_URL: catalog.url,
+    LOG_LEVEL: 'silent',
+    IMPORT_DEMO_DATA: 'false',
+    DB_READ_WORKERS: '2',
+    READ_CACHE_ENTRIES: '0',
+    SEARCH_TIME_BUDGET_MS: budget,
+    RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
+    QUOTA_REQUESTS_PER_DAY: '1000000000',
   }),
   db,
 });
 const { authorization } = await createAccountWithToken(db, { scopes: ['search'] });
 
 type Query = { label: string; url: string; body?: Record<string, unknown> };
-const square = (minLon: number, minLat: number, maxLon: number, maxLat: number) => [[minLon, minLat], [maxLon, minLat], [maxLon, maxLat], [minLon, maxLat], [minLon, minLat]];
+const square = (minLon: number, minLat: number, maxLon: number, maxLat: number) => [
+  [minLon, minLat],
+  [maxLon, minLat],
+  [maxLon, maxLat],
+  [minLon, maxLat],
+  [minLon, minLat],
+];
 const map = (q: string): string => `/api/v2/map/search?${q}`;
 const world = 'bbox=-180,-90,180,90';
 const enc = encodeURIComponent;
@@ -49,7 +61,11 @@ const ordinary: Query[] = [
   { label: 'name alone (/v1/search)', url: '/v1/search', body: { query: 'Limoncello' } },
   { label: 'name with a typo + city', url: map(`query=Ratskeler&city=${enc('München')}`) },
   { label: 'type + small bbox', url: map(`type=cafe&bbox=11.50,48.10,11.65,48.18`) },
-  { label: 'polygon with a hole (Munich centre)', url: '/api/v2/map/search', body: { polygon: { type: 'Polygon', coordinates: [square(11.555, 48.13, 11.59, 48.15), square(11.57, 48.134, 11.58, 48.141)] } } },
+  {
+    label: 'polygon with a hole (Munich centre)',
+    url: '/api/v2/map/search',
+    body: { polygon: { type: 'Polygon', coordinates: [square(11.555, 48.13, 11.59, 48.15), square(11.57, 48.134, 11.58, 48.141)] } },
+  },
 ];
 const hostile: Query[] = [
   { label: 'nonsense word, world bbox', url: map(`query=Qxzvkwplmtr&${world}`) },
@@ -66,8 +82,16 @@ const hostile: Query[] = [
   { label: '200 × `a`', url: map(`query=${'a'.repeat(200)}`) },
   { label: '100 × `ab`, world bbox', url: map(`query=${'ab'.repeat(100)}&${world}`) },
   { label: '`a`, world bbox, sort=name', url: map(`query=a&${world}&sort=name`) },
-  { label: 'polygon of the largest span (10°) over Delhi', url: '/api/v2/map/search', body: { polygon: { type: 'Polygon', coordinates: [square(72, 23, 82, 33)] } } },
-  { label: 'polygon of the largest span (10°) over Delhi, with a nonsense word', url: '/api/v2/map/search', body: { query: 'Qxzvkwplmtr', polygon: { type: 'Polygon', coordinates: [square(72, 23, 82, 33)] } } },
+  {
+    label: 'polygon of the largest span (10°) over Delhi',
+    url: '/api/v2/map/search',
+    body: { polygon: { type: 'Polygon', coordinates: [square(72, 23, 82, 33)] } },
+  },
+  {
+    label: 'polygon of the largest span (10°) over Delhi, with a nonsense word',
+    url: '/api/v2/map/search',
+    body: { query: 'Qxzvkwplmtr', polygon: { type: 'Polygon', coordinates: [square(72, 23, 82, 33)] } },
+  },
   { label: 'world bbox alone (counts every place)', url: map(world) },
   { label: 'world bbox, sort=name', url: map(`${world}&sort=name`) },
 ];
@@ -78,7 +102,12 @@ async function time(q: Query): Promise<{ worst: number; status: number; total: s
   let total = '';
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    const res = await app.inject({ method: q.body ? 'POST' : 'GET', url: q.url, headers: { authorization }, ...(q.body ? { payload: q.body } : {}) });
+    const res = await app.inject({
+      method: q.body ? 'POST' : 'GET',
+      url: q.url,
+      headers: { authorization },
+      ...(q.body ? { payload: q.body } : {}),
+    });
     worst = Math.max(worst, performance.now() - started);
     status = res.statusCode;
     const body = res.json() as { total?: number; code?: string; resolved?: { typos?: { tolerated: boolean; reason?: string } } };
@@ -89,8 +118,11 @@ async function time(q: Query): Promise<{ worst: number; status: number; total: s
 }
 
 // Loads the resolvers (taxonomy, place names) before anything is timed, with searches not timed below.
-for (const url of [map(`type=bar&city=Berlin`), map(`query=Limoncello&city=${enc('San Francisco')}`)]) await app.inject({ method: 'GET', url, headers: { authorization } });
-console.log(`catalog ${catalog.path}: ${catalog.rows} places; ${cpus().length} cores; budget ${budget} ms; ${runs} runs each; ${new Date().toISOString()}`);
+for (const url of [map(`type=bar&city=Berlin`), map(`query=Limoncello&city=${enc('San Francisco')}`)])
+  await app.inject({ method: 'GET', url, headers: { authorization } });
+console.log(
+  `catalog ${catalog.path}: ${catalog.rows} places; ${cpus().length} cores; budget ${budget} ms; ${runs} runs each; ${new Date().toISOString()}`,
+);
 const base: number[] = [];
 const lines: string[] = [];
 for (const q of ordinary) {
@@ -107,6 +139,8 @@ for (const q of hostile) {
 }
 console.log('| kind | query | status | total / code | worst ms (× ordinary median) |\n|---|---|---|---|---|');
 for (const l of lines) console.log(l);
-console.log(`ordinary median of worst runs ${median.toFixed(1)} ms; worst hostile ${worstHostile.toFixed(1)} ms (${(worstHostile / median).toFixed(1)}×)`);
+console.log(
+  `ordinary median of worst runs ${median.toFixed(1)} ms; worst hostile ${worstHostile.toFixed(1)} ms (${(worstHostile / median).toFixed(1)}×)`,
+);
 await app.close();
 await db.close();

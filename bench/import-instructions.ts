@@ -51,14 +51,25 @@ function count(side: Side, file: string): Promise<void> {
   return new Promise((done, fail) => {
     const child = spawn(
       'valgrind',
-      ['--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${side.out}`, process.execPath,
-        join(root, 'bench/lib/import-once.mjs'), side.build, side.db, file],
+      [
+        '--tool=callgrind',
+        '--smc-check=all-non-file',
+        '--separate-threads=yes',
+        `--callgrind-out-file=${side.out}`,
+        process.execPath,
+        join(root, 'bench/lib/import-once.mjs'),
+        side.build,
+        side.db,
+        file,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`${side.label}: valgrind exited with ${code}:\n${output.slice(-2000)}`))));
+    child.on('exit', (code) =>
+      code === 0 ? done() : fail(new Error(`${side.label}: valgrind exited with ${code}:\n${output.slice(-2000)}`)),
+    );
   });
 }
 
@@ -67,7 +78,9 @@ function threads(out: string): Map<string, number> {
   const dir = resolve(out, '..');
   const prefix = `${out.slice(dir.length + 1)}-`;
   const found = new Map<string, number>();
-  for (const name of readdirSync(dir).filter((n) => n.startsWith(prefix)).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.startsWith(prefix))
+    .sort()) {
     const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(dir, name), 'utf8'));
     if (totals) found.set(name.slice(prefix.length), Number(totals[1]));
   }
@@ -77,7 +90,10 @@ function threads(out: string): Map<string, number> {
 /** Writer (main thread), import worker (the busiest other thread), and the rest (V8's helpers, the file digest). */
 function split(counts: Map<string, number>): { writer: number; worker: number; others: number } {
   const writer = counts.get('01') ?? 0;
-  const rest = [...counts].filter(([id]) => id !== '01').map(([, n]) => n).sort((a, b) => b - a);
+  const rest = [...counts]
+    .filter(([id]) => id !== '01')
+    .map(([, n]) => n)
+    .sort((a, b) => b - a);
   return { writer, worker: rest[0] ?? 0, others: rest.slice(1).reduce((a, b) => a + b, 0) };
 }
 
@@ -93,7 +109,12 @@ try {
   symlinkSync(join(root, 'node_modules'), join(baseTree, 'node_modules'));
   console.log(`compiling the working tree and ${baseCommit} …`);
   const sides: Side[] = [
-    { label: `base ${baseCommit}`, build: compileTree(baseTree, 'bench-instructions-build'), db: join(work, 'base.db'), out: join(work, 'cg-base') },
+    {
+      label: `base ${baseCommit}`,
+      build: compileTree(baseTree, 'bench-instructions-build'),
+      db: join(work, 'base.db'),
+      out: join(work, 'cg-base'),
+    },
     { label: 'working tree', build: compileTree(root, 'bench-instructions-build'), db: join(work, 'tree.db'), out: join(work, 'cg-tree') },
   ];
   for (const side of sides) run(process.execPath, [join(root, 'bench/lib/import-once.mjs'), side.build, side.db, '--prepare']);
@@ -110,7 +131,8 @@ try {
   ];
   console.log(`\nthousand instructions a place, ${lines} places (callgrind)`);
   console.log(`${'thread'.padEnd(42)} ${sides[0]!.label.padStart(14)} ${'working tree'.padStart(14)}   ratio`);
-  for (const [label, b, t] of rows) console.log(`${label.padEnd(42)} ${per(b).padStart(14)} ${per(t).padStart(14)}   ${(t / b).toFixed(3)}`);
+  for (const [label, b, t] of rows)
+    console.log(`${label.padEnd(42)} ${per(b).padStart(14)} ${per(t).padStart(14)}   ${(t / b).toFixed(3)}`);
 } finally {
   if (baseTree) spawnSync('git', ['worktree', 'remove', '--force', baseTree], { cwd: root });
   rmSync(work, { recursive: true, force: true });

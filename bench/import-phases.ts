@@ -39,12 +39,16 @@ const r = JSON.parse(run.stdout) as { format: string; modulesMs: number; enriche
 const ms = (v: number) => v.toFixed(0).padStart(6);
 const perPlace = (v: number, n: number) => ((v * 1000) / n).toFixed(1).padStart(6);
 console.log(`${file} (${r.format}): ${r.rounds[0]!.records} records, ${r.rounds[0]!.places} places`);
-console.log(`loading the modules ${ms(r.modulesMs)} ms, the enricher (taxonomy, gazetteer) ${ms(r.enricherMs)} ms; process CPU ${ms(r.startCpuMs)} ms`);
+console.log(
+  `loading the modules ${ms(r.modulesMs)} ms, the enricher (taxonomy, gazetteer) ${ms(r.enricherMs)} ms; process CPU ${ms(r.startCpuMs)} ms`,
+);
 console.log('round   read ms  enrich ms  µs a place  process CPU ms  of it on other threads');
 r.rounds.forEach((round, i) => {
   const wall = round.readMs + round.enrichMs;
   // CPU beyond the round's wall time ran on other threads: V8 compiling and collecting beside this one.
-  console.log(`${String(i + 1).padStart(5)}  ${ms(round.readMs)}     ${ms(round.enrichMs)}      ${perPlace(wall, round.places)}          ${ms(round.cpuMs)}                  ${ms(Math.max(0, round.cpuMs - wall))}`);
+  console.log(
+    `${String(i + 1).padStart(5)}  ${ms(round.readMs)}     ${ms(round.enrichMs)}      ${perPlace(wall, round.places)}          ${ms(round.cpuMs)}                  ${ms(Math.max(0, round.cpuMs - wall))}`,
+  );
 });
 const first = r.rounds[0]!;
 const last = r.rounds.at(-1)!;

@@ -73,5 +73,7 @@ const rows: Array<[string, number]> = [
 const total = rows.reduce((sum, [, ms]) => sum + ms, 0);
 console.log(`${places} places in ${summary.seconds.toFixed(2)} s: ${Math.round(summary.placesPerSecond)} places/s (${summary.format})`);
 for (const [label, ms] of [...rows, ['all threads', total] as [string, number]]) {
-  console.log(`${label.padEnd(38)} ${String(Math.round(ms)).padStart(7)} ms CPU  ${((ms * 1000) / places).toFixed(2).padStart(6)} µs a place  ${((100 * ms) / (summary.seconds * 1000)).toFixed(0).padStart(4)}% of a core`);
+  console.log(
+    `${label.padEnd(38)} ${String(Math.round(ms)).padStart(7)} ms CPU  ${((ms * 1000) / places).toFixed(2).padStart(6)} µs a place  ${((100 * ms) / (summary.seconds * 1000)).toFixed(0).padStart(4)}% of a core`,
+  );
 }

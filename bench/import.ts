@@ -69,7 +69,8 @@ const countryCopies = Number(argValue('--country-copies', '44'));
 const ndjsonOnly = process.argv.includes('--ndjson-only');
 const conflationOnly = process.argv.includes('--conflation-only');
 const withPostgres = !process.argv.includes('--no-postgres');
-if (!Number.isInteger(countryCopies) || countryCopies < 0 || countryCopies > 200) throw new Error('--country-copies must be a whole number from 0 to 200');
+if (!Number.isInteger(countryCopies) || countryCopies < 0 || countryCopies > 200)
+  throw new Error('--country-copies must be a whole number from 0 to 200');
 
 const osmDir = resolve(process.env.BENCH_OSM_DIR ?? resolve(import.meta.dirname, '../../shared/data/osm'));
 const pbfPath = join(osmDir, 'osm-pois-all.osm.pbf');
@@ -121,8 +122,19 @@ async function osm2pgsqlImport(file: string, options: string[] = []): Promise<{ 
     }
     const url = new URL(pgUrl);
     const run = timed('osm2pgsql', [
-      '--create', '--number-processes', '2', ...options,
-      '-d', database, '-H', url.hostname, '-P', url.port || '5432', '-U', url.username || 'postgres', file,
+      '--create',
+      '--number-processes',
+      '2',
+      ...options,
+      '-d',
+      database,
+      '-H',
+      url.hostname,
+      '-P',
+      url.port || '5432',
+      '-U',
+      url.username || 'postgres',
+      file,
     ]);
     return 'error' in run ? run : { seconds: run.seconds, peakRssMB: run.peakRssMB };
   } finally {
@@ -162,8 +174,12 @@ function cliRun(url: string, file: string, args: string[] = []): CliRun | { erro
   if (!summary) return { error: `no import summary in: ${run.stderr.trim().split('\n').slice(-3).join(' ')}` };
   const [, imported, updated, unchanged, importSeconds, placesPerSecond] = summary.map(Number);
   return {
-    seconds: run.seconds, peakRssMB: run.peakRssMB, cpuSeconds: run.cpuSeconds,
-    places: imported! + updated! + unchanged!, importSeconds: importSeconds!, placesPerSecond: placesPerSecond!,
+    seconds: run.seconds,
+    peakRssMB: run.peakRssMB,
+    cpuSeconds: run.cpuSeconds,
+    places: imported! + updated! + unchanged!,
+    importSeconds: importSeconds!,
+    placesPerSecond: placesPerSecond!,
   };
 }
 
@@ -187,7 +203,8 @@ async function cliImport(label: string, file: string, args: string[] = []): Prom
 }
 
 /** `url` with its connections' search_path set to `schema`. */
-const inSchema = (url: string, schema: string) => `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+const inSchema = (url: string, schema: string) =>
+  `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 
 type CopyRun = { seconds: number; rows: number };
 
@@ -235,7 +252,9 @@ async function postgresImport(file: string): Promise<{ ours: CliRun | { error: s
 }
 
 /** The `.osm.pbf` reader alone in this process (no enrichment, no writing): its time and what it kept located. */
-async function readOnly(file: string): Promise<{ seconds: number; records: number; gathered: { nodes: number; memberWays: number; blobs: number } }> {
+async function readOnly(
+  file: string,
+): Promise<{ seconds: number; records: number; gathered: { nodes: number; memberWays: number; blobs: number } }> {
   const { OsmPbfReader } = await load<typeof import('../src/modules/importers/readers/osm-pbf.ts')>('modules/importers/readers/osm-pbf.js');
   const reader = new OsmPbfReader(file, statSync(file).size, 'osm');
   const started = performance.now();
@@ -283,12 +302,22 @@ async function countryLikeSection(ndjsonPlacesPerSecond: number): Promise<void> 
 
   const rows: string[][] = [['run', 'places', 'wall s', 'peak RSS MB', 'M nodes/s']];
   const row = (label: string, file: CountryLikeFile, r: { seconds: number; peakRssMB: number; places?: number } | { error: string }) =>
-    rows.push('error' in r ? [label, r.error, '', '', ''] : [label, r.places === undefined ? '—' : String(r.places), r.seconds.toFixed(1), r.peakRssMB.toFixed(0), m(file.nodes / r.seconds)]);
+    rows.push(
+      'error' in r
+        ? [label, r.error, '', '', '']
+        : [label, r.places === undefined ? '—' : String(r.places), r.seconds.toFixed(1), r.peakRssMB.toFixed(0), m(file.nodes / r.seconds)],
+    );
   ourRuns.forEach((r, i) => row(`leadatlas import (${countryCopies} copies), run ${i + 1}`, full, r));
   halfRuns.forEach((r, i) => row(`leadatlas import (${Math.floor(countryCopies / 2)} copies), run ${i + 1}`, half, r));
   row(`osm2pgsql ${osm2pgsqlOptions.join(' ')} (${countryCopies} copies)`, full, theirs);
   row(`leadatlas import --no-conflate (${countryCopies} copies)`, full, unconflated);
-  rows.push([`the .osm.pbf reader alone (${countryCopies} copies, no writing)`, String(reading.records), reading.seconds.toFixed(1), '—', m(full.nodes / reading.seconds)]);
+  rows.push([
+    `the .osm.pbf reader alone (${countryCopies} copies, no writing)`,
+    String(reading.records),
+    reading.seconds.toFixed(1),
+    '—',
+    m(full.nodes / reading.seconds),
+  ]);
   printTable(rows);
   const { nodes, memberWays, blobs } = reading.gathered;
   console.log(
@@ -307,15 +336,21 @@ async function countryLikeSection(ndjsonPlacesPerSecond: number): Promise<void> 
   const ourHalf = mean(halfRuns);
   if (!ours || !ourHalf) return;
   if (!('error' in unconflated)) {
-    console.log(`conflation's cost on the country-like file: ${(ours.seconds / unconflated.seconds).toFixed(2)}× the import without it (mean of the runs ÷ --no-conflate)`);
+    console.log(
+      `conflation's cost on the country-like file: ${(ours.seconds / unconflated.seconds).toFixed(2)}× the import without it (mean of the runs ÷ --no-conflate)`,
+    );
   }
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
-  console.log(`peak RSS, mean of the runs: ${ours.peakRssMB.toFixed(0)} MB (target < 1024: ${met(ours.peakRssMB < 1024)}); ` +
-    `${Math.floor(countryCopies / 2)} copies ${ourHalf.peakRssMB.toFixed(0)} MB: ${(ours.peakRssMB / ourHalf.peakRssMB).toFixed(3)}× (target ≤ 1.10: ${met(ours.peakRssMB <= 1.1 * ourHalf.peakRssMB)})`);
+  console.log(
+    `peak RSS, mean of the runs: ${ours.peakRssMB.toFixed(0)} MB (target < 1024: ${met(ours.peakRssMB < 1024)}); ` +
+      `${Math.floor(countryCopies / 2)} copies ${ourHalf.peakRssMB.toFixed(0)} MB: ${(ours.peakRssMB / ourHalf.peakRssMB).toFixed(3)}× (target ≤ 1.10: ${met(ours.peakRssMB <= 1.1 * ourHalf.peakRssMB)})`,
+  );
   if ('error' in theirs) console.log(`osm2pgsql not measured: ${theirs.error}`);
   else {
     const ratio = ours.seconds / theirs.seconds;
-    console.log(`wall time, mean of the runs: LeadAtlas takes ${ratio.toFixed(2)}× osm2pgsql's (target ≤ 1.00: ${met(ratio <= 1)}); peak RSS ${(ours.peakRssMB / theirs.peakRssMB).toFixed(2)}× osm2pgsql's process's`);
+    console.log(
+      `wall time, mean of the runs: LeadAtlas takes ${ratio.toFixed(2)}× osm2pgsql's (target ≤ 1.00: ${met(ratio <= 1)}); peak RSS ${(ours.peakRssMB / theirs.peakRssMB).toFixed(2)}× osm2pgsql's process's`,
+    );
   }
   // On paper: reading every node at the reader's rate, then enriching and writing every place at the NDJSON
   // import's (the threads overlap in a real import, so this errs long; it is checked on this file first).
@@ -328,7 +363,10 @@ async function countryLikeSection(ndjsonPlacesPerSecond: number): Promise<void> 
   );
   const placesPerNode = ours.places / full.nodes;
   const located = nodes / full.nodes;
-  for (const [name, countryNodes] of [['Germany', 400e6], ['the planet', 9e9]] as const) {
+  for (const [name, countryNodes] of [
+    ['Germany', 400e6],
+    ['the planet', 9e9],
+  ] as const) {
     const places = countryNodes * placesPerNode;
     console.log(
       `projection, ${name}: ~${countryNodes / 1e6} M nodes, ~${m(places)} M places (this file's ${(1000 * placesPerNode).toFixed(1)} a 1,000 nodes): ` +
@@ -373,28 +411,53 @@ const stored = (s: ImportSummary) => s.imported_count + s.updated_count + s.unch
 async function ndjsonSection(ndjsonPath: string): Promise<CliRun | { error: string }> {
   const sqlite = await cliImport('osm-ndjson', ndjsonPath);
   const postgres = withPostgres ? await postgresImport(ndjsonPath) : undefined;
-  const rows: string[][] = [['NDJSON import, ' + ndjsonLines + ' lines', 'places', 'import s', 'places/s', 'places/CPU-s', 'wall s', 'peak RSS MB']];
+  const rows: string[][] = [
+    ['NDJSON import, ' + ndjsonLines + ' lines', 'places', 'import s', 'places/s', 'places/CPU-s', 'wall s', 'peak RSS MB'],
+  ];
   const row = (label: string, r: CliRun | { error: string }) =>
-    rows.push('error' in r ? [label, r.error, '', '', '', '', ''] : [
-      label, String(r.places), r.importSeconds.toFixed(2), String(r.placesPerSecond), String(Math.round(r.places / r.cpuSeconds)),
-      r.seconds.toFixed(2), r.peakRssMB.toFixed(0),
-    ]);
+    rows.push(
+      'error' in r
+        ? [label, r.error, '', '', '', '', '']
+        : [
+            label,
+            String(r.places),
+            r.importSeconds.toFixed(2),
+            String(r.placesPerSecond),
+            String(Math.round(r.places / r.cpuSeconds)),
+            r.seconds.toFixed(2),
+            r.peakRssMB.toFixed(0),
+          ],
+    );
   row('leadatlas import → SQLite', sqlite);
   if (postgres) {
     row('leadatlas import → PostgreSQL', postgres.ours);
     const c = postgres.copy;
-    rows.push('error' in c
-      ? ['PostgreSQL COPY FROM, plain table (baseline)', c.error, '', '', '', '', '']
-      : ['PostgreSQL COPY FROM, plain table (baseline)', String(c.rows), c.seconds.toFixed(2), String(Math.round(c.rows / c.seconds)), '—', '—', '—']);
+    rows.push(
+      'error' in c
+        ? ['PostgreSQL COPY FROM, plain table (baseline)', c.error, '', '', '', '', '']
+        : [
+            'PostgreSQL COPY FROM, plain table (baseline)',
+            String(c.rows),
+            c.seconds.toFixed(2),
+            String(Math.round(c.rows / c.seconds)),
+            '—',
+            '—',
+            '—',
+          ],
+    );
   }
   printTable(rows);
-  console.log('places/CPU-s and peak RSS: the import process alone (PostgreSQL\'s backend is not in them)');
+  console.log("places/CPU-s and peak RSS: the import process alone (PostgreSQL's backend is not in them)");
   if (postgres && !('error' in sqlite) && !('error' in postgres.ours)) {
     const ratio = postgres.ours.placesPerSecond / sqlite.placesPerSecond;
-    console.log(`PostgreSQL ÷ SQLite places/s: ${ratio.toFixed(2)} (target ≥ 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'}); ` +
-      `peak RSS ${(postgres.ours.peakRssMB / sqlite.peakRssMB).toFixed(2)}×`);
+    console.log(
+      `PostgreSQL ÷ SQLite places/s: ${ratio.toFixed(2)} (target ≥ 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'}); ` +
+        `peak RSS ${(postgres.ours.peakRssMB / sqlite.peakRssMB).toFixed(2)}×`,
+    );
     if (!('error' in postgres.copy)) {
-      console.log(`PostgreSQL import ÷ COPY FROM of the same rows: ${(postgres.ours.placesPerSecond / (postgres.copy.rows / postgres.copy.seconds)).toFixed(2)}`);
+      console.log(
+        `PostgreSQL import ÷ COPY FROM of the same rows: ${(postgres.ours.placesPerSecond / (postgres.copy.rows / postgres.copy.seconds)).toFixed(2)}`,
+      );
     }
   }
   return sqlite;
@@ -402,7 +465,11 @@ async function ndjsonSection(ndjsonPath: string): Promise<CliRun | { error: stri
 
 try {
   const ndjsonPath = join(work, 'osm-pois-resampled.ndjson');
-  console.log(`load average at start: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   console.log(`building ${ndjsonLines} NDJSON lines from ${ndjsonSource} …`);
   await buildNdjson(ndjsonSource, ndjsonPath, ndjsonLines);
 
@@ -414,8 +481,14 @@ try {
     await conflationSection(ndjsonPath);
     if (!ndjsonOnly) await restOfTheBench(ndjson);
   }
-  console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores: above 2, other processes took CPU from this run)`);
-  console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`);
+  console.log(
+    `load average at end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (2 cores: above 2, other processes took CPU from this run)`,
+  );
+  console.log(
+    `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB; ${process.platform} ${process.arch}, Node ${process.version}`,
+  );
 } finally {
   if (keep) console.log(`kept ${work}`);
   else rmSync(work, { recursive: true, force: true });
@@ -454,7 +527,8 @@ async function conflationSection(ndjsonPath: string): Promise<void> {
     rmSync(dbPath, { force: true });
   }
   const rows: string[][] = [['conflation, NDJSON ' + ndjsonLines + ' lines → SQLite', 'places', 'import s', 'places/s']];
-  for (const [label, r] of runs) rows.push('error' in r ? [label, r.error, '', ''] : [label, String(r.places), r.importSeconds.toFixed(2), String(r.placesPerSecond)]);
+  for (const [label, r] of runs)
+    rows.push('error' in r ? [label, r.error, '', ''] : [label, String(r.places), r.importSeconds.toFixed(2), String(r.placesPerSecond)]);
   console.log('');
   printTable(rows);
   const s = runs.map(([, r]) => ('error' in r ? undefined : r.importSeconds));
@@ -480,14 +554,29 @@ async function countryConflationSection(): Promise<void> {
     runs.push([`conflating, run ${round}`, await cliImport('country-conflating', full.path)]);
     runs.push([`--no-conflate, run ${round}`, await cliImport('country-no-conflate', full.path, ['--no-conflate'])]);
   }
-  const rows: string[][] = [[`country-like .osm.pbf (${countryCopies} copies, ${(full.nodes / 1e6).toFixed(2)} M nodes) → SQLite`, 'places', 'import s', 'wall s', 'peak RSS MB']];
-  for (const [label, r] of runs) rows.push('error' in r ? [label, r.error, '', '', ''] : [label, String(r.places), r.importSeconds.toFixed(1), r.seconds.toFixed(1), r.peakRssMB.toFixed(0)]);
+  const rows: string[][] = [
+    [
+      `country-like .osm.pbf (${countryCopies} copies, ${(full.nodes / 1e6).toFixed(2)} M nodes) → SQLite`,
+      'places',
+      'import s',
+      'wall s',
+      'peak RSS MB',
+    ],
+  ];
+  for (const [label, r] of runs)
+    rows.push(
+      'error' in r
+        ? [label, r.error, '', '', '']
+        : [label, String(r.places), r.importSeconds.toFixed(1), r.seconds.toFixed(1), r.peakRssMB.toFixed(0)],
+    );
   console.log('');
   printTable(rows);
   const ok = runs.map(([, r]) => r).filter((r): r is CliRun => !('error' in r));
   if (ok.length === runs.length) {
     const mean = (i: number) => (ok[i]!.seconds + ok[i + 2]!.seconds) / 2;
-    console.log(`conflation's cost on the country-like file: ${(mean(0) / mean(1)).toFixed(2)}× the wall time without it (means of two runs each)`);
+    console.log(
+      `conflation's cost on the country-like file: ${(mean(0) / mean(1)).toFixed(2)}× the wall time without it (means of two runs each)`,
+    );
   }
 }
 
@@ -500,15 +589,33 @@ async function restOfTheBench(ndjson: CliRun | { error: string }): Promise<void>
   const perCpu = (r: { summary: ImportSummary; cpuSeconds: number }) => String(Math.round(stored(r.summary) / r.cpuSeconds));
   const rows: string[][] = [
     ['import', 'places', 'seconds', 'places/s', 'places/CPU-s'],
-    [`LeadAtlas ${pbf.summary.format} → SQLite (osm-pois-all.osm.pbf)`, String(stored(pbf.summary)), pbf.summary.seconds.toFixed(2), String(rate(pbf.summary)), perCpu(pbf)],
+    [
+      `LeadAtlas ${pbf.summary.format} → SQLite (osm-pois-all.osm.pbf)`,
+      String(stored(pbf.summary)),
+      pbf.summary.seconds.toFixed(2),
+      String(rate(pbf.summary)),
+      perCpu(pbf),
+    ],
   ];
   if (!('error' in ndjson)) {
-    rows.push([`LeadAtlas osm-ndjson → SQLite (${ndjsonLines} lines)`, String(ndjson.places), ndjson.importSeconds.toFixed(2), String(ndjson.placesPerSecond), String(Math.round(ndjson.places / ndjson.cpuSeconds))]);
+    rows.push([
+      `LeadAtlas osm-ndjson → SQLite (${ndjsonLines} lines)`,
+      String(ndjson.places),
+      ndjson.importSeconds.toFixed(2),
+      String(ndjson.placesPerSecond),
+      String(Math.round(ndjson.places / ndjson.cpuSeconds)),
+    ]);
   }
   if ('seconds' in osm2pgsql) {
     // osm2pgsql stores every object of the file; the rate is given per named POI, the same count LeadAtlas
     // stores. Its CPU time is split between it and the PostgreSQL server, so it is not shown.
-    rows.push(['osm2pgsql → PostgreSQL (same .osm.pbf, default style)', String(stored(pbf.summary)), osm2pgsql.seconds.toFixed(2), String(Math.round(stored(pbf.summary) / osm2pgsql.seconds)), '—']);
+    rows.push([
+      'osm2pgsql → PostgreSQL (same .osm.pbf, default style)',
+      String(stored(pbf.summary)),
+      osm2pgsql.seconds.toFixed(2),
+      String(Math.round(stored(pbf.summary) / osm2pgsql.seconds)),
+      '—',
+    ]);
   }
   console.log('');
   printTable(rows);
@@ -531,7 +638,9 @@ async function restOfTheBench(ndjson: CliRun | { error: string }): Promise<void>
     else more.push({ label: `osm-pois-all ×${pbfCopies}`, file: scaled.file });
   }
   if (extracts) {
-    for (const name of readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf') && f !== 'osm-pois-all.osm.pbf').sort()) {
+    for (const name of readdirSync(osmDir)
+      .filter((f) => f.endsWith('.osm.pbf') && f !== 'osm-pois-all.osm.pbf')
+      .sort()) {
       more.push({ label: name.replace(/\.osm\.pbf$/, ''), file: join(osmDir, name) });
     }
   }
@@ -540,7 +649,8 @@ async function restOfTheBench(ndjson: CliRun | { error: string }): Promise<void>
     for (const { label, file } of more) {
       const ours = await leadatlasImport(`more-${table.length}`, file);
       const theirs = await osm2pgsqlImport(file);
-      const baseline = 'seconds' in theirs ? [theirs.seconds.toFixed(2), (ours.summary.seconds / theirs.seconds).toFixed(2)] : [theirs.error, '—'];
+      const baseline =
+        'seconds' in theirs ? [theirs.seconds.toFixed(2), (ours.summary.seconds / theirs.seconds).toFixed(2)] : [theirs.error, '—'];
       table.push([label, String(stored(ours.summary)), ours.summary.seconds.toFixed(2), ...baseline]);
     }
     console.log('');

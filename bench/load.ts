@@ -40,10 +40,21 @@ async function account(kind: 'user' | 'abuser', i: number): Promise<{ id: number
   const email = `bench-load-${kind}-${i}-${Date.now()}@example.com`;
   const row = await db.kysely
     .insertInto('accounts')
-    .values({ email, email_norm: email, password_hash: 'unused: the benchmark authenticates with tokens', created_at: now, password_changed_at: now })
+    .values({
+      email,
+      email_norm: email,
+      password_hash: 'unused: the benchmark authenticates with tokens',
+      created_at: now,
+      password_changed_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const { token } = await tokens.createToken({ accountId: Number(row.id), name: 'bench-load', scopes: ['search', 'export', 'places:read'], expiresInDays: 1 });
+  const { token } = await tokens.createToken({
+    accountId: Number(row.id),
+    name: 'bench-load',
+    scopes: ['search', 'export', 'places:read'],
+    expiresInDays: 1,
+  });
   return { id: Number(row.id), authorization: `Bearer ${token}` };
 }
 const users = await Promise.all(Array.from({ length: accountCount }, (_, i) => account('user', i)));
@@ -62,13 +73,22 @@ const pairs = await db.kysely
   .limit(3000)
   .execute();
 const smallPairs = pairs.filter((p) => Number(p.n) >= 20 && Number(p.n) <= 300);
-const names = await db.kysely.selectFrom('places').select('name').where('source_id', 'not like', '%#r%').orderBy('id').limit(50_000).execute();
+const names = await db.kysely
+  .selectFrom('places')
+  .select('name')
+  .where('source_id', 'not like', '%#r%')
+  .orderBy('id')
+  .limit(50_000)
+  .execute();
 const words = [...new Set(names.flatMap((r) => r.name.split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 4 && /^\p{L}+$/u.test(w)))];
 await db.close();
 
 type Kind = 'type+city' | 'full-text' | 'export' | 'cheap';
 const sorts = ['relevance', 'rating', 'review_count', 'name'];
-const typeCityPaths = pairs.map((p, i) => `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '20', sort: sorts[i % sorts.length]!, ...(i % 3 === 0 ? { has_phone: 'true' } : {}) })}`);
+const typeCityPaths = pairs.map(
+  (p, i) =>
+    `/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '20', sort: sorts[i % sorts.length]!, ...(i % 3 === 0 ? { has_phone: 'true' } : {}) })}`,
+);
 const textPaths = words.slice(0, 3000).map((w) => `/v1/search?${new URLSearchParams({ query: w })}`);
 // Authenticated cheap calls: /healthz counts against the per-IP limit of callers without a token, and all
 // of this load comes from one address.
@@ -81,14 +101,23 @@ buildServer();
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 // The shipped defaults: rate limits and quotas as a deployment has them.
-const app = start(serverScript, { DATABASE_URL: catalog.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', IMPORT_DEMO_DATA: 'false' });
+const app = start(serverScript, {
+  DATABASE_URL: catalog.url,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  IMPORT_DEMO_DATA: 'false',
+});
 await waitFor(`${base}/healthz`, app);
 
 // One small saved search per ordinary account, for its exports (a search belongs to its account).
 const exportPaths: string[] = [];
 for (const [i, u] of users.entries()) {
   const p = smallPairs[i % smallPairs.length]!;
-  const res = await fetch(`${base}/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '1' })}`, { headers: { authorization: u.authorization } });
+  const res = await fetch(
+    `${base}/api/v2/map/search?${new URLSearchParams({ type: p.type!, city: p.city, country: p.country, per_page: '1' })}`,
+    { headers: { authorization: u.authorization } },
+  );
   const found = (await res.json()) as { search_id: string };
   exportPaths.push(`/api/v2/map/export?search_id=${found.search_id}&format=csv`);
 }
@@ -116,7 +145,7 @@ function next(): { who: Who; index: number; kind: Kind; path: string; authorizat
   const r = (k * 2654435761) % 100;
   const kind: Kind = r < 45 ? 'type+city' : r < 70 ? 'full-text' : r < 75 ? 'export' : 'cheap';
   const abuser = k % 5 === 0;
-  const index = abuser ? (k / 5) % abusers.length | 0 : k % users.length;
+  const index = abuser ? ((k / 5) % abusers.length) | 0 : k % users.length;
   const who: Who = abuser ? 'abuser' : 'user';
   const account = abuser ? abusers[index]! : users[index]!;
   const paths = kind === 'type+city' ? typeCityPaths : kind === 'full-text' ? textPaths : kind === 'cheap' ? cheapPaths : null;
@@ -148,7 +177,8 @@ const result = await autocannon({
         t.latencies.push(performance.now() - current.sentAt);
         const h = headers as Record<string, string | undefined>;
         if (status === 429 && !(h['retry-after'] && h.ratelimit && h['ratelimit-policy'])) t.refusedWithoutHeaders++;
-        if (current.who === 'abuser' && status < 400) abuserUnits.set(current.index, (abuserUnits.get(current.index) ?? 0) + costOf(current.kind));
+        if (current.who === 'abuser' && status < 400)
+          abuserUnits.set(current.index, (abuserUnits.get(current.index) ?? 0) + costOf(current.kind));
       },
     },
   ],
@@ -171,12 +201,19 @@ const pct = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 };
-log(`\nLeadAtlas load test: ${catalog.rows} places, ${connections} connections, ${duration} s, ${result.requests.total} requests (${result.requests.average} req/s); errors ${result.errors}, timeouts ${result.timeouts}`);
+log(
+  `\nLeadAtlas load test: ${catalog.rows} places, ${connections} connections, ${duration} s, ${result.requests.total} requests (${result.requests.average} req/s); errors ${result.errors}, timeouts ${result.timeouts}`,
+);
 log(`${'who / kind'.padEnd(22)} ${'requests'.padStart(9)}  ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  statuses`);
 for (const [key, t] of [...tallies].sort()) {
   const total = [...t.statuses.values()].reduce((a, b) => a + b, 0);
-  const statuses = [...t.statuses].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s}: ${c}`).join(', ');
-  log(`${key.padEnd(22)} ${String(total).padStart(9)}  ${pct(t.latencies, 50).toFixed(1).padStart(7)} ${pct(t.latencies, 99).toFixed(1).padStart(7)}  ${statuses}`);
+  const statuses = [...t.statuses]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, c]) => `${s}: ${c}`)
+    .join(', ');
+  log(
+    `${key.padEnd(22)} ${String(total).padStart(9)}  ${pct(t.latencies, 50).toFixed(1).padStart(7)} ${pct(t.latencies, 99).toFixed(1).padStart(7)}  ${statuses}`,
+  );
 }
 const failures: string[] = [];
 const count = (pred: (status: number, key: string) => boolean) =>

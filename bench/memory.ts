@@ -40,7 +40,11 @@ interface Step {
 const unlimited = { QUOTA_EXPORT_ROWS_PER_MONTH: '1000000000000' };
 
 function probe(env: Record<string, string>): Step[] {
-  const run = spawnSync(process.execPath, ['--expose-gc', resolve(root, 'bench/lib/memory-probe.mjs'), catalog.path], { cwd: root, env: { ...process.env, ...unlimited, ...env }, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--expose-gc', resolve(root, 'bench/lib/memory-probe.mjs'), catalog.path], {
+    cwd: root,
+    env: { ...process.env, ...unlimited, ...env },
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`memory probe failed:\n${run.stderr}`);
   return run.stdout
     .split('\n')
@@ -57,7 +61,9 @@ for (const [label, env] of [
   console.log(`\n${label}: MB (heap figures are the main thread's; RSS is the whole process)`);
   console.log(`${'step'.padEnd(62)}${pad('RSS', 7)}${pad('heap', 7)}${pad('used', 7)}${pad('young', 7)}${pad('old', 7)}`);
   for (const s of steps) {
-    console.log(`${s.step.padEnd(62)}${pad(s.rss.toFixed(0), 7)}${pad(s.heapTotal.toFixed(0), 7)}${pad(s.heapUsed.toFixed(0), 7)}${pad(s.young.toFixed(0), 7)}${pad(s.old.toFixed(0), 7)}`);
+    console.log(
+      `${s.step.padEnd(62)}${pad(s.rss.toFixed(0), 7)}${pad(s.heapTotal.toFixed(0), 7)}${pad(s.heapUsed.toFixed(0), 7)}${pad(s.young.toFixed(0), 7)}${pad(s.old.toFixed(0), 7)}`,
+    );
     if (s.status !== undefined) {
       if (s.status !== 200) throw new Error(`the export answered ${s.status}`);
       console.log(`${''.padEnd(4)}export: ${s.megabytes} MB in ${s.seconds} s; the RSS figure is the peak (VmHWM)`);

@@ -74,7 +74,9 @@ console.log('Category coverage (records that carry a category → a project cate
 console.log(`  Overture Boulder, current reader:               ${coverage('overture', await places(parquetPlaces, boulder))}`);
 console.log(`  Overture Boulder without categories, current:   ${coverage('overture', await places(parquetPlaces, stripped))}`);
 console.log(`  Overture Boulder, baseline (categories only):   ${coverage('overture', oldReader(boulderRows))}`);
-console.log(`  Overture Boulder without categories, baseline:  0 of ${boulderRows.filter((r) => (r.taxonomy as { primary?: string } | null)?.primary).length} (the column is gone)`);
+console.log(
+  `  Overture Boulder without categories, baseline:  0 of ${boulderRows.filter((r) => (r.taxonomy as { primary?: string } | null)?.primary).length} (the column is gone)`,
+);
 console.log(`  Foursquare sample:                              ${coverage('foursquare', await places(parquetPlaces, fsq))}`);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -105,7 +107,8 @@ if (!built) {
   for (let i = 1; i < boulderMeta.schema.length; ) {
     topLevel.push(boulderMeta.schema[i]!.name);
     let end = i + 1;
-    for (let pending = boulderMeta.schema[i]!.num_children ?? 0; pending > 0; pending--, end++) pending += boulderMeta.schema[end]!.num_children ?? 0;
+    for (let pending = boulderMeta.schema[i]!.num_children ?? 0; pending > 0; pending--, end++)
+      pending += boulderMeta.schema[end]!.num_children ?? 0;
     i = end;
   }
   const writer = new ParquetWriter({
@@ -138,7 +141,9 @@ if (!built) {
   renameSync(`${ndjsonFile}.part`, ndjsonFile);
 }
 const mb = (path: string) => (statSync(path).size / 1e6).toFixed(1);
-console.log(`\nResampled file: ${rowsWanted.toLocaleString('en')} rows, ${rowGroup.toLocaleString('en')} rows per row group, snappy: ${mb(parquetFile)} MB Parquet, ${mb(ndjsonFile)} MB NDJSON (${built ? 'kept from an earlier run' : `built in ${((performance.now() - started) / 1000).toFixed(0)} s`})`);
+console.log(
+  `\nResampled file: ${rowsWanted.toLocaleString('en')} rows, ${rowGroup.toLocaleString('en')} rows per row group, snappy: ${mb(parquetFile)} MB Parquet, ${mb(ndjsonFile)} MB NDJSON (${built ? 'kept from an earlier run' : `built in ${((performance.now() - started) / 1000).toFixed(0)} s`})`,
+);
 if (process.argv.includes('--build-only')) process.exit(0);
 
 // ---------------------------------------------------------------------------------------------------------

@@ -21,7 +21,11 @@ import { createSearchDeps } from '../src/modules/search/type-resolver.ts';
 import { argValue } from './lib/args.ts';
 import { typoOf } from './lib/self-retrieval.ts';
 
-const path = resolve(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : resolve(import.meta.dirname, '../var/bench/catalog-v1-1000000.db'));
+const path = resolve(
+  process.argv[2] && !process.argv[2].startsWith('--')
+    ? process.argv[2]
+    : resolve(import.meta.dirname, '../var/bench/catalog-v1-1000000.db'),
+);
 const perClass = Number(argValue('--per-class', '200'));
 if (!existsSync(path)) throw new Error(`${path} does not exist: build it with bench/api.ts first`);
 const db = openDatabase(`sqlite:${path}`);
@@ -55,8 +59,17 @@ const kinds = ['restaurant', 'cafe', 'dentist', 'hotel', 'pharmacy', 'hairdresse
 
 const classes: Array<[string, SearchInput[]]> = [
   ['name + city', sample.map((r) => ({ query: r.name, city: r.city! }))],
-  ['name with a typo + city', sample.flatMap((r) => { const t = typoOf(r.name, `cost:${r.id}`); return t ? [{ query: t.query, city: r.city! }] : []; })],
-  ['one word of a name alone', Array.from({ length: Math.min(perClass, words.length) }, (_, i) => ({ query: words[(i * 7919) % words.length]! }))],
+  [
+    'name with a typo + city',
+    sample.flatMap((r) => {
+      const t = typoOf(r.name, `cost:${r.id}`);
+      return t ? [{ query: t.query, city: r.city! }] : [];
+    }),
+  ],
+  [
+    'one word of a name alone',
+    Array.from({ length: Math.min(perClass, words.length) }, (_, i) => ({ query: words[(i * 7919) % words.length]! })),
+  ],
   ['type + city', pairs.map((p) => ({ type: p.category!, city: p.city! }))],
   ['kind of business as text + city', pairs.map((p, i) => ({ query: kinds[i % kinds.length]!, city: p.city! }))],
 ];
@@ -80,6 +93,8 @@ for (const [label, inputs] of classes) {
   times.sort((a, b) => a - b);
   const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1);
   const mean = (times.reduce((a, b) => a + b, 0) / times.length).toFixed(1);
-  console.log(`${label.padEnd(34)} ${String(times.length).padStart(4)} queries  mean ${mean.padStart(6)} ms  p50 ${q(0.5).padStart(6)}  p95 ${q(0.95).padStart(7)}  max ${q(1).padStart(7)}${errors ? `  (${errors} answered 400)` : ''}`);
+  console.log(
+    `${label.padEnd(34)} ${String(times.length).padStart(4)} queries  mean ${mean.padStart(6)} ms  p50 ${q(0.5).padStart(6)}  p95 ${q(0.95).padStart(7)}  max ${q(1).padStart(7)}${errors ? `  (${errors} answered 400)` : ''}`,
+  );
 }
 await db.close();

@@ -21,10 +21,24 @@ const path = resolve(process.argv[2] ?? resolve(import.meta.dirname, '../var/ben
 if (!existsSync(path)) throw new Error(`${path} does not exist: build it with bench/api.ts first`);
 const db = openDatabase(`sqlite:${path}`);
 await migrateToLatest(db);
-const places = await db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+const places = await db.kysely
+  .selectFrom('places')
+  .select((eb) => eb.fn.countAll<number>().as('n'))
+  .executeTakeFirstOrThrow();
 console.log(`${path}: ${places.n} places`);
 
-const none: PlaceCriteria = { categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: null };
+const none: PlaceCriteria = {
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+};
 const index = loadCategoryIndex();
 
 async function time(label: string, criteria: PlaceCriteria, sort: PlaceSort = 'relevance'): Promise<void> {
@@ -34,7 +48,9 @@ async function time(label: string, criteria: PlaceCriteria, sort: PlaceSort = 'r
   started = performance.now();
   for (let i = 0; i < 20; i++) await searchPage(db, criteria, sort, null, 20);
   const warm = (performance.now() - started) / 20;
-  console.log(`${label.padEnd(48)} total ${String(first.total).padStart(7)}  first ${cold.toFixed(2).padStart(7)} ms  repeated ${warm.toFixed(2).padStart(6)} ms`);
+  console.log(
+    `${label.padEnd(48)} total ${String(first.total).padStart(7)}  first ${cold.toFixed(2).padStart(7)} ms  repeated ${warm.toFixed(2).padStart(6)} ms`,
+  );
 }
 
 const pairs = await db.kysely

@@ -24,7 +24,19 @@ import { openDatabase } from '../src/infra/db/database.ts';
 import { loadGazetteer } from '../src/modules/geo/gazetteer.ts';
 import { createAccountWithToken } from '../test/helpers/accounts.ts';
 import { argValue } from './lib/args.ts';
-import { endpoints, namedPlaces, reasons, runSelfRetrieval, scriptOf, share, sourceLabel, tally, type Endpoint, type Share, type Tally } from './lib/self-retrieval.ts';
+import {
+  endpoints,
+  namedPlaces,
+  reasons,
+  runSelfRetrieval,
+  scriptOf,
+  share,
+  sourceLabel,
+  tally,
+  type Endpoint,
+  type Share,
+  type Tally,
+} from './lib/self-retrieval.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dataDir = resolve(root, argValue('--data', '../shared/data'));
@@ -62,7 +74,9 @@ if (!reuse || !existsSync(dbPath)) {
   await prepareDatabase(db);
   for (const file of allFiles(dataDir)) {
     const [s] = await importFiles(db, [file]);
-    console.log(`imported ${file.slice(dataDir.length + 1)} (${sourceLabel(file)}): ${s!.imported_count} new, ${s!.updated_count} updated, ${s!.unchanged_count} unchanged, ${s!.skipped_count} skipped`);
+    console.log(
+      `imported ${file.slice(dataDir.length + 1)} (${sourceLabel(file)}): ${s!.imported_count} new, ${s!.updated_count} updated, ${s!.unchanged_count} unchanged, ${s!.skipped_count} skipped`,
+    );
   }
   await db.close();
 }
@@ -70,7 +84,17 @@ console.log(`catalog ${reuse ? 'reused' : 'imported'} in ${((performance.now() -
 
 const db = openDatabase(`sqlite:${dbPath}`);
 await prepareDatabase(db);
-const app = await buildApp({ config: loadConfig({ DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'silent', DB_READ_WORKERS: '2', IMPORT_DEMO_DATA: 'false', RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000', QUOTA_REQUESTS_PER_DAY: '1000000000' }), db });
+const app = await buildApp({
+  config: loadConfig({
+    DATABASE_URL: `sqlite:${dbPath}`,
+    LOG_LEVEL: 'silent',
+    DB_READ_WORKERS: '2',
+    IMPORT_DEMO_DATA: 'false',
+    RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
+    QUOTA_REQUESTS_PER_DAY: '1000000000',
+  }),
+  db,
+});
 const { authorization } = await createAccountWithToken(db, { scopes: ['search'] });
 
 const gazetteer = loadGazetteer();
@@ -82,7 +106,9 @@ const sameNamedCities = (city: string) => {
 const all = await namedPlaces(db);
 const step = sample > 0 ? Math.max(1, Math.floor(all.length / sample)) : 1;
 const places = all.filter((_, i) => i % step === 0);
-console.log(`${all.length} named places; asking ${places.length}${step > 1 ? ` (every ${step}th)` : ''}, seed ${seed}, ${concurrency} in flight`);
+console.log(
+  `${all.length} named places; asking ${places.length}${step > 1 ? ` (every ${step}th)` : ''}, seed ${seed}, ${concurrency} in flight`,
+);
 const askStarted = performance.now();
 const result = await runSelfRetrieval(places, {
   app,
@@ -92,7 +118,8 @@ const result = await runSelfRetrieval(places, {
   sameNamedCities,
   catalog: all,
   progress: (done, total) => {
-    if (done % 5000 === 0 || done === total) console.log(`  ${done} / ${total} places (${((performance.now() - askStarted) / 1000).toFixed(0)} s)`);
+    if (done % 5000 === 0 || done === total)
+      console.log(`  ${done} / ${total} places (${((performance.now() - askStarted) / 1000).toFixed(0)} s)`);
   },
 });
 await app.close();
@@ -101,7 +128,9 @@ await db.close();
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 function printTally(title: string, rows: Map<string, Tally>, exactTarget: number | null, typoTarget: number | null): void {
   console.log(`\n${title}`);
-  console.log(`| ${title.split(' ').at(-1)} | places | exact /v1/search | exact map/search | typo places | typo /v1/search | typo map/search |`);
+  console.log(
+    `| ${title.split(' ').at(-1)} | places | exact /v1/search | exact map/search | typo places | typo /v1/search | typo map/search |`,
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   const keys = [...rows.keys()].filter((k) => k !== 'all').sort((a, b) => rows.get(b)!.places - rows.get(a)!.places);
   for (const k of [...keys, 'all']) {
@@ -119,16 +148,32 @@ function printTally(title: string, rows: Map<string, Tally>, exactTarget: number
   }
 }
 
-console.log(`\nasked in ${((performance.now() - askStarted) / 1000).toFixed(0)} s; ${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`);
+console.log(
+  `\nasked in ${((performance.now() - askStarted) / 1000).toFixed(0)} s; ${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`,
+);
 const bySource = (places: Array<{ source: string }>) => {
   const n = new Map<string, number>();
   for (const p of places) n.set(p.source, (n.get(p.source) ?? 0) + 1);
   return n.size ? ` (${[...n].map(([s, k]) => `${s} ${k}`).join(', ')})` : '';
 };
-console.log(`not asked: ${result.withoutCity.length} named places without any city${bySource(result.withoutCity)}; ${result.withoutWords.length} whose name has no letter or digit${bySource(result.withoutWords)}`);
-console.log(`"in a crowd": the first ${10} results are all places of that very name in that city (a chain): left out of the share, counted apart.`);
-printTally('Found in the top 10, by source', tally(result.outcomes, (o) => o.place.source), 0.995, 0.97);
-printTally('Found in the top 10, by script', tally(result.outcomes, (o) => o.script), null, null);
+console.log(
+  `not asked: ${result.withoutCity.length} named places without any city${bySource(result.withoutCity)}; ${result.withoutWords.length} whose name has no letter or digit${bySource(result.withoutWords)}`,
+);
+console.log(
+  `"in a crowd": the first ${10} results are all places of that very name in that city (a chain): left out of the share, counted apart.`,
+);
+printTally(
+  'Found in the top 10, by source',
+  tally(result.outcomes, (o) => o.place.source),
+  0.995,
+  0.97,
+);
+printTally(
+  'Found in the top 10, by script',
+  tally(result.outcomes, (o) => o.script),
+  null,
+  null,
+);
 console.log('\nMisses by cause');
 console.log('| cause | exact /v1/search | exact map/search | typo /v1/search | typo map/search |');
 console.log('|---|---:|---:|---:|---:|');
@@ -139,11 +184,39 @@ const cell = (v: unknown) => String(v ?? '').replace(/[\t\n]/g, ' ');
 writeFileSync(
   misses,
   [
-    ['source', 'script', 'endpoint', 'variant', 'reason', 'name', 'query', 'city', 'resolved_city_id', 'place_city_id', 'city_source', 'total', 'public_id'].join('\t'),
+    [
+      'source',
+      'script',
+      'endpoint',
+      'variant',
+      'reason',
+      'name',
+      'query',
+      'city',
+      'resolved_city_id',
+      'place_city_id',
+      'city_source',
+      'total',
+      'public_id',
+    ].join('\t'),
     ...result.misses
       .sort((a, b) => a.reason.localeCompare(b.reason) || a.place.source.localeCompare(b.place.source) || a.place.id - b.place.id)
       .map((m) =>
-        [m.place.source, scriptOf(m.place.name), m.endpoint, m.variant, m.reason, m.place.name, m.query, m.place.city, m.resolvedCityId, m.place.cityId, m.place.citySource, m.total, m.place.publicId]
+        [
+          m.place.source,
+          scriptOf(m.place.name),
+          m.endpoint,
+          m.variant,
+          m.reason,
+          m.place.name,
+          m.query,
+          m.place.city,
+          m.resolvedCityId,
+          m.place.cityId,
+          m.place.citySource,
+          m.total,
+          m.place.publicId,
+        ]
           .map(cell)
           .join('\t'),
       ),

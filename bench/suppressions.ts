@@ -51,20 +51,35 @@ if (fresh) {
 } else {
   await migrateToLatest(db);
 }
-const places = Number((await db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+const places = Number(
+  (
+    await db.kysely
+      .selectFrom('places')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+  ).n,
+);
 console.log(`${path}: ${places.toLocaleString('en')} places`);
 
 async function newAccount(label: string): Promise<number> {
   const now = new Date().toISOString();
   const email = `bench-${label}-${Date.now()}@example.com`;
-  const row = await db.kysely.insertInto('accounts').values({ email, email_norm: email, password_hash: 'x', created_at: now, password_changed_at: now }).returning('id').executeTakeFirstOrThrow();
+  const row = await db.kysely
+    .insertInto('accounts')
+    .values({ email, email_norm: email, password_hash: 'x', created_at: now, password_changed_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return Number(row.id);
 }
 const plain = await newAccount('plain');
 const listed = await newAccount('listed');
 
 // The list: real keys of one place in fifty, then keys no place has, a quarter of each kind.
-const real = await db.kysely.selectFrom('places').select(['id', 'public_id', 'phone', 'country_code', 'website', 'email']).orderBy('id').execute();
+const real = await db.kysely
+  .selectFrom('places')
+  .select(['id', 'public_id', 'phone', 'country_code', 'website', 'email'])
+  .orderBy('id')
+  .execute();
 const lines: string[] = ['type,value,country'];
 for (const p of real) {
   if (p.id % 50 !== 0) continue;
@@ -80,9 +95,15 @@ function* csv(): Generator<string> {
   let chunk = '';
   for (let i = 0; i < entries - realEntries; i++) {
     switch (i % 4) {
-      case 0: chunk += `phone,030 ${String(20000000 + i).slice(0, 8)},DE\n`; break;
-      case 1: chunk += `domain,https://www.shop-${i}.example/contact,\n`; break;
-      case 2: chunk += `email,sales${i}@company-${i % 1013}.example,\n`; break;
+      case 0:
+        chunk += `phone,030 ${String(20000000 + i).slice(0, 8)},DE\n`;
+        break;
+      case 1:
+        chunk += `domain,https://www.shop-${i}.example/contact,\n`;
+        break;
+      case 2:
+        chunk += `email,sales${i}@company-${i % 1013}.example,\n`;
+        break;
       default: {
         let id = 'plc_zz';
         for (let k = 0, v = i; k < 14; k++, v = Math.floor(v / 32)) id += b32[v % 32];
@@ -99,7 +120,9 @@ function* csv(): Generator<string> {
 started = performance.now();
 const upload = await uploadSuppressionsCsv(db, listed, Readable.from(csv()), { onInvalid: 'skip' });
 const uploadS = (performance.now() - started) / 1000;
-console.log(`upload of ${upload.received.toLocaleString('en')} entries (${realEntries.toLocaleString('en')} from the catalog) through the CSV service: ${uploadS.toFixed(1)} s; added ${upload.added.toLocaleString('en')}, duplicates ${upload.duplicates}, rejected ${upload.rejected}; list ${JSON.stringify(upload.counts)}`);
+console.log(
+  `upload of ${upload.received.toLocaleString('en')} entries (${realEntries.toLocaleString('en')} from the catalog) through the CSV service: ${uploadS.toFixed(1)} s; added ${upload.added.toLocaleString('en')}, duplicates ${upload.duplicates}, rejected ${upload.rejected}; list ${JSON.stringify(upload.counts)}`,
+);
 
 const deps = createSearchDeps(db, createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
 
@@ -114,7 +137,12 @@ const pairs = await db.kysely
   .execute();
 const step = Math.max(1, Math.floor(real.length / perClass));
 const named = await db.kysely.selectFrom('places').select(['id', 'name', 'city']).where('city', 'is not', null).orderBy('id').execute();
-const countries = await db.kysely.selectFrom('places').select('country_code').where('country_code', 'is not', null).groupBy('country_code').execute();
+const countries = await db.kysely
+  .selectFrom('places')
+  .select('country_code')
+  .where('country_code', 'is not', null)
+  .groupBy('country_code')
+  .execute();
 const located = await db.kysely.selectFrom('places').select(['id', 'lat', 'lon']).where('lat', 'is not', null).orderBy('id').execute();
 const boxes = Array.from({ length: perClass }, (_, i) => located[(i * 7919) % located.length]!).map((p) => {
   const d = 0.01 + (p.id % 5) * 0.01;
@@ -123,7 +151,13 @@ const boxes = Array.from({ length: perClass }, (_, i) => located[(i * 7919) % lo
 type Search = Omit<MapSearchQuery, 'per_page'>;
 const classes: Array<[string, Search[]]> = [
   ['type + city', pairs.map((p) => ({ type: p.category!, city: p.city! }))],
-  ['name + city', named.filter((_, i) => i % step === 0).slice(0, perClass).map((r) => ({ query: r.name, city: r.city! }))],
+  [
+    'name + city',
+    named
+      .filter((_, i) => i % step === 0)
+      .slice(0, perClass)
+      .map((r) => ({ query: r.name, city: r.city! })),
+  ],
   ['country', countries.map((c) => ({ country: c.country_code! }))],
   ['type + country', countries.flatMap((c) => ['restaurant', 'cafe', 'shop', 'bar'].map((type) => ({ type, country: c.country_code! })))],
   ['box', boxes.map((bbox) => ({ bbox }))],
@@ -161,11 +195,25 @@ for (const [label, inputs] of classes) {
       `1M list p50 ${f(q(times.listed, 0.5))} p99 ${f(q(times.listed, 0.99))} ms | p99 ratio ${(q(times.listed, 0.99) / q(times.plain, 0.99)).toFixed(2)}×${errors.plain + errors.listed ? ` (400: ${errors.plain} / ${errors.listed})` : ''}`,
   );
 }
-const ratio = (p: number) => `${q(all.plain, p).toFixed(1)} → ${q(all.listed, p).toFixed(1)} ms (${(q(all.listed, p) / q(all.plain, p)).toFixed(2)}×)`;
-console.log(`all searches, no list → 1M list: p50 ${ratio(0.5)}, p90 ${ratio(0.9)}, p99 ${ratio(0.99)} (target p99 ≤ 1.5×); the list hid ${hidden.toLocaleString('en')} places in those answers`);
+const ratio = (p: number) =>
+  `${q(all.plain, p).toFixed(1)} → ${q(all.listed, p).toFixed(1)} ms (${(q(all.listed, p) / q(all.plain, p)).toFixed(2)}×)`;
+console.log(
+  `all searches, no list → 1M list: p50 ${ratio(0.5)}, p90 ${ratio(0.9)}, p99 ${ratio(0.99)} (target p99 ≤ 1.5×); the list hid ${hidden.toLocaleString('en')} places in those answers`,
+);
 
 // Exports: every place of the catalog as the export reads it.
-const world: PlaceCriteria = { categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: [-180, -90, 180, 90] };
+const world: PlaceCriteria = {
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: [-180, -90, 180, 90],
+};
 const exportTimes: Record<'plain' | 'listed', number[]> = { plain: [], listed: [] };
 let rows: Record<'plain' | 'listed', number> = { plain: 0, listed: 0 };
 for (let round = 0; round < 3; round++) {
@@ -183,7 +231,9 @@ console.log(
   `export of a world box (median of 3): no list ${rows.plain.toLocaleString('en')} rows ${median(exportTimes.plain).toFixed(0)} ms | ` +
     `1M list ${rows.listed.toLocaleString('en')} rows ${median(exportTimes.listed).toFixed(0)} ms: ${(median(exportTimes.listed) / median(exportTimes.plain)).toFixed(2)}×`,
 );
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}; ${new Date().toISOString()}`);
+console.log(
+  `machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}; ${new Date().toISOString()}`,
+);
 
 // The bench's accounts go (their lists with them), so the next run starts from the same catalog.
 await db.kysely.deleteFrom('accounts').where('id', 'in', [plain, listed]).execute();

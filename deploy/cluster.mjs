@@ -61,7 +61,10 @@ export async function startCluster({ nodes = 2, port = 3001, database, redis, en
         await Promise.all(started.map((n) => n.stop('SIGKILL')));
         throw new Error(`node on port ${node.port} exited with ${node.process.exitCode}:\n${node.output()}`);
       }
-      const ready = await fetch(`${node.url}/readyz`).then((r) => r.ok, () => false);
+      const ready = await fetch(`${node.url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) break;
       if (Date.now() > deadline) {
         await Promise.all(started.map((n) => n.stop('SIGKILL')));

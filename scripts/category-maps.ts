@@ -16,7 +16,9 @@ import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames } from '../src/module
 
 const dir = process.argv[2] ?? join(import.meta.dirname, '../../shared/data/taxonomies');
 const rows = (file: string, delimiter = ','): Array<Record<string, string>> =>
-  parse(readFileSync(join(dir, file), 'utf8'), { columns: true, bom: true, delimiter, trim: true, relax_quotes: true }) as Array<Record<string, string>>;
+  parse(readFileSync(join(dir, file), 'utf8'), { columns: true, bom: true, delimiter, trim: true, relax_quotes: true }) as Array<
+    Record<string, string>
+  >;
 const matcher = createTermMatcher(loadTaxonomy(), loadEnglishNames(), loadTaxonomyNames);
 
 /** A code with its path from the publisher's top level (the code last) and a display name. */
@@ -38,7 +40,12 @@ const parts = (name: string): string[] => {
  * replaced; else, going up the publisher's tree to its first level, a parent's entry in the table (reviewed
  * by hand) or what the matcher makes of the parent. The top level (`shopping`, `Retail`) is too broad to inherit.
  */
-function propose(source: string, { path, name, old }: Published, table: ReadonlyMap<string, SourceMapEntry>, key: (path: string[]) => string): string | null {
+function propose(
+  source: string,
+  { path, name, old }: Published,
+  table: ReadonlyMap<string, SourceMapEntry>,
+  key: (path: string[]) => string,
+): string | null {
   for (let i = path.length - 1; i >= Math.min(1, path.length - 1); i--) {
     const own = i === path.length - 1;
     const reviewed = own ? undefined : table.get(key(path.slice(0, i + 1)));
@@ -59,25 +66,38 @@ function overture(): Map<string, Published> {
     const code = path.at(-1);
     if (code && !out.has(code)) out.set(code, { path, ...(name ? { name } : {}), ...(old && old !== code ? { old } : {}) });
   };
-  const split = (p: string) => p.split('>').map((s) => s.trim()).filter(Boolean);
+  const split = (p: string) =>
+    p
+      .split('>')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const hierarchies = rows('overture-categories-hierarchies-2026-03-04.csv');
   for (const r of hierarchies) add(split(r['New Primary Hierarchy']!), r['New Display Name'], r['Old Primary Category']);
   for (const r of hierarchies) if (r['Old Primary Hierarchy']) add(split(r['Old Primary Hierarchy']));
   for (const r of rows('overture-categories-counts-2025-12-05.csv')) add(JSON.parse(r['hierarchy'] || '[]') as string[]);
   // Basic categories are codes of the tree too, mostly; the few that are not are looked up on their own.
   // A code can differ from the last step of its path (`b2b_agricultural_service` at `… > b2b_agriculture_service`).
-  for (const r of hierarchies) if (r['New Primary Category']) add([...split(r['New Primary Hierarchy']!).slice(0, -1), r['New Primary Category']], r['New Display Name']);
-  for (const r of hierarchies) for (const k of ['New Basic Level Category', 'Old Primary Category', 'PC Redirect To']) if (r[k]) add([r[k]!]);
-  for (const r of rows('overture-categories-counts-2025-12-05.csv')) for (const k of ['basic_category', 'primary_category']) if (r[k]) add([r[k]!]);
+  for (const r of hierarchies)
+    if (r['New Primary Category'])
+      add([...split(r['New Primary Hierarchy']!).slice(0, -1), r['New Primary Category']], r['New Display Name']);
+  for (const r of hierarchies)
+    for (const k of ['New Basic Level Category', 'Old Primary Category', 'PC Redirect To']) if (r[k]) add([r[k]!]);
+  for (const r of rows('overture-categories-counts-2025-12-05.csv'))
+    for (const k of ['basic_category', 'primary_category']) if (r[k]) add([r[k]!]);
   for (const r of rows('overture-categories-legacy.csv', ';')) {
-    add(r['Overture Taxonomy']!.replace(/^\[|\]$/g, '').split(',').map((s) => s.trim()));
+    add(
+      r['Overture Taxonomy']!.replace(/^\[|\]$/g, '')
+        .split(',')
+        .map((s) => s.trim()),
+    );
   }
   return out;
 }
 
 function foursquare(): Map<string, Published> {
   const out = new Map<string, Published>();
-  for (const r of rows('fsq-os-categories-1245.csv')) out.set(r['category_label']!, { path: r['category_label']!.split(' > '), name: r['category_name']! });
+  for (const r of rows('fsq-os-categories-1245.csv'))
+    out.set(r['category_label']!, { path: r['category_label']!.split(' > '), name: r['category_name']! });
   return out;
 }
 

@@ -24,12 +24,18 @@ if (files.length === 0) {
 // tests (a handle left open) stops the whole run after 45 minutes instead of holding CI until its limit.
 const testTimeoutMs = 5 * 60_000;
 const runTimeoutMs = Number(process.env.TEST_RUN_TIMEOUT_MS ?? 45 * 60_000);
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-timeout=${testTimeoutMs}`, ...files], {
-  stdio: 'inherit',
-  timeout: runTimeoutMs,
-  killSignal: 'SIGKILL',
-});
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-timeout=${testTimeoutMs}`, ...files],
+  {
+    stdio: 'inherit',
+    timeout: runTimeoutMs,
+    killSignal: 'SIGKILL',
+  },
+);
 if (result.error?.code === 'ETIMEDOUT') {
-  console.error(`\nThe tests did not finish within ${runTimeoutMs / 60_000} minutes: the file printed last (or the one after it) hangs, most often on a handle left open after its tests.`);
+  console.error(
+    `\nThe tests did not finish within ${runTimeoutMs / 60_000} minutes: the file printed last (or the one after it) hangs, most often on a handle left open after its tests.`,
+  );
 }
 process.exit(result.status ?? 1);

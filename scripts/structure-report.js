@@ -110,7 +110,8 @@ export function longFunctions(files = sourceFiles(), limit = 100) {
       if (ts.isFunctionLike(node) && 'body' in node && node.body) {
         const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
         const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
-        if (end - start + 1 > limit) found.push({ file: relative(srcDir, file), line: start + 1, lines: end - start + 1, name: functionName(node) });
+        if (end - start + 1 > limit)
+          found.push({ file: relative(srcDir, file), line: start + 1, lines: end - start + 1, name: functionName(node) });
       }
       ts.forEachChild(node, visit);
     };

@@ -81,7 +81,13 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   // started once the app is ready, stopped (its sites put back in the queue) before the database closes.
   const enrichment = new EnrichmentWorker({ db, config, log: app.log });
   // Enrichment jobs only queue sites: every server runs them, whoever crawls.
-  const enrichmentJobs = new EnrichmentJobRunner({ db, log: app.log, allowance: app.quotas, leaseSeconds: config.ENRICH_LEASE, onQueued: () => enrichment.poke() });
+  const enrichmentJobs = new EnrichmentJobRunner({
+    db,
+    log: app.log,
+    allowance: app.quotas,
+    leaseSeconds: config.ENRICH_LEASE,
+    onQueued: () => enrichment.poke(),
+  });
   app.addHook('onReady', async () => {
     enrichment.start();
     enrichmentJobs.start();
@@ -103,7 +109,11 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     tasks: readTasks,
     tasksModule: readTasksModule,
     // Every cached task reads `places` only: the places version moves with any change to it.
-    cache: { entries: config.READ_CACHE_ENTRIES, tasks: ['searchPage', 'countMatches', 'placeCountsByCategory', 'placeCountsByCountry'], version: () => placesVersion(db) },
+    cache: {
+      entries: config.READ_CACHE_ENTRIES,
+      tasks: ['searchPage', 'countMatches', 'placeCountsByCategory', 'placeCountsByCountry'],
+      version: () => placesVersion(db),
+    },
   });
   app.addHook('onClose', () => reads.close());
   const checkpointer = startCheckpointer(db);

@@ -37,5 +37,8 @@ export async function importDemoDataIfEmpty(db: Db, dir: string, log: Log = () =
   const all = (await readdir(dir)).filter((f) => f.endsWith('.osm.pbf')).sort();
   const files = all.includes(mergedDemoFile) ? [mergedDemoFile] : all;
   log(`empty catalog: importing ${files.join(', ')} from ${dir}`);
-  return importFiles(db, files.map((f) => join(dir, f)));
+  return importFiles(
+    db,
+    files.map((f) => join(dir, f)),
+  );
 }

@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { maxRouteCost } from './infra/ratelimit/costs.ts';
 
-const count = (fallback: number, minimum: number, description: string) => Type.Integer({ default: fallback, minimum, maximum: 1_000_000_000_000, description });
+const count = (fallback: number, minimum: number, description: string) =>
+  Type.Integer({ default: fallback, minimum, maximum: 1_000_000_000_000, description });
 
 /**
  * Every setting the process reads from its environment, parsed and validated once at start-up.
@@ -21,11 +22,18 @@ export const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   LOG_FORMAT: Type.Optional(
-    Type.Union([Type.Literal('pretty'), Type.Literal('json')], { description: 'pretty: readable lines; json: one object a line. Default: pretty on a terminal, else json' }),
+    Type.Union([Type.Literal('pretty'), Type.Literal('json')], {
+      description: 'pretty: readable lines; json: one object a line. Default: pretty on a terminal, else json',
+    }),
   ),
   DEMO_DATA_DIR: Type.String({ default: './data/osm', description: 'imported on first start when the catalog is empty' }),
   IMPORT_DEMO_DATA: Type.Boolean({ default: true }),
-  DB_READ_WORKERS: Type.Integer({ default: 2, minimum: 0, maximum: 32, description: 'threads for read queries; 0 runs them on the event loop' }),
+  DB_READ_WORKERS: Type.Integer({
+    default: 2,
+    minimum: 0,
+    maximum: 32,
+    description: 'threads for read queries; 0 runs them on the event loop',
+  }),
   READ_CACHE_ENTRIES: Type.Integer({
     default: 256,
     minimum: 0,
@@ -36,13 +44,15 @@ export const ConfigSchema = Type.Object({
     default: 5000,
     minimum: 1,
     maximum: 600_000,
-    description: 'milliseconds the reads of one search may take; past it the statement is stopped and the search answers 503 time_budget_exceeded',
+    description:
+      'milliseconds the reads of one search may take; past it the statement is stopped and the search answers 503 time_budget_exceeded',
   }),
   SEARCH_TYPO_CANDIDATES: Type.Integer({
     default: 10_000,
     minimum: 1,
     maximum: 100_000,
-    description: 'places a typo-tolerant search checks at most; a search with more candidates does not tolerate typos and says so (resolved.typos)',
+    description:
+      'places a typo-tolerant search checks at most; a search with more candidates does not tolerate typos and says so (resolved.typos)',
   }),
   EXPORT_IDLE_TIMEOUT: Type.Integer({
     default: 60,
@@ -57,8 +67,17 @@ export const ConfigSchema = Type.Object({
     description: 'seconds a stopping server (SIGTERM) lets requests in flight, streaming exports included, finish before it cuts them',
   }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  REDIS_KEY_PREFIX: Type.String({ default: 'leadatlas:rl:', minLength: 1, maxLength: 100, description: 'prefix of the rate-limit keys in Redis, for deployments sharing one Redis' }),
-  RATE_LIMIT_TOKEN_PER_MINUTE: count(1200, maxRouteCost, 'units a token may spend per minute (a search costs 2, an export 20, a cheap call 1), all at once or spread'),
+  REDIS_KEY_PREFIX: Type.String({
+    default: 'leadatlas:rl:',
+    minLength: 1,
+    maxLength: 100,
+    description: 'prefix of the rate-limit keys in Redis, for deployments sharing one Redis',
+  }),
+  RATE_LIMIT_TOKEN_PER_MINUTE: count(
+    1200,
+    maxRouteCost,
+    'units a token may spend per minute (a search costs 2, an export 20, a cheap call 1), all at once or spread',
+  ),
   RATE_LIMIT_IP_PER_MINUTE: count(300, 1, 'requests per minute and IP without a valid token: pages, /docs, /healthz, refused calls'),
   SIGNUP_LIMIT_PER_IP_PER_HOUR: count(5, 1, 'sign-ups per hour from one IP'),
   SIGNUP_LIMIT_PER_HOUR: count(100, 1, 'sign-ups per hour in all'),
@@ -66,33 +85,79 @@ export const ConfigSchema = Type.Object({
   QUOTA_EXPORT_ROWS_PER_MONTH: count(100_000, 0, 'default exported rows per account and calendar month (UTC)'),
   QUOTA_CONCURRENT_EXPORTS: count(2, 0, 'default exports running at once per account'),
   EXPORT_DATA_DIR: Type.String({ default: './var/exports', minLength: 1, description: 'where export jobs write their files' }),
-  EXPORT_LINK_TTL: Type.Integer({ default: 86_400, minimum: 1, maximum: 31_536_000, description: 'seconds a signed download link of an export job stays valid' }),
+  EXPORT_LINK_TTL: Type.Integer({
+    default: 86_400,
+    minimum: 1,
+    maximum: 31_536_000,
+    description: 'seconds a signed download link of an export job stays valid',
+  }),
   EXPORT_LINK_SECRET: Type.Optional(
-    Type.String({ minLength: 32, maxLength: 512, description: 'HMAC key of the download links; when unset, one is made on first use and kept in the database (shared by every node)' }),
+    Type.String({
+      minLength: 32,
+      maxLength: 512,
+      description: 'HMAC key of the download links; when unset, one is made on first use and kept in the database (shared by every node)',
+    }),
   ),
-  EXPORT_JOBS_PER_SERVER: Type.Integer({ default: 2, minimum: 0, maximum: 64, description: 'export jobs this process runs at once (0: this node runs none)' }),
+  EXPORT_JOBS_PER_SERVER: Type.Integer({
+    default: 2,
+    minimum: 0,
+    maximum: 64,
+    description: 'export jobs this process runs at once (0: this node runs none)',
+  }),
   EXPORT_JOB_LEASE: Type.Integer({
     default: 30,
     minimum: 1,
     maximum: 3600,
-    description: 'seconds a running job\'s lease lasts without renewal; a job whose process died is started again once its lease has lapsed',
+    description: "seconds a running job's lease lasts without renewal; a job whose process died is started again once its lease has lapsed",
   }),
-  EXPORT_JOB_ROWS_PER_SECOND: Type.Integer({ default: 0, minimum: 0, maximum: 100_000_000, description: 'paces each export job to this many rows a second, so jobs leave the disk and CPU to the API; 0: no pacing' }),
+  EXPORT_JOB_ROWS_PER_SECOND: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 100_000_000,
+    description: 'paces each export job to this many rows a second, so jobs leave the disk and CPU to the API; 0: no pacing',
+  }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({
     default: false,
-    description: 'let webhooks reach private, loopback, link-local and other non-public addresses (an intranet receiver, tests); off, such deliveries are refused',
+    description:
+      'let webhooks reach private, loopback, link-local and other non-public addresses (an intranet receiver, tests); off, such deliveries are refused',
   }),
-  WEBHOOK_MAX_ATTEMPTS: Type.Integer({ default: 8, minimum: 1, maximum: 30, description: 'attempts of a webhook delivery before it is given up' }),
-  WEBHOOK_RETRY_BASE_MS: Type.Integer({ default: 30_000, minimum: 1, maximum: 3_600_000, description: 'wait before a webhook\'s second attempt; doubled for each further attempt (at most a day)' }),
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'a webhook attempt without a full answer within this time has failed' }),
+  WEBHOOK_MAX_ATTEMPTS: Type.Integer({
+    default: 8,
+    minimum: 1,
+    maximum: 30,
+    description: 'attempts of a webhook delivery before it is given up',
+  }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({
+    default: 30_000,
+    minimum: 1,
+    maximum: 3_600_000,
+    description: "wait before a webhook's second attempt; doubled for each further attempt (at most a day)",
+  }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 120_000,
+    description: 'a webhook attempt without a full answer within this time has failed',
+  }),
   ENRICH_WORKERS: Type.Integer({
     default: 0,
     minimum: 0,
     maximum: 256,
-    description: 'sites `serve` enriches at once in the background from the enrichment queue (contacts from places\' own websites); 0: none (`leadatlas enrich` still runs it)',
+    description:
+      "sites `serve` enriches at once in the background from the enrichment queue (contacts from places' own websites); 0: none (`leadatlas enrich` still runs it)",
   }),
-  ENRICH_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, maximum: 1024, description: 'sites `leadatlas enrich` crawls at once; also the crawler\'s limit of requests in flight' }),
-  ENRICH_REFRESH_DAYS: Type.Integer({ default: 90, minimum: 1, maximum: 3650, description: 'days before a crawled site is fetched again (a re-crawl sends If-None-Match / If-Modified-Since)' }),
+  ENRICH_CONCURRENCY: Type.Integer({
+    default: 32,
+    minimum: 1,
+    maximum: 1024,
+    description: "sites `leadatlas enrich` crawls at once; also the crawler's limit of requests in flight",
+  }),
+  ENRICH_REFRESH_DAYS: Type.Integer({
+    default: 90,
+    minimum: 1,
+    maximum: 3650,
+    description: 'days before a crawled site is fetched again (a re-crawl sends If-None-Match / If-Modified-Since)',
+  }),
   ENRICH_USER_AGENT: Type.String({
     default: 'LeadAtlasBot/0.1 (+https://leadatlas.dev/bot)',
     minLength: 1,
@@ -103,30 +168,67 @@ export const ConfigSchema = Type.Object({
   ENRICH_DNS_SERVERS: Type.Optional(
     Type.String({
       pattern: '^[0-9a-fA-F.:\\[\\]]+(,[0-9a-fA-F.:\\[\\]]+)*$',
-      description: 'DNS servers (`ip` or `ip:port`, comma-separated) the crawler and the email checks ask; default: the system\'s resolvers',
+      description: "DNS servers (`ip` or `ip:port`, comma-separated) the crawler and the email checks ask; default: the system's resolvers",
     }),
   ),
   ENRICH_ALLOW_PRIVATE_NETWORKS: Type.Boolean({
     default: false,
-    description: 'let the enrichment crawler reach private, loopback and link-local addresses (tests); off, such sites are refused as for webhooks',
+    description:
+      'let the enrichment crawler reach private, loopback and link-local addresses (tests); off, such sites are refused as for webhooks',
   }),
-  ENRICH_HOST_DELAY_MS: Type.Integer({ default: 1000, minimum: 0, maximum: 600_000, description: 'wait between two requests of the crawler to one host' }),
-  ENRICH_MAX_PAGES: Type.Integer({ default: 5, minimum: 1, maximum: 50, description: 'pages the crawler reads per site: the home page and the contact, imprint, about pages it links to' }),
-  ENRICH_MAX_PAGE_BYTES: Type.Integer({ default: 2_000_000, minimum: 10_000, maximum: 50_000_000, description: 'bytes the crawler reads of one page (decompressed); a larger page ends the site as too_large' }),
-  ENRICH_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 120_000, description: 'the crawler\'s wait for a connection' }),
-  ENRICH_HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000, description: 'the crawler\'s wait for the response headers' }),
-  ENRICH_BODY_TIMEOUT_MS: Type.Integer({ default: 20_000, minimum: 100, maximum: 600_000, description: 'the crawler\'s wait for a whole response body' }),
+  ENRICH_HOST_DELAY_MS: Type.Integer({
+    default: 1000,
+    minimum: 0,
+    maximum: 600_000,
+    description: 'wait between two requests of the crawler to one host',
+  }),
+  ENRICH_MAX_PAGES: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: 50,
+    description: 'pages the crawler reads per site: the home page and the contact, imprint, about pages it links to',
+  }),
+  ENRICH_MAX_PAGE_BYTES: Type.Integer({
+    default: 2_000_000,
+    minimum: 10_000,
+    maximum: 50_000_000,
+    description: 'bytes the crawler reads of one page (decompressed); a larger page ends the site as too_large',
+  }),
+  ENRICH_CONNECT_TIMEOUT_MS: Type.Integer({
+    default: 5000,
+    minimum: 100,
+    maximum: 120_000,
+    description: "the crawler's wait for a connection",
+  }),
+  ENRICH_HEADERS_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 120_000,
+    description: "the crawler's wait for the response headers",
+  }),
+  ENRICH_BODY_TIMEOUT_MS: Type.Integer({
+    default: 20_000,
+    minimum: 100,
+    maximum: 600_000,
+    description: "the crawler's wait for a whole response body",
+  }),
   ENRICH_LEASE: Type.Integer({
     default: 60,
     minimum: 5,
     maximum: 3600,
-    description: 'seconds a site being crawled (or an enrichment job being queued) stays held without renewal; one whose process died is taken again after it',
+    description:
+      'seconds a site being crawled (or an enrichment job being queued) stays held without renewal; one whose process died is taken again after it',
   }),
-  QUOTA_ENRICH_PLACES_PER_MONTH: count(10_000, 0, 'default places per account and calendar month (UTC) that `POST /api/v2/enrichments` may queue'),
+  QUOTA_ENRICH_PLACES_PER_MONTH: count(
+    10_000,
+    0,
+    'default places per account and calendar month (UTC) that `POST /api/v2/enrichments` may queue',
+  ),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',
-      description: 'behind a reverse proxy: the proxies\' addresses or CIDRs, comma-separated (or `true` to believe any peer); the client IP in X-Forwarded-For then drives the per-IP limits',
+      description:
+        "behind a reverse proxy: the proxies' addresses or CIDRs, comma-separated (or `true` to believe any peer); the client IP in X-Forwarded-For then drives the per-IP limits",
     }),
   ),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),

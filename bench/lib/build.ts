@@ -23,8 +23,13 @@ export function compileForBench(): (<T>(path: string) => Promise<T>) & { dir: st
 export function compileTree(tree: string, dir: string): string {
   const out = join(tree, 'var', dir);
   rmSync(out, { recursive: true, force: true });
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(tree, 'tsconfig.build.json'), '--outDir', out], { encoding: 'utf8' });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(tree, 'tsconfig.build.json'), '--outDir', out],
+    { encoding: 'utf8' },
+  );
   // tsc still writes JavaScript when it finds type errors; say so rather than measure silently.
-  if (tsc.status !== 0) console.log(`tsc reported errors in ${tree} (JavaScript written anyway):\n${tsc.stdout.split('\n').slice(0, 5).join('\n')}`);
+  if (tsc.status !== 0)
+    console.log(`tsc reported errors in ${tree} (JavaScript written anyway):\n${tsc.stdout.split('\n').slice(0, 5).join('\n')}`);
   return out;
 }

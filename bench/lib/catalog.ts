@@ -69,15 +69,22 @@ export async function buildCatalog(options: CatalogOptions): Promise<Catalog> {
     await db.close();
     return { path, url: `sqlite:${path}`, ...counts, built: false, seconds: (performance.now() - started) / 1000 };
   }
-  for (const f of readdirSync(options.dir)) if (f.startsWith(`catalog-v${catalogVersion}-${options.size}.db.tmp`)) rmSync(join(options.dir, f));
+  for (const f of readdirSync(options.dir))
+    if (f.startsWith(`catalog-v${catalogVersion}-${options.size}.db.tmp`)) rmSync(join(options.dir, f));
   const tmp = `${path}.tmp`;
   const db = openDatabase(`sqlite:${tmp}`);
   try {
     await prepareDatabase(db, options.log);
     const files = sourceFiles(options.dataDir);
     options.log(`importing ${files.length} real files`);
-    for (const s of await importFiles(db, files)) options.log(`  ${s.path.split('/').pop()}: ${s.imported_count} places (${s.skipped_count} skipped)`);
-    const templates = (await db.kysely.selectFrom('places').selectAll().where('lat', 'is not', null).where('lon', 'is not', null).execute()) as PlaceRow[];
+    for (const s of await importFiles(db, files))
+      options.log(`  ${s.path.split('/').pop()}: ${s.imported_count} places (${s.skipped_count} skipped)`);
+    const templates = (await db.kysely
+      .selectFrom('places')
+      .selectAll()
+      .where('lat', 'is not', null)
+      .where('lon', 'is not', null)
+      .execute()) as PlaceRow[];
     const missing = Math.max(0, options.size - templates.length);
     options.log(`${templates.length} real places with coordinates; adding ${missing} resampled copies`);
     resample(db, templates, missing, options.log);
@@ -93,16 +100,53 @@ export async function buildCatalog(options: CatalogOptions): Promise<Catalog> {
 }
 
 async function countRows(db: Db): Promise<{ realRows: number; rows: number }> {
-  const all = await db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const real = await db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).where('source_id', 'not like', '%#r%').executeTakeFirstOrThrow();
+  const all = await db.kysely
+    .selectFrom('places')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  const real = await db.kysely
+    .selectFrom('places')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('source_id', 'not like', '%#r%')
+    .executeTakeFirstOrThrow();
   return { rows: Number(all.n), realRows: Number(real.n) };
 }
 
 const columns = [
-  'public_id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'source_categories', 'phone', 'phone_e164',
-  'website', 'email', 'street', 'housenumber', 'postcode', 'address', 'region', 'city', 'city_id', 'city_source',
-  'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count', 'opening_hours', 'attributes', 'content_hash',
-  'import_run_id', 'first_seen_at', 'updated_at', 'search_document', 'city_fold',
+  'public_id',
+  'source',
+  'source_id',
+  'name',
+  'names',
+  'category',
+  'categories',
+  'source_categories',
+  'phone',
+  'phone_e164',
+  'website',
+  'email',
+  'street',
+  'housenumber',
+  'postcode',
+  'address',
+  'region',
+  'city',
+  'city_id',
+  'city_source',
+  'city_distance_m',
+  'country_code',
+  'lat',
+  'lon',
+  'rating',
+  'review_count',
+  'opening_hours',
+  'attributes',
+  'content_hash',
+  'import_run_id',
+  'first_seen_at',
+  'updated_at',
+  'search_document',
+  'city_fold',
 ] as const;
 
 /** Direct prepared statements in transactions of 10,000 rows: the FTS trigger still runs per row. */

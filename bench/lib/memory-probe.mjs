@@ -17,7 +17,14 @@ const procMb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync
 function sample() {
   const u = process.memoryUsage();
   const space = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_size]));
-  return { rss: procMb('VmRSS'), heapTotal: mb(u.heapTotal), heapUsed: mb(u.heapUsed), young: mb(space.new_space), old: mb(space.old_space), external: mb(u.external) };
+  return {
+    rss: procMb('VmRSS'),
+    heapTotal: mb(u.heapTotal),
+    heapUsed: mb(u.heapUsed),
+    young: mb(space.new_space),
+    old: mb(space.old_space),
+    external: mb(u.external),
+  };
 }
 const emit = (step, values) => console.log(JSON.stringify({ step, ...values }));
 const settle = async (ms = 2000) => {
@@ -46,15 +53,48 @@ emit(`listening, ${config.DB_READ_WORKERS} read threads started, resolvers made`
 
 const email = `bench-memory-${Date.now()}@example.com`;
 const now = new Date().toISOString();
-const account = await db.kysely.insertInto('accounts').values({ email, email_norm: email, password_hash: 'unused', created_at: now, password_changed_at: now }).returning('id').executeTakeFirstOrThrow();
+const account = await db.kysely
+  .insertInto('accounts')
+  .values({ email, email_norm: email, password_hash: 'unused', created_at: now, password_changed_at: now })
+  .returning('id')
+  .executeTakeFirstOrThrow();
 const tokens = new TokenService(db);
-const { token } = await tokens.createToken({ accountId: Number(account.id), name: 'memory', scopes: ['search', 'export', 'places:read'], expiresInDays: 1 });
+const { token } = await tokens.createToken({
+  accountId: Number(account.id),
+  name: 'memory',
+  scopes: ['search', 'export', 'places:read'],
+  expiresInDays: 1,
+});
 await tokens.close();
-const searchId = `srch_${'m'.repeat(8)}${Date.now().toString(32).slice(-8).padStart(8, 'a').replace(/[^a-z2-7]/g, 'a')}`;
-const noFilter = { categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: null };
+const searchId = `srch_${'m'.repeat(8)}${Date.now()
+  .toString(32)
+  .slice(-8)
+  .padStart(8, 'a')
+  .replace(/[^a-z2-7]/g, 'a')}`;
+const noFilter = {
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+};
 await db.kysely
   .insertInto('searches')
-  .values({ public_id: searchId, account_id: Number(account.id), params: '{}', criteria: JSON.stringify(noFilter), resolution: JSON.stringify({ type: null, city: null, country: null }), sort: 'name', total: 0, created_at: now })
+  .values({
+    public_id: searchId,
+    account_id: Number(account.id),
+    params: '{}',
+    criteria: JSON.stringify(noFilter),
+    resolution: JSON.stringify({ type: null, city: null, country: null }),
+    sort: 'name',
+    total: 0,
+    created_at: now,
+  })
   .execute();
 await settle();
 const before = sample();
@@ -66,13 +106,32 @@ const timer = setInterval(() => {
   for (const [k, v] of Object.entries(sample())) peak[k] = Math.max(peak[k], v);
 }, 100);
 const t0 = performance.now();
-const curl = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', '-H', `authorization: Bearer ${token}`, `http://127.0.0.1:${port}/api/v2/map/export?search_id=${searchId}&format=csv`], { stdio: ['ignore', 'pipe', 'inherit'] });
+const curl = spawn(
+  'curl',
+  [
+    '-s',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code} %{size_download}',
+    '-H',
+    `authorization: Bearer ${token}`,
+    `http://127.0.0.1:${port}/api/v2/map/export?search_id=${searchId}&format=csv`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 let out = '';
 curl.stdout.on('data', (d) => (out += d));
 await new Promise((r) => curl.on('exit', r));
 clearInterval(timer);
 const [status, bytes] = out.split(' ').map(Number);
-emit('export peak (sampled every 100 ms)', { ...peak, rss: procMb('VmHWM'), seconds: Math.round(performance.now() - t0) / 1000, status, megabytes: mb(bytes) });
+emit('export peak (sampled every 100 ms)', {
+  ...peak,
+  rss: procMb('VmHWM'),
+  seconds: Math.round(performance.now() - t0) / 1000,
+  status,
+  megabytes: mb(bytes),
+});
 emit('after the export', sample());
 globalThis.gc?.();
 emit('after a full collection', sample());

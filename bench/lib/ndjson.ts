@@ -17,7 +17,7 @@ export async function buildNdjson(source: string, path: string, lines: number): 
     if (r.name) named.push(r);
   }
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const out = createWriteStream(path);
   let chunk = '';
   for (let i = 0; i < lines; i++) {

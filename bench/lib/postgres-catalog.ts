@@ -14,7 +14,12 @@ import { copyIn, copyTextOfRows, type CopyValue } from '../../src/infra/db/pg-co
 export const inSchema = (url: string, schema: string): string =>
   `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 
-export async function loadCatalogIntoPostgres(sqlitePath: string, adminUrl: string, schema: string, log: (m: string) => void): Promise<{ url: string; seconds: number }> {
+export async function loadCatalogIntoPostgres(
+  sqlitePath: string,
+  adminUrl: string,
+  schema: string,
+  log: (m: string) => void,
+): Promise<{ url: string; seconds: number }> {
   const started = performance.now();
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -31,8 +36,18 @@ export async function loadCatalogIntoPostgres(sqlitePath: string, adminUrl: stri
     await prepareDatabase(db);
     const runs = await source.kysely.selectFrom('import_runs').selectAll().execute();
     if (runs.length > 0) await db.kysely.insertInto('import_runs').values(runs).execute();
-    const columns = (await db.kysely.selectFrom('information_schema.columns' as never).select('column_name' as never).where('table_schema' as never, '=', schema as never).where('table_name' as never, '=', 'places' as never).execute() as Array<{ column_name: string }>).map((c) => c.column_name);
-    const rows = source.sqlite!.prepare(`SELECT ${columns.join(', ')} FROM places ORDER BY id`).raw().iterate() as Iterable<CopyValue[]>;
+    const columns = (
+      (await db.kysely
+        .selectFrom('information_schema.columns' as never)
+        .select('column_name' as never)
+        .where('table_schema' as never, '=', schema as never)
+        .where('table_name' as never, '=', 'places' as never)
+        .execute()) as Array<{ column_name: string }>
+    ).map((c) => c.column_name);
+    const rows = source
+      .sqlite!.prepare(`SELECT ${columns.join(', ')} FROM places ORDER BY id`)
+      .raw()
+      .iterate() as Iterable<CopyValue[]>;
     const client = await db.pgPool!.connect();
     try {
       const copied = await copyIn(client, `COPY places (${columns.join(', ')}) FROM STDIN`, copyTextOfRows(rows));

@@ -55,7 +55,17 @@ export async function namedPlaces(db: Db): Promise<NamedPlace[]> {
   const rows = await db.kysely
     .selectFrom('places')
     .leftJoin('import_runs', 'import_runs.id', 'places.import_run_id')
-    .select(['places.id', 'places.public_id', 'places.name', 'places.names', 'places.city', 'places.city_id', 'places.city_source', 'places.source', 'import_runs.path'])
+    .select([
+      'places.id',
+      'places.public_id',
+      'places.name',
+      'places.names',
+      'places.city',
+      'places.city_id',
+      'places.city_source',
+      'places.source',
+      'import_runs.path',
+    ])
     .where('places.name', '!=', '')
     // What search shows: closed and retired places are left out unless a search asks for them.
     .where('places.closed_at', 'is', null)
@@ -152,7 +162,9 @@ export function typoOf(name: string, seed: string): Typo | null {
   }
   const typo = out.join('');
   // Replace the first whole occurrence of the word (its boundaries are what queryWords split on).
-  const at = name.search(new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}\\p{M}])`, 'u'));
+  const at = name.search(
+    new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}\\p{M}])`, 'u'),
+  );
   const query = at < 0 ? name.replace(word, typo) : name.slice(0, at) + typo + name.slice(at + word.length);
   return { query, word, typo, kind };
 }
@@ -173,16 +185,40 @@ interface Answer {
 }
 
 /** One search through the public API, as a client sends it. */
-export async function ask(app: App, authorization: string, endpoint: Endpoint, query: string, city: string, perPage = TOP): Promise<Answer> {
+export async function ask(
+  app: App,
+  authorization: string,
+  endpoint: Endpoint,
+  query: string,
+  city: string,
+  perPage = TOP,
+): Promise<Answer> {
   const res =
     endpoint === 'v1'
       ? await app.inject({ method: 'POST', url: '/v1/search', headers: { authorization }, payload: { query, city, per_page: perPage } })
-      : await app.inject({ method: 'GET', url: `/api/v2/map/search?${new URLSearchParams({ query, city, per_page: String(perPage), fields: 'id,name' })}`, headers: { authorization } });
+      : await app.inject({
+          method: 'GET',
+          url: `/api/v2/map/search?${new URLSearchParams({ query, city, per_page: String(perPage), fields: 'id,name' })}`,
+          headers: { authorization },
+        });
   if (res.statusCode !== 200) {
     const problem = res.json() as { errors?: Array<{ field: string }> };
-    return { status: res.statusCode, badFields: (problem.errors ?? []).map((e) => e.field), ids: [], names: [], total: 0, cityId: null, next: null };
+    return {
+      status: res.statusCode,
+      badFields: (problem.errors ?? []).map((e) => e.field),
+      ids: [],
+      names: [],
+      total: 0,
+      cityId: null,
+      next: null,
+    };
   }
-  const body = res.json() as { total: number; data: Array<{ id: string; name: string }>; resolved: { city: { chosen: { id: number } } | null }; links?: { next: string | null } };
+  const body = res.json() as {
+    total: number;
+    data: Array<{ id: string; name: string }>;
+    resolved: { city: { chosen: { id: number } } | null };
+    links?: { next: string | null };
+  };
   return {
     status: 200,
     badFields: [],
@@ -211,13 +247,23 @@ async function anywhere(app: App, authorization: string, query: string, city: st
 const unspaced = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]/u;
 
 /** Folding that Unicode decomposition alone gives (what `remove_diacritics` and `unaccent` know at best). */
-const decomposed = (w: string) => w.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+const decomposed = (w: string) =>
+  w
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 
 /** Why a word of the name did not match: the word's own property that search handles badly. */
 function wordReason(word: string): string {
   if ([...word].length < 3) return 'short word (under 3 letters)';
   if (unspaced.test(word)) return 'tokenisation (script without spaces)';
-  if (foldText(word) !== decomposed(word).replace(/[^\p{L}\p{N}]+/gu, ' ').trim()) return 'word folding (letter outside decomposition)';
+  if (
+    foldText(word) !==
+    decomposed(word)
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()
+  )
+    return 'word folding (letter outside decomposition)';
   if (/[^\p{L}\p{N}]/u.test(word)) return 'tokenisation (punctuation inside a word)';
   return 'word not matched (other)';
 }
@@ -330,7 +376,13 @@ export async function runSelfRetrieval(places: readonly NamedPlace[], options: R
   const misses: Miss[] = [];
   const byPublicId = new Map((options.catalog ?? places).map((p) => [p.publicId, p]));
   let done = 0;
-  const attempt = async (place: NamedPlace, endpoint: Endpoint, query: string, variant: 'exact' | 'typo', exactFound: boolean): Promise<Result> => {
+  const attempt = async (
+    place: NamedPlace,
+    endpoint: Endpoint,
+    query: string,
+    variant: 'exact' | 'typo',
+    exactFound: boolean,
+  ): Promise<Result> => {
     const answer = await ask(app, authorization, endpoint, query, place.city!);
     if (answer.ids.includes(place.publicId)) return 'found';
     if (inCrowd(answer, place, byPublicId)) return 'crowd';
@@ -394,13 +446,16 @@ export function tally(outcomes: readonly Outcome[], key: (o: Outcome) => string)
 }
 
 /** Misses counted by reason, variant and endpoint, most frequent first. */
-export function reasons(misses: readonly Miss[]): Array<{ reason: string; exact: Record<Endpoint, number>; typo: Record<Endpoint, number> }> {
+export function reasons(
+  misses: readonly Miss[],
+): Array<{ reason: string; exact: Record<Endpoint, number>; typo: Record<Endpoint, number> }> {
   const byReason = new Map<string, { exact: Record<Endpoint, number>; typo: Record<Endpoint, number> }>();
   for (const m of misses) {
     const r = byReason.get(m.reason) ?? { exact: { v1: 0, map: 0 }, typo: { v1: 0, map: 0 } };
     byReason.set(m.reason, r);
     r[m.variant][m.endpoint]++;
   }
-  const total = (r: { exact: Record<Endpoint, number>; typo: Record<Endpoint, number> }) => r.exact.v1 + r.exact.map + r.typo.v1 + r.typo.map;
+  const total = (r: { exact: Record<Endpoint, number>; typo: Record<Endpoint, number> }) =>
+    r.exact.v1 + r.exact.map + r.typo.v1 + r.typo.map;
   return [...byReason].map(([reason, r]) => ({ reason, ...r })).sort((a, b) => total(b) - total(a));
 }

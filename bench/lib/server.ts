@@ -39,7 +39,11 @@ export async function freePort(): Promise<number> {
 
 /** Compiles src/ into dist/ (the server runs compiled: under tsx every read thread would load the TypeScript loader too). */
 export function buildServer(): void {
-  const build = spawnSync(process.execPath, [resolve(root, 'node_modules/typescript/bin/tsc'), '-p', resolve(root, 'tsconfig.build.json')], { cwd: root, encoding: 'utf8' });
+  const build = spawnSync(
+    process.execPath,
+    [resolve(root, 'node_modules/typescript/bin/tsc'), '-p', resolve(root, 'tsconfig.build.json')],
+    { cwd: root, encoding: 'utf8' },
+  );
   if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
 }
 
@@ -47,7 +51,11 @@ export function buildServer(): void {
 export function start(script: string[], env: Record<string, string>): ChildProcess {
   const out = openSync(serverLog, 'a');
   const loader = script[0]!.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, ...script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, [...loader, ...script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', out, out],
+  });
   children.push(child);
   return child;
 }

@@ -22,7 +22,12 @@ export function timed(command: string, args: string[], options: SpawnSyncOptions
   const stderr = String(run.stderr ?? '');
   if (run.error) return { error: `${command} could not run: ${run.error.message}` };
   const mark = stderr.lastIndexOf(MARK);
-  if (run.status !== 0 || mark < 0) return { error: `${command} failed (status ${run.status}): ${(stderr || stdout).trim().split('\n').slice(-5).join(' ')}` };
-  const [peakKiB, user, system] = stderr.slice(mark + MARK.length).trim().split(/\s+/).map(Number);
+  if (run.status !== 0 || mark < 0)
+    return { error: `${command} failed (status ${run.status}): ${(stderr || stdout).trim().split('\n').slice(-5).join(' ')}` };
+  const [peakKiB, user, system] = stderr
+    .slice(mark + MARK.length)
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   return { seconds, peakRssMB: peakKiB! / 1024, cpuSeconds: user! + system!, stdout, stderr: stderr.slice(0, mark) };
 }

@@ -11,7 +11,9 @@ import { limitHeapGrowth } from '../infra/memory.ts';
 
 const program = new Command()
   .name('leadatlas')
-  .description('LeadAtlas business-data API: serve, import and inspect the place catalog.\nConfiguration comes from environment variables (see README).')
+  .description(
+    'LeadAtlas business-data API: serve, import and inspect the place catalog.\nConfiguration comes from environment variables (see README).',
+  )
   .showHelpAfterError();
 
 const log = (m: string) => console.error(m);
@@ -90,7 +92,15 @@ interface ImportCliOptions {
 function parseBbox(v: string): [number, number, number, number] {
   const n = v.split(',').map((x) => Number(x.trim()));
   const [minLon, minLat, maxLon, maxLat] = n as [number, number, number, number];
-  const valid = n.length === 4 && n.every(Number.isFinite) && minLon >= -180 && maxLon <= 180 && minLat >= -90 && maxLat <= 90 && minLon <= maxLon && minLat <= maxLat;
+  const valid =
+    n.length === 4 &&
+    n.every(Number.isFinite) &&
+    minLon >= -180 &&
+    maxLon <= 180 &&
+    minLat >= -90 &&
+    maxLat <= 90 &&
+    minLon <= maxLon &&
+    minLat <= maxLat;
   if (!valid) throw new InvalidArgumentError('four numbers minLon,minLat,maxLon,maxLat within -180..180 and -90..90, min before max');
   return [minLon, minLat, maxLon, maxLat];
 }
@@ -108,30 +118,51 @@ function parseConfidence(v: string): number {
 
 program
   .command('import')
-  .description('import place files (.osm.pbf, Parquet, NDJSON, CSV; gzip or plain) or Parquet URLs, detecting the format unless --format is given')
+  .description(
+    'import place files (.osm.pbf, Parquet, NDJSON, CSV; gzip or plain) or Parquet URLs, detecting the format unless --format is given',
+  )
   .argument('<files...>', 'files or http(s) URLs of Parquet files to import')
   .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
   .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
-  .option('-s, --source <source>', 'source name stored with the places (defaults to the format\'s)')
-  .option('-d, --dataset <name>', 'the dataset the file is a snapshot of (default: the file name without its suffixes, porto.osm.pbf → porto); re-importing a dataset retires its places the file no longer holds; for a change file (.osc), the OpenStreetMap dataset it updates (default: the only one)')
-  .option('--columns <mapping>', 'generic csv/ndjson: field=column pairs, e.g. "name=Business Name,phone=Tel" (see docs/importing.md)', parseColumnMapping)
+  .option('-s, --source <source>', "source name stored with the places (defaults to the format's)")
+  .option(
+    '-d, --dataset <name>',
+    'the dataset the file is a snapshot of (default: the file name without its suffixes, porto.osm.pbf → porto); re-importing a dataset retires its places the file no longer holds; for a change file (.osc), the OpenStreetMap dataset it updates (default: the only one)',
+  )
+  .option(
+    '--columns <mapping>',
+    'generic csv/ndjson: field=column pairs, e.g. "name=Business Name,phone=Tel" (see docs/importing.md)',
+    parseColumnMapping,
+  )
   .option('--batch-size <n>', 'places per transaction', (v) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1 || n > 100000) throw new InvalidArgumentError('a whole number from 1 to 100000');
     return n;
   })
   .option('--no-conflate', 'do not merge the records with places of other sources now (the next import that does takes them)')
-  .option('--bbox <minLon,minLat,maxLon,maxLat>', 'Parquet: import only the places inside this box (row groups outside it are not read)', parseBbox)
+  .option(
+    '--bbox <minLon,minLat,maxLon,maxLat>',
+    'Parquet: import only the places inside this box (row groups outside it are not read)',
+    parseBbox,
+  )
   .option('--country <XX>', 'Parquet: import only the places of this country (ISO 3166-1 alpha-2)', parseCountry)
-  .option('--min-confidence <c>', 'Parquet: import only the places whose source confidence (Overture, 0 to 1) is at least c', parseConfidence)
+  .option(
+    '--min-confidence <c>',
+    'Parquet: import only the places whose source confidence (Overture, 0 to 1) is at least c',
+    parseConfidence,
+  )
   .option('--allow-private-networks', 'let an http(s) URL reach private and loopback addresses (a mirror on the local network)')
   .action((files: string[], opts: ImportCliOptions) =>
     withDb(async (db) => {
       // Each snapshot of a dataset would retire the places of the ones before it (change files apply in turn).
       if (opts.dataset !== undefined && files.length > 1 && !(await everyChangeFile(files))) {
-        throw new AppError('validation_failed', '--dataset names the snapshot of one file: import the files one at a time (several change files may update one dataset in turn)', {
-          errors: [{ field: 'dataset', message: 'one file per dataset' }],
-        });
+        throw new AppError(
+          'validation_failed',
+          '--dataset names the snapshot of one file: import the files one at a time (several change files may update one dataset in turn)',
+          {
+            errors: [{ field: 'dataset', message: 'one file per dataset' }],
+          },
+        );
       }
       await prepareDatabase(db);
       // A Parquet row group is decoded whole, a burst of short-lived objects: without the cap V8 lets the
@@ -148,7 +179,9 @@ program
 
 program
   .command('enrich')
-  .description("find emails, phones and social profiles on places' own websites: the sites never crawled, or crawled longer ago than ENRICH_REFRESH_DAYS (see README, Enrichment)")
+  .description(
+    "find emails, phones and social profiles on places' own websites: the sites never crawled, or crawled longer ago than ENRICH_REFRESH_DAYS (see README, Enrichment)",
+  )
   .option('--country <code>', 'only places of this country (ISO 3166-1 alpha-2)')
   .option('--source <source>', 'only places of this source (osm, overture…)')
   .option('--search <id>', 'only the places of this saved search (srch_…)')
@@ -172,7 +205,9 @@ program
     const { readerFactories } = await import('../modules/importers/readers/index.ts');
     const { osmChangeFormat } = await import('../modules/importers/osm-change.service.ts');
     for (const f of readerFactories) console.log(`${f.format.padEnd(18)} ${f.description}`);
-    console.log(`${osmChangeFormat.padEnd(18)} OpenStreetMap change file (.osc, .osc.gz): creates, modifies and retires the places of an imported OSM dataset`);
+    console.log(
+      `${osmChangeFormat.padEnd(18)} OpenStreetMap change file (.osc, .osc.gz): creates, modifies and retires the places of an imported OSM dataset`,
+    );
   });
 
 program
@@ -193,14 +228,21 @@ const dbCommand = program.command('db').description('move a whole installation b
 
 dbCommand
   .command('copy')
-  .description('copy the catalog, accounts, tokens, searches, exports, leads and usage from one database to another (resumable, checked by counts and checksums)')
+  .description(
+    'copy the catalog, accounts, tokens, searches, exports, leads and usage from one database to another (resumable, checked by counts and checksums)',
+  )
   .requiredOption('--from <url>', 'source DATABASE_URL (sqlite:PATH or postgres://…)')
   .requiredOption('--to <url>', 'target DATABASE_URL; migrated first')
-  .option('--batch-size <n>', 'rows per transaction', (v) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1 || n > 100000) throw new InvalidArgumentError('a whole number from 1 to 100000');
-    return n;
-  }, 1000)
+  .option(
+    '--batch-size <n>',
+    'rows per transaction',
+    (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 100000) throw new InvalidArgumentError('a whole number from 1 to 100000');
+      return n;
+    },
+    1000,
+  )
   .action(async (opts: { from: string; to: string; batchSize: number }) => {
     const { copyDatabase } = await import('../infra/db/copy.ts');
     const from = openDatabase(loadConfig({ DATABASE_URL: opts.from }).DATABASE_URL);
@@ -210,7 +252,9 @@ dbCommand
       await prepareDatabase(to, log);
       const report = await copyDatabase(from, to, { batchSize: opts.batchSize, onProgress: copyProgressRenderer() });
       for (const r of report) {
-        console.error(`${r.table.padEnd(12)} ${String(r.rows).padStart(10)} rows${r.resumedAt > 0 ? ` (${r.resumedAt} already there)` : ''}  sha256 ${r.checksum.slice(0, 16)}`);
+        console.error(
+          `${r.table.padEnd(12)} ${String(r.rows).padStart(10)} rows${r.resumedAt > 0 ? ` (${r.resumedAt} already there)` : ''}  sha256 ${r.checksum.slice(0, 16)}`,
+        );
       }
       console.error('copy checked: every table has the same rows on both sides');
     } finally {
@@ -221,7 +265,9 @@ dbCommand
 
 dbCommand
   .command('backup')
-  .description('a consistent copy of the SQLite database in FILE while the server runs (online backup, checked before it takes the name FILE); PostgreSQL: use pg_dump')
+  .description(
+    'a consistent copy of the SQLite database in FILE while the server runs (online backup, checked before it takes the name FILE); PostgreSQL: use pg_dump',
+  )
   .argument('<file>', 'the backup file (replaced only by a complete, checked backup)')
   .action((file: string) =>
     withDb(async (db) => {
@@ -253,7 +299,8 @@ try {
   }
   if (error instanceof AppError) {
     console.error(`leadatlas: ${error.message}`);
-    for (const e of error.extras.errors ?? []) console.error(`  ${e.field}: ${e.message}${e.allowed ? ` (allowed: ${JSON.stringify(e.allowed)})` : ''}`);
+    for (const e of error.extras.errors ?? [])
+      console.error(`  ${e.field}: ${e.message}${e.allowed ? ` (allowed: ${JSON.stringify(e.allowed)})` : ''}`);
     process.exit(2);
   }
   throw error;

@@ -15,7 +15,10 @@ export function progressRenderer(file: string): ((p: ImportProgress) => void) | 
       bar.start(p.totalBytes, 0, { places: 0, skipped: 0 });
     }
     const c = p.counters;
-    bar.update(Math.min(p.bytesRead, p.totalBytes), { places: c.imported_count + c.updated_count + c.unchanged_count, skipped: c.skipped_count });
+    bar.update(Math.min(p.bytesRead, p.totalBytes), {
+      places: c.imported_count + c.updated_count + c.unchanged_count,
+      skipped: c.skipped_count,
+    });
     if (p.bytesRead >= p.totalBytes) bar.stop();
   };
 }
@@ -41,7 +44,10 @@ export function copyProgressRenderer(): ((table: string, done: number, total: nu
     if (table !== current) {
       bar?.stop();
       current = table;
-      bar = new cliProgress.SingleBar({ format: `${table.padEnd(12)} {bar} {percentage}% | {value}/{total} rows`, stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic);
+      bar = new cliProgress.SingleBar(
+        { format: `${table.padEnd(12)} {bar} {percentage}% | {value}/{total} rows`, stream: process.stderr, hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      );
       bar.start(Math.max(total, 1), Math.min(done, total));
     }
     bar?.update(Math.min(done, total));

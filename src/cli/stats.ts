@@ -25,7 +25,16 @@ export interface CatalogStats {
   contactsByCountry: Array<{ country_code: string | null } & ContactCoverage>;
   contactsBySource: Array<{ source: string } & ContactCoverage>;
   imports: Array<{
-    id: number; path: string; dataset: string; status: string; read: number; imported: number; updated: number; unchanged: number; retired: number; skipped: number;
+    id: number;
+    path: string;
+    dataset: string;
+    status: string;
+    read: number;
+    imported: number;
+    updated: number;
+    unchanged: number;
+    retired: number;
+    skipped: number;
   }>;
 }
 
@@ -54,7 +63,11 @@ export async function catalogStats(db: Db, topCategories = 25): Promise<CatalogS
     .groupBy('source')
     .orderBy('places', 'desc')
     .execute();
-  const ofSeveral = await k.selectFrom('places').where('sources', 'is not', null).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  const ofSeveral = await k
+    .selectFrom('places')
+    .where('sources', 'is not', null)
+    .select(sql<number>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
   const byStatus = await places
     .select([sql<string>`coalesce(closed_reason, 'open')`.as('status'), sql<number>`count(*)`.as('places')])
     .groupBy('closed_reason')
@@ -76,20 +89,41 @@ export async function catalogStats(db: Db, topCategories = 25): Promise<CatalogS
         sql<number>`sum(${e.social})`.as('social_after'),
       ]);
   };
-  const asCoverage = (r: { places: unknown; phone_before: unknown; phone_after: unknown; website: unknown; email_before: unknown; email_after: unknown; social_before: unknown; social_after: unknown }): ContactCoverage => ({
+  const asCoverage = (r: {
+    places: unknown;
+    phone_before: unknown;
+    phone_after: unknown;
+    website: unknown;
+    email_before: unknown;
+    email_after: unknown;
+    social_before: unknown;
+    social_after: unknown;
+  }): ContactCoverage => ({
     places: Number(r.places),
     phone: { before: Number(r.phone_before), after: Number(r.phone_after) },
     website: Number(r.website),
     email: { before: Number(r.email_before), after: Number(r.email_after) },
     social: { before: Number(r.social_before), after: Number(r.social_after) },
   });
-  const contactsByCountry = await coverage().select('places.country_code').groupBy('places.country_code').orderBy('places', 'desc').execute();
+  const contactsByCountry = await coverage()
+    .select('places.country_code')
+    .groupBy('places.country_code')
+    .orderBy('places', 'desc')
+    .execute();
   const contactsBySource = await coverage().select('places.source').groupBy('places.source').orderBy('places', 'desc').execute();
   const imports = await k
     .selectFrom('import_runs')
     .select([
-      'id', 'path', 'dataset', 'status', 'read_count as read', 'imported_count as imported', 'updated_count as updated',
-      'unchanged_count as unchanged', 'retired_count as retired', 'skipped_count as skipped',
+      'id',
+      'path',
+      'dataset',
+      'status',
+      'read_count as read',
+      'imported_count as imported',
+      'updated_count as updated',
+      'unchanged_count as unchanged',
+      'retired_count as retired',
+      'skipped_count as skipped',
     ])
     .orderBy('id', 'desc')
     .limit(10)
@@ -119,10 +153,16 @@ export function printStats(s: CatalogStats): void {
   out('\nby status');
   for (const r of s.byStatus) out(`  ${r.status.padEnd(12)}${String(r.places).padStart(9)}`);
   const pct = (n: number, of: number) => `${of === 0 ? '0.0' : ((100 * n) / of).toFixed(1)}%`.padStart(7);
-  const change = (c: { before: number; after: number }, of: number) => (c.after === c.before ? `${pct(c.before, of)}${' '.repeat(9)}` : `${pct(c.before, of)} → ${pct(c.after, of).trim().padEnd(6)}`);
+  const change = (c: { before: number; after: number }, of: number) =>
+    c.after === c.before ? `${pct(c.before, of)}${' '.repeat(9)}` : `${pct(c.before, of)} → ${pct(c.after, of).trim().padEnd(6)}`;
   const coverageLine = (name: string, c: ContactCoverage) =>
-    out(`  ${name.padEnd(12)}${String(c.places).padStart(9)} ${change(c.phone, c.places)} ${pct(c.website, c.places)} ${change(c.email, c.places)} ${change(c.social, c.places)}`);
-  const coverageHeader = () => out(`  ${''.padEnd(12)}${'places'.padStart(9)} ${'phone'.padStart(16)} ${'website'.padStart(7)} ${'email'.padStart(16)} ${'social'.padStart(16)}`);
+    out(
+      `  ${name.padEnd(12)}${String(c.places).padStart(9)} ${change(c.phone, c.places)} ${pct(c.website, c.places)} ${change(c.email, c.places)} ${change(c.social, c.places)}`,
+    );
+  const coverageHeader = () =>
+    out(
+      `  ${''.padEnd(12)}${'places'.padStart(9)} ${'phone'.padStart(16)} ${'website'.padStart(7)} ${'email'.padStart(16)} ${'social'.padStart(16)}`,
+    );
   out('\ncontact coverage of open places by country (from the sources → with enrichment)');
   coverageHeader();
   for (const r of s.contactsByCountry) coverageLine(r.country_code ?? '--', r);
@@ -131,6 +171,8 @@ export function printStats(s: CatalogStats): void {
   for (const r of s.contactsBySource) coverageLine(r.source, r);
   out(`\nrecent imports (${s.imports.length})`);
   for (const r of s.imports) {
-    out(`  #${r.id} ${r.dataset} ${r.status}: imported ${r.imported}, updated ${r.updated}, unchanged ${r.unchanged}, retired ${r.retired}, skipped ${r.skipped}`);
+    out(
+      `  #${r.id} ${r.dataset} ${r.status}: imported ${r.imported}, updated ${r.updated}, unchanged ${r.unchanged}, retired ${r.retired}, skipped ${r.skipped}`,
+    );
   }
 }

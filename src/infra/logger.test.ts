@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { loggerOptions } from './logger.ts';
 
-const pretty = (options: ReturnType<typeof loggerOptions>) => (options.transport as { target?: string } | undefined)?.target === 'pino-pretty';
+const pretty = (options: ReturnType<typeof loggerOptions>) =>
+  (options.transport as { target?: string } | undefined)?.target === 'pino-pretty';
 
 describe('log format', () => {
   test('is readable lines on a terminal and JSON when output goes elsewhere', () => {

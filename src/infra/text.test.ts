@@ -28,11 +28,15 @@ test('sets the letters of scripts written without spaces apart in the search for
 });
 
 test('writes a search document of every distinct name between marks, the display name first', () => {
-  assert.equal(searchDocument('Café Ñandú', JSON.stringify({ en: 'Cafe Nandu', alt: ['Ñandú', ['カフェ']], n: 3 })), '$ cafe nandu $ nandu $ カ フ ェ $');
+  assert.equal(
+    searchDocument('Café Ñandú', JSON.stringify({ en: 'Cafe Nandu', alt: ['Ñandú', ['カフェ']], n: 3 })),
+    '$ cafe nandu $ nandu $ カ フ ェ $',
+  );
   assert.equal(searchDocument('Ratskeller', null), '$ ratskeller $');
   assert.equal(searchDocument('..', 'not json'), '$ $');
 });
 
 test('folds plain ASCII text the short way to what the full folding gives', () => {
-  for (const text of ["Domino's Pizza #12", '  R-KIOSKI  ', 'Cafe_de-la Paix!', '7-ELEVEN', '', '...']) assert.equal(searchFold(text), foldText(text), text);
+  for (const text of ["Domino's Pizza #12", '  R-KIOSKI  ', 'Cafe_de-la Paix!', '7-ELEVEN', '', '...'])
+    assert.equal(searchFold(text), foldText(text), text);
 });

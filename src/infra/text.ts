@@ -30,7 +30,11 @@ const marksButKanaVoicing = /(?:(?![\u3099\u309a])\p{M})+/gu;
 export function searchFold(text: string): string {
   // Most names are plain ASCII, where folding is lower case and punctuation to spaces (the index writes one
   // document a place: this saves most of its cost).
-  if (asciiOnly.test(text)) return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  if (asciiOnly.test(text))
+    return text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, ' ')
+      .trim();
   return foldWith(text.normalize('NFKD').replace(marksButKanaVoicing, '').normalize('NFC'));
 }
 

@@ -69,13 +69,25 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
     },
     usage,
   );
-  app.decorate('accounts', new AccountService(options.db, rateLimiter, undefined, { perIpPerHour: config.SIGNUP_LIMIT_PER_IP_PER_HOUR, perHour: config.SIGNUP_LIMIT_PER_HOUR }));
+  app.decorate(
+    'accounts',
+    new AccountService(options.db, rateLimiter, undefined, {
+      perIpPerHour: config.SIGNUP_LIMIT_PER_IP_PER_HOUR,
+      perHour: config.SIGNUP_LIMIT_PER_HOUR,
+    }),
+  );
   app.decorate('tokens', tokens);
   app.decorate('usage', usage);
   app.decorate('quotas', quotas);
 
   /** The daily quota and the token's rate; counts the request for the usage chart once it is let through. */
-  const charge = async (request: FastifyRequest, reply: FastifyReply, auth: AuthContext, cost: number, routeUrl: string): Promise<AppError | undefined> => {
+  const charge = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    auth: AuthContext,
+    cost: number,
+    routeUrl: string,
+  ): Promise<AppError | undefined> => {
     const accountQuotas = quotas.forAccountNow(auth.accountId) ?? (await quotas.forAccount(auth.accountId));
     const requestsToday = usage.requestsTodayNow(auth.accountId) ?? (await usage.requestsToday(auth.accountId));
     const now = new Date();
@@ -144,12 +156,18 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
 function unauthorized(reason: 'missing' | VerifyFailure): AppError {
   const detail = failures[reason];
   // RFC 6750 §3.1: a request without credentials gets the challenge alone, without an error code.
-  const challenge = reason === 'missing' ? `Bearer realm="${realm}"` : `Bearer realm="${realm}", error="invalid_token", error_description="${detail}"`;
+  const challenge =
+    reason === 'missing' ? `Bearer realm="${realm}"` : `Bearer realm="${realm}", error="invalid_token", error_description="${detail}"`;
   return new AppError('unauthorized', detail, { reason }, { 'www-authenticate': challenge });
 }
 
 function forbidden(scope: Scope): AppError {
-  return new AppError('forbidden', `This token lacks the "${scope}" scope this route needs`, { reason: 'insufficient_scope', scope }, {
-    'www-authenticate': `Bearer realm="${realm}", error="insufficient_scope", error_description="The token lacks the ${scope} scope", scope="${scope}"`,
-  });
+  return new AppError(
+    'forbidden',
+    `This token lacks the "${scope}" scope this route needs`,
+    { reason: 'insufficient_scope', scope },
+    {
+      'www-authenticate': `Bearer realm="${realm}", error="insufficient_scope", error_description="The token lacks the ${scope} scope", scope="${scope}"`,
+    },
+  );
 }

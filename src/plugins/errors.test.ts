@@ -17,9 +17,16 @@ let origin: { host: string; port: number };
 before(async () => {
   t = openTestSqlite();
   await migrateToLatest(t.db);
-  app = await buildApp({ config: loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '0' }), db: t.db });
+  app = await buildApp({
+    config: loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '0' }),
+    db: t.db,
+  });
   // A route added by any module, with a plain number in its query: the finite rule applies without opting in.
-  app.get('/api/v1/_probe/numbers', { schema: { querystring: Type.Object({ n: Type.Optional(Type.Number({ minimum: 0, maximum: 10 })) }) } }, async (request) => request.query);
+  app.get(
+    '/api/v1/_probe/numbers',
+    { schema: { querystring: Type.Object({ n: Type.Optional(Type.Number({ minimum: 0, maximum: 10 })) }) } },
+    async (request) => request.query,
+  );
   await app.listen({ host: '127.0.0.1', port: 0 });
   origin = { host: '127.0.0.1', port: (app.server.address() as AddressInfo).port };
   user = await createAccountWithToken(t.db);
@@ -76,7 +83,11 @@ describe('numbers in requests', () => {
   });
 
   test('min_rating=Infinity and radius=Infinity are refused instead of dropping the filter', async () => {
-    for (const url of ['/api/v1/user-api/places?min_rating=Infinity', '/api/v2/map/search?query=cafe&min_rating=Infinity', '/api/v2/map/search?near=43.7,7.4&radius=Infinity']) {
+    for (const url of [
+      '/api/v1/user-api/places?min_rating=Infinity',
+      '/api/v2/map/search?query=cafe&min_rating=Infinity',
+      '/api/v2/map/search?near=43.7,7.4&radius=Infinity',
+    ]) {
       const res = await get(url);
       assertProblem(res, 400);
       assert.match(res.json().errors[0].field, /^querystring\.(min_rating|radius)$/, url);
@@ -90,7 +101,12 @@ describe('numbers in requests', () => {
   });
 
   test('a JSON body with 1e400 answers 400 with the range', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/search', headers: { authorization: user.authorization, 'content-type': 'application/json' }, payload: '{"query":"cafe","per_page":1e400}' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: { authorization: user.authorization, 'content-type': 'application/json' },
+      payload: '{"query":"cafe","per_page":1e400}',
+    });
     assertProblem(res, 400);
     assert.equal(res.json().errors[0].field, 'body.per_page');
   });
@@ -141,14 +157,25 @@ describe('errors of the HTTP layer are problem documents with the security heade
   });
 
   test('an unsupported media type answers 415', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/search', headers: { authorization: user.authorization, 'content-type': 'text/csv' }, payload: 'query,city' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: { authorization: user.authorization, 'content-type': 'text/csv' },
+      payload: 'query,city',
+    });
     assertProblem(res, 415);
   });
 });
 
 describe('security headers', () => {
   test('every kind of answer carries them: docs, document, health, 404, 401 and the API', async () => {
-    for (const [url, status] of [['/docs', 200], ['/openapi.json', 200], ['/healthz', 200], ['/nope', 404], ['/api/v2/countries', 401]] as const) {
+    for (const [url, status] of [
+      ['/docs', 200],
+      ['/openapi.json', 200],
+      ['/healthz', 200],
+      ['/nope', 404],
+      ['/api/v2/countries', 401],
+    ] as const) {
       const res = await app.inject(url);
       assert.equal(res.statusCode, status, url);
       assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
@@ -166,7 +193,15 @@ describe('security headers', () => {
   });
 
   test('HSTS is sent behind an https PUBLIC_URL only', async () => {
-    const https = await buildApp({ config: loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', PUBLIC_URL: 'https://leads.example.com', DB_READ_WORKERS: '0' }), db: t.db });
+    const https = await buildApp({
+      config: loadConfig({
+        DATABASE_URL: 'sqlite::memory:',
+        LOG_LEVEL: 'silent',
+        PUBLIC_URL: 'https://leads.example.com',
+        DB_READ_WORKERS: '0',
+      }),
+      db: t.db,
+    });
     try {
       assert.match(String((await https.inject('/healthz')).headers['strict-transport-security']), /max-age=31536000/);
       assert.equal((await app.inject('/healthz')).headers['strict-transport-security'], undefined);

@@ -17,7 +17,12 @@ export const errorsPlugin = fp(async function errorsPlugin(app: FastifyInstance)
 
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.url.length > maxUrlLength) {
-      return done(new AppError('uri_too_long', `The URL is ${request.url.length} characters long; at most ${maxUrlLength} are accepted. Send long searches as a JSON body (POST /v1/search).`));
+      return done(
+        new AppError(
+          'uri_too_long',
+          `The URL is ${request.url.length} characters long; at most ${maxUrlLength} are accepted. Send long searches as a JSON body (POST /v1/search).`,
+        ),
+      );
     }
     done();
   });
@@ -35,15 +40,38 @@ export const errorsPlugin = fp(async function errorsPlugin(app: FastifyInstance)
       // Fastify's own client errors: bad JSON body, unsupported content type, body too large…
       const code: ErrorCode = clientErrorCodes[error.statusCode] ?? 'validation_failed';
       const field = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'body' : undefined;
-      return sendProblem(request, reply, error.statusCode, code, errorCatalog[code].title, error.message,
-        field ? { errors: [{ field, message: error.message }] } : {});
+      return sendProblem(
+        request,
+        reply,
+        error.statusCode,
+        code,
+        errorCatalog[code].title,
+        error.message,
+        field ? { errors: [{ field, message: error.message }] } : {},
+      );
     }
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'the database does not answer');
-      return sendProblem(request, reply, 503, 'unavailable', errorCatalog.unavailable.title, 'The database does not answer right now; retry in a moment', { reason: 'database_unavailable' }, { 'retry-after': '1' });
+      return sendProblem(
+        request,
+        reply,
+        503,
+        'unavailable',
+        errorCatalog.unavailable.title,
+        'The database does not answer right now; retry in a moment',
+        { reason: 'database_unavailable' },
+        { 'retry-after': '1' },
+      );
     }
     request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(request, reply, 500, 'internal', 'Internal server error', 'Something went wrong on our side. Quote the request id when reporting it.');
+    return sendProblem(
+      request,
+      reply,
+      500,
+      'internal',
+      'Internal server error',
+      'Something went wrong on our side. Quote the request id when reporting it.',
+    );
   });
 
   app.setNotFoundHandler((request, reply) =>
@@ -51,7 +79,12 @@ export const errorsPlugin = fp(async function errorsPlugin(app: FastifyInstance)
   );
 });
 
-const clientErrorCodes: Record<number, ErrorCode> = { 413: 'payload_too_large', 414: 'uri_too_long', 415: 'unsupported_media_type', 431: 'header_fields_too_large' };
+const clientErrorCodes: Record<number, ErrorCode> = {
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  431: 'header_fields_too_large',
+};
 
 /**
  * Fastify's answers for requests that never reach a route (a URL that does not decode, an async
@@ -60,9 +93,15 @@ const clientErrorCodes: Record<number, ErrorCode> = { 413: 'payload_too_large', 
 export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
   reply.headers(securityHeaders(undefined));
   const badUrl = error.code === 'FST_ERR_BAD_URL';
-  return sendProblem(request as FastifyRequest, reply as FastifyReply, 400, 'validation_failed', errorCatalog.validation_failed.title,
+  return sendProblem(
+    request as FastifyRequest,
+    reply as FastifyReply,
+    400,
+    'validation_failed',
+    errorCatalog.validation_failed.title,
     badUrl ? 'The URL is not valid: a percent sign must start an escape of two hex digits that decodes to UTF-8' : error.message,
-    badUrl ? { errors: [{ field: 'url', message: 'is not valid percent-encoding' }] } : {});
+    badUrl ? { errors: [{ field: 'url', message: 'is not valid percent-encoding' }] } : {},
+  );
 };
 
 /**
@@ -80,12 +119,31 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const detail =
     code === 'header_fields_too_large'
       ? 'The request line and headers together exceed the server limit (16 KB); send long searches as a JSON body (POST /v1/search)'
-      : status === 408 ? 'The request did not arrive in time' : 'The request is not valid HTTP/1.1';
+      : status === 408
+        ? 'The request did not arrive in time'
+        : 'The request is not valid HTTP/1.1';
   const requestId = `req_${randomBytesFromPool(9).toString('base64url')}`;
-  const body = JSON.stringify({ type: problemTypeBase + code, title: status === 408 ? 'Request timeout' : errorCatalog[code].title, status, detail, request_id: requestId, code });
-  const headers = { ...securityHeaders(undefined), 'content-type': 'application/problem+json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), connection: 'close', 'x-request-id': requestId };
+  const body = JSON.stringify({
+    type: problemTypeBase + code,
+    title: status === 408 ? 'Request timeout' : errorCatalog[code].title,
+    status,
+    detail,
+    request_id: requestId,
+    code,
+  });
+  const headers = {
+    ...securityHeaders(undefined),
+    'content-type': 'application/problem+json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+    'x-request-id': requestId,
+  };
   const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[status] ?? 'Bad Request';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n${body}`,
+  );
 }
 
 export function sendProblem(
@@ -154,9 +212,10 @@ function validationFieldError(context: string, v: AjvError): FieldError {
     case finiteKeyword: {
       const s = v.parentSchema ?? {};
       allowed = { minimum: s.minimum, maximum: s.maximum };
-      message = s.minimum !== undefined || s.maximum !== undefined
-        ? `must be a finite number between ${String(s.minimum ?? '-∞')} and ${String(s.maximum ?? '∞')}`
-        : 'must be a finite number';
+      message =
+        s.minimum !== undefined || s.maximum !== undefined
+          ? `must be a finite number between ${String(s.minimum ?? '-∞')} and ${String(s.maximum ?? '∞')}`
+          : 'must be a finite number';
       break;
     }
     case 'type':
@@ -164,7 +223,9 @@ function validationFieldError(context: string, v: AjvError): FieldError {
       message = `must be ${String(p.type)}`;
       break;
     case 'anyOf': {
-      const literals = (v.parentSchema?.anyOf as Array<{ const?: unknown }> | undefined)?.map((s) => s.const).filter((c) => c !== undefined);
+      const literals = (v.parentSchema?.anyOf as Array<{ const?: unknown }> | undefined)
+        ?.map((s) => s.const)
+        .filter((c) => c !== undefined);
       if (literals && literals.length > 0) {
         allowed = literals;
         message = `must be one of: ${literals.join(', ')}`;

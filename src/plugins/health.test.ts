@@ -120,7 +120,11 @@ describe('PostgreSQL and Redis going away and coming back', { timeout: 120_000 }
     await assert.rejects(transaction, (error: Error) => isDatabaseUnavailable(error));
     await setTimeout(100);
     process.off('uncaughtExceptionMonitor', monitor);
-    assert.deepEqual(uncaught.map((e) => e.message), [], 'nothing escaped to the process');
+    assert.deepEqual(
+      uncaught.map((e) => e.message),
+      [],
+      'nothing escaped to the process',
+    );
     await pgProxy.restore();
     await eventually(async () => (await countries()).statusCode === 200, 15_000);
     const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(db.kysely);
@@ -134,8 +138,15 @@ describe('PostgreSQL and Redis going away and coming back', { timeout: 120_000 }
       const signIn = await app.inject({
         method: 'POST',
         url: '/signin',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.cookies.map((c) => `${c.name}=${c.value}`).join('; ') },
-        payload: new URLSearchParams({ _csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '', email: 'nobody@example.com', password: 'correct horse battery staple' }).toString(),
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: page.cookies.map((c) => `${c.name}=${c.value}`).join('; '),
+        },
+        payload: new URLSearchParams({
+          _csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '',
+          email: 'nobody@example.com',
+          password: 'correct horse battery staple',
+        }).toString(),
       });
       assert.equal(signIn.statusCode, 503, signIn.body.slice(0, 300));
       assert.match(String(signIn.headers['content-type']), /^text\/html/);

@@ -55,10 +55,23 @@ export const healthPlugin = fp(async function healthPlugin(app: FastifyInstance,
         database: database ? 'ok' : 'down',
         redis: store.store === 'memory' ? 'not configured' : store.ok ? 'ok' : 'down',
       };
-      if (stopping) throw new AppError('unavailable', 'This node is stopping: it finishes the requests it has and takes no more', { checks, reason: 'stopping' }, { 'retry-after': '1' });
+      if (stopping)
+        throw new AppError(
+          'unavailable',
+          'This node is stopping: it finishes the requests it has and takes no more',
+          { checks, reason: 'stopping' },
+          { 'retry-after': '1' },
+        );
       if (checks.database !== 'ok' || checks.redis === 'down') {
-        const down = Object.entries(checks).filter(([, v]) => v === 'down').map(([k]) => k);
-        throw new AppError('unavailable', `Not ready: ${down.join(' and ')} ${down.length > 1 ? 'do' : 'does'} not answer`, { checks, reason: 'dependency_down' }, { 'retry-after': '1' });
+        const down = Object.entries(checks)
+          .filter(([, v]) => v === 'down')
+          .map(([k]) => k);
+        throw new AppError(
+          'unavailable',
+          `Not ready: ${down.join(' and ')} ${down.length > 1 ? 'do' : 'does'} not answer`,
+          { checks, reason: 'dependency_down' },
+          { 'retry-after': '1' },
+        );
       }
       return { status: 'ready' as const, checks: checks as { database: 'ok'; redis: 'ok' | 'not configured' } };
     },
@@ -68,7 +81,15 @@ export const healthPlugin = fp(async function healthPlugin(app: FastifyInstance,
 async function databaseAnswers(db: Db): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), checkTimeoutMs)));
-  const query = db.kysely.selectFrom('reference_data').select('name').limit(1).execute().then(() => true, () => false);
+  const query = db.kysely
+    .selectFrom('reference_data')
+    .select('name')
+    .limit(1)
+    .execute()
+    .then(
+      () => true,
+      () => false,
+    );
   try {
     return await Promise.race([query, timeout]);
   } finally {

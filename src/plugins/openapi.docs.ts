@@ -36,7 +36,14 @@ export interface OpenApiOperation {
   description?: string;
   operationId?: string;
   security?: unknown[];
-  parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema; examples?: Record<string, { value?: unknown }> }>;
+  parameters?: Array<{
+    name: string;
+    in: string;
+    required?: boolean;
+    description?: string;
+    schema?: JsonSchema;
+    examples?: Record<string, { value?: unknown }>;
+  }>;
   requestBody?: { content?: Record<string, MediaType>; required?: boolean };
   responses?: Record<string, { description?: string; content?: Record<string, MediaType>; headers?: Record<string, unknown> }>;
 }
@@ -87,7 +94,8 @@ function notes(s: JsonSchema | undefined): string {
   if (s.description) out.push(prose(s.description));
   if (s.default !== undefined) out.push(`<p>Default: <code>${esc(JSON.stringify(s.default))}</code></p>`);
   if (s.pattern) out.push(`<p>Pattern: <code>${esc(s.pattern)}</code></p>`);
-  if (s.examples?.length) out.push(`<p>Example: ${s.examples.map((e) => `<code>${esc(typeof e === 'string' ? e : JSON.stringify(e))}</code>`).join(', ')}</p>`);
+  if (s.examples?.length)
+    out.push(`<p>Example: ${s.examples.map((e) => `<code>${esc(typeof e === 'string' ? e : JSON.stringify(e))}</code>`).join(', ')}</p>`);
   return out.join('');
 }
 
@@ -95,7 +103,10 @@ function fieldsTable(schema: JsonSchema | undefined): string {
   if (!schema?.properties) return schema ? `<p>${typeLabel(schema)}</p>${notes(schema)}` : '';
   const required = new Set(schema.required ?? []);
   const rows = Object.entries(schema.properties)
-    .map(([name, s]) => `<tr><td><code>${esc(name)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${typeLabel(s)}</td><td>${notes(s)}${nested(s)}</td></tr>`)
+    .map(
+      ([name, s]) =>
+        `<tr><td><code>${esc(name)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${typeLabel(s)}</td><td>${notes(s)}${nested(s)}</td></tr>`,
+    )
     .join('');
   return `<table><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -122,7 +133,12 @@ function operation(method: string, path: string, op: OpenApiOperation): string {
   const responses = Object.entries(op.responses ?? {})
     .map(([status, r]) => {
       const media = Object.entries(r.content ?? {});
-      const detail = media.map(([type, m]) => `<p><small>${esc(type)}</small></p>${status.startsWith('2') ? fieldsTable(m.schema) : `<p>${typeLabel(m.schema)}</p>`}`).join('');
+      const detail = media
+        .map(
+          ([type, m]) =>
+            `<p><small>${esc(type)}</small></p>${status.startsWith('2') ? fieldsTable(m.schema) : `<p>${typeLabel(m.schema)}</p>`}`,
+        )
+        .join('');
       return `<li><strong>${esc(status)}</strong> ${prose(r.description)}${detail}</li>`;
     })
     .join('');
@@ -160,12 +176,21 @@ export function renderDocsPage(doc: OpenApiDocument): string {
       (t) =>
         `<li>${esc(t)}<ul>${ops
           .filter((o) => o.tag === t)
-          .map((o) => `<li><a href="#${esc(o.op.operationId ?? `${o.method}-${o.path}`)}">${esc(o.method.toUpperCase())} ${esc(o.path)}</a></li>`)
+          .map(
+            (o) =>
+              `<li><a href="#${esc(o.op.operationId ?? `${o.method}-${o.path}`)}">${esc(o.method.toUpperCase())} ${esc(o.path)}</a></li>`,
+          )
           .join('')}</ul></li>`,
     )
     .join('');
   const sections = tags
-    .map((t) => `<h2 id="tag-${esc(t)}">${esc(t)}</h2>${prose(tagDescription.get(t))}${ops.filter((o) => o.tag === t).map((o) => operation(o.method, o.path, o.op)).join('')}`)
+    .map(
+      (t) =>
+        `<h2 id="tag-${esc(t)}">${esc(t)}</h2>${prose(tagDescription.get(t))}${ops
+          .filter((o) => o.tag === t)
+          .map((o) => operation(o.method, o.path, o.op))
+          .join('')}`,
+    )
     .join('');
   const schemas = Object.entries(doc.components?.schemas ?? {})
     .map(([name, s]) => `<section id="schema-${esc(name)}"><h3>${esc(name)}</h3>${prose(s.description)}${fieldsTable(s)}</section>`)

@@ -29,7 +29,10 @@ describe('/openapi.json', () => {
     assert.equal(doc.openapi, '3.1.0');
     const paths = Object.keys(doc.paths ?? {});
     for (const p of ['/api/v2/map/search', '/v1/search', '/api/v2/categories', '/api/v2/countries']) assert.ok(paths.includes(p), p);
-    assert.ok(paths.every((p) => /^\/(api|v1)\//.test(p) || p === '/healthz' || p === '/readyz'), paths.join(' '));
+    assert.ok(
+      paths.every((p) => /^\/(api|v1)\//.test(p) || p === '/healthz' || p === '/readyz'),
+      paths.join(' '),
+    );
     assert.ok(paths.includes('/readyz'), 'the readiness check load balancers call');
     assert.deepEqual(Object.keys(doc.paths!['/v1/search']!).sort(), ['get', 'post']);
   });
@@ -50,7 +53,8 @@ describe('/openapi.json', () => {
       for (const [method, op] of Object.entries(item)) {
         const statuses = Object.keys(op.responses ?? {});
         const validated = (op.parameters?.length ?? 0) > 0 || op.requestBody !== undefined;
-        for (const s of [...(validated ? ['400'] : []), '401', '403', '500']) assert.ok(statuses.includes(s), `${method} ${path} lacks ${s}`);
+        for (const s of [...(validated ? ['400'] : []), '401', '403', '500'])
+          assert.ok(statuses.includes(s), `${method} ${path} lacks ${s}`);
         assert.deepEqual(op.security, [{ bearerAuth: [] }], `${method} ${path}`);
         for (const [status, response] of Object.entries(op.responses ?? {})) {
           if (Number(status) < 400) continue;

@@ -42,7 +42,7 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
           `a minute all at once or spread (a reference call costs ${scopeCosts['places:read']}, a search ${scopeCosts.search}, an export ${scopeCosts.export}, a change of the suppression list ${scopeCosts['suppressions:write']}), ` +
           'and its account has a quota of requests a day; over either, 429 with `Retry-After` and `violated-policies`. ' +
           'Quotas and what is used of them: `GET /api/v1/user-api/usage`. ' +
-          'Place data © OpenStreetMap contributors (ODbL) and the other sources named in each place\'s `source`.',
+          "Place data © OpenStreetMap contributors (ODbL) and the other sources named in each place's `source`.",
       },
       ...(options.publicUrl ? { servers: [{ url: options.publicUrl }] } : {}),
       components: {
@@ -62,7 +62,11 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
           'Retry-After': { description: 'Seconds to wait before the request can succeed', schema: { type: 'integer', minimum: 1 } },
         },
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A personal access token (`la_pat_…`) with the scope the operation names' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A personal access token (`la_pat_…`) with the scope the operation names',
+          },
         },
       },
       tags: [
@@ -88,7 +92,11 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
       response['429'] ??= problem('Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back');
       response['500'] ??= problem('Internal server error (quote the request id)');
       const described = scope
-        ? { security: [{ bearerAuth: [] }], description: `${(schema as { description?: string }).description ?? ''}\n\nRequires a token with the \`${scope}\` scope.`.trim() }
+        ? {
+            security: [{ bearerAuth: [] }],
+            description:
+              `${(schema as { description?: string }).description ?? ''}\n\nRequires a token with the \`${scope}\` scope.`.trim(),
+          }
         : {};
       return { schema: { ...schema, ...described, response }, url };
     },

@@ -17,7 +17,10 @@ const apps: App[] = [];
 
 /** An app over the test database with its own limits; probe routes stand in for a search and an export. */
 async function appWith(env: Record<string, string> = {}): Promise<App> {
-  const app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '0', ...env }), db: t.db });
+  const app = await buildApp({
+    config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '0', ...env }),
+    db: t.db,
+  });
   app.get('/api/v1/_probe/search', { config: { scope: 'search' } }, async () => ({ ok: true }));
   app.get('/api/v1/_probe/export', { config: { scope: 'export' } }, async () => ({ ok: true }));
   app.get('/api/v1/_probe/priced', { config: { scope: 'search', cost: 2 } }, async () => ({ ok: true }));
@@ -39,11 +42,14 @@ after(async () => {
 function standing(res: LightMyRequestResponse): Record<string, { r: number; t: number }> {
   const field = String(res.headers.ratelimit ?? '');
   return Object.fromEntries(
-    field.split(/,\s*/).filter(Boolean).map((item) => {
-      const m = /^"([^"]+)";r=(\d+);t=(\d+)$/.exec(item);
-      assert.ok(m, `a structured-field item: ${item}`);
-      return [m[1], { r: Number(m[2]), t: Number(m[3]) }];
-    }),
+    field
+      .split(/,\s*/)
+      .filter(Boolean)
+      .map((item) => {
+        const m = /^"([^"]+)";r=(\d+);t=(\d+)$/.exec(item);
+        assert.ok(m, `a structured-field item: ${item}`);
+        return [m[1], { r: Number(m[2]), t: Number(m[3]) }];
+      }),
   );
 }
 
@@ -75,7 +81,7 @@ describe('rate limits', () => {
     }
   });
 
-  test('a request costs its route\'s units: a reference call 1, a search 2, an export 20, or what the route sets', async () => {
+  test("a request costs its route's units: a reference call 1, a search 2, an export 20, or what the route sets", async () => {
     const app = await appWith();
     const a = await createAccountWithToken(t.db);
     const left = async (url: string) => standing(await app.inject({ url, headers: { authorization: a.authorization } })).token?.r;
@@ -93,7 +99,10 @@ describe('rate limits', () => {
     const refused = await call(a.authorization);
     assertRefused(refused, 'rate_limited', 'token');
     // 2 units refill at 20 a minute: 6 seconds.
-    assert.ok(Number(refused.headers['retry-after']) >= 5 && Number(refused.headers['retry-after']) <= 6, String(refused.headers['retry-after']));
+    assert.ok(
+      Number(refused.headers['retry-after']) >= 5 && Number(refused.headers['retry-after']) <= 6,
+      String(refused.headers['retry-after']),
+    );
     assert.equal(standing(refused).token?.r, 0);
     const second = await app.tokens.createToken({ accountId: a.accountId, name: 'second', scopes: ['search'] });
     assert.equal((await call(`Bearer ${second.token}`)).statusCode, 200);
@@ -105,7 +114,10 @@ describe('rate limits', () => {
     await app.quotas.setQuotas(a.accountId, { requestsPerDay: 3 });
     const call = () => app.inject({ url: '/api/v1/user-api/categories', headers: { authorization: a.authorization } });
     const served = [await call(), await call(), await call()];
-    assert.deepEqual(served.map((r) => standing(r).daily?.r), [2, 1, 0]);
+    assert.deepEqual(
+      served.map((r) => standing(r).daily?.r),
+      [2, 1, 0],
+    );
     const refused = await call();
     assertRefused(refused, 'quota_exceeded', 'daily');
     const now = new Date();
@@ -115,12 +127,17 @@ describe('rate limits', () => {
     // The count is the usage count, so it survives a flush and another process reading it.
     await app.usage.flush();
     const other = await appWith();
-    assertRefused(await other.inject({ url: '/api/v1/user-api/categories', headers: { authorization: a.authorization } }), 'quota_exceeded', 'daily');
+    assertRefused(
+      await other.inject({ url: '/api/v1/user-api/categories', headers: { authorization: a.authorization } }),
+      'quota_exceeded',
+      'daily',
+    );
   });
 
   test('requests without a valid token, refusals included, are counted per IP', async () => {
     const app = await appWith({ RATE_LIMIT_IP_PER_MINUTE: '3' });
-    const from = (remoteAddress: string, url = '/healthz', authorization?: string) => app.inject({ url, remoteAddress, headers: authorization ? { authorization } : {} });
+    const from = (remoteAddress: string, url = '/healthz', authorization?: string) =>
+      app.inject({ url, remoteAddress, headers: authorization ? { authorization } : {} });
     assert.equal((await from('192.0.2.20')).statusCode, 200);
     assert.equal((await from('192.0.2.20', '/api/v2/countries')).statusCode, 401);
     assert.equal((await from('192.0.2.20', '/api/v2/countries', 'Bearer la_pat_nonsense')).statusCode, 401);
@@ -146,7 +163,11 @@ describe('rate limits', () => {
   });
 
   test('two servers sharing Redis share one budget per token', async () => {
-    const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `leadatlas-test:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_TOKEN_PER_MINUTE: '20' };
+    const env = {
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: `leadatlas-test:${randomBytes(4).toString('hex')}:`,
+      RATE_LIMIT_TOKEN_PER_MINUTE: '20',
+    };
     const [one, two] = [await appWith(env), await appWith(env)];
     const a = await createAccountWithToken(t.db);
     const statuses: number[] = [];
@@ -166,7 +187,8 @@ describe('rate limits', () => {
     const app = await appWith({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_TOKEN_PER_MINUTE: '20' });
     const a = await createAccountWithToken(t.db);
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) statuses.push((await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization } })).statusCode);
+    for (let i = 0; i < 11; i++)
+      statuses.push((await app.inject({ url: '/api/v1/_probe/search', headers: { authorization: a.authorization } })).statusCode);
     assert.deepEqual(statuses, [...Array<number>(10).fill(200), 429]);
   });
 });

@@ -82,7 +82,13 @@ export class RequestMeter {
     reply.header('ratelimit-policy', this.ipPolicyField);
     reply.header('ratelimit', standingField([{ name, remaining: r.remaining, resetSeconds: r.resetSeconds }]));
     if (r.allowed) return undefined;
-    return refuse(reply, 'rate_limited', name, r.retryAfterSeconds, `Too many requests from this address: ${quota} a minute without a token. Retry in ${r.retryAfterSeconds} s.`);
+    return refuse(
+      reply,
+      'rate_limited',
+      name,
+      r.retryAfterSeconds,
+      `Too many requests from this address: ${quota} a minute without a token. Retry in ${r.retryAfterSeconds} s.`,
+    );
   }
 
   /** Charges a request with a valid token: the account's daily quota first, then the token's rate. */
@@ -103,16 +109,32 @@ export class RequestMeter {
       ]),
     );
     if (overDaily) {
-      return refuse(reply, 'quota_exceeded', daily.name, charge.dayEndsInSeconds,
-        `This account has made its ${charge.requestsPerDay.toLocaleString('en')} API requests of the day (UTC); the quota renews at midnight UTC.`);
+      return refuse(
+        reply,
+        'quota_exceeded',
+        daily.name,
+        charge.dayEndsInSeconds,
+        `This account has made its ${charge.requestsPerDay.toLocaleString('en')} API requests of the day (UTC); the quota renews at midnight UTC.`,
+      );
     }
     if (r.allowed) return undefined;
-    return refuse(reply, 'rate_limited', name, r.retryAfterSeconds,
-      `Too many requests for this token: ${quota} units a minute, and this request costs ${charge.cost}. Retry in ${r.retryAfterSeconds} s.`);
+    return refuse(
+      reply,
+      'rate_limited',
+      name,
+      r.retryAfterSeconds,
+      `Too many requests for this token: ${quota} units a minute, and this request costs ${charge.cost}. Retry in ${r.retryAfterSeconds} s.`,
+    );
   }
 }
 
-function refuse(reply: FastifyReply, code: 'rate_limited' | 'quota_exceeded', policy: string, retryAfter: number, detail: string): AppError {
+function refuse(
+  reply: FastifyReply,
+  code: 'rate_limited' | 'quota_exceeded',
+  policy: string,
+  retryAfter: number,
+  detail: string,
+): AppError {
   // On the reply itself, so that any error handler (the dashboard's HTML pages too) sends it.
   reply.header('retry-after', String(retryAfter));
   return new AppError(code, detail, { 'violated-policies': [policy], retry_after: retryAfter });
@@ -140,7 +162,10 @@ export function ipKey(ip: string): string {
   const left = head ? head.split(':') : [];
   const right = ip.includes('::') && tail ? tail.split(':') : [];
   const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**

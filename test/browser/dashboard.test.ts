@@ -48,7 +48,15 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumPath,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
       viewport: { width: 1280, height: 900 },
       acceptDownloads: true,
     });
@@ -89,7 +97,10 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     // A string expression: the test is type-checked without the DOM library.
     const copied = await page.evaluate('navigator.clipboard.readText()');
     assert.equal(copied, token);
-    assert.ok((await page.locator('#first-call').innerText()).includes(`Authorization: Bearer ${token}`), 'the first call uses the new token');
+    assert.ok(
+      (await page.locator('#first-call').innerText()).includes(`Authorization: Bearer ${token}`),
+      'the first call uses the new token',
+    );
     await shot('03-token-created');
   });
 
@@ -136,21 +147,32 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
     assert.match(download.suggestedFilename(), /^leadatlas-monaco-restaurant-\d{4}-\d{2}-\d{2}\.csv$/);
-    const rows = parse(readFileSync(await download.path()), { columns: true, bom: true, skip_empty_lines: true }) as Array<Record<string, string>>;
+    const rows = parse(readFileSync(await download.path()), { columns: true, bom: true, skip_empty_lines: true }) as Array<
+      Record<string, string>
+    >;
     assert.equal(rows.length, total);
-    assert.ok(rows.every((r) => r.category === 'restaurant' || r.category?.startsWith('restaurant')), 'only restaurants');
+    assert.ok(
+      rows.every((r) => r.category === 'restaurant' || r.category?.startsWith('restaurant')),
+      'only restaurants',
+    );
   });
 
   test('the searches page lists the search and its export', async () => {
     await page.goto(`${origin}/searches`);
-    await page.getByRole('link', { name: /Restaurant in Monaco/i }).first().waitFor();
+    await page
+      .getByRole('link', { name: /Restaurant in Monaco/i })
+      .first()
+      .waitFor();
     assert.match(await page.locator('table').nth(1).innerText(), /CSV[\s\S]*Complete/);
     await shot('08-searches');
   });
 
   test('a background export job is started from the search, finishes on the Export jobs page, and its file downloads', async () => {
     await page.goto(`${origin}/searches`);
-    await page.getByRole('link', { name: /Restaurant in Monaco/i }).first().click();
+    await page
+      .getByRole('link', { name: /Restaurant in Monaco/i })
+      .first()
+      .click();
     await page.waitForURL(/\/searches\/srch_[a-z2-7]{16}$/);
     const total = Number(await page.locator('[data-total]').getAttribute('data-total'));
     await page.getByLabel('Background export').selectOption('csv');
@@ -166,7 +188,9 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     await shot('08b-export-jobs');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('job-download').first().click()]);
     assert.match(download.suggestedFilename(), /^leadatlas-monaco-restaurant-\d{4}-\d{2}-\d{2}\.csv$/);
-    const rows = parse(readFileSync(await download.path()), { columns: true, bom: true, skip_empty_lines: true }) as Array<Record<string, string>>;
+    const rows = parse(readFileSync(await download.path()), { columns: true, bom: true, skip_empty_lines: true }) as Array<
+      Record<string, string>
+    >;
     assert.equal(rows.length, total);
   });
 
@@ -196,7 +220,9 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     await page.getByText('Your suppression list is empty').waitFor();
     await shot('08c-suppressions-empty');
     await page.getByLabel(/^Country of numbers/).fill('MC');
-    await page.getByLabel('CSV file').setInputFiles({ name: 'do-not-call.csv', mimeType: 'text/csv', buffer: Buffer.from(`phone\n${national}\n`) });
+    await page
+      .getByLabel('CSV file')
+      .setInputFiles({ name: 'do-not-call.csv', mimeType: 'text/csv', buffer: Buffer.from(`phone\n${national}\n`) });
     await page.getByRole('button', { name: 'Upload' }).click();
     await page.getByTestId('upload-result').waitFor();
     assert.match(await page.getByTestId('upload-result').innerText(), /1 entry added of 1 read/);

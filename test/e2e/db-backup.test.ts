@@ -59,7 +59,10 @@ describe('leadatlas db backup', () => {
     assert.equal(copied.indexed, copied.places, 'every place of the copy is in its full-text index');
     assert.equal(copied.counted, copied.places, "the run's counters agree with the places of the copy");
     assert.equal(copied.journal, 'delete', 'one self-contained file, no write-ahead log beside it');
-    assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith('live-backup')), ['live-backup.db']);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.startsWith('live-backup')),
+      ['live-backup.db'],
+    );
   });
 
   test('a backup killed on the way leaves the previous backup intact; the next one removes its partial file', async () => {
@@ -90,12 +93,19 @@ describe('leadatlas db backup', () => {
     child.kill('SIGKILL');
     await new Promise((done) => child.once('exit', done));
 
-    assert.equal(readBackup(backup, (b) => b.prepare('SELECT count(*) FROM blobs').pluck().get()), 1000, 'the previous backup, whole');
+    assert.equal(
+      readBackup(backup, (b) => b.prepare('SELECT count(*) FROM blobs').pluck().get()),
+      1000,
+      'the previous backup, whole',
+    );
     assert.ok(partial().length > 0, 'the cut-off copy has a name of its own');
     const next = runCli(['db', 'backup', backup], env);
     assert.equal(next.status, 0, next.stderr);
     assert.deepEqual(partial(), [], 'the next backup removes the partial file of the killed one');
-    assert.equal(readBackup(backup, (b) => b.prepare('SELECT count(*) FROM blobs').pluck().get()), 51_000);
+    assert.equal(
+      readBackup(backup, (b) => b.prepare('SELECT count(*) FROM blobs').pluck().get()),
+      51_000,
+    );
     assert.ok(!existsSync(`${backup}-wal`));
   });
 

@@ -32,126 +32,178 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
  * `leadatlas serve` as a real child process, killed with SIGKILL while it writes an export job and while
  * a webhook delivery waits for its next attempt; a second server on the same database finishes both.
  */
-for (const dialect of ['sqlite', 'postgres'] as const) describe(`export jobs survive a kill -9 of their server (${dialect})`, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-jobs-e2e-'));
-  const dataDir = join(dir, 'exports');
-  let pgSchema: TestDatabase | undefined;
-  const env: Record<string, string> = {
-    DATABASE_URL: `sqlite:${join(dir, 'leadatlas.db')}`,
-    HOST: '127.0.0.1',
-    IMPORT_DEMO_DATA: 'false',
-    EXPORT_DATA_DIR: dataDir,
-    EXPORT_JOB_LEASE: '2',
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    WEBHOOK_RETRY_BASE_MS: '1500',
-  };
-  const servers: ChildProcess[] = [];
-  let receiverStatus = 500;
-  const received: string[] = [];
-  const hook = createHttpServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received.push(String(req.headers['leadatlas-delivery']));
-      res.statusCode = receiverStatus;
-      res.end();
-    });
-  });
-  let authorization = '';
-
-  async function serve(extra: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
-    const port = await freePort();
-    const child = spawnCli(['serve'], { ...env, PORT: String(port), ...extra }, ['ignore', 'ignore', 'pipe']);
-    servers.push(child);
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const base = `http://127.0.0.1:${port}`;
-    await eventually('the server to answer', async () => {
-      if (child.exitCode !== null) assert.fail(`serve exited with ${child.exitCode}: ${stderr}`);
-      return (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) || undefined;
-    }, 240_000);
-    return { base, child };
-  }
-
-  before(async () => {
-    if (dialect === 'postgres') {
-      const pg = await openTestPostgres();
-      pgSchema = pg;
-      env.DATABASE_URL = pg.url;
-    }
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    cli(['import', munichExtract], env);
-    cli(['user', 'create', '--email', 'jobs@example.com'], env);
-    authorization = `Bearer ${cli(['token', 'create', '--user', 'jobs@example.com', '--name', 'e2e', '--scopes', 'search,export'], env).trim()}`;
-  });
-
-  after(async () => {
-    for (const s of servers) if (s.exitCode === null && s.signalCode === null) s.kill('SIGKILL');
-    await new Promise<void>((r) => hook.close(() => r()));
-    await pgSchema?.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  test('a job running at kill -9 is run again from scratch on the next start: one file, equal to the synchronous export, leads and quota counted once', async () => {
-    // Paced, so the job is still writing when the server is killed.
-    const first = await serve({ EXPORT_JOB_ROWS_PER_SECOND: '400' });
-    const call = async (base: string, path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization, 'content-type': 'application/json', ...init.headers } });
-    const all = (await (await call(first.base, '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1')).json()) as { search_id: string; total: number };
-    const cafes = (await (await call(first.base, '/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=1')).json()) as { search_id: string; total: number };
-    assert.ok(all.total > 2000, `the whole extract: ${all.total} places`);
-    const hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
-
-    // A small job whose webhook the receiver refuses (500) until after the restart.
-    const small = (await (await call(first.base, '/api/v2/exports', { method: 'POST', body: JSON.stringify({ search_id: cafes.search_id, webhook_url: hookUrl }) })).json()) as { id: string };
-    const big = (await (await call(first.base, '/api/v2/exports', { method: 'POST', body: JSON.stringify({ search_id: all.search_id, format: 'csv' }) })).json()) as { id: string };
-    await eventually('a failed webhook attempt and the big job half-way', async () => {
-      const job = (await (await call(first.base, `/api/v2/exports/${big.id}`)).json()) as { status: string; rows: number };
-      return received.length >= 1 && job.status === 'running' && job.rows >= 1000 && job.rows < all.total ? true : undefined;
-    });
-    first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('exit', r));
-    assert.ok(readdirSync(dataDir).some((n) => n.startsWith(`${big.id}.`) && n.endsWith('.tmp')), 'the killed attempt left its partial file');
-
-    receiverStatus = 200;
-    const second = await serve({});
-    const done = await eventually('the big job to end', async () => {
-      const job = (await (await call(second.base, `/api/v2/exports/${big.id}`)).json()) as { status: string; rows: number; attempts: number; download: { url: string } | null };
-      return job.status === 'succeeded' || job.status === 'failed' ? job : undefined;
-    });
-    assert.equal(done.status, 'succeeded');
-    assert.equal(done.rows, all.total);
-    assert.equal(done.attempts, 2, 'started once, then once again after the kill');
-    assert.deepEqual(readdirSync(dataDir).filter((n) => n.startsWith(`${big.id}.`)), [`${big.id}.csv`], 'the partial file is gone');
-
-    const db = openDatabase(env.DATABASE_URL!);
-    try {
-      const leads = await db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const smallRows = ((await (await call(second.base, `/api/v2/exports/${small.id}`)).json()) as { rows: number }).rows;
-      // Every cafe of the extract is also in the whole-extract search.
-      assert.equal(Number(leads.n), all.total, 'each place once, however many attempts wrote it');
-      const usage = await db.kysely.selectFrom('export_row_usage').select('row_count').executeTakeFirstOrThrow();
-      assert.equal(Number(usage.row_count), all.total + smallRows, 'the dead attempt\'s rows were given back to the quota');
-      const exportsOfBig = await db.kysely.selectFrom('exports').select(['status', 'row_count']).where('search_id', '=', all.search_id).orderBy('id').execute();
-      assert.deepEqual(exportsOfBig.map((e) => e.status), ['aborted', 'done']);
-
-      // The small job's webhook: refused before the kill, delivered by the second server.
-      const delivery = await eventually('the webhook to be delivered', async () => {
-        const d = await db.kysely.selectFrom('webhook_deliveries').selectAll().executeTakeFirst();
-        return d?.status === 'succeeded' ? d : undefined;
+for (const dialect of ['sqlite', 'postgres'] as const)
+  describe(`export jobs survive a kill -9 of their server (${dialect})`, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leadatlas-jobs-e2e-'));
+    const dataDir = join(dir, 'exports');
+    let pgSchema: TestDatabase | undefined;
+    const env: Record<string, string> = {
+      DATABASE_URL: `sqlite:${join(dir, 'leadatlas.db')}`,
+      HOST: '127.0.0.1',
+      IMPORT_DEMO_DATA: 'false',
+      EXPORT_DATA_DIR: dataDir,
+      EXPORT_JOB_LEASE: '2',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_BASE_MS: '1500',
+    };
+    const servers: ChildProcess[] = [];
+    let receiverStatus = 500;
+    const received: string[] = [];
+    const hook = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        received.push(String(req.headers['leadatlas-delivery']));
+        res.statusCode = receiverStatus;
+        res.end();
       });
-      const attempts = await db.kysely.selectFrom('webhook_attempts').select(['response_status']).where('delivery_id', '=', delivery.id).orderBy('attempt').execute();
-      assert.equal(attempts[0]!.response_status, 500);
-      assert.equal(attempts.at(-1)!.response_status, 200);
-      assert.ok(received.every((id) => id === delivery.public_id));
-    } finally {
-      await db.close();
+    });
+    let authorization = '';
+
+    async function serve(extra: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
+      const port = await freePort();
+      const child = spawnCli(['serve'], { ...env, PORT: String(port), ...extra }, ['ignore', 'ignore', 'pipe']);
+      servers.push(child);
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const base = `http://127.0.0.1:${port}`;
+      await eventually(
+        'the server to answer',
+        async () => {
+          if (child.exitCode !== null) assert.fail(`serve exited with ${child.exitCode}: ${stderr}`);
+          return (
+            (await fetch(`${base}/healthz`).then(
+              (r) => r.ok,
+              () => false,
+            )) || undefined
+          );
+        },
+        240_000,
+      );
+      return { base, child };
     }
 
-    const file = Buffer.from(await (await fetch(done.download!.url)).arrayBuffer());
-    const sync = Buffer.from(await (await call(second.base, `/api/v2/map/export?search_id=${all.search_id}&format=csv`)).arrayBuffer());
-    assert.ok(file.equals(sync), 'the resumed job\'s file equals the synchronous export');
-    assert.ok(existsSync(join(dataDir, `${big.id}.csv`)));
-    second.child.kill('SIGTERM');
-    await new Promise((r) => second.child.once('exit', r));
-    assert.equal(second.child.exitCode, 0);
+    before(async () => {
+      if (dialect === 'postgres') {
+        const pg = await openTestPostgres();
+        pgSchema = pg;
+        env.DATABASE_URL = pg.url;
+      }
+      await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+      cli(['import', munichExtract], env);
+      cli(['user', 'create', '--email', 'jobs@example.com'], env);
+      authorization = `Bearer ${cli(['token', 'create', '--user', 'jobs@example.com', '--name', 'e2e', '--scopes', 'search,export'], env).trim()}`;
+    });
+
+    after(async () => {
+      for (const s of servers) if (s.exitCode === null && s.signalCode === null) s.kill('SIGKILL');
+      await new Promise<void>((r) => hook.close(() => r()));
+      await pgSchema?.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('a job running at kill -9 is run again from scratch on the next start: one file, equal to the synchronous export, leads and quota counted once', async () => {
+      // Paced, so the job is still writing when the server is killed.
+      const first = await serve({ EXPORT_JOB_ROWS_PER_SECOND: '400' });
+      const call = async (base: string, path: string, init: RequestInit = {}) =>
+        fetch(`${base}${path}`, { ...init, headers: { authorization, 'content-type': 'application/json', ...init.headers } });
+      const all = (await (await call(first.base, '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1')).json()) as {
+        search_id: string;
+        total: number;
+      };
+      const cafes = (await (await call(first.base, '/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=1')).json()) as {
+        search_id: string;
+        total: number;
+      };
+      assert.ok(all.total > 2000, `the whole extract: ${all.total} places`);
+      const hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
+
+      // A small job whose webhook the receiver refuses (500) until after the restart.
+      const small = (await (
+        await call(first.base, '/api/v2/exports', {
+          method: 'POST',
+          body: JSON.stringify({ search_id: cafes.search_id, webhook_url: hookUrl }),
+        })
+      ).json()) as { id: string };
+      const big = (await (
+        await call(first.base, '/api/v2/exports', { method: 'POST', body: JSON.stringify({ search_id: all.search_id, format: 'csv' }) })
+      ).json()) as { id: string };
+      await eventually('a failed webhook attempt and the big job half-way', async () => {
+        const job = (await (await call(first.base, `/api/v2/exports/${big.id}`)).json()) as { status: string; rows: number };
+        return received.length >= 1 && job.status === 'running' && job.rows >= 1000 && job.rows < all.total ? true : undefined;
+      });
+      first.child.kill('SIGKILL');
+      await new Promise((r) => first.child.once('exit', r));
+      assert.ok(
+        readdirSync(dataDir).some((n) => n.startsWith(`${big.id}.`) && n.endsWith('.tmp')),
+        'the killed attempt left its partial file',
+      );
+
+      receiverStatus = 200;
+      const second = await serve({});
+      const done = await eventually('the big job to end', async () => {
+        const job = (await (await call(second.base, `/api/v2/exports/${big.id}`)).json()) as {
+          status: string;
+          rows: number;
+          attempts: number;
+          download: { url: string } | null;
+        };
+        return job.status === 'succeeded' || job.status === 'failed' ? job : undefined;
+      });
+      assert.equal(done.status, 'succeeded');
+      assert.equal(done.rows, all.total);
+      assert.equal(done.attempts, 2, 'started once, then once again after the kill');
+      assert.deepEqual(
+        readdirSync(dataDir).filter((n) => n.startsWith(`${big.id}.`)),
+        [`${big.id}.csv`],
+        'the partial file is gone',
+      );
+
+      const db = openDatabase(env.DATABASE_URL!);
+      try {
+        const leads = await db.kysely
+          .selectFrom('leads')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
+        const smallRows = ((await (await call(second.base, `/api/v2/exports/${small.id}`)).json()) as { rows: number }).rows;
+        // Every cafe of the extract is also in the whole-extract search.
+        assert.equal(Number(leads.n), all.total, 'each place once, however many attempts wrote it');
+        const usage = await db.kysely.selectFrom('export_row_usage').select('row_count').executeTakeFirstOrThrow();
+        assert.equal(Number(usage.row_count), all.total + smallRows, "the dead attempt's rows were given back to the quota");
+        const exportsOfBig = await db.kysely
+          .selectFrom('exports')
+          .select(['status', 'row_count'])
+          .where('search_id', '=', all.search_id)
+          .orderBy('id')
+          .execute();
+        assert.deepEqual(
+          exportsOfBig.map((e) => e.status),
+          ['aborted', 'done'],
+        );
+
+        // The small job's webhook: refused before the kill, delivered by the second server.
+        const delivery = await eventually('the webhook to be delivered', async () => {
+          const d = await db.kysely.selectFrom('webhook_deliveries').selectAll().executeTakeFirst();
+          return d?.status === 'succeeded' ? d : undefined;
+        });
+        const attempts = await db.kysely
+          .selectFrom('webhook_attempts')
+          .select(['response_status'])
+          .where('delivery_id', '=', delivery.id)
+          .orderBy('attempt')
+          .execute();
+        assert.equal(attempts[0]!.response_status, 500);
+        assert.equal(attempts.at(-1)!.response_status, 200);
+        assert.ok(received.every((id) => id === delivery.public_id));
+      } finally {
+        await db.close();
+      }
+
+      const file = Buffer.from(await (await fetch(done.download!.url)).arrayBuffer());
+      const sync = Buffer.from(await (await call(second.base, `/api/v2/map/export?search_id=${all.search_id}&format=csv`)).arrayBuffer());
+      assert.ok(file.equals(sync), "the resumed job's file equals the synchronous export");
+      assert.ok(existsSync(join(dataDir, `${big.id}.csv`)));
+      second.child.kill('SIGTERM');
+      await new Promise((r) => second.child.once('exit', r));
+      assert.equal(second.child.exitCode, 0);
+    });
   });
-});

@@ -66,12 +66,16 @@ describe('leadatlas import with Parquet files and URLs', () => {
 
   test('imports one country from a URL through the import worker, each byte read about once', async () => {
     sent = 0;
-    const run = await cli(['import', `${base}/fsq.parquet`, '--country', 'de', '--allow-private-networks', '--no-conflate'], { DATABASE_URL: db.url });
+    const run = await cli(['import', `${base}/fsq.parquet`, '--country', 'de', '--allow-private-networks', '--no-conflate'], {
+      DATABASE_URL: db.url,
+    });
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stderr, /fsq\.parquet \(parquet, dataset fsq\): read 476, imported 476/);
     // The sample is one row group, which holds every country: the footer and that row group (they overlap).
     assert.ok(sent > 0 && sent <= fsq.length * 1.1, `${sent} bytes`);
-    const rows = db.db.sqlite!.prepare("SELECT count(*) AS n, min(country_code) AS lo, max(country_code) AS hi FROM places WHERE source = 'foursquare'").get() as { n: number; lo: string; hi: string };
+    const rows = db.db
+      .sqlite!.prepare("SELECT count(*) AS n, min(country_code) AS lo, max(country_code) AS hi FROM places WHERE source = 'foursquare'")
+      .get() as { n: number; lo: string; hi: string };
     assert.deepEqual({ ...rows }, { n: 476, lo: 'DE', hi: 'DE' });
   });
 

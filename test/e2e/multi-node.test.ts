@@ -72,7 +72,12 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
     async post(path: string, form: Record<string, string | string[]>): Promise<{ status: number; location: string | null; body: string }> {
       const params = new URLSearchParams({ _csrf: this.csrf });
       for (const [k, v] of Object.entries(form)) for (const item of ([] as string[]).concat(v)) params.append(k, item);
-      const res = await fetch(`${this.node.url}${path}`, { method: 'POST', body: params, headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' });
+      const res = await fetch(`${this.node.url}${path}`, {
+        method: 'POST',
+        body: params,
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        redirect: 'manual',
+      });
       this.keep(res);
       return { status: res.status, location: res.headers.get('location'), body: await res.text() };
     }
@@ -93,7 +98,10 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
   async function tokenFromDashboard(node: ClusterNode): Promise<{ visitor: Visitor; token: string; id: string }> {
     const visitor = new Visitor(node);
     await visitor.get('/signup');
-    const signedUp = await visitor.post('/signup', { email: `multi-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, password: 'correct horse battery staple' });
+    const signedUp = await visitor.post('/signup', {
+      email: `multi-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`,
+      password: 'correct horse battery staple',
+    });
     assert.equal(signedUp.status, 303, signedUp.body.slice(0, 500));
     await visitor.get('/tokens/new');
     const created = await visitor.post('/tokens', { name: 'multi-node', scopes: ['search', 'export', 'places:read'], expiry: '30' });
@@ -129,7 +137,11 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
 
   test('a search made on node A pages and exports on node B', async () => {
     const { token } = await tokenFromDashboard(a);
-    const first = (await (await api(a, '/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=10', token)).json()) as { search_id: string; total: number; links: { next: string } };
+    const first = (await (await api(a, '/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=10', token)).json()) as {
+      search_id: string;
+      total: number;
+      links: { next: string };
+    };
     assert.ok(first.total > 10);
     const next = new URL(first.links.next, 'http://x');
     const second = await api(b, `${next.pathname}${next.search}`, token);
@@ -175,7 +187,12 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
     }
     for (const node of [a, b]) {
       const end = Date.now() + 20_000;
-      while ((await fetch(`${node.url}/readyz`).then((r) => r.status, () => 0)) !== 200) {
+      while (
+        (await fetch(`${node.url}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        )) !== 200
+      ) {
         assert.ok(Date.now() < end, `node ${node.port} ready again in time`);
         await setTimeout(250);
       }
@@ -185,20 +202,27 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
 
   test('SIGTERM on node A during an export lets the export finish; node B serves on', async () => {
     const { token } = await tokenFromDashboard(b);
-    const search = (await (await api(b, '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1', token)).json()) as { search_id: string; total: number };
+    const search = (await (await api(b, '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1', token)).json()) as {
+      search_id: string;
+      total: number;
+    };
     let stopped: Promise<number | null> | undefined;
     const body = await new Promise<string>((resolve, reject) => {
-      const req = request(`${a.url}/api/v2/map/export?search_id=${search.search_id}&format=csv`, { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => {
-          parts.push(chunk);
-          res.pause();
-          globalThis.setTimeout(() => res.resume(), 20);
-        });
-        res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-        res.on('error', reject);
-        stopped = a.stop('SIGTERM');
-      });
+      const req = request(
+        `${a.url}/api/v2/map/export?search_id=${search.search_id}&format=csv`,
+        { headers: { authorization: `Bearer ${token}` }, agent: false },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => {
+            parts.push(chunk);
+            res.pause();
+            globalThis.setTimeout(() => res.resume(), 20);
+          });
+          res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+          res.on('error', reject);
+          stopped = a.stop('SIGTERM');
+        },
+      );
       req.on('error', reject);
       req.end();
     });

@@ -22,7 +22,10 @@ describe('leadatlas serve on a fresh database', () => {
     const deadline = Date.now() + 240_000;
     for (;;) {
       if (server.exitCode !== null) throw new Error(`serve exited with ${server.exitCode}: ${stderr}`);
-      const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) throw new Error(`serve did not answer in time: ${stderr}`);
       await new Promise((r) => setTimeout(r, 500));
@@ -51,8 +54,12 @@ describe('leadatlas serve on a fresh database', () => {
     // The nine bundled extracts: Andorra, Helsinki, Liechtenstein, London, Malta, Monaco, Munich, Porto, Tokyo.
     assert.ok(stats.places > 15000, `places: ${stats.places}`);
     const countries = new Set(stats.byCountry.map((c) => c.country_code));
-    for (const code of ['AD', 'FI', 'LI', 'GB', 'MT', 'MC', 'DE', 'PT', 'JP']) assert.ok(countries.has(code), `country ${code} in ${[...countries].join(',')}`);
-    assert.equal(stats.byCountry.reduce((n, c) => n + c.places, 0), stats.places);
+    for (const code of ['AD', 'FI', 'LI', 'GB', 'MT', 'MC', 'DE', 'PT', 'JP'])
+      assert.ok(countries.has(code), `country ${code} in ${[...countries].join(',')}`);
+    assert.equal(
+      stats.byCountry.reduce((n, c) => n + c.places, 0),
+      stats.places,
+    );
     assert.ok(stats.byCategory.some((c) => c.category === 'restaurant' && c.places > 1000));
   });
 
@@ -62,27 +69,36 @@ describe('leadatlas serve on a fresh database', () => {
     const token = runCli(['token', 'create', '--user', 'e2e@example.com', '--name', 'e2e', '--scopes', 'search,export'], env);
     assert.equal(token.status, 0, token.stderr);
     const authorization = `Bearer ${token.stdout.trim()}`;
-    const search = (await (await fetch(`${base}/api/v2/map/search?bbox=-180,-90,180,90&per_page=1`, { headers: { authorization } })).json()) as { search_id: string; total: number };
+    const search = (await (
+      await fetch(`${base}/api/v2/map/search?bbox=-180,-90,180,90&per_page=1`, { headers: { authorization } })
+    ).json()) as { search_id: string; total: number };
     const exited = new Promise((r) => server.once('exit', r));
 
     // A client that reads the export slowly: it is still downloading when the server is told to stop.
     const body = await new Promise<string>((resolveBody, reject) => {
-      const req = request(`${base}/api/v2/map/export?search_id=${search.search_id}&format=csv`, { headers: { authorization }, agent: false }, (res) => {
-        assert.equal(res.statusCode, 200);
-        const parts: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => {
-          parts.push(chunk);
-          res.pause();
-          setTimeout(() => res.resume(), 20);
-        });
-        res.on('end', () => resolveBody(Buffer.concat(parts).toString('utf8')));
-        res.on('error', reject);
-        server.kill('SIGTERM');
-      });
+      const req = request(
+        `${base}/api/v2/map/export?search_id=${search.search_id}&format=csv`,
+        { headers: { authorization }, agent: false },
+        (res) => {
+          assert.equal(res.statusCode, 200);
+          const parts: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => {
+            parts.push(chunk);
+            res.pause();
+            setTimeout(() => res.resume(), 20);
+          });
+          res.on('end', () => resolveBody(Buffer.concat(parts).toString('utf8')));
+          res.on('error', reject);
+          server.kill('SIGTERM');
+        },
+      );
       req.on('error', reject);
       req.end();
     });
-    const refused = await fetch(`${base}/healthz`).then(() => false, () => true);
+    const refused = await fetch(`${base}/healthz`).then(
+      () => false,
+      () => true,
+    );
     assert.ok(refused, 'a stopping server accepts no new connection');
     assert.equal(body.trimEnd().split('\r\n').length - 1, search.total, 'the export in flight was sent whole');
     await exited;
@@ -96,7 +112,13 @@ describe('leadatlas serve on a fresh database', () => {
     const again = spawnCli(['serve'], env, 'ignore');
     try {
       for (let i = 0; i < 240; i++) {
-        if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+        if (
+          await fetch(`${base}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          break;
         await new Promise((r) => setTimeout(r, 500));
       }
       const after = runCli(['stats', '--json'], env);

@@ -14,8 +14,17 @@ import { runTool } from '../helpers/tools.ts';
 const michelin = resolve(import.meta.dirname, '../../../shared/data/places/michelin-guide-2022-6510.csv.gz');
 
 const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({
-  categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null,
-  near: null, bbox: null, ...over,
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+  ...over,
 });
 
 describe("an imported SQLite database in Debian's sqlite3 shell", () => {
@@ -30,29 +39,38 @@ describe("an imported SQLite database in Debian's sqlite3 shell", () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   test('no index, trigger or view of the schema calls a function only the application registers', () => {
-    const objects = shell("SELECT type || ' ' || name FROM sqlite_master WHERE sql LIKE '%la\\_fold(%' ESCAPE '\\' OR sql LIKE '%la\\_search\\_document(%' ESCAPE '\\';");
+    const objects = shell(
+      "SELECT type || ' ' || name FROM sqlite_master WHERE sql LIKE '%la\\_fold(%' ESCAPE '\\' OR sql LIKE '%la\\_search\\_document(%' ESCAPE '\\';",
+    );
     assert.equal(objects, '');
   });
 
   test('checks the file, vacuums it and updates a place; the application then finds the place by its new name', async () => {
     assert.equal(shell('PRAGMA integrity_check;'), 'ok');
     assert.equal(shell('VACUUM;'), '');
-    const target = shell("SELECT public_id FROM places WHERE closed_reason IS NULL AND names IS NULL ORDER BY id LIMIT 1;");
+    const target = shell('SELECT public_id FROM places WHERE closed_reason IS NULL AND names IS NULL ORDER BY id LIMIT 1;');
     assert.match(target, /^plc_/);
     // What a user of the shell writes: the new name, and its search document (`$ name $` for a plain ASCII name).
     const name = 'Zqxwv Shell Bistro';
-    shell(`UPDATE places SET name = '${name}', search_document = '$ zqxwv shell bistro $', phone = '+33 1 23 45 67 89' WHERE public_id = '${target}';`);
+    shell(
+      `UPDATE places SET name = '${name}', search_document = '$ zqxwv shell bistro $', phone = '+33 1 23 45 67 89' WHERE public_id = '${target}';`,
+    );
     assert.equal(searchDocument(name, null), '$ zqxwv shell bistro $', 'the document the shell wrote is the one the application would');
     assert.equal(shell('PRAGMA integrity_check;'), 'ok');
 
     const db = openDatabase(`sqlite:${path}`);
     try {
       const page = await searchPage(db, criteria({ text: { words: ['zqxwv'], mode: 'substring' } }), 'name', null, 10);
-      assert.deepEqual(page.rows.map((r) => [r.public_id, r.name, r.phone]), [[target, name, '+33 1 23 45 67 89']]);
+      assert.deepEqual(
+        page.rows.map((r) => [r.public_id, r.name, r.phone]),
+        [[target, name, '+33 1 23 45 67 89']],
+      );
       // The index of unmatched address cities, rebuilt by VACUUM, still answers for such a city.
-      const unmatched = db.sqlite!.prepare("SELECT city, city_id, country_code FROM places WHERE city_source = 'address_unmatched' AND city_id IS NOT NULL LIMIT 1").get() as
-        | { city: string; city_id: number; country_code: string }
-        | undefined;
+      const unmatched = db
+        .sqlite!.prepare(
+          "SELECT city, city_id, country_code FROM places WHERE city_source = 'address_unmatched' AND city_id IS NOT NULL LIMIT 1",
+        )
+        .get() as { city: string; city_id: number; country_code: string } | undefined;
       assert.ok(unmatched, 'the Michelin guide has places in towns GeoNames does not know');
       assert.ok((await findCitiesFiledAs(db, unmatched.city.toUpperCase(), unmatched.country_code)).includes(unmatched.city_id));
     } finally {

@@ -41,9 +41,15 @@ before(async () => {
   const big = '1000000000000';
   app = await buildApp({
     config: loadConfig({
-      DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '1',
+      DATABASE_URL: t.url,
+      LOG_LEVEL: 'silent',
+      IMPORT_DEMO_DATA: 'false',
+      DB_READ_WORKERS: '1',
       // The fuzzer is one client sending thousands of requests: limits would answer 429 to most of them.
-      RATE_LIMIT_TOKEN_PER_MINUTE: big, RATE_LIMIT_IP_PER_MINUTE: big, QUOTA_REQUESTS_PER_DAY: big, QUOTA_EXPORT_ROWS_PER_MONTH: big,
+      RATE_LIMIT_TOKEN_PER_MINUTE: big,
+      RATE_LIMIT_IP_PER_MINUTE: big,
+      QUOTA_REQUESTS_PER_DAY: big,
+      QUOTA_EXPORT_ROWS_PER_MONTH: big,
     }),
     db: t.db,
   });
@@ -54,7 +60,9 @@ before(async () => {
   );
   const searches = await Promise.all(
     ['type=restaurant&city=Monaco', 'city=Monaco&per_page=2', 'query=cafe', 'bbox=7.40,43.72,7.44,43.76&per_page=1'].map((q) =>
-      app.inject({ url: `/api/v2/map/search?${q}`, headers: { authorization: user.authorization } }).then((r) => r.json() as { search_id: string; links: { next: string | null } }),
+      app
+        .inject({ url: `/api/v2/map/search?${q}`, headers: { authorization: user.authorization } })
+        .then((r) => r.json() as { search_id: string; links: { next: string | null } }),
     ),
   );
   known.search_id = searches.map((s) => s.search_id);
@@ -77,10 +85,56 @@ after(async () => {
 });
 
 const tricky = [
-  '', ' ', '0', '-0', '00', '-1', '1.5', '1e3', '1e400', '-1e400', '1e-400', 'Infinity', '-Infinity', 'NaN', '0x10', '9007199254740993',
-  '99999999999999999999999', 'true', 'false', 'null', 'undefined', '[]', '{}', '%', '%25', '%zz', '\u0000', '\t', '\r\n', '😀', 'Ａ', 'ß',
-  '\u202eevil', 'Ωmega', 'あいう', "'; DROP TABLE places;--", '<script>alert(1)</script>', '../../etc/passwd', ',,,', ',', 'a,b,c,d',
-  '-180,-90,180,90', '1,2', '*', '"', '\\', 'a'.repeat(201), 'x'.repeat(3000), 'srch_aaaaaaaaaaaaaaaa', 'srch_' + 'z'.repeat(16),
+  '',
+  ' ',
+  '0',
+  '-0',
+  '00',
+  '-1',
+  '1.5',
+  '1e3',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  'Infinity',
+  '-Infinity',
+  'NaN',
+  '0x10',
+  '9007199254740993',
+  '99999999999999999999999',
+  'true',
+  'false',
+  'null',
+  'undefined',
+  '[]',
+  '{}',
+  '%',
+  '%25',
+  '%zz',
+  '\u0000',
+  '\t',
+  '\r\n',
+  '😀',
+  'Ａ',
+  'ß',
+  '\u202eevil',
+  'Ωmega',
+  'あいう',
+  "'; DROP TABLE places;--",
+  '<script>alert(1)</script>',
+  '../../etc/passwd',
+  ',,,',
+  ',',
+  'a,b,c,d',
+  '-180,-90,180,90',
+  '1,2',
+  '*',
+  '"',
+  '\\',
+  'a'.repeat(201),
+  'x'.repeat(3000),
+  'srch_aaaaaaaaaaaaaaaa',
+  'srch_' + 'z'.repeat(16),
 ];
 
 /** A value that fits the parameter's schema, or sits on its bounds. */
@@ -97,7 +151,10 @@ function validValue(name: string, schema: Schema, examples: unknown[]): fc.Arbit
   } else if (type === 'number') {
     const min = schema.minimum ?? -1e6;
     const max = schema.maximum ?? 1e6;
-    choices.push(fc.double({ min, max, noNaN: true }).map(String), fc.constantFrom(String(min), String(max), String(min - 0.001), String(max + 0.001)));
+    choices.push(
+      fc.double({ min, max, noNaN: true }).map(String),
+      fc.constantFrom(String(min), String(max), String(min - 0.001), String(max + 0.001)),
+    );
   } else if (type === 'boolean') {
     choices.push(fc.constantFrom('true', 'false', '1', '0', 'yes', 'TRUE'));
   } else if (schema.pattern && !schema.enum) {
@@ -117,7 +174,25 @@ const invalidValue: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** What coercion turns into a number it should not accept: the values behind the 500s of issue 13. */
-const numericEdge = fc.constantFrom('Infinity', '-Infinity', '+Infinity', '1e400', '-1e400', '1e308', '-1e308', 'NaN', '-0', '1e-400', '0.0000001', '9007199254740993', '1.5', ' 5 ', '5 ', '0b11', '1_000');
+const numericEdge = fc.constantFrom(
+  'Infinity',
+  '-Infinity',
+  '+Infinity',
+  '1e400',
+  '-1e400',
+  '1e308',
+  '-1e308',
+  'NaN',
+  '-0',
+  '1e-400',
+  '0.0000001',
+  '9007199254740993',
+  '1.5',
+  ' 5 ',
+  '5 ',
+  '0b11',
+  '1_000',
+);
 
 function paramValue(name: string, schema: Schema, examples: unknown[]): fc.Arbitrary<string> {
   const numeric = schema.type === 'integer' || schema.type === 'number';
@@ -138,12 +213,20 @@ function queryArbitrary(op: OpenApiOperation): fc.Arbitrary<string> {
     return fc.oneof(
       { weight: 6, arbitrary: fc.constant([] as string[]) },
       { weight: 3, arbitrary: value.map((v) => [`${p.name}=${encodeURIComponent(v)}`]) },
-      { weight: 1, arbitrary: fc.tuple(value, value).map(([a, b]) => [`${p.name}=${encodeURIComponent(a)}`, `${p.name}=${encodeURIComponent(b)}`]) },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(value, value).map(([a, b]) => [`${p.name}=${encodeURIComponent(a)}`, `${p.name}=${encodeURIComponent(b)}`]),
+      },
     );
   });
   const extra = fc.oneof(
     { weight: 8, arbitrary: fc.constant([] as string[]) },
-    { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 10 }), invalidValue).map(([k, v]) => [`${encodeURIComponent(k)}=${encodeURIComponent(v)}`]) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.string({ maxLength: 10 }), invalidValue)
+        .map(([k, v]) => [`${encodeURIComponent(k)}=${encodeURIComponent(v)}`]),
+    },
     { weight: 1, arbitrary: fc.constantFrom(['%zz'], ['query=%E0%A4%A'], ['=x'], ['&&'], ['per_page'], ['a[b]=1']) },
   );
   return fc.tuple(fc.tuple(...parts), extra).map(([ps, ex]) => [...ps.flat(), ...ex].join('&'));
@@ -163,7 +246,12 @@ function bodyArbitrary(op: OpenApiOperation): fc.Arbitrary<{ payload: string; co
   const props = Object.entries(schema?.properties ?? {});
   const field = (name: string, s: Schema) =>
     fc.oneof(
-      { weight: 3, arbitrary: validValue(name, s, s.examples ?? []).map((v) => (s.type === 'integer' || s.type === 'number' ? (Number.isFinite(Number(v)) ? Number(v) : v) : v)) },
+      {
+        weight: 3,
+        arbitrary: validValue(name, s, s.examples ?? []).map((v) =>
+          s.type === 'integer' || s.type === 'number' ? (Number.isFinite(Number(v)) ? Number(v) : v) : v,
+        ),
+      },
       { weight: 1, arbitrary: anyJson },
       { weight: 1, arbitrary: invalidValue },
     );
@@ -171,10 +259,30 @@ function bodyArbitrary(op: OpenApiOperation): fc.Arbitrary<{ payload: string; co
   const json = fc
     .tuple(object, fc.option(fc.tuple(fc.string({ maxLength: 8 }), anyJson), { freq: 6 }))
     .map(([o, extra]) => JSON.stringify(extra ? { ...o, [extra[0]]: extra[1] } : o));
-  const raw = fc.constantFrom('', 'null', '[]', '"query"', '{', '{"query":', '{"query":"cafe","per_page":1e400}', '{"per_page":-1e400,"query":"x"}', '{"__proto__":{"x":1},"query":"a"}', '{"constructor":{"prototype":{}}}', `{"query":"${'a'.repeat(5000)}"}`, '[' .repeat(500));
+  const raw = fc.constantFrom(
+    '',
+    'null',
+    '[]',
+    '"query"',
+    '{',
+    '{"query":',
+    '{"query":"cafe","per_page":1e400}',
+    '{"per_page":-1e400,"query":"x"}',
+    '{"__proto__":{"x":1},"query":"a"}',
+    '{"constructor":{"prototype":{}}}',
+    `{"query":"${'a'.repeat(5000)}"}`,
+    '['.repeat(500),
+  );
   return fc.record({
     payload: fc.oneof({ weight: 5, arbitrary: json }, { weight: 2, arbitrary: raw }),
-    contentType: fc.constantFrom<string | undefined>('application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', undefined),
+    contentType: fc.constantFrom<string | undefined>(
+      'application/json',
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      undefined,
+    ),
   });
 }
 
@@ -186,11 +294,19 @@ interface FuzzRequest {
 function requestArbitrary(): fc.Arbitrary<FuzzRequest> {
   const auth = fc.oneof(
     { weight: 12, arbitrary: fc.constant('valid') },
-    { weight: 1, arbitrary: fc.constantFrom('none', 'Bearer nonsense', 'Bearer la_pat_000000000000000000000000000000aaaaaa', 'Basic Zm9vOmJhcg==') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('none', 'Bearer nonsense', 'Bearer la_pat_000000000000000000000000000000aaaaaa', 'Basic Zm9vOmJhcg=='),
+    },
   );
   const perOperation = operations.map(({ method, path, op }) =>
     fc
-      .tuple(queryArbitrary(op), method === 'POST' || path === '/v1/search' ? fc.option(bodyArbitrary(op), { freq: method === 'POST' ? 20 : 4 }) : fc.constant(null), auth, fc.option(fc.constantFrom('de', 'fr-CH, fr;q=0.9', '*', 'xx-YY-ZZ-1234', '😀', ''), { freq: 4 }))
+      .tuple(
+        queryArbitrary(op),
+        method === 'POST' || path === '/v1/search' ? fc.option(bodyArbitrary(op), { freq: method === 'POST' ? 20 : 4 }) : fc.constant(null),
+        auth,
+        fc.option(fc.constantFrom('de', 'fr-CH, fr;q=0.9', '*', 'xx-YY-ZZ-1234', '😀', ''), { freq: 4 }),
+      )
       .map(([query, body, who, lang]): FuzzRequest => {
         const headers: Record<string, string> = {};
         if (who === 'valid') headers.authorization = user.authorization;
@@ -209,12 +325,15 @@ function check(req: FuzzRequest, res: LightMyRequestResponse): void {
   statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
   const where = `${req.label}${req.options.payload === undefined ? '' : ` body ${String(req.options.payload).slice(0, 200)}`}`;
   assert.ok(res.statusCode < 500, `${res.statusCode} for ${where}: ${res.body.slice(0, 300)}`);
-  if (res.statusCode >= 400) assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.statusCode} for ${where}`);
+  if (res.statusCode >= 400)
+    assert.match(String(res.headers['content-type']), /^application\/problem\+json/, `${res.statusCode} for ${where}`);
   assert.ok(res.headers.ratelimit && res.headers['ratelimit-policy'], `no RateLimit fields for ${where}`);
   assert.equal(res.headers['x-content-type-options'], 'nosniff', where);
 }
 
-test(`${runs.toLocaleString('en')} requests generated from the OpenAPI document never answer 5xx, and every 4xx is problem+json`, { timeout: 3_600_000 }, async () => {
+test(`${runs.toLocaleString('en')} requests generated from the OpenAPI document never answer 5xx, and every 4xx is problem+json`, {
+  timeout: 3_600_000,
+}, async () => {
   assert.ok(operations.length >= 8, `operations found: ${operations.length}`);
   const started = performance.now();
   const arbitrary = requestArbitrary();
@@ -226,8 +345,13 @@ test(`${runs.toLocaleString('en')} requests generated from the OpenAPI document 
     { numRuns: runs, ...(seed === undefined ? {} : { seed }) },
   );
   const seconds = (performance.now() - started) / 1000;
-  const byStatus = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ');
-  console.log(`fuzz: ${runs} property runs, ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests in ${seconds.toFixed(1)} s (${byStatus})`);
+  const byStatus = [...statuses.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}: ${n}`)
+    .join(', ');
+  console.log(
+    `fuzz: ${runs} property runs, ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests in ${seconds.toFixed(1)} s (${byStatus})`,
+  );
   // The generators must reach the handlers, not only the validator.
   assert.ok((statuses.get(200) ?? 0) > runs / 10, byStatus);
   assert.ok((statuses.get(400) ?? 0) > runs / 10, byStatus);

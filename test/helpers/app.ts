@@ -41,7 +41,13 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     if (options.files?.length) await importFiles(t.db, options.files);
     await options.prepare?.(t.db);
     const exportsDir = mkdtempSync(join(tmpdir(), 'leadatlas-exports-'));
-    const config = loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', EXPORT_DATA_DIR: exportsDir, ...options.env });
+    const config = loadConfig({
+      DATABASE_URL: t.url,
+      LOG_LEVEL: 'silent',
+      IMPORT_DEMO_DATA: 'false',
+      EXPORT_DATA_DIR: exportsDir,
+      ...options.env,
+    });
     const app = await buildApp({ config, db: t.db });
     return {
       app,

@@ -96,7 +96,12 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
 
     test('answers 401 "malformed" for credentials that are not a LeadAtlas bearer token', async () => {
       const a = await account();
-      for (const authorization of ['Bearer not-a-token', `Basic ${Buffer.from('user:pass').toString('base64')}`, a.token, `Bearer ${a.token.slice(0, -3)}`]) {
+      for (const authorization of [
+        'Bearer not-a-token',
+        `Basic ${Buffer.from('user:pass').toString('base64')}`,
+        a.token,
+        `Bearer ${a.token.slice(0, -3)}`,
+      ]) {
         assertUnauthorized(await call(authorization), 'malformed');
       }
     });
@@ -114,7 +119,11 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
 
     test('answers 401 "expired" for a token past its expiry', async () => {
       const a = await account();
-      await context().db.kysely.updateTable('api_tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', a.tokenId).execute();
+      await context()
+        .db.kysely.updateTable('api_tokens')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', a.tokenId)
+        .execute();
       assertUnauthorized(await callAs(a), 'expired');
     });
 
@@ -136,7 +145,11 @@ export function describeAuthSuite(route: ProtectedRoute, context: () => AuthSuit
     test('answers 401 "revoked" for a rotated token after its grace period, while the new one works', async () => {
       const a = await account();
       const rotated = await context().app.tokens.rotateToken(a.accountId, a.tokenId, 3600);
-      await context().db.kysely.updateTable('api_tokens').set({ grace_until: new Date(Date.now() - 1000).toISOString() }).where('id', '=', a.tokenId).execute();
+      await context()
+        .db.kysely.updateTable('api_tokens')
+        .set({ grace_until: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', a.tokenId)
+        .execute();
       assertUnauthorized(await callAs(a), 'revoked');
       assertWorks(await callAs(a, `Bearer ${rotated.token}`));
     });

@@ -41,7 +41,11 @@ export interface RunningImport {
  * own, for a test that kills it mid-import: a small batch size gives many commits to cut between.
  */
 export function startCliImport(file: string, url: string, batchSize = 10): RunningImport {
-  const child = spawnCli(['import', file, '--batch-size', String(batchSize)], { DATABASE_URL: url, LOG_LEVEL: 'error' }, ['ignore', 'ignore', 'pipe']);
+  const child = spawnCli(['import', file, '--batch-size', String(batchSize)], { DATABASE_URL: url, LOG_LEVEL: 'error' }, [
+    'ignore',
+    'ignore',
+    'pipe',
+  ]);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;

@@ -107,7 +107,8 @@ export interface FieldScore {
   truth: number;
 }
 
-export const precision = (s: FieldScore): number => (s.truePositives + s.falsePositives === 0 ? 1 : s.truePositives / (s.truePositives + s.falsePositives));
+export const precision = (s: FieldScore): number =>
+  s.truePositives + s.falsePositives === 0 ? 1 : s.truePositives / (s.truePositives + s.falsePositives);
 export const recall = (s: FieldScore): number => (s.truth === 0 ? 1 : s.found / s.truth);
 
 export interface PageFindings {
@@ -144,11 +145,19 @@ function telLabelNumbers(raw: string, country: string, normalise: (raw: string, 
  * Scores what was found on each page against its truth: emails and socials by their hashes, phones by E.164
  * against the page's TEL labels (a fax number reported as a phone is a false positive).
  */
-export function scorePages(pages: LabelledPage[], findingsOf: (page: LabelledPage) => PageFindings, normalise: (raw: string, country: string) => string | null): ContactScores {
+export function scorePages(
+  pages: LabelledPage[],
+  findingsOf: (page: LabelledPage) => PageFindings,
+  normalise: (raw: string, country: string) => string | null,
+): ContactScores {
   const scores: ContactScores = { emails: emptyScore(), phones: emptyScore(), socials: emptyScore() };
   for (const page of pages) {
     const findings = findingsOf(page);
-    addScore(scores.emails, findings.emails.map((e) => sha256(e.toLowerCase())), page.emailHashes);
+    addScore(
+      scores.emails,
+      findings.emails.map((e) => sha256(e.toLowerCase())),
+      page.emailHashes,
+    );
     addScore(scores.socials, findings.socials.map(sha256), page.socialHashes);
     const tel = new Set(page.tel.flatMap((raw) => telLabelNumbers(raw, page.country, normalise)));
     addScore(scores.phones, findings.phones, tel);

@@ -69,6 +69,7 @@ function selectDialects(names: string | undefined): typeof allDialects {
   if (names === undefined || names.trim() === '') return allDialects;
   const wanted = names.split(',').map((n) => n.trim());
   const unknown = wanted.filter((n) => !allDialects.some((d) => d.name === n));
-  if (unknown.length > 0) throw new Error(`TEST_DIALECTS: unknown dialect ${unknown.join(', ')} (allowed: ${allDialects.map((d) => d.name).join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(`TEST_DIALECTS: unknown dialect ${unknown.join(', ')} (allowed: ${allDialects.map((d) => d.name).join(', ')})`);
   return allDialects.filter((d) => wanted.includes(d.name));
 }

@@ -34,7 +34,9 @@ export async function startDnsServer(zone: DnsZone): Promise<{ address: string; 
       }
       if (question.type === 'A') for (const data of entry.A ?? []) answers.push({ type: 'A', name: question.name, ttl: 60, data });
       if (question.type === 'AAAA') for (const data of entry.AAAA ?? []) answers.push({ type: 'AAAA', name: question.name, ttl: 60, data });
-      if (question.type === 'MX') for (const mx of entry.MX ?? []) answers.push({ type: 'MX', name: question.name, ttl: 60, data: { exchange: mx.exchange, preference: mx.priority } });
+      if (question.type === 'MX')
+        for (const mx of entry.MX ?? [])
+          answers.push({ type: 'MX', name: question.name, ttl: 60, data: { exchange: mx.exchange, preference: mx.priority } });
     }
     const response = dnsPacket.encode({
       type: 'response',

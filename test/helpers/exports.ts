@@ -46,7 +46,15 @@ export async function saveSearch(db: Db, accountId: number, city: TestCity, cate
     near: null,
     bbox: null,
   };
-  const chosen = { id: city.id, name: city.name, country: city.country_code, admin1: city.admin1, population: city.population, lat: city.lat, lon: city.lon };
+  const chosen = {
+    id: city.id,
+    name: city.name,
+    country: city.country_code,
+    admin1: city.admin1,
+    population: city.population,
+    lat: city.lat,
+    lon: city.lon,
+  };
   const resolution: SearchResolution = {
     type: category === null ? null : { input: category, slug: category, name: category, includes: [category] },
     city: category === null ? null : { input: city.name, chosen, alternatives: [] },

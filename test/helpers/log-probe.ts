@@ -31,7 +31,12 @@ const statuses = [
   await app.inject({ url: '/api/v1/_probe', headers: { authorization: a.authorization, cookie: `la_session=${cookieValue}` } }),
   await app.inject({ url: '/api/v1/_probe', headers: { authorization: a.authorization.slice(0, -1) } }),
   await app.inject({ url: '/api/v1/_probe', headers: { authorization: revoked.authorization } }),
-  await app.inject({ method: 'POST', url: '/api/v1/_probe', headers: { authorization: a.authorization }, payload: { password: a.password, token: a.token } }),
+  await app.inject({
+    method: 'POST',
+    url: '/api/v1/_probe',
+    headers: { authorization: a.authorization },
+    payload: { password: a.password, token: a.token },
+  }),
 ].map((r) => r.statusCode);
 await app.accounts.signIn(a.email, 'a wrong password guess', '127.0.0.1').catch(() => undefined);
 

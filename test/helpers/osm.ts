@@ -9,7 +9,9 @@ export const osmDir = resolve(import.meta.dirname, '../../../shared/data/osm');
 export const mergedPbf = join(osmDir, 'osm-pois-all.osm.pbf');
 export const mergedNdjson = join(osmDir, 'osm-pois-all.ndjson.gz');
 /** The nine extracts, without the merged file. */
-export const osmExtracts = readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf') && f !== 'osm-pois-all.osm.pbf').sort();
+export const osmExtracts = readdirSync(osmDir)
+  .filter((f) => f.endsWith('.osm.pbf') && f !== 'osm-pois-all.osm.pbf')
+  .sort();
 
 /** The osmium filter for POIs: any object with one of the POI keys. */
 export const poiFilter = `nwr/${poiKeys.join(',')}`;

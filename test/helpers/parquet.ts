@@ -32,7 +32,12 @@ export async function readParquet(path: string): Promise<{ metadata: FileMetaDat
  * Writes `rows` with the schema, row-group size, codec and key-value metadata (GeoParquet's `geo`) of `like`, each top-level
  * column of `drop` left out: a copy of a real file as its publisher would have written the changed rows.
  */
-export function writeParquetLike(path: string, like: FileMetaData, rows: Row[], options: { drop?: string[]; rowGroupSize?: number } = {}): void {
+export function writeParquetLike(
+  path: string,
+  like: FileMetaData,
+  rows: Row[],
+  options: { drop?: string[]; rowGroupSize?: number } = {},
+): void {
   const drop = new Set(options.drop ?? []);
   // The schema is flat in the footer: a top-level element and its descendants (num_children) form one column.
   const schema: FileMetaData['schema'] = [{ ...like.schema[0]!, num_children: 0 }];

@@ -3,7 +3,12 @@ import type { PlaceRecord } from '../../src/modules/places/place-record.ts';
 import { createPlaceWriter, type RunCounters } from '../../src/modules/places/places.writer.ts';
 
 export const zeroCounters = (): RunCounters => ({
-  read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
+  read_count: 0,
+  imported_count: 0,
+  updated_count: 0,
+  unchanged_count: 0,
+  skipped_count: 0,
+  skipped_reasons: {},
 });
 
 /** An import run to write places under (places.import_run_id). */

@@ -21,7 +21,9 @@ function onPath(command: string): string | undefined {
 export function requireTool(tool: Tool): string {
   const found = onPath(tool);
   if (found) return found;
-  const error = new Error(`this test needs \`${tool}\`: install Debian's ${packages[tool]} (sh scripts/test-deps.sh, or apt-get install ${packages[tool]})`);
+  const error = new Error(
+    `this test needs \`${tool}\`: install Debian's ${packages[tool]} (sh scripts/test-deps.sh, or apt-get install ${packages[tool]})`,
+  );
   error.stack = error.message;
   throw error;
 }

@@ -16,21 +16,71 @@ import { writePlaces } from '../helpers/places.ts';
  * database, where the two agree anyway; this file creates a database with an ICU en-US collation.
  */
 
-const names = ['apple', 'Banana', 'Äpfel', 'zebra', 'Zoo', 'éclair', 'Eclair', 'Ölmühle', 'o2 shop', '東京', 'a-b', 'ab', 'a b', '_under', '10 Bar', '9 Bar'];
+const names = [
+  'apple',
+  'Banana',
+  'Äpfel',
+  'zebra',
+  'Zoo',
+  'éclair',
+  'Eclair',
+  'Ölmühle',
+  'o2 shop',
+  '東京',
+  'a-b',
+  'ab',
+  'a b',
+  '_under',
+  '10 Bar',
+  '9 Bar',
+];
 
 function record(name: string): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
-    public_id: publicPlaceId('test', name), source: 'test', source_id: name, name, names: null, category: 'restaurant',
-    categories: ['restaurant'], source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null, email: null,
-    street: null, housenumber: null, postcode: null, address: null, region: null, city: null, city_id: null,
-    city_source: null, city_distance_m: null, country_code: null, lat: 48.1, lon: 11.5, rating: null, review_count: null,
-    opening_hours: null, attributes: null,
+    public_id: publicPlaceId('test', name),
+    source: 'test',
+    source_id: name,
+    name,
+    names: null,
+    category: 'restaurant',
+    categories: ['restaurant'],
+    source_categories: null,
+    phone: null,
+    phone_e164: null,
+    website: null,
+    website_domain: null,
+    email: null,
+    street: null,
+    housenumber: null,
+    postcode: null,
+    address: null,
+    region: null,
+    city: null,
+    city_id: null,
+    city_source: null,
+    city_distance_m: null,
+    country_code: null,
+    lat: 48.1,
+    lon: 11.5,
+    rating: null,
+    review_count: null,
+    opening_hours: null,
+    attributes: null,
   };
   return { ...base, content_hash: contentHash(base) };
 }
 
 const everything: PlaceCriteria = {
-  categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: null,
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
 };
 
 /** Every name in `sort=name` order, three a page (keyset pages: the comparison follows the same order). */
@@ -55,7 +105,9 @@ describe('sort=name on a PostgreSQL database with an en-US collation', () => {
     const admin = new pg.Client({ connectionString: postgresAdminUrl });
     await admin.connect();
     try {
-      await admin.query(`CREATE DATABASE ${database} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.UTF-8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+      await admin.query(
+        `CREATE DATABASE ${database} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.UTF-8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`,
+      );
     } finally {
       await admin.end();
     }
@@ -80,7 +132,10 @@ describe('sort=name on a PostgreSQL database with an en-US collation', () => {
 
   test("the database's own order differs from code point order (the case this file is about)", async () => {
     const { rows } = await sql<{ name: string }>`SELECT name FROM places ORDER BY name`.execute(postgres!.kysely);
-    assert.notDeepEqual(rows.map((r) => r.name), [...names].sort());
+    assert.notDeepEqual(
+      rows.map((r) => r.name),
+      [...names].sort(),
+    );
   });
 
   test('both dialects page the names in code point order', async () => {

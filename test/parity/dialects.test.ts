@@ -38,21 +38,34 @@ interface Side {
 
 let sides: Side[] = [];
 
-
 /** Values each database makes on its own, replaced by a marker (null stays null, so presence still counts). */
-const generatedKeys = new Set(['search_id', 'request_id', 'next_cursor', 'first_exported_at', 'last_exported_at', 'created_at', 'updated_at']);
+const generatedKeys = new Set([
+  'search_id',
+  'request_id',
+  'next_cursor',
+  'first_exported_at',
+  'last_exported_at',
+  'created_at',
+  'updated_at',
+]);
 
 function normalise(value: unknown, key = ''): unknown {
   if (value === null) return null;
   if (generatedKeys.has(key)) return '<generated>';
   if (typeof value === 'string') {
     // Links carry the cursor, which names the search.
-    return value.replace(/([?&](?:cursor|search_id)=)[^&]+/g, '$1<generated>').replace(/srch_[a-z2-7]{16}/g, 'srch_<generated>').replace(/exp_[a-z2-7]+/g, 'exp_<generated>')
-      // The import time of each place (`updated_at`) inside CSV and NDJSON text.
-      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+    return (
+      value
+        .replace(/([?&](?:cursor|search_id)=)[^&]+/g, '$1<generated>')
+        .replace(/srch_[a-z2-7]{16}/g, 'srch_<generated>')
+        .replace(/exp_[a-z2-7]+/g, 'exp_<generated>')
+        // The import time of each place (`updated_at`) inside CSV and NDJSON text.
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+    );
   }
   if (Array.isArray(value)) return value.map((v) => normalise(v));
-  if (typeof value === 'object') return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, normalise(v, k)]));
+  if (typeof value === 'object')
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, normalise(v, k)]));
   return value;
 }
 
@@ -198,7 +211,10 @@ const smallTotal = 150;
 
 test('the comparison names the first difference: an order, a total, a character', () => {
   assert.equal(firstDifference({ data: [{ id: 'a' }, { id: 'b' }] }, { data: [{ id: 'a' }, { id: 'b' }] }), null);
-  assert.equal(firstDifference({ data: [{ id: 'a' }, { id: 'b' }] }, { data: [{ id: 'b' }, { id: 'a' }] }), '$.data[0].id[char 0]: sqlite "a" / postgres "b"');
+  assert.equal(
+    firstDifference({ data: [{ id: 'a' }, { id: 'b' }] }, { data: [{ id: 'b' }, { id: 'a' }] }),
+    '$.data[0].id[char 0]: sqlite "a" / postgres "b"',
+  );
   assert.equal(firstDifference({ total: 3 }, { total: 4 }), '$.total: sqlite 3 / postgres 4');
   assert.equal(firstDifference([1, 2], [1, 2, 3]), '$.length: sqlite 2 / postgres 3');
   assert.match(firstDifference('id,name\r\nx', 'id,name\r\ny')!, /^\$\[char 9\]/);
@@ -212,14 +228,19 @@ test('the comparison names the first difference: an order, a total, a character'
 describe('the same answers from SQLite and PostgreSQL on the same real data', () => {
   before(async () => {
     // Both imports at once: PostgreSQL's share of the work runs in its own server processes.
-    const built = await Promise.allSettled([buildTestApp({ dialect: 'sqlite', files, env }), buildTestApp({ dialect: 'postgres', files, env })]);
+    const built = await Promise.allSettled([
+      buildTestApp({ dialect: 'sqlite', files, env }),
+      buildTestApp({ dialect: 'postgres', files, env }),
+    ]);
     const apps = built.flatMap((b) => (b.status === 'fulfilled' ? [b.value] : []));
     const failed = built.find((b): b is PromiseRejectedResult => b.status === 'rejected');
     if (failed) {
       await Promise.all(apps.map((t) => t.close()));
       throw failed.reason;
     }
-    sides = await Promise.all(apps.map(async (t, i) => ({ name: i === 0 ? 'sqlite' : 'postgres', t, user: await createAccountWithToken(t.db) })));
+    sides = await Promise.all(
+      apps.map(async (t, i) => ({ name: i === 0 ? 'sqlite' : 'postgres', t, user: await createAccountWithToken(t.db) })),
+    );
   });
 
   after(async () => {
@@ -228,9 +249,18 @@ describe('the same answers from SQLite and PostgreSQL on the same real data', ()
 
   test('both catalogs hold the same places', async () => {
     await same('catalog', async (side) => {
-      const rows = await side.t.db.kysely.selectFrom('places').select(['public_id', 'name', 'category', 'city_id', 'rating', 'review_count']).orderBy('public_id').execute();
+      const rows = await side.t.db.kysely
+        .selectFrom('places')
+        .select(['public_id', 'name', 'category', 'city_id', 'rating', 'review_count'])
+        .orderBy('public_id')
+        .execute();
       assert.ok(rows.length > 20_000, `${side.name}: ${rows.length} places`);
-      return rows.map((r) => ({ ...r, city_id: r.city_id === null ? null : Number(r.city_id), rating: r.rating === null ? null : Number(r.rating), review_count: r.review_count === null ? null : Number(r.review_count) }));
+      return rows.map((r) => ({
+        ...r,
+        city_id: r.city_id === null ? null : Number(r.city_id),
+        rating: r.rating === null ? null : Number(r.rating),
+        review_count: r.review_count === null ? null : Number(r.review_count),
+      }));
     });
   });
 
@@ -278,7 +308,8 @@ describe('the same answers from SQLite and PostgreSQL on the same real data', ()
       { method: 'GET', url: '/v1/search', payload: { query: 'strasse' }, headers: { 'content-type': 'application/json' } },
       { method: 'POST', url: '/v1/search', payload: { query: 'x', colour: 'red' } },
     ];
-    for (const r of requests) await same(`${r.method ?? 'GET'} ${r.url} ${JSON.stringify(r.payload ?? '')}`, async (side) => answer(await call(side, r)));
+    for (const r of requests)
+      await same(`${r.method ?? 'GET'} ${r.url} ${JSON.stringify(r.payload ?? '')}`, async (side) => answer(await call(side, r)));
   });
 
   test('the same errors for bad input', async () => {
@@ -307,7 +338,13 @@ describe('the same answers from SQLite and PostgreSQL on the same real data', ()
   });
 
   test('reference lists: categories and countries with their counts, in several languages', async () => {
-    for (const url of ['/api/v2/categories', '/api/v2/categories?lang=de', '/api/v2/categories?parent=shop', '/api/v2/countries', '/api/v2/countries?lang=fr']) {
+    for (const url of [
+      '/api/v2/categories',
+      '/api/v2/categories?lang=de',
+      '/api/v2/categories?parent=shop',
+      '/api/v2/countries',
+      '/api/v2/countries?lang=fr',
+    ]) {
       const [sqlite] = await same(url, async (side) => answer(await call(side, { url })));
       assert.equal(sqlite!.status, 200);
     }
@@ -329,7 +366,8 @@ describe('the same answers from SQLite and PostgreSQL on the same real data', ()
         const searchId = (search.json() as { search_id: string }).search_id;
         // Each format of the same saved search: the text formats carry every place in export order.
         const answers: Answer[] = [];
-        for (const format of formats) answers.push(answer(await call(side, { url: `/api/v2/map/export?search_id=${searchId}&format=${format}` })));
+        for (const format of formats)
+          answers.push(answer(await call(side, { url: `/api/v2/map/export?search_id=${searchId}&format=${format}` })));
         return answers;
       });
     }

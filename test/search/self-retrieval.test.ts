@@ -16,9 +16,12 @@ import { openTestSqlite } from '../helpers/databases.ts';
  * own name and city and with one typo on both search routes. Floors below the full run's figures
  * (bench/RESULTS.md), so that a change that loses places fails the build.
  */
-const files = ['osm/munich-center-2020.osm.pbf', 'osm/tokyo-center.osm.pbf', 'places/michelin-guide-2022-6510.csv.gz', 'ratings/yelp-open-dataset-business-sample5000.ndjson.gz'].map(
-  (f) => fileURLToPath(new URL(`../../../shared/data/${f}`, import.meta.url)),
-);
+const files = [
+  'osm/munich-center-2020.osm.pbf',
+  'osm/tokyo-center.osm.pbf',
+  'places/michelin-guide-2022-6510.csv.gz',
+  'ratings/yelp-open-dataset-business-sample5000.ndjson.gz',
+].map((f) => fileURLToPath(new URL(`../../../shared/data/${f}`, import.meta.url)));
 const SAMPLE = 400;
 const floors = { exact: 0.99, typo: 0.97 };
 
@@ -33,7 +36,10 @@ before(async () => {
   t = openTestSqlite();
   await prepareDatabase(t.db);
   await importFiles(t.db, files);
-  app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', DB_READ_WORKERS: '1', IMPORT_DEMO_DATA: 'false', ...unmetered }), db: t.db });
+  app = await buildApp({
+    config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', DB_READ_WORKERS: '1', IMPORT_DEMO_DATA: 'false', ...unmetered }),
+    db: t.db,
+  });
   const { authorization } = await createAccountWithToken(t.db, { scopes: ['search'] });
   const all = await namedPlaces(t.db);
   const step = Math.floor(all.length / SAMPLE);
@@ -60,7 +66,9 @@ after(async () => {
 
 const rate = (s: Share) => s.found / s.of;
 const misses = (variant: 'exact' | 'typo') =>
-  result.misses.filter((m) => m.variant === variant).map((m) => `${m.place.source} ${m.endpoint}: ${m.query} | ${m.place.city} → ${m.reason}`);
+  result.misses
+    .filter((m) => m.variant === variant)
+    .map((m) => `${m.place.source} ${m.endpoint}: ${m.query} | ${m.place.city} → ${m.reason}`);
 
 describe('self-retrieval on a sample of the real data', () => {
   test('asks a sample of every file, with a city for each place', () => {
@@ -73,12 +81,14 @@ describe('self-retrieval on a sample of the real data', () => {
 
   test(`finds at least ${floors.exact * 100} % of the places by their exact name and city, on both routes`, () => {
     const all = tally(result.outcomes, (o) => o.place.source).get('all')!;
-    for (const e of ['v1', 'map'] as const) assert.ok(rate(all.exact[e]) >= floors.exact, `${e}: ${all.exact[e].found} of ${all.exact[e].of}\n${misses('exact').join('\n')}`);
+    for (const e of ['v1', 'map'] as const)
+      assert.ok(rate(all.exact[e]) >= floors.exact, `${e}: ${all.exact[e].found} of ${all.exact[e].of}\n${misses('exact').join('\n')}`);
   });
 
   test(`finds at least ${floors.typo * 100} % of them with one typo in a word of five letters or more`, () => {
     const all = tally(result.outcomes, (o) => o.place.source).get('all')!;
-    for (const e of ['v1', 'map'] as const) assert.ok(rate(all.typo[e]) >= floors.typo, `${e}: ${all.typo[e].found} of ${all.typo[e].of}\n${misses('typo').join('\n')}`);
+    for (const e of ['v1', 'map'] as const)
+      assert.ok(rate(all.typo[e]) >= floors.typo, `${e}: ${all.typo[e].found} of ${all.typo[e].of}\n${misses('typo').join('\n')}`);
   });
 
   test('loses no place to a city it cannot resolve or to letters, short words and scripts it cannot match', () => {

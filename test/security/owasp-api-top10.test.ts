@@ -18,7 +18,8 @@ let t: TestApp;
 let alice: TestAccount;
 let bob: TestAccount;
 
-const get = (url: string, who?: TestAccount) => t.app.inject({ method: 'GET', url, headers: who ? { authorization: who.authorization } : {} });
+const get = (url: string, who?: TestAccount) =>
+  t.app.inject({ method: 'GET', url, headers: who ? { authorization: who.authorization } : {} });
 const problem = (res: LightMyRequestResponse) => {
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/, res.body);
   return res.json() as { code: string; errors?: Array<{ field: string; allowed?: unknown }>; detail: string };
@@ -61,17 +62,32 @@ describe('API1:2023 Broken Object Level Authorization', () => {
   });
 
   test("another account's usage and quotas are not readable: the route answers for the caller only", async () => {
-    const usage = async (who: TestAccount) => ((await get('/api/v1/user-api/usage', who)).json() as { requests: { used: number } }).requests.used;
+    const usage = async (who: TestAccount) =>
+      ((await get('/api/v1/user-api/usage', who)).json() as { requests: { used: number } }).requests.used;
     const before = await usage(bob);
     for (let i = 0; i < 5; i++) await get('/api/v2/countries', alice);
     assert.equal(await usage(bob), before + 1, "bob's count moves by his own call only");
-    assert.equal((await get(`/api/v1/user-api/usage?account_id=${alice.accountId}`, bob)).statusCode, 400, 'no parameter picks another account');
+    assert.equal(
+      (await get(`/api/v1/user-api/usage?account_id=${alice.accountId}`, bob)).statusCode,
+      400,
+      'no parameter picks another account',
+    );
   });
 
   test("another account's suppression entries can be neither listed, removed nor cleared, and never hide the caller's places", async () => {
     const post = (who: TestAccount, entries: string[]) =>
-      t.app.inject({ method: 'POST', url: '/api/v1/user-api/suppressions', headers: { authorization: who.authorization, 'content-type': 'application/json' }, payload: { entries } });
-    const place = await t.db.kysely.selectFrom('places').select('public_id').where('category', '=', 'cafe').orderBy('id').executeTakeFirstOrThrow();
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/user-api/suppressions',
+        headers: { authorization: who.authorization, 'content-type': 'application/json' },
+        payload: { entries },
+      });
+    const place = await t.db.kysely
+      .selectFrom('places')
+      .select('public_id')
+      .where('category', '=', 'cafe')
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
     assert.equal((await post(alice, [place.public_id])).statusCode, 200);
     const own = (await get('/api/v1/user-api/suppressions', alice)).json() as { data: Array<{ id: number; key: string }> };
     const entry = own.data.find((e) => e.key === place.public_id)!;
@@ -80,27 +96,38 @@ describe('API1:2023 Broken Object Level Authorization', () => {
     assert.equal(removed.statusCode, 404);
     assert.equal(problem(removed).code, 'not_found');
     assert.equal((await del(bob, '/api/v1/user-api/suppressions?confirm=true')).statusCode, 200);
-    assert.equal((await get(`/api/v1/user-api/suppressions?account_id=${alice.accountId}`, bob)).statusCode, 400, 'no parameter picks another account');
+    assert.equal(
+      (await get(`/api/v1/user-api/suppressions?account_id=${alice.accountId}`, bob)).statusCode,
+      400,
+      'no parameter picks another account',
+    );
     const listed = (await get('/api/v1/user-api/suppressions', bob)).json() as { data: unknown[] };
     assert.ok(listed.data.every((e) => (e as { key: string }).key !== place.public_id));
-    assert.ok((await get('/api/v1/user-api/suppressions', alice)).json<{ data: Array<{ id: number }> }>().data.some((e) => e.id === entry.id), "alice's entry is still there");
+    assert.ok(
+      (await get('/api/v1/user-api/suppressions', alice)).json<{ data: Array<{ id: number }> }>().data.some((e) => e.id === entry.id),
+      "alice's entry is still there",
+    );
     // Alice's list hides the place from her searches only.
     const found = (who: TestAccount) => get(`/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=100&fields=id`, who);
-    const inAlice = ((await found(alice)).json() as { data: Array<{ id: string }>; suppressed: number });
-    const inBob = ((await found(bob)).json() as { data: Array<{ id: string }>; total: number });
+    const inAlice = (await found(alice)).json() as { data: Array<{ id: string }>; suppressed: number };
+    const inBob = (await found(bob)).json() as { data: Array<{ id: string }>; total: number };
     assert.ok(!inAlice.data.some((p) => p.id === place.public_id) && inAlice.suppressed >= 1);
     assert.ok(inBob.total <= 100 ? inBob.data.some((p) => p.id === place.public_id) : true);
   });
 
   test('a place is read by its public id only: internal ids and other kinds of id are malformed, unknown ids not found', async () => {
-    for (const id of ['1', 'srch_aaaaaaaaaaaaaaaa', '..%2F..%2Fetc']) assert.equal((await get(`/api/v1/places/${id}`, alice)).statusCode, 400, id);
+    for (const id of ['1', 'srch_aaaaaaaaaaaaaaaa', '..%2F..%2Fetc'])
+      assert.equal((await get(`/api/v1/places/${id}`, alice)).statusCode, 400, id);
     assert.equal(problem(await get('/api/v1/places/plc_aaaaaaaaaaaaaaaa', alice)).code, 'not_found');
   });
 
   test("another account's token cannot be revoked or rotated from the dashboard", async () => {
     const visitor = new DashboardClient(t.app);
     await visitor.get('/signup');
-    assert.equal((await visitor.post('/signup', { email: `owasp-${Date.now()}@example.com`, password: 'a long enough password' })).statusCode, 303);
+    assert.equal(
+      (await visitor.post('/signup', { email: `owasp-${Date.now()}@example.com`, password: 'a long enough password' })).statusCode,
+      303,
+    );
     await visitor.get('/tokens');
     const revoke = await visitor.post(`/tokens/${alice.tokenId}/revoke`, {});
     assert.equal(revoke.statusCode, 404);
@@ -112,7 +139,13 @@ describe('API1:2023 Broken Object Level Authorization', () => {
 
 describe('API2:2023 Broken Authentication', () => {
   test('a token that is missing, malformed, mistyped or unknown is refused with 401 and a Bearer challenge', async () => {
-    for (const authorization of [undefined, 'Basic YWxhZGRpbjpvcGVuc2VzYW1l', 'Bearer la_pat_', `${alice.authorization.slice(0, -1)}x`, 'Bearer la_pat_000000000000000000000000000000abcdef']) {
+    for (const authorization of [
+      undefined,
+      'Basic YWxhZGRpbjpvcGVuc2VzYW1l',
+      'Bearer la_pat_',
+      `${alice.authorization.slice(0, -1)}x`,
+      'Bearer la_pat_000000000000000000000000000000abcdef',
+    ]) {
       const res = await t.app.inject({ url: '/api/v2/countries', headers: authorization ? { authorization } : {} });
       assert.equal(res.statusCode, 401, String(authorization));
       assert.match(String(res.headers['www-authenticate']), /^Bearer realm="leadatlas"/);
@@ -150,7 +183,10 @@ describe('API3:2023 Broken Object Property Level Authorization', () => {
       for (const url of [`/api/v2/map/search?city=M%C3%BCnchen&fields=name,${field}`, `/api/v1/user-api/places?fields=${field}`]) {
         const res = await get(url, alice);
         assert.equal(res.statusCode, 400, url);
-        assert.ok(problem(res).errors?.some((e) => e.field.endsWith('fields') && Array.isArray(e.allowed)), url);
+        assert.ok(
+          problem(res).errors?.some((e) => e.field.endsWith('fields') && Array.isArray(e.allowed)),
+          url,
+        );
       }
     }
   });
@@ -177,7 +213,12 @@ describe('API4:2023 Unrestricted Resource Consumption', () => {
     assert.equal((await get('/api/v2/map/search?city=M%C3%BCnchen&per_page=101', alice)).statusCode, 400);
     assert.equal((await get('/api/v1/user-api/places?per_page=1e400', alice)).statusCode, 400);
     assert.equal((await get(`/api/v2/map/search?query=${'a'.repeat(10_000)}`, alice)).statusCode, 414);
-    const big = await t.app.inject({ method: 'POST', url: '/v1/search', headers: { authorization: alice.authorization, 'content-type': 'application/json' }, payload: JSON.stringify({ query: 'x'.repeat(2_000_000) }) });
+    const big = await t.app.inject({
+      method: 'POST',
+      url: '/v1/search',
+      headers: { authorization: alice.authorization, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query: 'x'.repeat(2_000_000) }),
+    });
     assert.equal(big.statusCode, 413);
     problem(big);
   });
@@ -217,7 +258,11 @@ describe('API5:2023 Broken Function Level Authorization', () => {
     }
     const visitor = new DashboardClient(t.app);
     await visitor.get('/signup');
-    assert.equal((await visitor.post('/signup', { email: `csrf-${Date.now()}@example.com`, password: 'a long enough password' }, { csrf: 'forged' })).statusCode, 403);
+    assert.equal(
+      (await visitor.post('/signup', { email: `csrf-${Date.now()}@example.com`, password: 'a long enough password' }, { csrf: 'forged' }))
+        .statusCode,
+      403,
+    );
   });
 });
 
@@ -227,7 +272,9 @@ describe('API6:2023 Unrestricted Access to Sensitive Business Flows', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) {
       await visitor.get('/signup');
-      statuses.push((await visitor.post('/signup', { email: `bulk-${Date.now()}-${i}@example.com`, password: 'a long enough password' })).statusCode);
+      statuses.push(
+        (await visitor.post('/signup', { email: `bulk-${Date.now()}-${i}@example.com`, password: 'a long enough password' })).statusCode,
+      );
       await visitor.post('/signout', {});
     }
     assert.ok(statuses.includes(429), statuses.join(','));
@@ -246,23 +293,54 @@ describe('API7:2023 Server Side Request Forgery', () => {
     const port = (receiver.address() as { port: number }).port;
     try {
       const { searchId } = await searchAndExport(alice);
-      const targets = [`http://127.0.0.1:${port}/hook`, `http://localhost:${port}/hook`, 'http://169.254.169.254/latest/meta-data/', 'http://[::ffff:10.0.0.1]/'];
+      const targets = [
+        `http://127.0.0.1:${port}/hook`,
+        `http://localhost:${port}/hook`,
+        'http://169.254.169.254/latest/meta-data/',
+        'http://[::ffff:10.0.0.1]/',
+      ];
       const jobs: string[] = [];
       for (const webhook_url of targets) {
-        const res = await t.app.inject({ method: 'POST', url: '/api/v2/exports', headers: { authorization: alice.authorization }, payload: { search_id: searchId, fields: 'name', webhook_url } });
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/api/v2/exports',
+          headers: { authorization: alice.authorization },
+          payload: { search_id: searchId, fields: 'name', webhook_url },
+        });
         assert.equal(res.statusCode, 202, res.body);
         jobs.push(res.json().id);
       }
-      const ids = await Promise.all(jobs.map(async (id) => Number((await t.db.kysely.selectFrom('export_jobs').select('id').where('public_id', '=', id).executeTakeFirstOrThrow()).id)));
+      const ids = await Promise.all(
+        jobs.map(async (id) =>
+          Number((await t.db.kysely.selectFrom('export_jobs').select('id').where('public_id', '=', id).executeTakeFirstOrThrow()).id),
+        ),
+      );
       const deadline = Date.now() + 60_000;
       let deliveries: Array<{ id: number; status: string; attempts: number; next_attempt_at: string | null }> = [];
       while (Date.now() < deadline) {
-        deliveries = (await t.db.kysely.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'next_attempt_at']).where('job_id', 'in', ids).execute()).map((d) => ({ ...d, id: Number(d.id), attempts: Number(d.attempts) }));
+        deliveries = (
+          await t.db.kysely
+            .selectFrom('webhook_deliveries')
+            .select(['id', 'status', 'attempts', 'next_attempt_at'])
+            .where('job_id', 'in', ids)
+            .execute()
+        ).map((d) => ({ ...d, id: Number(d.id), attempts: Number(d.attempts) }));
         if (deliveries.length === targets.length && deliveries.every((d) => d.status !== 'pending')) break;
         await new Promise((r) => setTimeout(r, 50));
       }
-      assert.deepEqual(deliveries.map((d) => [d.status, d.attempts, d.next_attempt_at]), targets.map(() => ['refused', 1, null]));
-      const attempts = await t.db.kysely.selectFrom('webhook_attempts').select(['outcome', 'response_status', 'error']).where('delivery_id', 'in', deliveries.map((d) => d.id)).execute();
+      assert.deepEqual(
+        deliveries.map((d) => [d.status, d.attempts, d.next_attempt_at]),
+        targets.map(() => ['refused', 1, null]),
+      );
+      const attempts = await t.db.kysely
+        .selectFrom('webhook_attempts')
+        .select(['outcome', 'response_status', 'error'])
+        .where(
+          'delivery_id',
+          'in',
+          deliveries.map((d) => d.id),
+        )
+        .execute();
       assert.equal(attempts.length, targets.length);
       for (const a of attempts) {
         assert.deepEqual([a.outcome, a.response_status], ['refused', null]);
@@ -277,7 +355,16 @@ describe('API7:2023 Server Side Request Forgery', () => {
 
 describe('API8:2023 Security Misconfiguration', () => {
   test('every answer, API or page, error or not, carries the security headers; none exposes a stack', async () => {
-    for (const url of ['/healthz', '/readyz', '/docs', '/openapi.json', '/nope', '/signin', '/api/v2/countries', '/api/v2/map/search?per_page=x']) {
+    for (const url of [
+      '/healthz',
+      '/readyz',
+      '/docs',
+      '/openapi.json',
+      '/nope',
+      '/signin',
+      '/api/v2/countries',
+      '/api/v2/map/search?per_page=x',
+    ]) {
       const res = await t.app.inject(url);
       assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
       assert.ok(res.headers['content-security-policy'], url);
@@ -298,16 +385,27 @@ describe('API8:2023 Security Misconfiguration', () => {
 describe('API9:2023 Improper Inventory Management', () => {
   test('every API route is in the OpenAPI document, and the document lists no route that does not exist', async () => {
     const doc = (await t.app.inject('/openapi.json')).json() as { paths: Record<string, Record<string, unknown>> };
-    const documented = new Set(Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)));
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)),
+    );
     // Routes as Fastify has them, in the document's {param} form; the dashboard pages and the documents themselves are not API routes.
-    const notApi = /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/exports.*|\/suppressions.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
+    const notApi =
+      /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/exports.*|\/suppressions.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/\*)$/;
     const registered = new Set<string>();
     for (const r of registeredRoutes(t.app.printRoutes({ commonPrefix: false }))) {
       if (notApi.test(r.url) || r.method === 'HEAD') continue;
       registered.add(`${r.method} ${r.url.replace(/:(\w+)/g, '{$1}')}`);
     }
-    assert.deepEqual([...registered].filter((r) => !documented.has(r)), [], 'routes missing from /openapi.json');
-    assert.deepEqual([...documented].filter((r) => !registered.has(r)), [], 'documented routes that do not exist');
+    assert.deepEqual(
+      [...registered].filter((r) => !documented.has(r)),
+      [],
+      'routes missing from /openapi.json',
+    );
+    assert.deepEqual(
+      [...documented].filter((r) => !registered.has(r)),
+      [],
+      'documented routes that do not exist',
+    );
   });
 });
 

@@ -31,7 +31,11 @@ export function findCycles(graph: Map<string, string[]>): string[][] {
 
 /** `file:line: text` of every line of the files that matches. */
 function linesMatching(files: string[], pattern: RegExp): string[] {
-  return files.flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((line, i) => (pattern.test(line) ? [`${relative(src, f)}:${i + 1}: ${line.trim()}`] : [])));
+  return files.flatMap((f) =>
+    readFileSync(f, 'utf8')
+      .split('\n')
+      .flatMap((line, i) => (pattern.test(line) ? [`${relative(src, f)}:${i + 1}: ${line.trim()}`] : [])),
+  );
 }
 
 describe('the layout of src/', () => {
@@ -39,9 +43,22 @@ describe('the layout of src/', () => {
   const known = new Set(files);
 
   test('finds a cycle when there is one (the check itself)', () => {
-    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    const graph = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+      ['d', ['a']],
+    ]);
     assert.deepEqual(findCycles(graph), [['a', 'b', 'c']]);
-    assert.deepEqual(findCycles(new Map([['a', ['b']], ['b', []]])), []);
+    assert.deepEqual(
+      findCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+      [],
+    );
   });
 
   test('has no import cycles', () => {
@@ -54,7 +71,13 @@ describe('the layout of src/', () => {
     // Services and repositories ask a helper declared with `byDialect` (src/infra/db/dialect.ts); only
     // src/infra/db (connections, migrations, threads) reads the dialect itself.
     const branch = /\.dialect\b|\bdb\.sqlite\s*(\?|&&|\|\|)|!\s*db\.sqlite\b|\bif \(db\.sqlite\b|db\.sqlitePath\s*(\?(?!\?)|&&|\|\|)/;
-    assert.deepEqual(linesMatching(files.filter((f) => !relative(src, f).startsWith(join('infra', 'db'))), branch), []);
+    assert.deepEqual(
+      linesMatching(
+        files.filter((f) => !relative(src, f).startsWith(join('infra', 'db'))),
+        branch,
+      ),
+      [],
+    );
   });
 
   test('casts no request in a route: request types come from the route schemas', () => {

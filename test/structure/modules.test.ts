@@ -10,7 +10,23 @@ import { moduleCycles, moduleEdges, srcDir, type ModuleEdge } from '../../script
  * composition root). The map has no cycle, so neither has the code; an import the map does not list fails the
  * test, naming the files. When two modules need each other, the contract moves to the module that owns it.
  */
-const modules = ['auth', 'conflation', 'contacts', 'dashboard', 'enrichment', 'exports', 'geo', 'importers', 'leads', 'places', 'reference', 'search', 'suppressions', 'taxonomy', 'webhooks'];
+const modules = [
+  'auth',
+  'conflation',
+  'contacts',
+  'dashboard',
+  'enrichment',
+  'exports',
+  'geo',
+  'importers',
+  'leads',
+  'places',
+  'reference',
+  'search',
+  'suppressions',
+  'taxonomy',
+  'webhooks',
+];
 
 export const allowedImports: Record<string, readonly string[]> = {
   app: ['config', 'infra', 'plugins', ...modules],
@@ -31,15 +47,26 @@ export const allowedImports: Record<string, readonly string[]> = {
   reference: ['infra', 'places', 'taxonomy'],
   search: ['config', 'geo', 'infra', 'leads', 'places', 'reference', 'taxonomy'],
   exports: ['auth', 'config', 'contacts', 'infra', 'places', 'search', 'webhooks'],
-  enrichment: ['auth', 'config', 'contacts', 'exports', 'geo', 'importers', 'infra', 'places', 'search', 'suppressions', 'taxonomy', 'webhooks'],
+  enrichment: [
+    'auth',
+    'config',
+    'contacts',
+    'exports',
+    'geo',
+    'importers',
+    'infra',
+    'places',
+    'search',
+    'suppressions',
+    'taxonomy',
+    'webhooks',
+  ],
   dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */
 export function edgesOutside(edges: ModuleEdge[], allowed: Record<string, readonly string[]>): string[] {
-  return edges
-    .filter((e) => !(allowed[e.from] ?? []).includes(e.to))
-    .map((e) => `${e.from} → ${e.to}: ${e.imports.join(', ')}`);
+  return edges.filter((e) => !(allowed[e.from] ?? []).includes(e.to)).map((e) => `${e.from} → ${e.to}: ${e.imports.join(', ')}`);
 }
 
 const mapEdges = Object.entries(allowedImports).flatMap(([from, tos]) => tos.map((to) => ({ from, to })));
@@ -56,8 +83,13 @@ describe('the boundaries between modules', () => {
   });
 
   test('every module of src/modules has an entry in the map', () => {
-    const folders = readdirSync(join(srcDir, 'modules'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-    assert.deepEqual(folders.filter((m) => !(m in allowedImports)), []);
+    const folders = readdirSync(join(srcDir, 'modules'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    assert.deepEqual(
+      folders.filter((m) => !(m in allowedImports)),
+      [],
+    );
   });
 
   test('the map allows no cycle between modules', () => {

@@ -67,7 +67,8 @@ async function backupSqlite(source: SQLite.Database, sourcePath: string | undefi
   const target = resolve(file);
   const bad = (message: string) => new AppError('validation_failed', `${file}: ${message}`, { errors: [{ field: 'FILE', message }] });
   if (!isDirectory(dirname(target))) throw bad('its directory does not exist');
-  if (sourcePath !== undefined && [sourcePath, `${sourcePath}-wal`, `${sourcePath}-shm`].includes(target)) throw bad('is the database itself');
+  if (sourcePath !== undefined && [sourcePath, `${sourcePath}-wal`, `${sourcePath}-shm`].includes(target))
+    throw bad('is the database itself');
   if (isDirectory(target)) throw bad('is a directory');
   removeAbandonedPartials(target);
   const partial = partialName(target);

@@ -42,7 +42,10 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
     // A real installation: the Munich extract, an account with a token, saved searches, an export and its leads, usage.
     source = await buildTestApp({ files: [munichExtract] });
     account = await createAccountWithToken(source.db, { scopes: ['search', 'export', 'places:read'] });
-    const first = (await get(source.app, '/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=5')).json() as { search_id: string; links: { next: string } };
+    const first = (await get(source.app, '/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=5')).json() as {
+      search_id: string;
+      links: { next: string };
+    };
     searchCursor = new URL(first.links.next, 'http://x').searchParams.get('cursor')!;
     const cafes = (await get(source.app, '/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=5')).json() as { search_id: string };
     assert.equal((await get(source.app, `/api/v2/map/export?search_id=${cafes.search_id}&format=csv`)).statusCode, 200);
@@ -67,7 +70,10 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
       }),
       /connection lost/,
     );
-    const places = await target.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const places = await target.db.kysely
+      .selectFrom('places')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.ok(Number(places.n) > 0 && Number(places.n) % 500 === 0, `${places.n} places copied before the cut, whole batches`);
 
     const report = await copyDatabase(source.db, target.db, { batchSize: 500 });
@@ -79,7 +85,10 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
   });
 
   test('the copy answers the same API requests identically, with the same token', async () => {
-    copy = await buildApp({ config: loadConfig({ DATABASE_URL: 'postgres://copy', LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db: target.db });
+    copy = await buildApp({
+      config: loadConfig({ DATABASE_URL: 'postgres://copy', LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }),
+      db: target.db,
+    });
     const same = async (url: string, pick: (body: Record<string, unknown>) => unknown = (b) => b) => {
       const [a, b] = await Promise.all([get(source.app, url), get(copy, url)]);
       assert.equal(b.statusCode, a.statusCode, url);
@@ -90,7 +99,11 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
     await same('/api/v2/countries');
     // A saved search made before the copy pages on in the copy.
     await same(`/api/v2/map/search?cursor=${encodeURIComponent(searchCursor)}&per_page=5`, (b) => ({ total: b.total, data: b.data }));
-    await same('/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&sort=rating&per_page=20', (b) => ({ total: b.total, data: b.data, resolved: b.resolved }));
+    await same('/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&sort=rating&per_page=20', (b) => ({
+      total: b.total,
+      data: b.data,
+      resolved: b.resolved,
+    }));
     // New ids after the copied ones: the sequences moved past them.
     const account2 = await createAccountWithToken(target.db);
     assert.ok(account2.accountId > account.accountId);
@@ -104,7 +117,10 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
       return buildApp({ config: loadConfig({ DATABASE_URL: back.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db: back.db });
     })();
     try {
-      for (const url of ['/api/v2/map/search?query=biergarten&per_page=20', '/api/v2/map/search?query=m%C3%BCnchner&city=M%C3%BCnchen&per_page=20']) {
+      for (const url of [
+        '/api/v2/map/search?query=biergarten&per_page=20',
+        '/api/v2/map/search?query=m%C3%BCnchner&city=M%C3%BCnchen&per_page=20',
+      ]) {
         const [a, b] = await Promise.all([get(source.app, url), get(backApp, url)]);
         const page = (r: typeof a) => {
           const body = r.json() as { total: number; data: Array<{ id: string }> };
@@ -113,7 +129,12 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
         assert.ok(page(a).total > 0, url);
         assert.deepEqual(page(b), page(a), url);
       }
-      const stale = back.db.sqlite!.prepare("SELECT count(*) FROM places WHERE search_document IS NULL OR (city_source = 'address_unmatched' AND city_fold IS NULL)").pluck().get();
+      const stale = back.db
+        .sqlite!.prepare(
+          "SELECT count(*) FROM places WHERE search_document IS NULL OR (city_source = 'address_unmatched' AND city_fold IS NULL)",
+        )
+        .pluck()
+        .get();
       assert.equal(stale, 0);
     } finally {
       await backApp.close();
@@ -125,7 +146,9 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
     const other = openTestSqlite();
     try {
       await prepareDatabase(other.db);
-      await sql`INSERT INTO accounts (email, email_norm, password_hash, created_at, password_changed_at) VALUES ('x@example.com', 'x@example.com', 'x', '2026-01-01', '2026-01-01')`.execute(other.db.kysely);
+      await sql`INSERT INTO accounts (email, email_norm, password_hash, created_at, password_changed_at) VALUES ('x@example.com', 'x@example.com', 'x', '2026-01-01', '2026-01-01')`.execute(
+        other.db.kysely,
+      );
       await assert.rejects(copyDatabase(source.db, other.db), (e: unknown) => e instanceof CopyMismatch && /^accounts:/.test(e.message));
     } finally {
       await other.dispose();

@@ -56,8 +56,16 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
  * log, and what the target keeps in step itself (the full-text index and the places version, SQLite).
  */
 export const notCopiedTables: readonly string[] = [
-  'categories', 'category_names', 'countries', 'country_names', 'cities', 'city_names', 'reference_data',
-  'kysely_migration', 'kysely_migration_lock', 'places_version',
+  'categories',
+  'category_names',
+  'countries',
+  'country_names',
+  'cities',
+  'city_names',
+  'reference_data',
+  'kysely_migration',
+  'kysely_migration_lock',
+  'places_version',
   // Uploads in progress: finished ones leave nothing here, unfinished ones are dropped anyway.
   'suppression_uploads',
 ];
@@ -99,7 +107,10 @@ export async function copyDatabase(from: Db, to: Db, options: CopyOptions = {}):
         // Within the drivers' limits on bound parameters (SQLite: 32,766) for a wide table such as places.
         const rowsPerInsert = Math.max(1, Math.floor(30_000 / columns.length));
         for (let i = 0; i < batch.length; i += rowsPerInsert) {
-          await trx.insertInto(table.name as never).values(batch.slice(i, i + rowsPerInsert) as never).execute();
+          await trx
+            .insertInto(table.name as never)
+            .values(batch.slice(i, i + rowsPerInsert) as never)
+            .execute();
         }
       });
       copied += batch.length;
@@ -114,9 +125,14 @@ export async function copyDatabase(from: Db, to: Db, options: CopyOptions = {}):
   for (const entry of report) {
     const table = copiedTables.find((t) => t.name === entry.table)!;
     const columns = await sharedColumns(from, to, table.name);
-    const [source, target] = await Promise.all([tableChecksum(from.kysely, table.name, columns, table.key), tableChecksum(to.kysely, table.name, columns, table.key)]);
+    const [source, target] = await Promise.all([
+      tableChecksum(from.kysely, table.name, columns, table.key),
+      tableChecksum(to.kysely, table.name, columns, table.key),
+    ]);
     if (source.rows !== target.rows || source.digest !== target.digest) {
-      throw new CopyMismatch(`${table.name}: the source has ${source.rows} rows (checksum ${source.digest.slice(0, 12)}), the target ${target.rows} (checksum ${target.digest.slice(0, 12)})`);
+      throw new CopyMismatch(
+        `${table.name}: the source has ${source.rows} rows (checksum ${source.digest.slice(0, 12)}), the target ${target.rows} (checksum ${target.digest.slice(0, 12)})`,
+      );
     }
     entry.checksum = source.digest;
   }
@@ -140,7 +156,8 @@ async function sharedColumns(from: Db, to: Db, table: string): Promise<string[]>
   const names = async (db: Db) => new Set(await columnsOf(db)(table));
   const [a, b] = await Promise.all([names(from), names(to)]);
   const shared = [...a].filter((c) => b.has(c)).sort();
-  if (shared.length === 0) throw new CopyMismatch(`table ${table} is missing in the ${a.size === 0 ? 'source' : 'target'}: migrate both first`);
+  if (shared.length === 0)
+    throw new CopyMismatch(`table ${table} is missing in the ${a.size === 0 ? 'source' : 'target'}: migrate both first`);
   return shared;
 }
 
@@ -150,20 +167,36 @@ async function sharedColumns(from: Db, to: Db, table: string): Promise<string[]>
  * otherwise answer.
  */
 export const columnsOf = byDialect<(table: string) => Promise<string[]>>({
-  sqlite: (db) => async (table) => db.sqlite.prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)').all(table).map((r) => r.name),
+  sqlite: (db) => async (table) =>
+    db.sqlite
+      .prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)')
+      .all(table)
+      .map((r) => r.name),
   postgres: (db) => async (table) =>
     (
-      await sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ${table}`.execute(db.kysely)
+      await sql<{
+        column_name: string;
+      }>`SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ${table}`.execute(
+        db.kysely,
+      )
     ).rows.map((r) => r.column_name),
 });
 
 /** The tables of the database's own schema (see columnsOf). */
 export const tablesOf = byDialect<() => Promise<string[]>>({
-  sqlite: (db) => async () => db.sqlite.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'table'").all().map((r) => r.name),
+  sqlite: (db) => async () =>
+    db.sqlite
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'table'")
+      .all()
+      .map((r) => r.name),
   postgres: (db) => async () =>
-    (await sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(db.kysely)).rows.map(
-      (r) => r.table_name,
-    ),
+    (
+      await sql<{
+        table_name: string;
+      }>`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(
+        db.kysely,
+      )
+    ).rows.map((r) => r.table_name),
 });
 
 async function countRows(db: Kysely<any>, table: string): Promise<number> {
@@ -174,14 +207,25 @@ async function countRows(db: Kysely<any>, table: string): Promise<number> {
 /** The greatest key the table holds, or null when it is empty. */
 async function lastKey(db: Kysely<any>, table: string, key: readonly string[]): Promise<unknown[] | null> {
   const order = sql.join(key.map((k) => sql`${sql.ref(k)} DESC`));
-  const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(key.map((k) => sql.ref(k)))} FROM ${sql.table(table)} ORDER BY ${order} LIMIT 1`.execute(db);
+  const { rows } = await sql<
+    Record<string, unknown>
+  >`SELECT ${sql.join(key.map((k) => sql.ref(k)))} FROM ${sql.table(table)} ORDER BY ${order} LIMIT 1`.execute(db);
   return rows[0] ? key.map((k) => rows[0]![k]) : null;
 }
 
-function readBatch(db: Kysely<any>, table: string, columns: string[], key: readonly string[], after: unknown[] | null, limit: number): Promise<Array<Record<string, unknown>>> {
+function readBatch(
+  db: Kysely<any>,
+  table: string,
+  columns: string[],
+  key: readonly string[],
+  after: unknown[] | null,
+  limit: number,
+): Promise<Array<Record<string, unknown>>> {
   const keyRefs = sql.join(key.map((k) => sql.ref(k)));
   const where = after === null ? sql`` : sql`WHERE (${keyRefs}) > (${sql.join(after)})`;
-  return sql<Record<string, unknown>>`SELECT ${sql.join(columns.map((c) => sql.ref(c)))} FROM ${sql.table(table)} ${where} ORDER BY ${keyRefs} LIMIT ${limit}`
+  return sql<
+    Record<string, unknown>
+  >`SELECT ${sql.join(columns.map((c) => sql.ref(c)))} FROM ${sql.table(table)} ${where} ORDER BY ${keyRefs} LIMIT ${limit}`
     .execute(db)
     .then((r) => r.rows);
 }
@@ -193,7 +237,9 @@ function readBatch(db: Kysely<any>, table: string, columns: string[], key: reado
 const afterExplicitIds = byDialect<(table: string) => Promise<void>>({
   sqlite: () => async () => {},
   postgres: (db) => async (table) => {
-    await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), coalesce((SELECT max(id) FROM ${sql.table(table)}), 0) + 1, false)`.execute(db.kysely);
+    await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), coalesce((SELECT max(id) FROM ${sql.table(table)}), 0) + 1, false)`.execute(
+      db.kysely,
+    );
   },
 });
 
@@ -201,7 +247,12 @@ const afterExplicitIds = byDialect<(table: string) => Promise<void>>({
  * SHA-256 over every row in key order, each as the JSON of its values in `columns` order. Both drivers
  * give numbers for integer and real columns and text for the rest, so equal rows hash alike.
  */
-async function tableChecksum(db: Kysely<any>, table: string, columns: string[], key: readonly string[]): Promise<{ rows: number; digest: string }> {
+async function tableChecksum(
+  db: Kysely<any>,
+  table: string,
+  columns: string[],
+  key: readonly string[],
+): Promise<{ rows: number; digest: string }> {
   const hash = createHash('sha256');
   let after: unknown[] | null = null;
   let rows = 0;

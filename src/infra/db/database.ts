@@ -91,7 +91,7 @@ export function sizeCacheForRole(db: Db, role: keyof typeof sqliteCacheSizes): v
 
 export function parseSqlitePath(url: string): string {
   const path = url.replace(/^sqlite:(\/\/)?/, '');
-  if (path === '' ) throw new Error(`DATABASE_URL ${url} names no file`);
+  if (path === '') throw new Error(`DATABASE_URL ${url} names no file`);
   return path;
 }
 

@@ -21,4 +21,3 @@ export interface DialectImplementations<T> {
 export function byDialect<T>(implementations: DialectImplementations<T>): (db: Db) => T {
   return (db) => (db.dialect === 'sqlite' ? implementations.sqlite(db as SqliteDb) : implementations.postgres(db as PostgresDb));
 }
-

@@ -38,7 +38,12 @@ const CHUNK_CHARS = 256 * 1024;
  * `count` rows of `width` values each, from a flat array (row after row), as COPY text in chunks of
  * ~256 KB; `prefix(i)`, when given, is written as the first field of row `i` (a row number, say).
  */
-export function* copyTextOf(values: readonly CopyValue[], width: number, count: number, prefix?: (i: number) => CopyValue): Generator<string> {
+export function* copyTextOf(
+  values: readonly CopyValue[],
+  width: number,
+  count: number,
+  prefix?: (i: number) => CopyValue,
+): Generator<string> {
   let chunk = '';
   for (let i = 0, o = 0; i < count; i++, o += width) {
     let line = prefix ? copyField(prefix(i)) + '\t' : '';

@@ -65,7 +65,10 @@ describe('the read pool', () => {
     const unavailable = (err: { code?: string; status?: number; headers?: Record<string, string> }) =>
       err.code === 'unavailable' && err.status === 503 && err.headers?.['retry-after'] === '1';
     const [running, queued] = await Promise.allSettled([held, waiting]);
-    for (const [what, outcome] of [['the read its thread was running', running], ['the read waiting for a thread', queued]] as const) {
+    for (const [what, outcome] of [
+      ['the read its thread was running', running],
+      ['the read waiting for a thread', queued],
+    ] as const) {
       assert.ok(outcome.status === 'rejected' && unavailable(outcome.reason as never), `${what}: ${JSON.stringify(outcome)}`);
     }
     await assert.rejects(one.run('sum', 3, 3), unavailable);
@@ -90,7 +93,10 @@ describe('the read pool', () => {
     const budgeted = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule });
     try {
       assert.equal(await budgeted.run('countChecked', 1000), 1000);
-      await assert.rejects(withTimeBudget(50, () => budgeted.run('countChecked', 1e10)), (err: { code?: string; status?: number }) => err.code === 'time_budget_exceeded' && err.status === 503);
+      await assert.rejects(
+        withTimeBudget(50, () => budgeted.run('countChecked', 1e10)),
+        (err: { code?: string; status?: number }) => err.code === 'time_budget_exceeded' && err.status === 503,
+      );
       assert.equal(budgeted.stoppedThreads, 0, 'the statement failed and the thread answered');
       assert.equal(await budgeted.run('sum', 2, 2), 4);
     } finally {
@@ -103,7 +109,10 @@ describe('the read pool', () => {
     try {
       assert.equal(await budgeted.run('sum', 1, 1), 2);
       // Seconds of native SQLite work that calls no JavaScript: only stopping the thread ends the wait.
-      await assert.rejects(withTimeBudget(50, () => budgeted.run('countUnchecked', 3e7)), (err: { code?: string }) => err.code === 'time_budget_exceeded');
+      await assert.rejects(
+        withTimeBudget(50, () => budgeted.run('countUnchecked', 3e7)),
+        (err: { code?: string }) => err.code === 'time_budget_exceeded',
+      );
       assert.equal(budgeted.stoppedThreads, 1);
       // The replacement thread answers while the stopped one is still inside its statement.
       assert.equal(await budgeted.run('sum', 3, 4), 7);

@@ -126,7 +126,8 @@ function withCache<T extends ReadTasks>(pool: ReadPool<T>, options: ReadCacheOpt
       return pool.stoppedThreads;
     },
     cacheStats: cache,
-    run: (task, ...args) => (cached.has(task) ? (cache.get(cacheKey(task, args), () => pool.run(task, ...args)) as never) : pool.run(task, ...args)),
+    run: (task, ...args) =>
+      cached.has(task) ? (cache.get(cacheKey(task, args), () => pool.run(task, ...args)) as never) : pool.run(task, ...args),
     close: () => pool.close(),
   };
 }
@@ -167,7 +168,9 @@ function createUncachedReadPool<T extends ReadTasks>(options: ReadPoolOptions<T>
       threads: 0,
       budgetMs,
       run: (task, ...args) =>
-        withDeadline(taskDeadline(budgetMs), () => budgeted((d) => (tasks[task] as (db: Db, ...a: unknown[]) => Promise<never>)(d, ...args))),
+        withDeadline(taskDeadline(budgetMs), () =>
+          budgeted((d) => (tasks[task] as (db: Db, ...a: unknown[]) => Promise<never>)(d, ...args)),
+        ),
       close: async () => {},
     };
   }
@@ -239,7 +242,9 @@ export class ThreadPool {
     if (this.broken !== undefined) return Promise.reject(this.broken);
     // Beyond this the service is overloaded: 503 with Retry-After.
     if (this.queue.length >= maxQueuedReads) {
-      return Promise.reject(new AppError('unavailable', 'Too many searches are waiting for the database; retry in a moment', {}, { 'retry-after': '1' }));
+      return Promise.reject(
+        new AppError('unavailable', 'Too many searches are waiting for the database; retry in a moment', {}, { 'retry-after': '1' }),
+      );
     }
     return new Promise((resolve, reject) => {
       this.queue.push({ task, args, deadline, resolve, reject });
@@ -340,7 +345,10 @@ export class ThreadPool {
 
   private startTimer(worker: Worker, job: Job): void {
     if (job.deadline === undefined) return;
-    this.timers.set(worker, setTimeout(() => this.stopStuck(worker), Math.max(0, job.deadline - Date.now()) + stuckGraceMs));
+    this.timers.set(
+      worker,
+      setTimeout(() => this.stopStuck(worker), Math.max(0, job.deadline - Date.now()) + stuckGraceMs),
+    );
   }
 
   private clearTimer(worker: Worker): void {

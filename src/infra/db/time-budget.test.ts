@@ -17,11 +17,16 @@ for (const dialect of dialects) {
 
     // A statement that would run for minutes: the budget stops it (SQLite: the row check; PostgreSQL: statement_timeout).
     const endless = () =>
-      sql<{ n: number }>`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000000) SELECT count(*) AS n FROM c WHERE ${rowBudget(t.db)(sql`x`)}`;
+      sql<{
+        n: number;
+      }>`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000000) SELECT count(*) AS n FROM c WHERE ${rowBudget(t.db)(sql`x`)}`;
 
     test('stops a statement that runs past the deadline, and the connection serves the next one', async () => {
       const budgeted = withStatementBudget(t.db);
-      await assert.rejects(withTimeBudget(100, () => budgeted((db) => endless().execute(db.kysely))), isBudgetError);
+      await assert.rejects(
+        withTimeBudget(100, () => budgeted((db) => endless().execute(db.kysely))),
+        isBudgetError,
+      );
       const after = await withTimeBudget(5000, () => budgeted((db) => sql<{ n: number }>`SELECT 1 + 1 AS n`.execute(db.kysely)));
       assert.equal(Number(after.rows[0]!.n), 2);
     });
@@ -43,7 +48,10 @@ for (const dialect of dialects) {
 
     test('keeps the earlier of two deadlines', async () => {
       const budgeted = withStatementBudget(t.db);
-      await assert.rejects(withTimeBudget(100, () => withTimeBudget(600_000, () => budgeted((db) => endless().execute(db.kysely)))), isBudgetError);
+      await assert.rejects(
+        withTimeBudget(100, () => withTimeBudget(600_000, () => budgeted((db) => endless().execute(db.kysely)))),
+        isBudgetError,
+      );
     });
   });
 }
@@ -58,7 +66,9 @@ describe('the row check on SQLite', () => {
   test('checks one row in rowBudgetStride, so the count says how many rows a statement examined', async () => {
     const before = budgetChecks();
     const n = 64_000;
-    await sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${n}) SELECT count(*) FROM c WHERE ${rowBudget(t.db)(sql`x`)}`.execute(t.db.kysely);
+    await sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${n}) SELECT count(*) FROM c WHERE ${rowBudget(t.db)(sql`x`)}`.execute(
+      t.db.kysely,
+    );
     assert.equal(budgetChecks() - before, n / rowBudgetStride);
   });
 });

@@ -17,7 +17,12 @@ if (!TypeRegistry.Has('Unsafe')) {
  * each bad field under `location` (`body.query`, `querystring.min_rating`), unknown properties named as
  * such with the allowed ones. `coerce` converts strings the way query strings are (numbers, booleans).
  */
-export function checkAgainstSchema<T extends TSchema>(schema: T, value: unknown, location: string, options: { coerce?: boolean } = {}): Static<T> {
+export function checkAgainstSchema<T extends TSchema>(
+  schema: T,
+  value: unknown,
+  location: string,
+  options: { coerce?: boolean } = {},
+): Static<T> {
   let check = compiled.get(schema);
   if (!check) {
     check = TypeCompiler.Compile(schema);

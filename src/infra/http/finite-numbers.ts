@@ -28,7 +28,9 @@ export function requireFiniteNumbers(schema: unknown): unknown {
     // `properties` and the like map names to schemas; `enum`, `const`, `default`, `examples` hold data.
     if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
       out[key] = Object.fromEntries(Object.entries(value as Schema).map(([k, v]) => [k, requireFiniteNumbers(v)]));
-    } else if (['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'contains'].includes(key)) {
+    } else if (
+      ['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'contains'].includes(key)
+    ) {
       out[key] = requireFiniteNumbers(value);
     } else {
       out[key] = value;

@@ -18,7 +18,10 @@ export async function readJsonGetBody(request: FastifyRequest, maxBytes: number)
   let size = 0;
   for await (const chunk of request.raw) {
     size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new AppError('validation_failed', `The body is larger than ${maxBytes} bytes`, { errors: [{ field: 'body', message: 'is too large' }] });
+    if (size > maxBytes)
+      throw new AppError('validation_failed', `The body is larger than ${maxBytes} bytes`, {
+        errors: [{ field: 'body', message: 'is too large' }],
+      });
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');

@@ -5,10 +5,24 @@ import { checkAddresses, isPublicAddress, OutboundRefused, parseOutboundUrl } fr
 describe('isPublicAddress (ipaddr.js ranges)', () => {
   test('refuses every non-public range, IPv4 and IPv6, and the IPv6 forms carrying an IPv4 address', () => {
     const refused = {
-      '127.0.0.1': 'loopback', '10.1.2.3': 'private', '172.16.0.1': 'private', '192.168.1.1': 'private', '169.254.169.254': 'linkLocal',
-      '100.64.0.1': 'carrierGradeNat', '0.0.0.0': 'unspecified', '255.255.255.255': 'broadcast', '224.0.0.1': 'multicast', '192.0.2.1': 'reserved',
-      '::1': 'loopback', '::': 'unspecified', 'fe80::1': 'linkLocal', 'fd00::1': 'uniqueLocal', 'ff02::1': 'multicast', '64:ff9b::a00:1': 'rfc6052',
-      '2002:7f00:1::': '6to4', '2001:db8::1': 'reserved',
+      '127.0.0.1': 'loopback',
+      '10.1.2.3': 'private',
+      '172.16.0.1': 'private',
+      '192.168.1.1': 'private',
+      '169.254.169.254': 'linkLocal',
+      '100.64.0.1': 'carrierGradeNat',
+      '0.0.0.0': 'unspecified',
+      '255.255.255.255': 'broadcast',
+      '224.0.0.1': 'multicast',
+      '192.0.2.1': 'reserved',
+      '::1': 'loopback',
+      '::': 'unspecified',
+      'fe80::1': 'linkLocal',
+      'fd00::1': 'uniqueLocal',
+      'ff02::1': 'multicast',
+      '64:ff9b::a00:1': 'rfc6052',
+      '2002:7f00:1::': '6to4',
+      '2001:db8::1': 'reserved',
     };
     for (const [address, range] of Object.entries(refused)) assert.deepEqual(isPublicAddress(address), { public: false, range }, address);
     // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
@@ -21,7 +35,10 @@ describe('isPublicAddress (ipaddr.js ranges)', () => {
 
 describe('checkAddresses and parseOutboundUrl', () => {
   test('refuses a host when any of its addresses is not public, unless private networks are allowed', () => {
-    assert.throws(() => checkAddresses('shop.example', [{ address: '93.184.216.34' }, { address: '169.254.169.254' }], false), (e: unknown) => e instanceof OutboundRefused && /169\.254\.169\.254, a linkLocal address/.test((e as Error).message));
+    assert.throws(
+      () => checkAddresses('shop.example', [{ address: '93.184.216.34' }, { address: '169.254.169.254' }], false),
+      (e: unknown) => e instanceof OutboundRefused && /169\.254\.169\.254, a linkLocal address/.test((e as Error).message),
+    );
     assert.doesNotThrow(() => checkAddresses('shop.example', [{ address: '93.184.216.34' }], false));
     assert.doesNotThrow(() => checkAddresses('shop.example', [{ address: '127.0.0.1' }], true));
   });

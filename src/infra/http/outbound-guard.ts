@@ -49,7 +49,8 @@ export function checkAddresses(host: string, addresses: ReadonlyArray<{ address:
   if (allowPrivate) return;
   for (const { address } of addresses) {
     const check = isPublicAddress(address);
-    if (!check.public) throw new OutboundRefused(`${host} resolves to ${address}, a ${check.range} address: only public addresses may be reached`);
+    if (!check.public)
+      throw new OutboundRefused(`${host} resolves to ${address}, a ${check.range} address: only public addresses may be reached`);
   }
 }
 

@@ -3,7 +3,10 @@ import { Type, type Static } from '@sinclair/typebox';
 /** RFC 9457 problem document: the body of every error response. */
 export const ProblemSchema = Type.Object(
   {
-    type: Type.String({ description: 'URI reference naming the error kind', examples: ['https://leadatlas.dev/problems/validation_failed'] }),
+    type: Type.String({
+      description: 'URI reference naming the error kind',
+      examples: ['https://leadatlas.dev/problems/validation_failed'],
+    }),
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
@@ -12,7 +15,10 @@ export const ProblemSchema = Type.Object(
     code: Type.String({ description: 'Stable machine-readable error code' }),
     retry_after: Type.Optional(Type.Integer({ description: 'With 429: seconds to wait, as in the Retry-After header' })),
     'violated-policies': Type.Optional(
-      Type.Array(Type.String(), { description: 'With 429: the exceeded policies (`token`, `daily`, `ip`, `export-rows`, `concurrent-exports`), as draft-ietf-httpapi-ratelimit-headers names this member' }),
+      Type.Array(Type.String(), {
+        description:
+          'With 429: the exceeded policies (`token`, `daily`, `ip`, `export-rows`, `concurrent-exports`), as draft-ietf-httpapi-ratelimit-headers names this member',
+      }),
     ),
     errors: Type.Optional(
       Type.Array(

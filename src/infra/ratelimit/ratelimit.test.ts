@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { freePort } from '../../../test/helpers/cli.ts';
-import { createRateLimiter, FallbackRateLimiter, MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './ratelimit.ts';
+import { createRateLimiter, type FallbackRateLimiter, MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './ratelimit.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const testPrefix = () => `leadatlas-test:${randomBytes(4).toString('hex')}:`;
@@ -23,7 +23,15 @@ for (const impl of implementations) {
     test('a fixed window allows the limit, refuses the next hit and says when to retry', async () => {
       const results = [];
       for (let i = 0; i < 4; i++) results.push(await limiter.hit('k1', 3, 60));
-      assert.deepEqual(results.map((r) => [r.allowed, r.remaining]), [[true, 2], [true, 1], [true, 0], [false, 0]]);
+      assert.deepEqual(
+        results.map((r) => [r.allowed, r.remaining]),
+        [
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+        ],
+      );
       const retry = results[3]?.retryAfterSeconds ?? 0;
       assert.ok(retry >= 1 && retry <= 60, String(retry));
     });
@@ -97,7 +105,7 @@ test('a Redis lease lapses when its holder stops renewing it (a process that die
     await dying.close();
     await sleep(1_300);
     const lease = await survivor.acquire('exports:1', 1, 1);
-    assert.ok(lease, 'the dead holder\'s slot is free again');
+    assert.ok(lease, "the dead holder's slot is free again");
     await lease.release();
   } finally {
     await survivor.close();
@@ -106,11 +114,16 @@ test('a Redis lease lapses when its holder stops renewing it (a process that die
 
 /** A private redis-server on a free port, so the test can stop and start it. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const server = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], { stdio: 'ignore' });
+  const server = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
+    stdio: 'ignore',
+  });
   for (let i = 0; i < 50; i++) {
     const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => {});
-    const up = await probe.connect().then(() => true, () => false);
+    const up = await probe.connect().then(
+      () => true,
+      () => false,
+    );
     probe.disconnect();
     if (up) return server;
     await sleep(100);
@@ -122,7 +135,11 @@ async function startRedis(port: number): Promise<ChildProcess> {
 test('while Redis is unreachable the limiter counts in memory and says so once, then returns to Redis', async () => {
   const port = await freePort();
   const states: string[] = [];
-  const limiter = (await createRateLimiter({ redisUrl: `redis://127.0.0.1:${port}`, keyPrefix: testPrefix(), onRedisState: (s) => states.push(s) })) as FallbackRateLimiter;
+  const limiter = (await createRateLimiter({
+    redisUrl: `redis://127.0.0.1:${port}`,
+    keyPrefix: testPrefix(),
+    onRedisState: (s) => states.push(s),
+  })) as FallbackRateLimiter;
   let server: ChildProcess | undefined;
   try {
     assert.deepEqual(states, ['down']);

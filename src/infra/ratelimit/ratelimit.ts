@@ -67,12 +67,22 @@ export async function createRateLimiter(options: RateLimiterOptions = {}): Promi
   });
   // Connection errors surface through the commands (and the fallback's warning), not as unhandled events.
   redis.on('error', () => {});
-  const limiter = new FallbackRateLimiter(new RedisRateLimiter(redis, options.keyPrefix ?? 'leadatlas:rl:'), new MemoryRateLimiter(), options.onRedisState);
+  const limiter = new FallbackRateLimiter(
+    new RedisRateLimiter(redis, options.keyPrefix ?? 'leadatlas:rl:'),
+    new MemoryRateLimiter(),
+    options.onRedisState,
+  );
   await limiter.connect();
   return limiter;
 }
 
-function gcraOutcome(now: number, storedTat: number | undefined, limit: number, windowMs: number, cost: number): { result: RateLimitResult; tat: number | null } {
+function gcraOutcome(
+  now: number,
+  storedTat: number | undefined,
+  limit: number,
+  windowMs: number,
+  cost: number,
+): { result: RateLimitResult; tat: number | null } {
   const interval = windowMs / limit;
   const tat = Math.max(storedTat ?? now, now);
   const newTat = tat + cost * interval;
@@ -80,12 +90,22 @@ function gcraOutcome(now: number, storedTat: number | undefined, limit: number, 
   if (allowAt > now || cost > limit) {
     const wait = cost > limit ? windowMs : allowAt - now;
     return {
-      result: { allowed: false, remaining: Math.max(0, Math.floor((now + windowMs - tat) / interval)), resetSeconds: Math.ceil((tat - now) / 1000), retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) },
+      result: {
+        allowed: false,
+        remaining: Math.max(0, Math.floor((now + windowMs - tat) / interval)),
+        resetSeconds: Math.ceil((tat - now) / 1000),
+        retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
+      },
       tat: null,
     };
   }
   return {
-    result: { allowed: true, remaining: Math.max(0, Math.floor((now + windowMs - newTat) / interval)), resetSeconds: Math.ceil((newTat - now) / 1000), retryAfterSeconds: 0 },
+    result: {
+      allowed: true,
+      remaining: Math.max(0, Math.floor((now + windowMs - newTat) / interval)),
+      resetSeconds: Math.ceil((newTat - now) / 1000),
+      retryAfterSeconds: 0,
+    },
     tat: cost > 0 ? newTat : null,
   };
 }
@@ -133,10 +153,14 @@ export class MemoryRateLimiter implements RateLimiter {
     const id = randomBytes(8).toString('hex');
     held.set(id, now + leaseSeconds * 1000);
     this.slots.set(key, held);
-    return new RenewedLease(leaseSeconds, async () => void held.set(id, this.now() + leaseSeconds * 1000), async () => {
-      held.delete(id);
-      if (held.size === 0 && this.slots.get(key) === held) this.slots.delete(key);
-    });
+    return new RenewedLease(
+      leaseSeconds,
+      async () => void held.set(id, this.now() + leaseSeconds * 1000),
+      async () => {
+        held.delete(id);
+        if (held.size === 0 && this.slots.get(key) === held) this.slots.delete(key);
+      },
+    );
   }
 
   async held(key: string): Promise<number> {
@@ -173,7 +197,11 @@ class RenewedLease implements Lease {
   private readonly timer: NodeJS.Timeout;
   private released = false;
 
-  constructor(leaseSeconds: number, renew: () => Promise<void>, private readonly drop: () => Promise<void>) {
+  constructor(
+    leaseSeconds: number,
+    renew: () => Promise<void>,
+    private readonly drop: () => Promise<void>,
+  ) {
     this.timer = setInterval(() => void renew().catch(() => {}), (leaseSeconds * 1000) / 3);
     this.timer.unref();
   }
@@ -274,7 +302,12 @@ export class RedisRateLimiter implements RateLimiter {
   async hit(key: string, limit: number, windowSeconds: number, cost = 1): Promise<RateLimitResult> {
     const k = this.keyPrefix + key;
     // INCRBY and set the expiry only when the key is new (NX), in one round trip.
-    const replies = await this.redis.multi().incrby(k, cost).pexpire(k, windowSeconds * 1000, 'NX').pttl(k).exec();
+    const replies = await this.redis
+      .multi()
+      .incrby(k, cost)
+      .pexpire(k, windowSeconds * 1000, 'NX')
+      .pttl(k)
+      .exec();
     if (!replies) throw new Error('rate limiter: Redis transaction was aborted');
     const [incr, , ttl] = replies;
     if (incr?.[0]) throw incr[0];
@@ -287,7 +320,11 @@ export class RedisRateLimiter implements RateLimiter {
     const id = randomBytes(8).toString('hex');
     const leaseMs = leaseSeconds * 1000;
     if ((await this.redis.acquireSlot(k, limit, leaseMs, id)) !== 1) return null;
-    return new RenewedLease(leaseSeconds, async () => void (await this.redis.renewSlot(k, leaseMs, id)), async () => void (await this.redis.zrem(k, id)));
+    return new RenewedLease(
+      leaseSeconds,
+      async () => void (await this.redis.renewSlot(k, leaseMs, id)),
+      async () => void (await this.redis.zrem(k, id)),
+    );
   }
 
   held(key: string): Promise<number> {

@@ -33,11 +33,7 @@ export async function insertSession(db: Kysely<Database>, row: SessionRow): Prom
   await db.insertInto('sessions').values(row).execute();
 }
 
-export function findLiveSession(
-  db: Kysely<Database>,
-  idHash: string,
-  now: string,
-): Promise<(SessionRow & { email: string }) | undefined> {
+export function findLiveSession(db: Kysely<Database>, idHash: string, now: string): Promise<(SessionRow & { email: string }) | undefined> {
   return db
     .selectFrom('sessions')
     .innerJoin('accounts', 'accounts.id', 'sessions.account_id')

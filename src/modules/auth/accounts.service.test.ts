@@ -43,13 +43,22 @@ for (const dialect of dialects) {
     test('refuses a second account with the same email in another case', async () => {
       const email = uniqueEmail();
       await accounts.signUp(email, password, null);
-      await assert.rejects(accounts.signUp(` ${email.toUpperCase()} `, password, null), code('conflict', (e) => assert.equal(e.extras.errors?.[0]?.field, 'email')));
+      await assert.rejects(
+        accounts.signUp(` ${email.toUpperCase()} `, password, null),
+        code('conflict', (e) => assert.equal(e.extras.errors?.[0]?.field, 'email')),
+      );
     });
 
     test('refuses a malformed email and a short password, naming both fields', async () => {
-      await assert.rejects(accounts.signUp('not-an-email', 'short', null), code('validation_failed', (e) => {
-        assert.deepEqual(e.extras.errors?.map((x) => x.field), ['email', 'password']);
-      }));
+      await assert.rejects(
+        accounts.signUp('not-an-email', 'short', null),
+        code('validation_failed', (e) => {
+          assert.deepEqual(
+            e.extras.errors?.map((x) => x.field),
+            ['email', 'password'],
+          );
+        }),
+      );
     });
 
     test('signs in with the right password, case-insensitively on the email', async () => {
@@ -62,7 +71,8 @@ for (const dialect of dialects) {
     test('gives the same answer for a wrong password and an unknown email', async () => {
       const email = uniqueEmail();
       await accounts.signUp(email, password, null);
-      const detail = (e: AppError) => assert.deepEqual([e.message, e.extras.reason], ['The email or password is not correct', 'bad_credentials']);
+      const detail = (e: AppError) =>
+        assert.deepEqual([e.message, e.extras.reason], ['The email or password is not correct', 'bad_credentials']);
       await assert.rejects(accounts.signIn(email, 'wrong password!', '198.51.100.2'), code('unauthorized', detail));
       await assert.rejects(accounts.signIn(uniqueEmail(), password, '198.51.100.2'), code('unauthorized', detail));
     });
@@ -74,10 +84,13 @@ for (const dialect of dialects) {
       for (let i = 0; i < loginLimits.perAccountAndIp.limit; i++) {
         await assert.rejects(accounts.signIn(email, 'wrong password!', ip), code('unauthorized'));
       }
-      await assert.rejects(accounts.signIn(email, password, ip), code('rate_limited', (e) => {
-        assert.match(e.headers['retry-after'] ?? '', /^\d+$/);
-        assert.ok(Number(e.headers['retry-after']) <= 60);
-      }));
+      await assert.rejects(
+        accounts.signIn(email, password, ip),
+        code('rate_limited', (e) => {
+          assert.match(e.headers['retry-after'] ?? '', /^\d+$/);
+          assert.ok(Number(e.headers['retry-after']) <= 60);
+        }),
+      );
       // Another IP is not held back by this one's attempts.
       assert.ok(await accounts.signIn(email, password, '198.51.100.4'));
     });
@@ -97,15 +110,21 @@ for (const dialect of dialects) {
       const taken = uniqueEmail();
       await accounts.signUp(taken, password, null);
       await assert.rejects(throttled.signUp(taken, password, '198.51.100.20'), code('conflict'));
-      await assert.rejects(throttled.signUp(uniqueEmail(), password, '198.51.100.20'), code('rate_limited', (e) => {
-        // Two an hour: the next one in half an hour.
-        const wait = Number(e.headers['retry-after']);
-        assert.ok(wait > 1700 && wait <= 1800, String(wait));
-        assert.match(e.message, /from this address; try again in \d+ minutes/);
-      }));
+      await assert.rejects(
+        throttled.signUp(uniqueEmail(), password, '198.51.100.20'),
+        code('rate_limited', (e) => {
+          // Two an hour: the next one in half an hour.
+          const wait = Number(e.headers['retry-after']);
+          assert.ok(wait > 1700 && wait <= 1800, String(wait));
+          assert.match(e.message, /from this address; try again in \d+ minutes/);
+        }),
+      );
       // Another address gets one more, then the limit for everyone (3 an hour) holds it back too.
       await throttled.signUp(uniqueEmail(), password, '198.51.100.21');
-      await assert.rejects(throttled.signUp(uniqueEmail(), password, '198.51.100.22'), code('rate_limited', (e) => assert.match(e.message, /right now/)));
+      await assert.rejects(
+        throttled.signUp(uniqueEmail(), password, '198.51.100.22'),
+        code('rate_limited', (e) => assert.match(e.message, /right now/)),
+      );
       assert.ok(await throttled.signUp(uniqueEmail(), password, null));
     });
 
@@ -119,7 +138,10 @@ for (const dialect of dialects) {
       assert.equal(verifyCsrf(session, `${session.csrfToken.slice(0, -1)}A`), session.csrfToken.endsWith('A'));
       assert.equal(verifyCsrf(session, undefined), false);
       const stored = await t.db.kysely.selectFrom('sessions').select('id_hash').where('account_id', '=', account.id).execute();
-      assert.ok(stored.every((s) => s.id_hash !== cookieValue), 'only a hash of the cookie is stored');
+      assert.ok(
+        stored.every((s) => s.id_hash !== cookieValue),
+        'only a hash of the cookie is stored',
+      );
       await accounts.destroySession(cookieValue);
       assert.equal(await accounts.getSession(cookieValue), null);
       assert.equal(await accounts.getSession('made-up'), null);
@@ -145,10 +167,14 @@ for (const dialect of dialects) {
       const account = await accounts.signUp(email, password, null);
       const here = await accounts.createSession(account.id, { ip: null, userAgent: null });
       const elsewhere = await accounts.createSession(account.id, { ip: null, userAgent: null });
-      await assert.rejects(accounts.changePassword(account.id, 'not the password', 'a new long password', here.cookieValue),
-        code('validation_failed', (e) => assert.equal(e.extras.errors?.[0]?.field, 'current_password')));
-      await assert.rejects(accounts.changePassword(account.id, password, 'short', here.cookieValue),
-        code('validation_failed', (e) => assert.equal(e.extras.errors?.[0]?.field, 'new_password')));
+      await assert.rejects(
+        accounts.changePassword(account.id, 'not the password', 'a new long password', here.cookieValue),
+        code('validation_failed', (e) => assert.equal(e.extras.errors?.[0]?.field, 'current_password')),
+      );
+      await assert.rejects(
+        accounts.changePassword(account.id, password, 'short', here.cookieValue),
+        code('validation_failed', (e) => assert.equal(e.extras.errors?.[0]?.field, 'new_password')),
+      );
       await accounts.changePassword(account.id, password, 'a new long password', here.cookieValue);
       assert.ok(await accounts.getSession(here.cookieValue));
       assert.equal(await accounts.getSession(elsewhere.cookieValue), null);

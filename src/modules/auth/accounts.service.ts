@@ -74,18 +74,29 @@ export class AccountService {
       password_hash: await hashPassword(password),
       created_at: this.now().toISOString(),
     });
-    if (!row) throw new AppError('conflict', 'An account with this email already exists', { errors: [{ field: 'email', message: 'is already registered' }] });
+    if (!row)
+      throw new AppError('conflict', 'An account with this email already exists', {
+        errors: [{ field: 'email', message: 'is already registered' }],
+      });
     return toAccount(row);
   }
 
   private async throttleSignUp(ip: string): Promise<void> {
     const { perIpPerHour, perHour } = this.signUpLimits;
-    for (const [key, limit] of [[`signup:ip:${ip}`, perIpPerHour], ['signup:all', perHour]] as const) {
+    for (const [key, limit] of [
+      [`signup:ip:${ip}`, perIpPerHour],
+      ['signup:all', perHour],
+    ] as const) {
       const r = await this.rateLimiter.take(key, limit, 3600);
       if (!r.allowed) {
-        const who = key === 'signup:all' ? 'Too many accounts are being created right now' : 'Too many accounts were created from this address';
-        throw new AppError('rate_limited', `${who}; try again in ${formatWait(r.retryAfterSeconds)}`, { retry_after: r.retryAfterSeconds },
-          { 'retry-after': String(r.retryAfterSeconds) });
+        const who =
+          key === 'signup:all' ? 'Too many accounts are being created right now' : 'Too many accounts were created from this address';
+        throw new AppError(
+          'rate_limited',
+          `${who}; try again in ${formatWait(r.retryAfterSeconds)}`,
+          { retry_after: r.retryAfterSeconds },
+          { 'retry-after': String(r.retryAfterSeconds) },
+        );
       }
     }
   }
@@ -103,8 +114,12 @@ export class AccountService {
     ] as const) {
       const r = await this.rateLimiter.hit(key, limit, windowSeconds);
       if (!r.allowed) {
-        throw new AppError('rate_limited', `Too many sign-in attempts; try again in ${r.retryAfterSeconds} seconds`, { retry_after: r.retryAfterSeconds },
-          { 'retry-after': String(r.retryAfterSeconds) });
+        throw new AppError(
+          'rate_limited',
+          `Too many sign-in attempts; try again in ${r.retryAfterSeconds} seconds`,
+          { retry_after: r.retryAfterSeconds },
+          { 'retry-after': String(r.retryAfterSeconds) },
+        );
       }
     }
     const row = await repo.findAccountByEmailNorm(this.db.kysely, emailNorm);
@@ -158,13 +173,20 @@ export class AccountService {
    * Changes the password after checking the current one, and signs out every other session
    * (`keepCookieValue` is the session making the change).
    */
-  async changePassword(accountId: number, currentPassword: string, newPassword: string, keepCookieValue: string | null = null): Promise<void> {
+  async changePassword(
+    accountId: number,
+    currentPassword: string,
+    newPassword: string,
+    keepCookieValue: string | null = null,
+  ): Promise<void> {
     const errors = passwordErrors(newPassword, 'new_password');
     if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
     const row = await repo.findAccountById(this.db.kysely, accountId);
     if (!row) throw new AppError('not_found', `Account ${accountId} does not exist`);
     if (!(await verifyPassword(row.password_hash, currentPassword))) {
-      throw new AppError('validation_failed', 'current_password: is not correct', { errors: [{ field: 'current_password', message: 'is not correct' }] });
+      throw new AppError('validation_failed', 'current_password: is not correct', {
+        errors: [{ field: 'current_password', message: 'is not correct' }],
+      });
     }
     await repo.updatePasswordHash(this.db.kysely, accountId, await hashPassword(newPassword), this.now().toISOString());
     await repo.deleteOtherSessions(this.db.kysely, accountId, keepCookieValue ? sha256(keepCookieValue) : null);
@@ -181,13 +203,20 @@ export function verifyCsrf(session: Session, submitted: unknown): boolean {
 
 export function emailErrors(email: unknown, field: string): FieldError[] {
   if (typeof email !== 'string' || email.trim() === '') return [{ field, message: 'is required' }];
-  if (email.trim().length > 254 || !emailPattern.test(email.trim())) return [{ field, message: 'must be an email address like name@example.com' }];
+  if (email.trim().length > 254 || !emailPattern.test(email.trim()))
+    return [{ field, message: 'must be an email address like name@example.com' }];
   return [];
 }
 
 export function passwordErrors(password: unknown, field: string): FieldError[] {
   if (typeof password !== 'string' || password.length < passwordMinLength || password.length > passwordMaxLength) {
-    return [{ field, message: `must be ${passwordMinLength} to ${passwordMaxLength} characters long`, allowed: { minLength: passwordMinLength, maxLength: passwordMaxLength } }];
+    return [
+      {
+        field,
+        message: `must be ${passwordMinLength} to ${passwordMaxLength} characters long`,
+        allowed: { minLength: passwordMinLength, maxLength: passwordMaxLength },
+      },
+    ];
   }
   return [];
 }
@@ -209,5 +238,11 @@ function toAccount(row: repo.AccountRow): Account {
 }
 
 function toSession(row: repo.SessionRow & { email: string }): Session {
-  return { accountId: Number(row.account_id), email: row.email, csrfToken: row.csrf_token, createdAt: row.created_at, expiresAt: row.expires_at };
+  return {
+    accountId: Number(row.account_id),
+    email: row.email,
+    csrfToken: row.csrf_token,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
 }

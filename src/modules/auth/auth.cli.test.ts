@@ -27,7 +27,18 @@ test('user create then token create print a working token once, on stdout alone'
   assert.equal(user.status, 0, user.stderr);
   assert.equal(user.stdout, '', 'a password read from stdin is not echoed');
 
-  const created = leadatlas(['token', 'create', '--user', 'ops@example.com', '--name', 'deploy', '--scopes', 'search,export', '--expires-in', '30d']);
+  const created = leadatlas([
+    'token',
+    'create',
+    '--user',
+    'ops@example.com',
+    '--name',
+    'deploy',
+    '--scopes',
+    'search,export',
+    '--expires-in',
+    '30d',
+  ]);
   assert.equal(created.status, 0, created.stderr);
   const token = created.stdout.trim();
   assert.match(token, /^la_pat_[0-9A-Za-z]{36}$/);

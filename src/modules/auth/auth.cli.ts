@@ -25,7 +25,10 @@ export function parseExpiresIn(value: string): number | null {
 }
 
 function parseScopes(value: string): string[] {
-  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = list.filter((s) => !(knownScopes as readonly string[]).includes(s));
   if (list.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`a comma-separated list of: ${knownScopes.join(', ')}`);
   return list;
@@ -47,7 +50,10 @@ const quotaLabels: Record<QuotaName, string> = {
 
 function printQuotas(email: string, quotas: AccountQuotas): void {
   console.log(`quotas of ${email}:`);
-  for (const name of quotaNames) console.log(`  ${quotaLabels[name].padEnd(28)} ${String(quotas[name]).padStart(12)}  ${quotas.custom[name] ? 'set for this account' : 'default'}`);
+  for (const name of quotaNames)
+    console.log(
+      `  ${quotaLabels[name].padEnd(28)} ${String(quotas[name]).padStart(12)}  ${quotas.custom[name] ? 'set for this account' : 'default'}`,
+    );
 }
 
 /** `leadatlas user create`, `token create` and `account quota`: accounts, tokens and quotas for automation and administrators. */
@@ -63,7 +69,9 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
       withDb(async (db) => {
         await migrateToLatest(db);
         const generated = opts.password === undefined && !opts.passwordStdin;
-        const password = opts.passwordStdin ? (await text(process.stdin)).replace(/\r?\n$/, '') : (opts.password ?? randomBytes(18).toString('base64url'));
+        const password = opts.passwordStdin
+          ? (await text(process.stdin)).replace(/\r?\n$/, '')
+          : (opts.password ?? randomBytes(18).toString('base64url'));
         const account = await new AccountService(db, new MemoryRateLimiter()).signUp(opts.email, password, null);
         console.error(`created account ${account.id} <${account.email}>`);
         if (generated) console.log(password);
@@ -73,7 +81,9 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
   const account = program.command('account').description('administer accounts');
   account
     .command('quota')
-    .description('show an account\'s quotas, or set them (a number, or "default" for the configured default); running servers apply a change within 30 s')
+    .description(
+      'show an account\'s quotas, or set them (a number, or "default" for the configured default); running servers apply a change within 30 s',
+    )
     .requiredOption('--email <email>', 'the account email')
     .option('--requests-per-day <n>', 'API requests per UTC day', parseQuota)
     .option('--export-rows-per-month <n>', 'exported rows per calendar month (UTC)', parseQuota)
@@ -83,16 +93,29 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
       withDb(async (db, config) => {
         await migrateToLatest(db);
         const found = await new AccountService(db, new MemoryRateLimiter()).findByEmail(opts.email);
-        if (!found) throw new AppError('not_found', `No account with email ${opts.email}`, { errors: [{ field: '--email', message: 'is not a known account email' }] });
-        const quotas = new QuotaService(db, new MemoryRateLimiter(), {
-          requestsPerDay: config.QUOTA_REQUESTS_PER_DAY,
-          exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH,
-          concurrentExports: config.QUOTA_CONCURRENT_EXPORTS,
-          enrichPlacesPerMonth: config.QUOTA_ENRICH_PLACES_PER_MONTH,
-        }, null);
+        if (!found)
+          throw new AppError('not_found', `No account with email ${opts.email}`, {
+            errors: [{ field: '--email', message: 'is not a known account email' }],
+          });
+        const quotas = new QuotaService(
+          db,
+          new MemoryRateLimiter(),
+          {
+            requestsPerDay: config.QUOTA_REQUESTS_PER_DAY,
+            exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH,
+            concurrentExports: config.QUOTA_CONCURRENT_EXPORTS,
+            enrichPlacesPerMonth: config.QUOTA_ENRICH_PLACES_PER_MONTH,
+          },
+          null,
+        );
         // `default` is stored as null: the account follows the configured default again.
-        const changes = Object.fromEntries(quotaNames.filter((n) => opts[n] !== undefined).map((n) => [n, opts[n] === 'default' ? null : opts[n]]));
-        printQuotas(found.email, Object.keys(changes).length > 0 ? await quotas.setQuotas(found.id, changes) : await quotas.forAccount(found.id));
+        const changes = Object.fromEntries(
+          quotaNames.filter((n) => opts[n] !== undefined).map((n) => [n, opts[n] === 'default' ? null : opts[n]]),
+        );
+        printQuotas(
+          found.email,
+          Object.keys(changes).length > 0 ? await quotas.setQuotas(found.id, changes) : await quotas.forAccount(found.id),
+        );
       }),
     );
 
@@ -108,10 +131,20 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
       withDb(async (db) => {
         await migrateToLatest(db);
         const account = await new AccountService(db, new MemoryRateLimiter()).findByEmail(opts.user);
-        if (!account) throw new AppError('not_found', `No account with email ${opts.user}`, { errors: [{ field: '--user', message: 'is not a known account email' }] });
-        const created = await new TokenService(db).createToken({ accountId: account.id, name: opts.name, scopes: opts.scopes, expiresInDays: opts.expiresIn });
+        if (!account)
+          throw new AppError('not_found', `No account with email ${opts.user}`, {
+            errors: [{ field: '--user', message: 'is not a known account email' }],
+          });
+        const created = await new TokenService(db).createToken({
+          accountId: account.id,
+          name: opts.name,
+          scopes: opts.scopes,
+          expiresInDays: opts.expiresIn,
+        });
         const r = created.record;
-        console.error(`token ${r.id} "${r.name}" for ${account.email}: scopes ${r.scopes.join(',')}, expires ${r.expiresAt ?? 'never (no expiry: revoke it when no longer needed)'}`);
+        console.error(
+          `token ${r.id} "${r.name}" for ${account.email}: scopes ${r.scopes.join(',')}, expires ${r.expiresAt ?? 'never (no expiry: revoke it when no longer needed)'}`,
+        );
         console.error('the token is shown only this once:');
         console.log(created.token);
       }),

@@ -16,13 +16,26 @@ export async function updateAccountQuotas(
 ): Promise<void> {
   await db
     .insertInto('account_quotas')
-    .values({ account_id: accountId, requests_per_day: null, export_rows_per_month: null, concurrent_exports: null, enrich_places_per_month: null, ...values, updated_at: at })
+    .values({
+      account_id: accountId,
+      requests_per_day: null,
+      export_rows_per_month: null,
+      concurrent_exports: null,
+      enrich_places_per_month: null,
+      ...values,
+      updated_at: at,
+    })
     .onConflict((oc) => oc.column('account_id').doUpdateSet({ ...values, updated_at: at }))
     .execute();
 }
 
 export async function exportRowsInMonth(db: Kysely<Database>, accountId: number, month: string): Promise<number> {
-  const row = await db.selectFrom('export_row_usage').select('row_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
+  const row = await db
+    .selectFrom('export_row_usage')
+    .select('row_count')
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .executeTakeFirst();
   return Number(row?.row_count ?? 0);
 }
 
@@ -33,10 +46,23 @@ export async function exportRowsInMonth(db: Kysely<Database>, accountId: number,
  */
 export function reserveExportRows(db: Kysely<Database>, accountId: number, month: string, wanted: number, limit: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    await trx.insertInto('export_row_usage').values({ account_id: accountId, month, row_count: 0 }).onConflict((oc) => oc.columns(['account_id', 'month']).doNothing()).execute();
+    await trx
+      .insertInto('export_row_usage')
+      .values({ account_id: accountId, month, row_count: 0 })
+      .onConflict((oc) => oc.columns(['account_id', 'month']).doNothing())
+      .execute();
     const counter = trx.updateTable('export_row_usage').where('account_id', '=', accountId).where('month', '=', month);
     await counter.set({ row_count: sql<number>`row_count` }).execute();
-    const used = Number((await trx.selectFrom('export_row_usage').select('row_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirstOrThrow()).row_count);
+    const used = Number(
+      (
+        await trx
+          .selectFrom('export_row_usage')
+          .select('row_count')
+          .where('account_id', '=', accountId)
+          .where('month', '=', month)
+          .executeTakeFirstOrThrow()
+      ).row_count,
+    );
     const granted = Math.max(0, Math.min(wanted, limit - used));
     if (granted > 0) await counter.set({ row_count: sql<number>`row_count + ${granted}` }).execute();
     return granted;
@@ -55,17 +81,41 @@ export async function returnExportRows(db: Kysely<Database>, accountId: number, 
 }
 
 export async function enrichPlacesInMonth(db: Kysely<Database>, accountId: number, month: string): Promise<number> {
-  const row = await db.selectFrom('enrich_usage').select('place_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirst();
+  const row = await db
+    .selectFrom('enrich_usage')
+    .select('place_count')
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .executeTakeFirst();
   return Number(row?.place_count ?? 0);
 }
 
 /** Takes up to `wanted` places from what is left of `limit` this month, as `reserveExportRows` takes rows (one transaction, the counter's row locked). */
-export function reserveEnrichPlaces(db: Kysely<Database>, accountId: number, month: string, wanted: number, limit: number): Promise<number> {
+export function reserveEnrichPlaces(
+  db: Kysely<Database>,
+  accountId: number,
+  month: string,
+  wanted: number,
+  limit: number,
+): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    await trx.insertInto('enrich_usage').values({ account_id: accountId, month, place_count: 0 }).onConflict((oc) => oc.columns(['account_id', 'month']).doNothing()).execute();
+    await trx
+      .insertInto('enrich_usage')
+      .values({ account_id: accountId, month, place_count: 0 })
+      .onConflict((oc) => oc.columns(['account_id', 'month']).doNothing())
+      .execute();
     const counter = trx.updateTable('enrich_usage').where('account_id', '=', accountId).where('month', '=', month);
     await counter.set({ place_count: sql<number>`place_count` }).execute();
-    const used = Number((await trx.selectFrom('enrich_usage').select('place_count').where('account_id', '=', accountId).where('month', '=', month).executeTakeFirstOrThrow()).place_count);
+    const used = Number(
+      (
+        await trx
+          .selectFrom('enrich_usage')
+          .select('place_count')
+          .where('account_id', '=', accountId)
+          .where('month', '=', month)
+          .executeTakeFirstOrThrow()
+      ).place_count,
+    );
     const granted = Math.max(0, Math.min(wanted, limit - used));
     if (granted > 0) await counter.set({ place_count: sql<number>`place_count + ${granted}` }).execute();
     return granted;

@@ -130,7 +130,9 @@ export class QuotaService implements ExportAllowance {
       const value = changes[name];
       if (value === undefined) continue;
       if (value !== null && (!Number.isSafeInteger(value) || value < 0)) {
-        throw new AppError('validation_failed', `${name}: must be a whole number from 0`, { errors: [{ field: name, message: 'must be a whole number from 0', allowed: { minimum: 0 } }] });
+        throw new AppError('validation_failed', `${name}: must be a whole number from 0`, {
+          errors: [{ field: name, message: 'must be a whole number from 0', allowed: { minimum: 0 } }],
+        });
       }
       values[columns[name]] = value;
     }

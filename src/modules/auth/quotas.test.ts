@@ -27,21 +27,35 @@ for (const dialect of dialects) {
     test('an account has the defaults until an administrator sets its own, and gets them back with null', async () => {
       const quotas = new QuotaService(t.db, new MemoryRateLimiter(), defaults, null);
       const a = await createAccountWithToken(t.db);
-      assert.deepEqual(await quotas.forAccount(a.accountId), { ...defaults, custom: { requestsPerDay: false, exportRowsPerMonth: false, concurrentExports: false, enrichPlacesPerMonth: false } });
+      assert.deepEqual(await quotas.forAccount(a.accountId), {
+        ...defaults,
+        custom: { requestsPerDay: false, exportRowsPerMonth: false, concurrentExports: false, enrichPlacesPerMonth: false },
+      });
       const set = await quotas.setQuotas(a.accountId, { exportRowsPerMonth: 5_000_000_000, concurrentExports: 0 });
       assert.deepEqual([set.requestsPerDay, set.exportRowsPerMonth, set.concurrentExports], [10_000, 5_000_000_000, 0]);
-      assert.deepEqual(set.custom, { requestsPerDay: false, exportRowsPerMonth: true, concurrentExports: true, enrichPlacesPerMonth: false });
+      assert.deepEqual(set.custom, {
+        requestsPerDay: false,
+        exportRowsPerMonth: true,
+        concurrentExports: true,
+        enrichPlacesPerMonth: false,
+      });
       const back = await quotas.setQuotas(a.accountId, { concurrentExports: null });
       assert.deepEqual([back.exportRowsPerMonth, back.concurrentExports, back.custom.concurrentExports], [5_000_000_000, 2, false]);
       await assert.rejects(quotas.setQuotas(a.accountId, { requestsPerDay: -1 }), /must be a whole number from 0/);
     });
 
-    test('exports reserving rows at the same time never take more than the month\'s quota together', async () => {
+    test("exports reserving rows at the same time never take more than the month's quota together", async () => {
       const a = await createAccountWithToken(t.db);
       const month = monthOf(new Date());
       const grants = await Promise.all(Array.from({ length: 12 }, () => reserveExportRows(t.db.kysely, a.accountId, month, 300, 2_000)));
-      assert.equal(grants.reduce((s, g) => s + g, 0), 2_000);
-      assert.ok(grants.every((g) => g === 300 || g === 200 || g === 0), grants.join(','));
+      assert.equal(
+        grants.reduce((s, g) => s + g, 0),
+        2_000,
+      );
+      assert.ok(
+        grants.every((g) => g === 300 || g === 200 || g === 0),
+        grants.join(','),
+      );
       assert.equal(await exportRowsInMonth(t.db.kysely, a.accountId, month), 2_000);
       assert.equal(await reserveExportRows(t.db.kysely, a.accountId, month, 1, 2_000), 0);
     });
@@ -58,16 +72,28 @@ describe('export quotas on the Munich OpenStreetMap extract', () => {
     t = await buildTestApp({ files: [munichExtract], env: { DB_READ_WORKERS: '0' } });
     app = t.app;
     city = await topRestaurantCity(t.db);
-    total = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    total = Number(
+      (
+        await t.db.kysely
+          .selectFrom('places')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   });
   after(async () => {
     await t.close();
   });
 
   const exportAll = async (a: TestAccount) =>
-    app.inject({ url: `/api/v2/map/export?search_id=${await saveSearch(t.db, a.accountId, city, null)}&format=csv&fields=id,name`, headers: { authorization: a.authorization } });
-  const usage = async (a: TestAccount) => (await app.inject({ url: '/api/v1/user-api/usage', headers: { authorization: a.authorization } })).json();
-  const exportLog = (accountId: number) => t.db.kysely.selectFrom('exports').select(['status', 'row_count']).where('account_id', '=', accountId).orderBy('id').execute();
+    app.inject({
+      url: `/api/v2/map/export?search_id=${await saveSearch(t.db, a.accountId, city, null)}&format=csv&fields=id,name`,
+      headers: { authorization: a.authorization },
+    });
+  const usage = async (a: TestAccount) =>
+    (await app.inject({ url: '/api/v1/user-api/usage', headers: { authorization: a.authorization } })).json();
+  const exportLog = (accountId: number) =>
+    t.db.kysely.selectFrom('exports').select(['status', 'row_count']).where('account_id', '=', accountId).orderBy('id').execute();
 
   test('an export that would pass the monthly quota ends at it as a complete file, logged limited, with leads for exactly those rows', async () => {
     const a = await createAccountWithToken(t.db);
@@ -78,18 +104,25 @@ describe('export quotas on the Munich OpenStreetMap extract', () => {
     assert.equal(res.statusCode, 200);
     const rows = parse(res.body.replace(/^\uFEFF/, ''), { columns: true }) as Array<{ id: string; name: string }>;
     assert.equal(rows.length, quota);
-    assert.ok(rows.every((r) => r.id.startsWith('plc_') && r.name !== ''), 'whole rows only');
+    assert.ok(
+      rows.every((r) => r.id.startsWith('plc_') && r.name !== ''),
+      'whole rows only',
+    );
     // The log's status is written once the response is over.
     for (let i = 0; i < 100 && (await exportLog(a.accountId))[0]?.status === 'running'; i++) await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(await exportLog(a.accountId), [{ status: 'limited', row_count: quota }]);
-    const leads = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', a.accountId).executeTakeFirstOrThrow();
+    const leads = await t.db.kysely
+      .selectFrom('leads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', a.accountId)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(leads.n), quota);
     const u = await usage(a);
     assert.deepEqual(u.export_rows.used, quota);
     assert.deepEqual(u.export_rows.remaining, 0);
   });
 
-  test('an export with the month\'s rows spent is refused up front with 429 and Retry-After until the first of next month', async () => {
+  test("an export with the month's rows spent is refused up front with 429 and Retry-After until the first of next month", async () => {
     const a = await createAccountWithToken(t.db);
     await app.quotas.setQuotas(a.accountId, { exportRowsPerMonth: 10 });
     assert.equal((await exportAll(a)).statusCode, 200);
@@ -149,10 +182,18 @@ describe('export quotas on the Munich OpenStreetMap extract', () => {
     // Three calls, and this one.
     assert.deepEqual({ ...u.requests, resets_at: undefined }, { used: 4, limit: 500, remaining: 496, resets_at: undefined, custom: true });
     assert.match(u.requests.resets_at, /T00:00:00\.000Z$/);
-    assert.deepEqual({ ...u.export_rows, resets_at: undefined }, { used: 0, limit: 100_000, remaining: 100_000, resets_at: undefined, custom: false });
+    assert.deepEqual(
+      { ...u.export_rows, resets_at: undefined },
+      { used: 0, limit: 100_000, remaining: 100_000, resets_at: undefined, custom: false },
+    );
     assert.match(u.export_rows.resets_at, /-01T00:00:00\.000Z$/);
     assert.deepEqual(u.concurrent_exports, { running: 0, limit: 2, custom: false });
-    assert.deepEqual(u.rate_limit, { policy: 'token', limit: 1200, window_seconds: 60, costs: { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20 } });
+    assert.deepEqual(u.rate_limit, {
+      policy: 'token',
+      limit: 1200,
+      window_seconds: 60,
+      costs: { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20 },
+    });
   });
 
   describeAuthSuite({ method: 'GET', url: '/api/v1/user-api/usage', scope: 'places:read' }, () => ({ app, db: t.db }));

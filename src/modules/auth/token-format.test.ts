@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checksumLength, crc32Ascii, generateToken, hashToken, isWellFormedToken, randomLength, tokenLength, tokenPrefix } from './token-format.ts';
+import {
+  checksumLength,
+  crc32Ascii,
+  generateToken,
+  hashToken,
+  isWellFormedToken,
+  randomLength,
+  tokenLength,
+  tokenPrefix,
+} from './token-format.ts';
 
 test('a generated token is the prefix, 30 base62 random characters and a 6-character checksum', () => {
   const { token, hash, displayPrefix } = generateToken();
@@ -33,7 +42,15 @@ test('rejects every single-character typo and every truncation through the check
 
 test('rejects values with another prefix, bad characters or extra characters', () => {
   const { token } = generateToken();
-  for (const bad of ['', 'la_pat_', `ghp_${token.slice(tokenPrefix.length)}`, `${token} `, `${token}A`, token.replace(/.$/, '-'), token.toUpperCase()]) {
+  for (const bad of [
+    '',
+    'la_pat_',
+    `ghp_${token.slice(tokenPrefix.length)}`,
+    `${token} `,
+    `${token}A`,
+    token.replace(/.$/, '-'),
+    token.toUpperCase(),
+  ]) {
     assert.equal(isWellFormedToken(bad), false, bad);
   }
 });

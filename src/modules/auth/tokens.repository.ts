@@ -12,7 +12,13 @@ export function findAccountToken(db: Kysely<Database>, accountId: number, tokenI
 }
 
 export function listAccountTokens(db: Kysely<Database>, accountId: number): Promise<TokenRow[]> {
-  return db.selectFrom('api_tokens').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return db
+    .selectFrom('api_tokens')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
 }
 
 export async function insertToken(db: Kysely<Database>, row: Insertable<ApiTokensTable>): Promise<TokenRow> {

@@ -19,7 +19,11 @@ async function rejectsWith(promise: Promise<unknown>, code: string, field?: stri
   await assert.rejects(promise, (e: unknown) => {
     assert.ok(e instanceof AppError, String(e));
     assert.equal(e.code, code);
-    if (field) assert.ok(e.extras.errors?.some((x) => x.field === field), JSON.stringify(e.extras));
+    if (field)
+      assert.ok(
+        e.extras.errors?.some((x) => x.field === field),
+        JSON.stringify(e.extras),
+      );
     return true;
   });
 }
@@ -58,8 +62,16 @@ for (const dialect of dialects) {
       assert.ok(year.record.expiresAt);
       const never = await tokens.createToken({ accountId, name: 'forever', scopes: ['export'], expiresInDays: null });
       assert.equal(never.record.expiresAt, null);
-      await rejectsWith(tokens.createToken({ accountId, name: 'too long', scopes: ['export'], expiresInDays: 366 }), 'validation_failed', 'expires_in_days');
-      await rejectsWith(tokens.createToken({ accountId, name: 'zero', scopes: ['export'], expiresInDays: 0 }), 'validation_failed', 'expires_in_days');
+      await rejectsWith(
+        tokens.createToken({ accountId, name: 'too long', scopes: ['export'], expiresInDays: 366 }),
+        'validation_failed',
+        'expires_in_days',
+      );
+      await rejectsWith(
+        tokens.createToken({ accountId, name: 'zero', scopes: ['export'], expiresInDays: 0 }),
+        'validation_failed',
+        'expires_in_days',
+      );
     });
 
     test('refuses an empty name, no scopes and unknown scopes, naming the allowed scopes', async () => {
@@ -139,7 +151,10 @@ for (const dialect of dialects) {
       const owner = await createAccountWithToken(t.db);
       const stranger = await createAccountWithToken(t.db);
       const tokens = new TokenService(t.db);
-      assert.deepEqual((await tokens.listTokens(stranger.accountId)).map((r) => r.id), [stranger.tokenId]);
+      assert.deepEqual(
+        (await tokens.listTokens(stranger.accountId)).map((r) => r.id),
+        [stranger.tokenId],
+      );
       await rejectsWith(tokens.revokeToken(stranger.accountId, owner.tokenId), 'not_found');
       await rejectsWith(tokens.rotateToken(stranger.accountId, owner.tokenId, 60), 'not_found');
       assert.ok((await tokens.verifyToken(owner.token)).ok);

@@ -138,19 +138,34 @@ export class TokenService {
    * Replaces an active token by a new one with the same name, scopes and lifetime. The old value
    * keeps working for `graceSeconds` (0 to 7 days) so deployments can swap it.
    */
-  async rotateToken(accountId: number, tokenId: number, graceSeconds: number): Promise<{ token: string; record: TokenRecord; previous: TokenRecord }> {
+  async rotateToken(
+    accountId: number,
+    tokenId: number,
+    graceSeconds: number,
+  ): Promise<{ token: string; record: TokenRecord; previous: TokenRecord }> {
     if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > maxGraceSeconds) {
-      throw invalid([{ field: 'grace_seconds', message: `must be a whole number of seconds from 0 to ${maxGraceSeconds}`, allowed: { minimum: 0, maximum: maxGraceSeconds } }]);
+      throw invalid([
+        {
+          field: 'grace_seconds',
+          message: `must be a whole number of seconds from 0 to ${maxGraceSeconds}`,
+          allowed: { minimum: 0, maximum: maxGraceSeconds },
+        },
+      ]);
     }
     const old = await this.owned(accountId, tokenId);
     const now = this.now();
     const status = toRecord(old, now).status;
     if (status !== 'active') throw new AppError('conflict', `Token ${tokenId} is ${status} and cannot be rotated`, { status });
     const lifetimeDays =
-      old.expires_at === null ? null : Math.min(maxExpiryDays, Math.max(1, Math.round((Date.parse(old.expires_at) - Date.parse(old.created_at)) / 86_400_000)));
+      old.expires_at === null
+        ? null
+        : Math.min(maxExpiryDays, Math.max(1, Math.round((Date.parse(old.expires_at) - Date.parse(old.created_at)) / 86_400_000)));
     const created = await this.db.kysely.transaction().execute(async (trx) => {
       const fresh = generateToken();
-      const row = await repo.insertToken(trx, newRow(accountId, old.name, parseScopes(old.scopes), lifetimeDays === null ? null : addDays(now, lifetimeDays), now, fresh));
+      const row = await repo.insertToken(
+        trx,
+        newRow(accountId, old.name, parseScopes(old.scopes), lifetimeDays === null ? null : addDays(now, lifetimeDays), now, fresh),
+      );
       await repo.markRotated(trx, old.id, row.id, new Date(now.getTime() + graceSeconds * 1000).toISOString());
       return { token: fresh.token, row };
     });
@@ -224,7 +239,12 @@ export class TokenService {
     const entry: CachedToken = {
       id: Number(row.id),
       tokenHash: Buffer.from(row.token_hash, 'hex'),
-      auth: Object.freeze({ accountId: Number(row.account_id), tokenId: Number(row.id), scopes: new Set(parseScopes(row.scopes)), via: 'token' as const }),
+      auth: Object.freeze({
+        accountId: Number(row.account_id),
+        tokenId: Number(row.id),
+        scopes: new Set(parseScopes(row.scopes)),
+        via: 'token' as const,
+      }),
       expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at),
       revoked: row.revoked_at !== null,
       graceUntil: row.grace_until === null ? null : Date.parse(row.grace_until),
@@ -257,14 +277,27 @@ export class TokenService {
     return row;
   }
 
-  private async insert(accountId: number, name: string, scopes: Scope[], expiresAt: Date | null, now: Date): Promise<{ token: string; record: TokenRecord }> {
+  private async insert(
+    accountId: number,
+    name: string,
+    scopes: Scope[],
+    expiresAt: Date | null,
+    now: Date,
+  ): Promise<{ token: string; record: TokenRecord }> {
     const fresh = generateToken();
     const row = await repo.insertToken(this.db.kysely, newRow(accountId, name, scopes, expiresAt, now, fresh));
     return { token: fresh.token, record: toRecord(row, now) };
   }
 }
 
-function newRow(accountId: number, name: string, scopes: Scope[], expiresAt: Date | null, now: Date, fresh: ReturnType<typeof generateToken>) {
+function newRow(
+  accountId: number,
+  name: string,
+  scopes: Scope[],
+  expiresAt: Date | null,
+  now: Date,
+  fresh: ReturnType<typeof generateToken>,
+) {
   return {
     account_id: accountId,
     name,
@@ -285,7 +318,8 @@ function newRow(accountId: number, name: string, scopes: Scope[], expiresAt: Dat
 export function validateCreate(input: CreateTokenInput): { name: string; scopes: Scope[]; expiresInDays: number | null } {
   const errors: FieldError[] = [];
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (name.length < 1 || name.length > tokenNameMaxLength) errors.push({ field: 'name', message: `must be 1 to ${tokenNameMaxLength} characters long` });
+  if (name.length < 1 || name.length > tokenNameMaxLength)
+    errors.push({ field: 'name', message: `must be 1 to ${tokenNameMaxLength} characters long` });
   const requested = Array.isArray(input.scopes) ? input.scopes : [];
   const unknown = requested.filter((s) => !(knownScopes as readonly string[]).includes(s));
   if (requested.length === 0 || unknown.length > 0) {
@@ -297,7 +331,11 @@ export function validateCreate(input: CreateTokenInput): { name: string; scopes:
   }
   const days = input.expiresInDays === undefined ? defaultExpiryDays : input.expiresInDays;
   if (days !== null && (!Number.isInteger(days) || days < 1 || days > maxExpiryDays)) {
-    errors.push({ field: 'expires_in_days', message: `must be a whole number of days from 1 to ${maxExpiryDays}, or no expiry`, allowed: { minimum: 1, maximum: maxExpiryDays } });
+    errors.push({
+      field: 'expires_in_days',
+      message: `must be a whole number of days from 1 to ${maxExpiryDays}, or no expiry`,
+      allowed: { minimum: 1, maximum: maxExpiryDays },
+    });
   }
   if (errors.length > 0) throw invalid(errors);
   // Keep the catalogue order so equal grants read the same.

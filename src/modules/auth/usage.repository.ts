@@ -16,13 +16,20 @@ export async function addUsage(db: Kysely<Database>, increments: UsageIncrement[
       await trx
         .insertInto('usage_daily')
         .values({ account_id: i.accountId, day: i.day, route: i.route, count: i.count })
-        .onConflict((oc) => oc.columns(['account_id', 'day', 'route']).doUpdateSet({ count: sql<number>`usage_daily.count + excluded.count` }))
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'day', 'route']).doUpdateSet({ count: sql<number>`usage_daily.count + excluded.count` }),
+        )
         .execute();
     }
   });
 }
 
-export function usageByDay(db: Kysely<Database>, accountId: number, fromDay: string, toDay: string): Promise<Array<{ day: string; count: number }>> {
+export function usageByDay(
+  db: Kysely<Database>,
+  accountId: number,
+  fromDay: string,
+  toDay: string,
+): Promise<Array<{ day: string; count: number }>> {
   return db
     .selectFrom('usage_daily')
     .select(['day', (eb) => eb.fn.sum<number>('count').as('count')])

@@ -29,7 +29,13 @@ export async function usageRoutes(app: FastifyInstance): Promise<void> {
 function usageBody(u: AccountUsage, policy: { quota: number; windowSeconds: number }): Usage {
   const q = u.quotas;
   return {
-    requests: { used: u.requestsToday, limit: q.requestsPerDay, remaining: Math.max(0, q.requestsPerDay - u.requestsToday), resets_at: u.requestsResetAt, custom: q.custom.requestsPerDay },
+    requests: {
+      used: u.requestsToday,
+      limit: q.requestsPerDay,
+      remaining: Math.max(0, q.requestsPerDay - u.requestsToday),
+      resets_at: u.requestsResetAt,
+      custom: q.custom.requestsPerDay,
+    },
     export_rows: {
       used: u.exportRowsThisMonth,
       limit: q.exportRowsPerMonth,

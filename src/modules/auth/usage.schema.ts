@@ -5,7 +5,10 @@ const quota = (what: string, period: string) =>
     used: Type.Integer({ description: `${what} so far ${period}` }),
     limit: Type.Integer({ description: `The account's quota of ${what.toLowerCase()} ${period}` }),
     remaining: Type.Integer({ description: 'What is left: `limit - used`, never below 0' }),
-    resets_at: Type.String({ format: 'date-time', description: `When the count starts again (${period === 'today' ? 'midnight UTC' : 'the first of next month, UTC'})` }),
+    resets_at: Type.String({
+      format: 'date-time',
+      description: `When the count starts again (${period === 'today' ? 'midnight UTC' : 'the first of next month, UTC'})`,
+    }),
     custom: Type.Boolean({ description: 'true when an administrator set this quota for the account; false: the default' }),
   });
 
@@ -22,7 +25,10 @@ export const UsageSchema = Type.Object({
       policy: Type.Literal('token', { description: 'The name in the `RateLimit-Policy` and `RateLimit` headers' }),
       limit: Type.Integer({ description: 'Units a token may spend per window, all at once or spread (the refill is continuous)' }),
       window_seconds: Type.Integer(),
-      costs: Type.Record(Type.String(), Type.Integer(), { description: 'Units a request costs, by the scope its route needs', examples: [{ 'places:read': 1, search: 2, export: 20 }] }),
+      costs: Type.Record(Type.String(), Type.Integer(), {
+        description: 'Units a request costs, by the scope its route needs',
+        examples: [{ 'places:read': 1, search: 2, export: 20 }],
+      }),
     },
     { description: "Each token's rate limit; what is left now is in this answer's `RateLimit` header" },
   ),

@@ -112,7 +112,12 @@ export class UsageRecorder {
 }
 
 /** Requests per UTC day over the last `days` days (today included), zero-filled for the dashboard chart. */
-export async function dailyUsage(db: Db, accountId: number, days: number, now: Date = new Date()): Promise<Array<{ day: string; count: number }>> {
+export async function dailyUsage(
+  db: Db,
+  accountId: number,
+  days: number,
+  now: Date = new Date(),
+): Promise<Array<{ day: string; count: number }>> {
   const dayList: string[] = [];
   for (let i = days - 1; i >= 0; i--) dayList.push(new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10));
   const rows = await usageByDay(db.kysely, accountId, dayList[0] ?? '', dayList[dayList.length - 1] ?? '');

@@ -56,8 +56,22 @@ function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
 
 /** What conflation reads of a record due: what the matcher reads, and where the record stands. */
 const pendingColumns = [
-  'id', 'source', 'name', 'names', 'category', 'categories', 'phone_e164', 'website_domain', 'lat', 'lon', 'street', 'housenumber',
-  'address', 'merged_into', 'closed_reason', 'sources',
+  'id',
+  'source',
+  'name',
+  'names',
+  'category',
+  'categories',
+  'phone_e164',
+  'website_domain',
+  'lat',
+  'lon',
+  'street',
+  'housenumber',
+  'address',
+  'merged_into',
+  'closed_reason',
+  'sources',
 ] as const;
 export type PendingRecord = Pick<StoredRecord, (typeof pendingColumns)[number]> & {
   /** 1: changed since it was last conflated (its old keys go first); 0: new. */
@@ -80,7 +94,12 @@ export async function pendingRecords(db: Conn, afterId: number, limit: number): 
 export async function membersOf(db: Conn, placeIds: readonly number[]): Promise<Map<number, StoredRecord[]>> {
   const out = new Map<number, StoredRecord[]>();
   for (const part of slices(placeIds, MAX_PARAMS)) {
-    const rows = (await db.selectFrom('places').select(recordColumns).where('merged_into', 'in', part).orderBy('id').execute()) as unknown as StoredRecord[];
+    const rows = (await db
+      .selectFrom('places')
+      .select(recordColumns)
+      .where('merged_into', 'in', part)
+      .orderBy('id')
+      .execute()) as unknown as StoredRecord[];
     for (const r of rows) {
       const list = out.get(r.merged_into!) ?? [];
       list.push(r);
@@ -160,8 +179,24 @@ export async function candidatesUnderKeys(db: Conn, keys: readonly string[], sou
 
 /** What the matcher reads of a record, and where it stands. */
 const candidateColumns = [
-  'id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'phone_e164', 'website_domain', 'lat', 'lon', 'street',
-  'housenumber', 'address', 'merged_into', 'closed_reason', 'sources', 'content_hash',
+  'id',
+  'source',
+  'source_id',
+  'name',
+  'names',
+  'category',
+  'categories',
+  'phone_e164',
+  'website_domain',
+  'lat',
+  'lon',
+  'street',
+  'housenumber',
+  'address',
+  'merged_into',
+  'closed_reason',
+  'sources',
+  'content_hash',
 ] as const;
 export type Candidate = Pick<StoredRecord, (typeof candidateColumns)[number]>;
 
@@ -208,7 +243,12 @@ export async function makePlaceOf(db: Conn, id: number, now: string, text: Store
   await db.deleteFrom('place_match_due').where('place_id', '=', id).execute();
   // The record, copied in SQL: its values, run, dates and state as they were.
   const copied = [
-    ...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'), 'import_run_id', 'seen_run_id', 'first_seen_at', 'updated_at', ...text.columns,
+    ...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'),
+    'import_run_id',
+    'seen_run_id',
+    'first_seen_at',
+    'updated_at',
+    ...text.columns,
   ] as const;
   const inserted = await db
     .insertInto('places')
@@ -249,7 +289,12 @@ export async function joinPlace(db: Conn, id: number, placeId: number, now: stri
 async function moveLeads(db: Conn, fromId: number, toId: number): Promise<void> {
   const leads = await db.selectFrom('leads').selectAll().where('place_id', '=', fromId).execute();
   for (const lead of leads) {
-    const existing = await db.selectFrom('leads').selectAll().where('account_id', '=', lead.account_id).where('place_id', '=', toId).executeTakeFirst();
+    const existing = await db
+      .selectFrom('leads')
+      .selectAll()
+      .where('account_id', '=', lead.account_id)
+      .where('place_id', '=', toId)
+      .executeTakeFirst();
     if (!existing) {
       await db.updateTable('leads').set({ place_id: toId }).where('id', '=', lead.id).execute();
       continue;

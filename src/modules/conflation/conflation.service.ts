@@ -112,7 +112,10 @@ async function conflateChunk(
   }
   // Rows left for lack of time keep their keys (written again, unchanged, by the next transaction).
   const conflated = rows.slice(0, done);
-  await keyStore.markMatched(trx, conflated.map((r) => r.id));
+  await keyStore.markMatched(
+    trx,
+    conflated.map((r) => r.id),
+  );
   for (const placeId of dirty) await remerge(trx, placeId, now, text);
   summary.remerged += dirty.size;
   return conflated[conflated.length - 1]!.id;
@@ -165,9 +168,15 @@ async function matchInto(trx: Conn, r: PendingRecord, now: string, text: StoredP
   const mine = asMatchRecord(r);
   const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
   if (ids.length === 0) return undefined;
-  const candidates = nearestCandidates(r, (await candidatesById(trx, ids)).filter((c) => c.sources === null));
+  const candidates = nearestCandidates(
+    r,
+    (await candidatesById(trx, ids)).filter((c) => c.sources === null),
+  );
   if (candidates.length === 0) return undefined;
-  const counts = await keyCounts(trx, [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== ''));
+  const counts = await keyCounts(
+    trx,
+    [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== ''),
+  );
   const context: MatchContext = {
     placesWithPhone: (p) => counts.get(`p:${p}`) ?? 0,
     placesWithDomain: (d) => counts.get(`d:${d}`) ?? 0,

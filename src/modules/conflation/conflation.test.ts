@@ -27,7 +27,11 @@ const monacoOsm = join(repoRoot, 'data/osm/monaco-2026.osm.pbf');
 const michelinGz = resolve(repoRoot, '../shared/data/places/michelin-guide-2022-6510.csv.gz');
 const judged = readFileSync(join(repoRoot, 'test/fixtures/conflation/judged-pairs.csv'), 'utf8');
 
-interface Pair { michelin: string; osm: string; label: number }
+interface Pair {
+  michelin: string;
+  osm: string;
+  label: number;
+}
 const monacoPairs: Pair[] = (parseCsv(judged, { comment: '#', columns: true }) as Record<string, string>[])
   .filter((r: Record<string, string>) => r.a_source === 'michelin' && r.b_source === 'osm' && r.a_id!.includes('/monaco-region/'))
   .map((r: Record<string, string>) => ({ michelin: r.a_id!, osm: r.b_id!, label: Number(r.label) }));
@@ -79,7 +83,14 @@ for (const { name: database } of dialects) {
     const placeOf = (places: Place[], source: string, sourceId: string) =>
       places.filter((p) => p.sources.some((s) => s.source === source && s.source_id === sourceId));
     const publicIdOfRecord = async (source: string, sourceId: string) =>
-      (await t.db.kysely.selectFrom('places').select('public_id').where('source', '=', source).where('source_id', '=', sourceId).executeTakeFirstOrThrow()).public_id;
+      (
+        await t.db.kysely
+          .selectFrom('places')
+          .select('public_id')
+          .where('source', '=', source)
+          .where('source_id', '=', sourceId)
+          .executeTakeFirstOrThrow()
+      ).public_id;
 
     before(async () => {
       assert.ok(matches.length >= 4 && nonMatches.length >= 10, 'the judged sample has Monaco pairs of both kinds');
@@ -99,7 +110,11 @@ for (const { name: database } of dialects) {
       const before = await monaco();
       // What an OSM-only catalog shows and has exported: the account's leads of the OSM places.
       const exported = await get<{ search_id: string }>(`/api/v2/map/search?bbox=${monacoBox}&query=grill&per_page=1`);
-      await t.app.inject({ method: 'GET', url: `/api/v2/map/export?search_id=${exported.search_id}&format=json`, headers: { authorization: account.authorization } });
+      await t.app.inject({
+        method: 'GET',
+        url: `/api/v2/map/export?search_id=${exported.search_id}&format=json`,
+        headers: { authorization: account.authorization },
+      });
       const osmIds = new Map(await Promise.all(matches.map(async (p) => [p.osm, await publicIdOfRecord('osm', p.osm)] as const)));
 
       const summary = await runImport(t.db, loadEnricher(), michelinPath);
@@ -107,19 +122,20 @@ for (const { name: database } of dialects) {
       const after = await monaco();
       // Michelin's Monaco region may reach past the box: its records placed in it.
       const [w, s, e, n] = monacoBox.split(',').map(Number) as [number, number, number, number];
-      const michelinInMonaco = monacoMichelin.filter((r) => +r.Longitude! >= w && +r.Longitude! <= e && +r.Latitude! >= s && +r.Latitude! <= n);
+      const michelinInMonaco = monacoMichelin.filter(
+        (r) => +r.Longitude! >= w && +r.Longitude! <= e && +r.Latitude! >= s && +r.Latitude! <= n,
+      );
       assert.equal(after.length, before.length + michelinInMonaco.length - matches.length, 'each merged business counts once');
       osmFirstIds = new Map();
       for (const pair of matches) {
         const found = placeOf(after, 'michelin', pair.michelin);
         assert.equal(found.length, 1, `${pair.michelin}: one place`);
         const place = found[0]!;
-        assert.deepEqual(
-          place.sources.map((s) => s.source).sort(),
-          ['michelin', 'osm'],
-          `${pair.michelin}: both sources`,
+        assert.deepEqual(place.sources.map((s) => s.source).sort(), ['michelin', 'osm'], `${pair.michelin}: both sources`);
+        assert.ok(
+          placeOf(after, 'osm', pair.osm).every((p) => p.id === place.id),
+          `${pair.osm}: in the same place only`,
         );
-        assert.ok(placeOf(after, 'osm', pair.osm).every((p) => p.id === place.id), `${pair.osm}: in the same place only`);
         // The place keeps the public id the OSM place had (the first source), so links and leads survive.
         assert.equal(place.id, osmIds.get(pair.osm));
         assert.equal(place.source, 'osm', 'OpenStreetMap leads (the most trusted source)');
@@ -134,10 +150,15 @@ for (const { name: database } of dialects) {
     });
 
     test('a search by either name finds the place once; its details say which source gave each field', async () => {
-      const byMichelinName = await get<{ data: Place[] }>(`/api/v2/map/search?bbox=${monacoBox}&query=${encodeURIComponent("Table d'Antonio Salvatore")}`);
+      const byMichelinName = await get<{ data: Place[] }>(
+        `/api/v2/map/search?bbox=${monacoBox}&query=${encodeURIComponent("Table d'Antonio Salvatore")}`,
+      );
       const byOsmName = await get<{ data: Place[] }>(`/api/v2/map/search?bbox=${monacoBox}&query=Rampoldi`);
       const id = osmFirstIds.get(rampoldi.michelin)!;
-      assert.deepEqual(byMichelinName.data.filter((p) => p.sources.length > 1).map((p) => p.id), [id]);
+      assert.deepEqual(
+        byMichelinName.data.filter((p) => p.sources.length > 1).map((p) => p.id),
+        [id],
+      );
       assert.equal(byOsmName.data.filter((p) => p.id === id).length, 1);
       assert.equal(byOsmName.data.filter((p) => p.sources.some((s) => s.source_id === rampoldi.michelin)).length, 1);
       const details = await get<PlaceDetails>(`/api/v1/places/${id}`);
@@ -155,7 +176,11 @@ for (const { name: database } of dialects) {
 
     test('exports and lead lists hold each business once, with its sources', async () => {
       const s = await get<{ search_id: string; total: number }>(`/api/v2/map/search?bbox=${monacoBox}&query=grill&include_closed=true`);
-      const csv = await t.app.inject({ method: 'GET', url: `/api/v2/map/export?search_id=${s.search_id}&format=csv`, headers: { authorization: account.authorization } });
+      const csv = await t.app.inject({
+        method: 'GET',
+        url: `/api/v2/map/export?search_id=${s.search_id}&format=csv`,
+        headers: { authorization: account.authorization },
+      });
       assert.equal(csv.statusCode, 200);
       const rows: Row[] = parseCsv(csv.body.replace(/^\uFEFF/, ''), { columns: true });
       assert.equal(rows.length, s.total);
@@ -180,7 +205,10 @@ for (const { name: database } of dialects) {
 
     test('a record its source drops leaves the place with the others; back, it joins the same place again', async () => {
       const id = osmFirstIds.get(grill.michelin)!;
-      const without = writeMichelin(join(dir, 'v2'), monacoMichelin.filter((r) => r.Url !== grill.michelin));
+      const without = writeMichelin(
+        join(dir, 'v2'),
+        monacoMichelin.filter((r) => r.Url !== grill.michelin),
+      );
       const summary = await runImport(t.db, loadEnricher(), without);
       assert.equal(summary.retired_count, 1);
       let place = placeOf(await monaco(), 'osm', grill.osm);
@@ -209,13 +237,25 @@ for (const { name: database } of dialects) {
       assert.equal(details.field_sources.website, details.website === 'https://grill.example.mc/' ? 'michelin' : 'osm');
 
       // OSM drops it: the place is Michelin's alone, and keeps its id.
-      const osmAlone = await t.db.kysely.selectFrom('places').select('id').where('source', '=', 'osm').where('source_id', '=', grill.osm).executeTakeFirstOrThrow();
-      await t.db.kysely.updateTable('places').set({ closed_reason: 'retired', closed_at: new Date().toISOString() }).where('id', '=', osmAlone.id).execute();
+      const osmAlone = await t.db.kysely
+        .selectFrom('places')
+        .select('id')
+        .where('source', '=', 'osm')
+        .where('source_id', '=', grill.osm)
+        .executeTakeFirstOrThrow();
+      await t.db.kysely
+        .updateTable('places')
+        .set({ closed_reason: 'retired', closed_at: new Date().toISOString() })
+        .where('id', '=', osmAlone.id)
+        .execute();
       const { remergeChanged } = await import('./conflation.service.ts');
       assert.equal(await remergeChanged(t.db), 1);
       place = placeOf(await monaco(), 'michelin', grill.michelin);
       assert.equal(place[0]!.id, id);
-      assert.deepEqual(place[0]!.sources.map((s) => s.source), ['michelin']);
+      assert.deepEqual(
+        place[0]!.sources.map((s) => s.source),
+        ['michelin'],
+      );
       assert.equal(place[0]!.website, 'https://grill.example.mc/');
     });
   });
@@ -245,7 +285,14 @@ for (const { name: database } of dialects) {
       for (const pair of matches) {
         const place = merged.find((p) => p.sources!.includes(JSON.stringify(pair.michelin)))!;
         assert.ok(place.sources!.includes(JSON.stringify(pair.osm)), `${pair.michelin}: with ${pair.osm}`);
-        const michelinRecordId = (await t.db.kysely.selectFrom('places').select('public_id').where('source', '=', 'michelin').where('source_id', '=', pair.michelin).executeTakeFirstOrThrow()).public_id;
+        const michelinRecordId = (
+          await t.db.kysely
+            .selectFrom('places')
+            .select('public_id')
+            .where('source', '=', 'michelin')
+            .where('source_id', '=', pair.michelin)
+            .executeTakeFirstOrThrow()
+        ).public_id;
         assert.equal(place.public_id, michelinRecordId.replace(/^rec:/, ''));
         assert.equal(place.source, 'osm', 'OpenStreetMap leads whichever came first');
       }

@@ -120,7 +120,13 @@ describe('conflation matcher: rules', () => {
   });
 
   test('a name within the other needs more than nearness: the address, a phone or a domain', () => {
-    const michelin = place({ source: 'michelin', name: "La Table d'Antonio Salvatore au Rampoldi", lat, lon, address: '3 avenue des Spélugues, Monaco, 98000, France' });
+    const michelin = place({
+      source: 'michelin',
+      name: "La Table d'Antonio Salvatore au Rampoldi",
+      lat,
+      lon,
+      address: '3 avenue des Spélugues, Monaco, 98000, France',
+    });
     const osm = place({ source: 'osm', name: 'Rampoldi', lat: north(lat, 7), lon, street: 'Avenue des Spélugues', housenumber: '3' });
     assert.equal(matchPlaces(michelin, osm).rule, 'name_and_address');
     assert.equal(matchPlaces(michelin, { ...osm, street: null, housenumber: null }).rule, 'not_enough');
@@ -128,7 +134,14 @@ describe('conflation matcher: rules', () => {
   });
 
   test('phone, name and address agreeing outweigh a point kilometres off', () => {
-    const a = place({ source: 'michelin', name: 'Saison', lat, lon, phone_e164: '+14158287990', address: '178 Townsend St., San Francisco, 94107, United States' });
+    const a = place({
+      source: 'michelin',
+      name: 'Saison',
+      lat,
+      lon,
+      phone_e164: '+14158287990',
+      address: '178 Townsend St., San Francisco, 94107, United States',
+    });
     const b = place({ source: 'yelp', name: 'Saison', lat: north(lat, 2700), lon, phone_e164: '+14158287990', street: '178 Townsend St' });
     assert.equal(matchPlaces(a, b).rule, 'phone_name_and_address');
     assert.equal(matchPlaces(a, { ...b, street: null }).match, false);
@@ -167,7 +180,11 @@ describe('conflation matcher: names and addresses', () => {
     const osm = addressForm({ street: 'Dienerstraße', housenumber: '14-15', address: null });
     const michelin = addressForm({ street: null, housenumber: null, address: 'Dienerstraße 14, Munich, 80331, Germany' });
     assert.equal(compareAddresses(osm, michelin), 'agree');
-    const mall = addressForm({ street: null, housenumber: null, address: 'The Shoppes at Marina Bay Sands, Galleria Level, #B1-71, 2 Bayfront Avenue, 018972, Singapore' });
+    const mall = addressForm({
+      street: null,
+      housenumber: null,
+      address: 'The Shoppes at Marina Bay Sands, Galleria Level, #B1-71, 2 Bayfront Avenue, 018972, Singapore',
+    });
     assert.deepEqual(mall, { street: ['bayfront'], numbers: [2], compound: null });
     const yelp = addressForm({ street: '3127 Fillmore St', housenumber: null, address: null });
     const next = addressForm({ street: null, housenumber: null, address: '3131 Fillmore St., San Francisco, 94123, United States' });
@@ -180,10 +197,22 @@ describe('conflation matcher: names and addresses', () => {
 
 describe('conflation blocking', () => {
   test('a point’s neighbourhood holds every cell within one cell side', () => {
-    for (const [lat, lon] of [[60.17, 24.94], [48.14, 11.58], [-33.9, 151.2], [0.001, -0.001]] as const) {
+    for (const [lat, lon] of [
+      [60.17, 24.94],
+      [48.14, 11.58],
+      [-33.9, 151.2],
+      [0.001, -0.001],
+    ] as const) {
       const around = cellsAround(lat, lon);
       assert.equal(new Set(around).size, 9);
-      for (const [dLat, dLon] of [[1, 0], [-1, 0], [0, 1], [0, -1], [0.7, 0.7], [-0.7, 0.7]] as const) {
+      for (const [dLat, dLon] of [
+        [1, 0],
+        [-1, 0],
+        [0, 1],
+        [0, -1],
+        [0.7, 0.7],
+        [-0.7, 0.7],
+      ] as const) {
         const metres = matchRules.blockingCellM * 0.99;
         const other = cellOf(lat + (dLat * metres) / 111_320, lon + (dLon * metres) / (111_320 * Math.cos((lat * Math.PI) / 180)));
         assert.ok(around.includes(other), `${lat},${lon} + (${dLat},${dLon})`);
@@ -217,14 +246,25 @@ interface JudgedPair {
 const fixture = resolve(import.meta.dirname, '../../../test/fixtures/conflation/judged-pairs.csv');
 
 function readJudgedPairs(): JudgedPair[] {
-  const lines = readFileSync(fixture, 'utf8').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+  const lines = readFileSync(fixture, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('#'));
   assert.equal(lines[0], 'a_source,a_id,b_source,b_id,label,kind,split,reason');
   return lines.slice(1).map((line) => {
     const f = line.split(',');
     assert.equal(f.length, 8, `eight fields: ${line}`);
     assert.ok(f[4] === '0' || f[4] === '1', line);
     assert.ok(f[6] === 'tuning' || f[6] === 'heldout' || f[6] === 'posttuning', line);
-    return { aSource: f[0]!, aId: f[1]!, bSource: f[2]!, bId: f[3]!, same: f[4] === '1', kind: f[5]!, split: f[6] as JudgedPair['split'], reason: f[7]! };
+    return {
+      aSource: f[0]!,
+      aId: f[1]!,
+      bSource: f[2]!,
+      bId: f[3]!,
+      same: f[4] === '1',
+      kind: f[5]!,
+      split: f[6] as JudgedPair['split'],
+      reason: f[7]!,
+    };
   });
 }
 
@@ -251,7 +291,10 @@ describe('conflation matcher on the judged sample of real overlaps (../shared/da
   before(async () => {
     const wanted = new Map<string, Set<string>>();
     for (const p of pairs) {
-      for (const [source, id] of [[p.aSource, p.aId], [p.bSource, p.bId]] as const) {
+      for (const [source, id] of [
+        [p.aSource, p.aId],
+        [p.bSource, p.bId],
+      ] as const) {
         if (!wanted.has(source)) wanted.set(source, new Set());
         wanted.get(source)!.add(id);
       }
@@ -284,7 +327,9 @@ describe('conflation matcher on the judged sample of real overlaps (../shared/da
       ['after tuning', outcomes.filter((o) => o.pair.split === 'posttuning')],
     ] as const) {
       const f = figures(part);
-      lines.push(`${label.padEnd(12)} pairs ${f.pairs}, matches ${f.matches}: precision ${percent(f.precision)} (${f.fp} false), recall ${percent(f.recall)} (${f.fn} missed)`);
+      lines.push(
+        `${label.padEnd(12)} pairs ${f.pairs}, matches ${f.matches}: precision ${percent(f.precision)} (${f.fp} false), recall ${percent(f.recall)} (${f.fn} missed)`,
+      );
     }
     const tricky = outcomes.filter((o) => !o.pair.same && o.pair.kind === 'tricky');
     lines.push(`tricky non-matches: ${tricky.filter((o) => !o.decision.match).length} of ${tricky.length} kept apart`);
@@ -304,7 +349,10 @@ describe('conflation matcher on the judged sample of real overlaps (../shared/da
   test('blocking loses no pair the matcher accepts', () => {
     for (const o of outcomes.filter((x) => x.decision.match)) {
       const keys = new Set(blockingKeys(o.b));
-      assert.ok(probeKeys(o.a).some((k) => keys.has(k)), `${o.a.name} / ${o.b.name}`);
+      assert.ok(
+        probeKeys(o.a).some((k) => keys.has(k)),
+        `${o.a.name} / ${o.b.name}`,
+      );
     }
   });
 });

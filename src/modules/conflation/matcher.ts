@@ -12,7 +12,18 @@ import { matchRules } from './rules.ts';
 /** The fields of an enriched record (`enrichPlace`) the matcher reads. */
 export type MatchRecord = Pick<
   PlaceRecord,
-  'source' | 'name' | 'names' | 'category' | 'categories' | 'phone_e164' | 'website_domain' | 'lat' | 'lon' | 'street' | 'housenumber' | 'address'
+  | 'source'
+  | 'name'
+  | 'names'
+  | 'category'
+  | 'categories'
+  | 'phone_e164'
+  | 'website_domain'
+  | 'lat'
+  | 'lon'
+  | 'street'
+  | 'housenumber'
+  | 'address'
 >;
 
 /**
@@ -148,7 +159,11 @@ export function matchPlaces(a: MatchRecord, b: MatchRecord, context: MatchContex
   if (phone === 'same' && d <= matchRules.phoneMaxDistanceM) return decide(true, 'phone');
   if (domain === 'same' && d <= matchRules.domainMaxDistanceM) return decide(true, 'domain');
   if (nameRelation === 'same' && d <= radius) return decide(true, 'name');
-  if (address === 'agree' && d <= radius * matchRules.addressAgreeRadiusFactor && (nameRelation === 'same' || sameTag(pa.facts, pb.facts))) {
+  if (
+    address === 'agree' &&
+    d <= radius * matchRules.addressAgreeRadiusFactor &&
+    (nameRelation === 'same' || sameTag(pa.facts, pb.facts))
+  ) {
     return decide(true, 'name_and_address');
   }
   if (phone === 'same' && nameRelation === 'same' && address === 'agree' && d <= matchRules.allAgreeMaxDistanceM) {

@@ -6,11 +6,38 @@ let nextId = 1;
 /** A stored record with only what a test sets. */
 function record(source: string, fields: Partial<MemberRecord> = {}): MemberRecord {
   return {
-    id: nextId++, public_id: `plc_${source}`, source, source_id: `${source}-1`, name: 'Le Grill', names: null, category: 'restaurant',
-    categories: '["restaurant"]', source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null,
-    email: null, street: null, housenumber: null, postcode: null, address: null, region: null, city: 'Monaco', city_id: 1,
-    city_source: 'nearest', city_distance_m: 10, country_code: 'MC', lat: 43.7, lon: 7.4, rating: null, review_count: null,
-    opening_hours: null, attributes: null, closed: 0, content_hash: `h-${source}`,
+    id: nextId++,
+    public_id: `plc_${source}`,
+    source,
+    source_id: `${source}-1`,
+    name: 'Le Grill',
+    names: null,
+    category: 'restaurant',
+    categories: '["restaurant"]',
+    source_categories: null,
+    phone: null,
+    phone_e164: null,
+    website: null,
+    website_domain: null,
+    email: null,
+    street: null,
+    housenumber: null,
+    postcode: null,
+    address: null,
+    region: null,
+    city: 'Monaco',
+    city_id: 1,
+    city_source: 'nearest',
+    city_distance_m: 10,
+    country_code: 'MC',
+    lat: 43.7,
+    lon: 7.4,
+    rating: null,
+    review_count: null,
+    opening_hours: null,
+    attributes: null,
+    closed: 0,
+    content_hash: `h-${source}`,
     ...fields,
   };
 }
@@ -22,7 +49,10 @@ test('OpenStreetMap leads what the business is and where, whichever record joine
   assert.equal(m.values.name, 'Le Grill');
   assert.equal(m.values.source, 'osm');
   assert.deepEqual([m.values.lat, m.values.lon, m.values.country_code, m.values.city], [43.7, 7.4, 'MC', 'Monaco']);
-  assert.deepEqual(m.sources, [{ source: 'osm', source_id: 'osm-1' }, { source: 'yelp', source_id: 'yelp-1' }]);
+  assert.deepEqual(m.sources, [
+    { source: 'osm', source_id: 'osm-1' },
+    { source: 'yelp', source_id: 'yelp-1' },
+  ]);
   // The other source's name stays searchable.
   assert.deepEqual(JSON.parse(m.values.names!)[otherSourceNamesKey], ['The Grill']);
   assert.equal(m.fieldSources.name, 'osm');
@@ -40,7 +70,13 @@ test('the rating comes from the source with the most reviews, with its own revie
 
 test('opening hours from OpenStreetMap where it has them; website, phone, email from whichever has one', () => {
   const m = mergeRecords([
-    record('michelin', { website: 'https://grill.mc/', website_domain: 'grill.mc', opening_hours: 'daily 12-14', phone: '+377 1', phone_e164: '+3771' }),
+    record('michelin', {
+      website: 'https://grill.mc/',
+      website_domain: 'grill.mc',
+      opening_hours: 'daily 12-14',
+      phone: '+377 1',
+      phone_e164: '+3771',
+    }),
     record('osm', { opening_hours: 'Mo-Su 19:00-22:00', email: 'grill@example.mc' }),
   ]);
   assert.equal(m.values.opening_hours, 'Mo-Su 19:00-22:00');
@@ -62,7 +98,10 @@ test('an address is taken whole from one record, never a street from one and a n
 });
 
 test('categories are the union, the preferred record’s first; the place is closed only when every source says so', () => {
-  const m = mergeRecords([record('osm', { categories: '["restaurant","bar"]' }), record('yelp', { category: 'cafe', categories: '["cafe","bar"]', closed: 1 })]);
+  const m = mergeRecords([
+    record('osm', { categories: '["restaurant","bar"]' }),
+    record('yelp', { category: 'cafe', categories: '["cafe","bar"]', closed: 1 }),
+  ]);
   assert.deepEqual(m.values.categories, ['restaurant', 'bar', 'cafe']);
   assert.equal(m.values.category, 'restaurant');
   assert.equal(m.closed, false);
@@ -73,6 +112,8 @@ test('every field of a record is in exactly one group of the preferences', () =>
   const grouped = Object.values(fieldPreferences).flatMap((g) => [...g.columns]);
   assert.equal(new Set(grouped).size, grouped.length, 'no field in two groups');
   const rest = ['id', 'public_id', 'source', 'source_id', 'categories', 'closed', 'content_hash'];
-  const all = Object.keys(record('osm')).filter((k) => !rest.includes(k)).sort();
+  const all = Object.keys(record('osm'))
+    .filter((k) => !rest.includes(k))
+    .sort();
   assert.deepEqual([...grouped].sort(), all);
 });

@@ -21,10 +21,17 @@ export const trustedSources: readonly string[] = ['osm', 'overture'];
 type Group = 'name' | 'category' | 'location' | 'address' | 'phone' | 'website' | 'email' | 'rating' | 'opening_hours' | 'attributes';
 
 /** The fields of each group, the field that says a record has the group, and how the record is chosen. */
-export const fieldPreferences: Record<Group, { columns: readonly (keyof MemberRecord)[]; has: keyof MemberRecord; prefer: 'trust' | 'most_reviews' | 'osm' }> = {
+export const fieldPreferences: Record<
+  Group,
+  { columns: readonly (keyof MemberRecord)[]; has: keyof MemberRecord; prefer: 'trust' | 'most_reviews' | 'osm' }
+> = {
   name: { columns: ['name', 'names'], has: 'name', prefer: 'trust' },
   category: { columns: ['category', 'source_categories'], has: 'category', prefer: 'trust' },
-  location: { columns: ['lat', 'lon', 'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'region'], has: 'lat', prefer: 'trust' },
+  location: {
+    columns: ['lat', 'lon', 'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'region'],
+    has: 'lat',
+    prefer: 'trust',
+  },
   address: { columns: ['street', 'housenumber', 'postcode', 'address'], has: 'address', prefer: 'trust' },
   phone: { columns: ['phone', 'phone_e164'], has: 'phone', prefer: 'trust' },
   website: { columns: ['website', 'website_domain'], has: 'website', prefer: 'trust' },
@@ -95,7 +102,10 @@ export function mergeRecords(records: readonly MemberRecord[]): MergedPlace {
     if (from) fieldSources[group] = from.source;
   }
   const nameFrom = pick(ordered, 'name') ?? lead;
-  values.names = mergedNames(nameFrom, ordered.filter((r) => r !== nameFrom));
+  values.names = mergedNames(
+    nameFrom,
+    ordered.filter((r) => r !== nameFrom),
+  );
   const categories: string[] = [];
   const categoryFrom = pick(ordered, 'category');
   for (const r of categoryFrom ? [categoryFrom, ...ordered.filter((o) => o !== categoryFrom)] : ordered) {

@@ -49,7 +49,10 @@ export interface FoundContacts {
 
 const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const provenance = {
-  source: Type.String({ description: 'Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place\'s own site)', examples: ['website'] }),
+  source: Type.String({
+    description: "Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)",
+    examples: ['website'],
+  }),
   page: nullable(Type.String({ description: 'The page it was found on (`website` only)' })),
   fetched_at: nullable(Type.String({ format: 'date-time', description: 'When that page was fetched (`website` only)' })),
 };
@@ -62,7 +65,8 @@ export const ContactsSchema = Type.Object(
         ...provenance,
         verdict: nullable(
           Type.Union([Type.Literal('deliverable_domain'), Type.Literal('no_mx'), Type.Literal('unknown')], {
-            description: "A found address's domain check: `deliverable_domain` (it has an MX or A record), `no_mx`, `unknown` (DNS did not answer); null for a source's",
+            description:
+              "A found address's domain check: `deliverable_domain` (it has an MX or A record), `no_mx`, `unknown` (DNS did not answer); null for a source's",
           }),
         ),
       }),
@@ -78,7 +82,10 @@ export const ContactsSchema = Type.Object(
     ),
     contact_url: nullable(Type.String({ description: "The website's contact page, when it has one" })),
   },
-  { description: 'Every contact of the place with where each comes from (see the enrichment README): its sources\' and what its own website gave' },
+  {
+    description:
+      "Every contact of the place with where each comes from (see the enrichment README): its sources' and what its own website gave",
+  },
 );
 export type Contacts = Static<typeof ContactsSchema>;
 
@@ -87,7 +94,10 @@ const EMAIL = /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[a-z0-9](?:[a-z0-9-]{0,61}
 
 /** An email address with its domain lower-cased, or null when its syntax is not that of an address. */
 export function normaliseEmail(raw: string): string | null {
-  const text = raw.trim().replace(/^mailto:/i, '').split('?')[0]!;
+  const text = raw
+    .trim()
+    .replace(/^mailto:/i, '')
+    .split('?')[0]!;
   const at = text.lastIndexOf('@');
   if (at <= 0) return null;
   const address = `${text.slice(0, at)}@${text.slice(at + 1).toLowerCase()}`;
@@ -220,7 +230,13 @@ export function validFound(row: Pick<ContactColumns, 'enrich_basis' | 'website' 
  * The public `contacts` of a place, and the email and phone its public view shows: the source's values
  * first (its `email`, `phone`, then its lists), then what its website gave that is not already there.
  */
-export function placeContacts(row: ContactColumns): { contacts: Contacts; email: string | null; phone: string | null; phone_e164: string | null; filled: Array<'email' | 'phone'> } {
+export function placeContacts(row: ContactColumns): {
+  contacts: Contacts;
+  email: string | null;
+  phone: string | null;
+  phone_e164: string | null;
+  filled: Array<'email' | 'phone'>;
+} {
   const stored = row.source_contacts === null ? {} : (JSON.parse(row.source_contacts) as StoredSourceContacts);
   const found = validFound(row);
   const fromSource = { page: null, fetched_at: null };
@@ -234,7 +250,8 @@ export function placeContacts(row: ContactColumns): { contacts: Contacts; email:
   };
   if (row.email) addEmail({ address: row.email, source: row.source, ...fromSource, verdict: null });
   for (const e of stored.emails ?? []) addEmail({ address: e.value, source: e.source, ...fromSource, verdict: null });
-  for (const e of found?.emails ?? []) addEmail({ address: e.address, source: 'website', page: e.page, fetched_at: e.fetched_at, verdict: e.verdict });
+  for (const e of found?.emails ?? [])
+    addEmail({ address: e.address, source: 'website', page: e.page, fetched_at: e.fetched_at, verdict: e.verdict });
 
   const phones: Contacts['phones'] = [];
   const seenPhones = new Set<string>();

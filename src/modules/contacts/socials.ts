@@ -35,43 +35,203 @@ const HANDLE_PREFIXES: Record<string, SocialNetwork> = {
  * hosted site: never the business's own profile.
  */
 const PLATFORM_HANDLES = new Set([
-  'facebook', 'fb', 'meta', 'instagram', 'linkedin', 'twitter', 'x', 'twitterapi', 'youtube', 'tiktok', 'google',
-  'wix', 'wixcom', 'squarespace', 'shopify', 'godaddy', 'weebly', 'jimdo', 'wordpress', 'wordpressdotcom',
-  'wordpresscom', 'webflow', 'strikingly', 'hubspot', 'mailchimp', 'yola', 'site123', 'duda', 'elementor',
+  'facebook',
+  'fb',
+  'meta',
+  'instagram',
+  'linkedin',
+  'twitter',
+  'x',
+  'twitterapi',
+  'youtube',
+  'tiktok',
+  'google',
+  'wix',
+  'wixcom',
+  'squarespace',
+  'shopify',
+  'godaddy',
+  'weebly',
+  'jimdo',
+  'wordpress',
+  'wordpressdotcom',
+  'wordpresscom',
+  'webflow',
+  'strikingly',
+  'hubspot',
+  'mailchimp',
+  'yola',
+  'site123',
+  'duda',
+  'elementor',
 ]);
 
 /** First path segments that are the platform's own features, never a profile. */
 const FACEBOOK_RESERVED = new Set([
-  'sharer', 'sharer.php', 'share', 'share.php', 'dialog', 'plugins', 'tr', 'login', 'login.php', 'l.php', 'events',
-  'groups', 'photo.php', 'photo', 'photos', 'watch', 'hashtag', 'help', 'policies', 'privacy', 'legal', 'ads',
-  'business', 'settings', 'story.php', 'permalink.php', 'media', 'video.php', 'videos', 'search', 'home.php',
-  'marketplace', 'gaming', 'fundraisers', 'notes', 'v2.0',
-  'recover', 'reg', 'r.php', 'campaign', 'careers', 'about', 'terms', 'terms.php', 'privacy.php', 'badges',
-  'directory', 'find-friends', 'messages', 'notifications', 'bookmarks', 'places', 'public', 'apps', 'developers',
-  'connect', 'fbml', 'widgets', 'images', 'rsrc.php', 'ajax', 'friends', 'lists', 'stories', 'reel', 'live',
+  'sharer',
+  'sharer.php',
+  'share',
+  'share.php',
+  'dialog',
+  'plugins',
+  'tr',
+  'login',
+  'login.php',
+  'l.php',
+  'events',
+  'groups',
+  'photo.php',
+  'photo',
+  'photos',
+  'watch',
+  'hashtag',
+  'help',
+  'policies',
+  'privacy',
+  'legal',
+  'ads',
+  'business',
+  'settings',
+  'story.php',
+  'permalink.php',
+  'media',
+  'video.php',
+  'videos',
+  'search',
+  'home.php',
+  'marketplace',
+  'gaming',
+  'fundraisers',
+  'notes',
+  'v2.0',
+  'recover',
+  'reg',
+  'r.php',
+  'campaign',
+  'careers',
+  'about',
+  'terms',
+  'terms.php',
+  'privacy.php',
+  'badges',
+  'directory',
+  'find-friends',
+  'messages',
+  'notifications',
+  'bookmarks',
+  'places',
+  'public',
+  'apps',
+  'developers',
+  'connect',
+  'fbml',
+  'widgets',
+  'images',
+  'rsrc.php',
+  'ajax',
+  'friends',
+  'lists',
+  'stories',
+  'reel',
+  'live',
 ]);
 const INSTAGRAM_RESERVED = new Set([
-  'p', 'reel', 'reels', 'tv', 'explore', 'accounts', 'stories', 'about', 'developer', 'legal', 'direct', 'web',
-  'oauth', 'static', 'emails', 'challenge', 'privacy', 'terms', 'press', 'api', 'embed.js', 'share',
+  'p',
+  'reel',
+  'reels',
+  'tv',
+  'explore',
+  'accounts',
+  'stories',
+  'about',
+  'developer',
+  'legal',
+  'direct',
+  'web',
+  'oauth',
+  'static',
+  'emails',
+  'challenge',
+  'privacy',
+  'terms',
+  'press',
+  'api',
+  'embed.js',
+  'share',
 ]);
 const X_RESERVED = new Set([
-  'intent', 'share', 'home', 'search', 'hashtag', 'i', 'settings', 'login', 'signup', 'explore', 'notifications',
-  'messages', 'tos', 'privacy', 'about', 'statuses', 'widgets', 'widgets.js', 'account', 'oauth', 'compose',
-  'download', 'following', 'followers', 'lists', 'en', 'logout', 'rules', 'jobs', 'help', 'status',
+  'intent',
+  'share',
+  'home',
+  'search',
+  'hashtag',
+  'i',
+  'settings',
+  'login',
+  'signup',
+  'explore',
+  'notifications',
+  'messages',
+  'tos',
+  'privacy',
+  'about',
+  'statuses',
+  'widgets',
+  'widgets.js',
+  'account',
+  'oauth',
+  'compose',
+  'download',
+  'following',
+  'followers',
+  'lists',
+  'en',
+  'logout',
+  'rules',
+  'jobs',
+  'help',
+  'status',
 ]);
 const YOUTUBE_RESERVED = new Set([
-  'watch', 'embed', 'shorts', 'playlist', 'results', 'feed', 'redirect', 't', 'about', 'yt', 'howyoutubeworks',
-  'premium', 'account', 'v', 'live', 'gaming', 'music', 'kids', 'signin', 'logout', 'upload', 'subscription_center',
-  'attribution_link', 'supported_browsers', 'iframe_api', 'player_api', 'sw.js', 'hashtag', 'post', 'create',
+  'watch',
+  'embed',
+  'shorts',
+  'playlist',
+  'results',
+  'feed',
+  'redirect',
+  't',
+  'about',
+  'yt',
+  'howyoutubeworks',
+  'premium',
+  'account',
+  'v',
+  'live',
+  'gaming',
+  'music',
+  'kids',
+  'signin',
+  'logout',
+  'upload',
+  'subscription_center',
+  'attribution_link',
+  'supported_browsers',
+  'iframe_api',
+  'player_api',
+  'sw.js',
+  'hashtag',
+  'post',
+  'create',
 ]);
 const LINKEDIN_KINDS = new Set(['company', 'in', 'school']);
 
-const FACEBOOK_NAME = /^[A-Za-z0-9.\-]{2,80}$/;
+const FACEBOOK_NAME = /^[A-Za-z0-9.-]{2,80}$/;
 const INSTAGRAM_NAME = /^[A-Za-z0-9._]{1,30}$/;
 const X_NAME = /^[A-Za-z0-9_]{1,15}$/;
 const TIKTOK_NAME = /^[A-Za-z0-9._]{2,24}$/;
 const YOUTUBE_CHANNEL = /^UC[A-Za-z0-9_-]{22}$/;
-const YOUTUBE_NAME = /^[A-Za-z0-9._\-]{1,100}$/;
+const YOUTUBE_NAME = /^[A-Za-z0-9._-]{1,100}$/;
 const LINKEDIN_SLUG = /^[^\s/?#]{2,100}$/;
 
 function parseUrl(value: string): URL | null {
@@ -169,7 +329,8 @@ function youtube(segments: string[]): SocialProfile | null {
   if (lower === 'channel') return second && YOUTUBE_CHANNEL.test(second) ? profile('youtube', `channel/${second}`) : null;
   if (lower === 'c' || lower === 'user') return second && YOUTUBE_NAME.test(second) ? profile('youtube', `${lower}/${second}`) : null;
   // A legacy custom URL (`youtube.com/wcsmedia`) still names a channel.
-  if (segments.length === 1 && !YOUTUBE_RESERVED.has(lower) && YOUTUBE_NAME.test(first) && !first.includes('.')) return profile('youtube', first);
+  if (segments.length === 1 && !YOUTUBE_RESERVED.has(lower) && YOUTUBE_NAME.test(first) && !first.includes('.'))
+    return profile('youtube', first);
   return null;
 }
 
@@ -179,7 +340,10 @@ function fromUrl(url: URL): SocialProfile | null {
   let path = url.pathname;
   // Old hash-bang addresses (`twitter.com/#!/name`, `facebook.com/?sk=lf#!/pages/…`) carry the path in the fragment.
   if (url.hash.startsWith('#!/')) path = url.hash.slice(2).split('?')[0]!;
-  const segments = path.split('/').filter((s) => s !== '').map(decodeSegment);
+  const segments = path
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeSegment);
   switch (network) {
     case 'facebook':
       return facebook(segments, url);
@@ -189,7 +353,11 @@ function fromUrl(url: URL): SocialProfile | null {
       return youtube(segments);
     case 'instagram': {
       const [first] = segments;
-      return first && segments.length <= 2 && !INSTAGRAM_RESERVED.has(first.toLowerCase()) && INSTAGRAM_NAME.test(first) && !/^\.|\.$/.test(first)
+      return first &&
+        segments.length <= 2 &&
+        !INSTAGRAM_RESERVED.has(first.toLowerCase()) &&
+        INSTAGRAM_NAME.test(first) &&
+        !/^\.|\.$/.test(first)
         ? profile('instagram', first)
         : null;
     }
@@ -223,7 +391,11 @@ function fromHandle(value: string): SocialProfile | null {
     case 'tiktok':
       return TIKTOK_NAME.test(handle) ? profile(network, handle) : null;
     case 'youtube':
-      return YOUTUBE_CHANNEL.test(handle) ? profile(network, `channel/${handle}`) : YOUTUBE_NAME.test(handle) ? profile(network, `@${handle.toLowerCase()}`) : null;
+      return YOUTUBE_CHANNEL.test(handle)
+        ? profile(network, `channel/${handle}`)
+        : YOUTUBE_NAME.test(handle)
+          ? profile(network, `@${handle.toLowerCase()}`)
+          : null;
     case 'linkedin':
       return null;
   }

@@ -28,11 +28,14 @@ export function usageChart(days: DayCount[], width = 720, height = 220): SafeHtm
     // Counted from the last day, so today is always labelled and labels never collide.
     const showLabel = (days.length - 1 - i) % labelEvery === 0;
     return html`<rect class="chart-bar" x="${x.toFixed(1)}" y="${(10 + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}"><title>${d.day}: ${d.count}</title></rect>${
-      showLabel ? html`<text class="chart-axis" x="${(x + barW / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${d.day.slice(5)}</text>` : ''
+      showLabel
+        ? html`<text class="chart-axis" x="${(x + barW / 2).toFixed(1)}" y="${height - 8}" text-anchor="middle">${d.day.slice(5)}</text>`
+        : ''
     }`;
   });
   const grid = ticks.map(
-    (t) => html`<line class="chart-grid" x1="${left}" x2="${width - 8}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}"/><text class="chart-axis" x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${formatCount(t)}</text>`,
+    (t) =>
+      html`<line class="chart-grid" x1="${left}" x2="${width - 8}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}"/><text class="chart-axis" x="${left - 6}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${formatCount(t)}</text>`,
   );
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg">${grid}${bars}</svg>`;
 }
@@ -41,7 +44,7 @@ export function usageChart(days: DayCount[], width = 720, height = 220): SafeHtm
 export function niceCeiling(value: number): number {
   if (value <= 1) return 1;
   const magnitude = 10 ** Math.floor(Math.log10(value));
-  return ([1, 2, 5, 10].map((f) => f * magnitude).find((m) => m >= value) ?? value);
+  return [1, 2, 5, 10].map((f) => f * magnitude).find((m) => m >= value) ?? value;
 }
 
 function formatCount(n: number): string {

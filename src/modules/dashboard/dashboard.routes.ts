@@ -63,7 +63,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   // File uploads (the suppression list's CSV): parts are read as they arrive by the route that takes them,
   // so the file reaches the suppressions service as a stream, as the API's text/csv body does.
-  await app.register(multipart, { throwFileSizeLimit: false, limits: { fileSize: maxCsvBytes + 1, files: 1, fields: 8, fieldSize: 1024, parts: 9 } });
+  await app.register(multipart, {
+    throwFileSizeLimit: false,
+    limits: { fileSize: maxCsvBytes + 1, files: 1, fields: 8, fieldSize: 1024, parts: 9 },
+  });
   if (!app.hasRequestDecorator('cookies')) await app.register(cookie);
   await app.register(fastifyStatic, { root: publicDir, prefix: '/assets/', decorateReply: false, maxAge: '7d' });
 
@@ -87,20 +90,40 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const ctx = kit.ctx(request);
     if (error instanceof AppError) return kit.send(reply, errorPage(ctx, error.status, error.title, error.message), error.status);
-    if (error.statusCode && error.statusCode < 500) return kit.send(reply, errorPage(ctx, error.statusCode, 'The request is not valid', error.message), error.statusCode);
+    if (error.statusCode && error.statusCode < 500)
+      return kit.send(reply, errorPage(ctx, error.statusCode, 'The request is not valid', error.message), error.statusCode);
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'the database does not answer');
       reply.header('retry-after', '1');
-      return kit.send(reply, errorPage(ctx, 503, 'Back in a moment', 'The database does not answer right now. Try again in a moment; nothing you sent was saved.'), 503);
+      return kit.send(
+        reply,
+        errorPage(
+          ctx,
+          503,
+          'Back in a moment',
+          'The database does not answer right now. Try again in a moment; nothing you sent was saved.',
+        ),
+        503,
+      );
     }
     request.log.error({ err: error }, 'unhandled dashboard error');
-    return kit.send(reply, errorPage(ctx, 500, 'Something went wrong', 'Something went wrong on our side. Quote the request id when reporting it: ' + String(request.id)), 500);
+    return kit.send(
+      reply,
+      errorPage(
+        ctx,
+        500,
+        'Something went wrong',
+        'Something went wrong on our side. Quote the request id when reporting it: ' + String(request.id),
+      ),
+      500,
+    );
   });
 
   const pages: PageOptions = { ...options, kit, searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES) };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
-  for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, suppressionsPageRoutes, usageRoutes]) await app.register(routes, pages);
+  for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, suppressionsPageRoutes, usageRoutes])
+    await app.register(routes, pages);
 }
 
 /** `public/` beside this file; the compiled build (dist/) has no copy, so it falls back to the source tree. */

@@ -41,7 +41,12 @@ export const ExportJobFormSchema = Type.Object({
 });
 export const ExportsQuerySchema = Type.Object({ rotated: optionalText });
 
-export const SuppressionsQuerySchema = Type.Object({ cursor: optionalText, from: optionalText, removed: optionalText, removed_all: optionalText });
+export const SuppressionsQuerySchema = Type.Object({
+  cursor: optionalText,
+  from: optionalText,
+  removed: optionalText,
+  removed_all: optionalText,
+});
 /** The upload form's options, read from the parts before the file: the API's country and on_invalid. */
 export const SuppressionsUploadFormSchema = Type.Object({
   _csrf: optionalText,

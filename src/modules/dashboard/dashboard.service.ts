@@ -3,7 +3,15 @@ import { dailyUsage } from '../auth/usage.service.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import { recentExports, type ExportSummary } from '../exports/exports.service.ts';
 import { largestCitiesInBox } from '../geo/geo.ts';
-import { iterateSearchPlaces, placesInBox, recentSearches as recentSearchesOf, savedSearchPage, searchAsItRunsNow, type SearchDeps, type SearchSummary } from '../search/search.service.ts';
+import {
+  iterateSearchPlaces,
+  placesInBox,
+  recentSearches as recentSearchesOf,
+  savedSearchPage,
+  searchAsItRunsNow,
+  type SearchDeps,
+  type SearchSummary,
+} from '../search/search.service.ts';
 import { renderMap, viewBox, type MapResult } from './map.ts';
 import type { ResultsView } from './search.views.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
@@ -24,7 +32,11 @@ export function recentSearches(db: Db, accountId: number, limit: number): Promis
   return recentSearchesOf(db, accountId, limit);
 }
 
-export async function searchesAndExports(db: Db, accountId: number, limit: number): Promise<{ searches: SearchSummary[]; exports: ExportSummary[] }> {
+export async function searchesAndExports(
+  db: Db,
+  accountId: number,
+  limit: number,
+): Promise<{ searches: SearchSummary[]; exports: ExportSummary[] }> {
   const [searches, exports] = await Promise.all([recentSearchesOf(db, accountId, limit), recentExports(db, accountId, limit)]);
   return { searches, exports };
 }
@@ -34,7 +46,13 @@ export function usageByDay(db: Db, accountId: number, days: number): Promise<Arr
 }
 
 /** A page of a saved search's results with its map: the results in orange over every other place in view. */
-export async function searchResults(deps: SearchDeps, accountId: number, searchId: string, cursor: string | undefined, perPage: number): Promise<Omit<ResultsView, 'offset'>> {
+export async function searchResults(
+  deps: SearchDeps,
+  accountId: number,
+  searchId: string,
+  cursor: string | undefined,
+  perPage: number,
+): Promise<Omit<ResultsView, 'offset'>> {
   const { search, page, total, suppressed, nextCursor } = await savedSearchPage(deps, accountId, searchId, cursor, perPage);
   // The map shows what the search finds for this account now: its suppression list (and only_new) apply.
   const running = await searchAsItRunsNow(deps.db, search);
@@ -55,13 +73,20 @@ export async function searchResults(deps: SearchDeps, accountId: number, searchI
   const chosenCity = search.resolution.city?.chosen;
   const center = chosenCity ? { lat: chosenCity.lat, lon: chosenCity.lon } : undefined;
   const box = viewBox(results, center);
-  const [context, labels] = await Promise.all([placesInBox(deps, [box.west, box.south, box.east, box.north], mapMaxContext), largestCitiesInBox(deps.db, box, 12)]);
+  const [context, labels] = await Promise.all([
+    placesInBox(deps, [box.west, box.south, box.east, box.north], mapMaxContext),
+    largestCitiesInBox(deps.db, box, 12),
+  ]);
   const shown = results.length;
   const mapCaption = [
-    capped ? `The first ${shown.toLocaleString('en')} of ${total.toLocaleString('en')} places, in orange.` : `All ${shown.toLocaleString('en')} places with coordinates, in orange.`,
+    capped
+      ? `The first ${shown.toLocaleString('en')} of ${total.toLocaleString('en')} places, in orange.`
+      : `All ${shown.toLocaleString('en')} places with coordinates, in orange.`,
     !capped && withoutCoordinates > 0 ? `${withoutCoordinates.toLocaleString('en')} have no coordinates.` : '',
     'Grey: every other place in view, which traces the streets and built-up areas.',
-  ].filter(Boolean).join(' ');
+  ]
+    .filter(Boolean)
+    .join(' ');
   return {
     search,
     total,
@@ -81,7 +106,12 @@ export async function searchResults(deps: SearchDeps, accountId: number, searchI
 }
 
 /** The account's export jobs with their webhook deliveries and attempts, for the Exports page. */
-export async function exportJobsOverview(db: Db, links: DownloadLinks, accountId: number, limit: number): Promise<{ items: JobOverview[]; secret: string }> {
+export async function exportJobsOverview(
+  db: Db,
+  links: DownloadLinks,
+  accountId: number,
+  limit: number,
+): Promise<{ items: JobOverview[]; secret: string }> {
   const [items, secret] = await Promise.all([recentJobs(db, links, accountId, limit), accountWebhookSecret(db, accountId)]);
   return { items, secret };
 }

@@ -29,7 +29,10 @@ export async function exportJobsPageRoutes(appBase: FastifyInstance, { kit, db, 
 
   app.get('/exports', { schema: { querystring: ExportsQuerySchema } }, async (request, reply) => {
     const { items, secret } = await exportJobsOverview(db, jobs.links, kit.session(request).accountId, 50);
-    const notice = request.query.rotated === '1' ? 'A new webhook secret is in force: later deliveries, retries included, are signed with it.' : undefined;
+    const notice =
+      request.query.rotated === '1'
+        ? 'A new webhook secret is in force: later deliveries, retries included, are signed with it.'
+        : undefined;
     return kit.send(reply, exportJobsPage(kit.ctx(request), items, secret, notice));
   });
 

@@ -6,7 +6,12 @@ import { csrfField, formatCount, page, time, type PageContext } from './layout.t
 export type JobListItem = JobOverview;
 
 const jobStatus: Record<string, string> = { queued: 'Queued', running: 'Running', succeeded: 'Ready', failed: 'Failed' };
-const deliveryStatus: Record<string, string> = { pending: 'Retrying', succeeded: 'Delivered', failed: 'Gave up', refused: 'Refused (address not allowed)' };
+const deliveryStatus: Record<string, string> = {
+  pending: 'Retrying',
+  succeeded: 'Delivered',
+  failed: 'Gave up',
+  refused: 'Refused (address not allowed)',
+};
 
 /** The form on a search's page that starts a background export. */
 export function exportJobForm(ctx: PageContext, searchId: string): SafeHtml {
@@ -46,7 +51,8 @@ export function exportJobsPage(ctx: PageContext, items: JobListItem[], secret: s
         : html`<div class="table-wrap"><table data-testid="jobs">
       <caption class="visually-hidden">Export jobs</caption>
       <thead><tr><th scope="col">Job</th><th scope="col">Search</th><th scope="col">Format</th><th scope="col" class="num">Rows</th><th scope="col">Status</th><th scope="col">Created (UTC)</th><th scope="col">File</th><th scope="col">Webhook deliveries</th></tr></thead>
-      <tbody>${items.map(({ job, deliveries }) => html`<tr data-job="${job.id}">
+      <tbody>${items.map(
+        ({ job, deliveries }) => html`<tr data-job="${job.id}">
         <th scope="row"><code>${job.id}</code></th>
         <td><a href="/searches/${job.search_id}">${job.search_id}</a></td>
         <td>${job.format.toUpperCase()}</td>
@@ -59,13 +65,16 @@ export function exportJobsPage(ctx: PageContext, items: JobListItem[], secret: s
             ? html`<span class="muted">none</span>`
             : deliveries.length === 0
               ? html`<span class="muted">when the job ends, to ${job.webhook_url}</span>`
-              : deliveries.map(({ attempts, ...delivery }) => html`<details>
+              : deliveries.map(
+                  ({ attempts, ...delivery }) => html`<details>
               <summary>${deliveryStatus[delivery.status] ?? delivery.status} · ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}</summary>
               <p class="muted">${delivery.event} to ${delivery.url}${delivery.nextAttemptAt ? html` · next attempt ${time(delivery.nextAttemptAt, { compact: true })}` : ''}</p>
               <ol>${attempts.map((a) => html`<li>${time(a.at, { compact: true })}: ${a.responseStatus === null ? 'no answer' : `HTTP ${a.responseStatus}`} (${a.outcome}${a.error ? `: ${a.error}` : ''}), ${a.durationMs} ms</li>`)}</ol>
-            </details>`)
+            </details>`,
+                )
         }</td>
-      </tr>`)}</tbody></table></div>`
+      </tr>`,
+      )}</tbody></table></div>`
     }`,
   );
 }

@@ -10,7 +10,9 @@ export type FormBody = Record<string, string | string[] | undefined>;
 /** The body of a form route, as the form parser left it (nothing when the request had none). */
 export function formBody(body: unknown): FormBody {
   if (body === null || typeof body !== 'object') return {};
-  return Object.fromEntries(Object.entries(body).filter((e): e is [string, string | string[]] => typeof e[1] === 'string' || Array.isArray(e[1])));
+  return Object.fromEntries(
+    Object.entries(body).filter((e): e is [string, string | string[]] => typeof e[1] === 'string' || Array.isArray(e[1])),
+  );
 }
 
 /** Form values are strings, or arrays when a name repeats; a field sent twice counts as its first value. */
@@ -60,7 +62,9 @@ export function formError(error: unknown, values: FormState['values']): FormStat
   // The services name fields as the API does (`querystring.city`); the form's inputs are named `city`. An
   // error about the whole request (`querystring`: say what to search for) is the form's general message.
   const all = error.extras.errors ?? [];
-  const errors: FieldError[] = all.filter((e) => e.field.includes('.') || !/^(querystring|body)$/.test(e.field)).map((e) => ({ ...e, field: e.field.replace(/^(querystring|body)\./, '') }));
+  const errors: FieldError[] = all
+    .filter((e) => e.field.includes('.') || !/^(querystring|body)$/.test(e.field))
+    .map((e) => ({ ...e, field: e.field.replace(/^(querystring|body)\./, '') }));
   return { values, errors, general: errors.length < all.length || errors.length === 0 ? error.message : undefined };
 }
 

@@ -7,7 +7,10 @@ test('html escapes interpolated text in element bodies and attributes', () => {
   const out = html`<p title="${evil}">${evil}</p>`.value;
   assert.equal(out.includes('<script>'), false);
   assert.equal(out.includes('<img'), false);
-  assert.equal(out, `<p title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</p>`);
+  assert.equal(
+    out,
+    `<p title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</p>`,
+  );
 });
 
 test('html keeps nested fragments and joins arrays without escaping them twice', () => {

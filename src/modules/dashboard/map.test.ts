@@ -15,7 +15,12 @@ test('the map draws one marker per result with its name as an escaped tooltip', 
 });
 
 test('a city-scale map leaves out the coarse Natural Earth layers and keeps footprint, labels and a metre scale', () => {
-  const svg = renderMap({ results: monaco, context: [{ lat: 43.735, lon: 7.42 }], labels: [{ lat: 43.7396, lon: 7.4278, name: 'Monte-Carlo' }], title: 't' }).value;
+  const svg = renderMap({
+    results: monaco,
+    context: [{ lat: 43.735, lon: 7.42 }],
+    labels: [{ lat: 43.7396, lon: 7.4278, name: 'Monte-Carlo' }],
+    title: 't',
+  }).value;
   assert.equal(svg.includes('class="map-land"'), false);
   assert.equal(svg.includes('class="map-border"'), false);
   assert.equal(svg.match(/<g class="map-footprint"><circle /g)?.length, 1);

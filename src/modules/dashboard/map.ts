@@ -268,7 +268,13 @@ function clipLine(line: Pt[], box: { x0: number; y0: number; x1: number; y1: num
 function intersects(coords: Position[], box: GeoBox): boolean {
   const margin = (box.east - box.west) * 0.5;
   for (const [lon, lat] of coords) {
-    if ((lon as number) >= box.west - margin && (lon as number) <= box.east + margin && (lat as number) >= box.south - margin && (lat as number) <= box.north + margin) return true;
+    if (
+      (lon as number) >= box.west - margin &&
+      (lon as number) <= box.east + margin &&
+      (lat as number) >= box.south - margin &&
+      (lat as number) <= box.north + margin
+    )
+      return true;
   }
   return false;
 }
@@ -286,7 +292,10 @@ function polygonsPath(polygons: Position[][][], view: View): string {
 
 function linesPath(lines: Position[][], view: View): string {
   const box = clipBox(view);
-  return pathData(lines.filter((l) => intersects(l, view.box)).flatMap((l) => clipLine(project(l, view), box)), false);
+  return pathData(
+    lines.filter((l) => intersects(l, view.box)).flatMap((l) => clipLine(project(l, view), box)),
+    false,
+  );
 }
 
 function ringBoxOverlaps(ring: Position[], box: GeoBox): boolean {

@@ -67,9 +67,19 @@ export function createPageKit(config: Config, assetVersion: string): PageKit {
       path: request.url.split('?')[0] ?? '/',
       assetVersion,
     }),
-    send: (reply, body, status = 200) => reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body.value),
+    send: (reply, body, status = 200) =>
+      reply.code(status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body.value),
     formExpired: (request, reply) =>
-      kit.send(reply, errorPage(kit.ctx(request), 403, 'This form has expired', 'The form was not sent from this page, or it was open too long. Go back, reload the page and try again.'), 403),
+      kit.send(
+        reply,
+        errorPage(
+          kit.ctx(request),
+          403,
+          'This form has expired',
+          'The form was not sent from this page, or it was open too long. Go back, reload the page and try again.',
+        ),
+        403,
+      ),
     session: (request) => {
       const session = request.dashboard?.session;
       if (!session) throw new Error('a signed-in page was reached without a session');

@@ -12,8 +12,10 @@ export const scopeDescriptions: Record<Scope, string> = {
   'places:read': 'Read places: look up and list places (GET /api/v1/user-api/places)',
   search: 'Search: run and page through searches',
   export: 'Export: download a saved search as CSV, XLSX, JSON…',
-  'suppressions:write': 'Change the suppression list: add (JSON or a CSV upload) and remove phones, domains, emails and places never to show again',
-  enrich: 'Queue the places of a saved search for enrichment (emails, phones and social profiles from their own websites) and follow the jobs',
+  'suppressions:write':
+    'Change the suppression list: add (JSON or a CSV upload) and remove phones, domains, emails and places never to show again',
+  enrich:
+    'Queue the places of a saved search for enrichment (emails, phones and social profiles from their own websites) and follow the jobs',
 };
 
 /** Expiry choices offered on the form, in days; `never` needs an explicit confirmation. */
@@ -112,7 +114,7 @@ export function tokensPage(ctx: PageContext, tokens: TokenRecord[], notice?: str
     html`${notice ? html`<div class="alert alert-success" role="status">${notice}</div>` : ''}
     <p class="lede">Tokens let your code call the API as you. Each token is shown once, when it is created; here you see its first characters only.</p>
     <p><a class="button" href="/tokens/new">Create a token</a></p>
-    ${live.length > 0 ? table(live, 'Active tokens') : html`<p class="empty">${past.length > 0 ? "No active tokens: create one to call the API." : "You have no tokens yet."}</p>`}
+    ${live.length > 0 ? table(live, 'Active tokens') : html`<p class="empty">${past.length > 0 ? 'No active tokens: create one to call the API.' : 'You have no tokens yet.'}</p>`}
     ${past.length > 0 ? html`<details class="past"><summary>Revoked and expired tokens (${past.length})</summary>${table(past, 'Revoked and expired tokens')}</details>` : ''}`,
   );
 }
@@ -159,7 +161,9 @@ export function newTokenPage(ctx: PageContext, form: FormState = emptyForm, welc
         <p class="hint">Grant only what the code needs.</p>
         ${scopeError ? html`<p class="error" id="f-scopes-error"><span class="visually-hidden">Error:</span> ${scopeError.message}</p>` : ''}
         ${allScopes.map(
-          (s) => html`<div class="check"><input type="checkbox" id="scope-${s.replace(':', '-')}" name="scopes" value="${s}"${chosenScopes.includes(s) ? html` checked` : ''}>
+          (
+            s,
+          ) => html`<div class="check"><input type="checkbox" id="scope-${s.replace(':', '-')}" name="scopes" value="${s}"${chosenScopes.includes(s) ? html` checked` : ''}>
           <label for="scope-${s.replace(':', '-')}"><code>${s}</code> — ${scopeDescriptions[s]}</label></div>`,
         )}
       </fieldset>
@@ -167,7 +171,9 @@ export function newTokenPage(ctx: PageContext, form: FormState = emptyForm, welc
         <legend>Expires</legend>
         ${expiryError ? html`<p class="error" id="f-expiry-error"><span class="visually-hidden">Error:</span> ${expiryError.message}</p>` : ''}
         ${expiryChoices.map(
-          (d) => html`<div class="check"><input type="radio" id="expiry-${d}" name="expiry" value="${d}"${expiry === String(d) ? html` checked` : ''}>
+          (
+            d,
+          ) => html`<div class="check"><input type="radio" id="expiry-${d}" name="expiry" value="${d}"${expiry === String(d) ? html` checked` : ''}>
           <label for="expiry-${d}">In ${d} days${d === 90 ? ' (recommended)' : d === 365 ? ' (the longest)' : ''}</label></div>`,
         )}
         <div class="check"><input type="radio" id="expiry-never" name="expiry" value="never"${expiry === 'never' ? html` checked` : ''} aria-describedby="no-expiry-warning">

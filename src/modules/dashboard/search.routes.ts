@@ -50,13 +50,17 @@ export async function searchPageRoutes(appBase: FastifyInstance, { kit, config, 
   // A POST with the form token, not a link: an export records leads, so a cross-site link must not start one.
   app.post('/searches/:id/export', { schema: { params: IdParamsSchema } }, async (request, reply) => {
     const form = parseForm(ExportFormSchema, request.body);
-    const started = await startExport(db, {
-      accountId: kit.session(request).accountId,
-      searchId: request.params.id,
-      format: form.format ?? 'csv',
-      fields: undefined,
-      onlyNew: form.only_new,
-    }, app.quotas);
+    const started = await startExport(
+      db,
+      {
+        accountId: kit.session(request).accountId,
+        searchId: request.params.id,
+        format: form.format ?? 'csv',
+        fields: undefined,
+        onlyNew: form.only_new,
+      },
+      app.quotas,
+    );
     return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
   });
 }
@@ -76,7 +80,8 @@ function searchParamsOf(body: FormBody): Record<string, string> {
     const value = text(body[name]).trim();
     if (value !== '') params[name] = value;
   }
-  for (const name of ['has_phone', 'has_website', 'has_email', 'has_social'] as const) if (text(body[name]) === 'yes') params[name] = 'true';
+  for (const name of ['has_phone', 'has_website', 'has_email', 'has_social'] as const)
+    if (text(body[name]) === 'yes') params[name] = 'true';
   return params;
 }
 

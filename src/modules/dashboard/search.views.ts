@@ -8,8 +8,26 @@ import { exportJobForm } from './exports.views.ts';
 
 /** Kinds of business offered as suggestions; any term the taxonomy knows (in any language) works. */
 const typeSuggestions = [
-  'restaurant', 'cafe', 'bar', 'hotel', 'bakery', 'pharmacy', 'dentist', 'doctors', 'hairdresser', 'supermarket',
-  'clothes', 'florist', 'optician', 'car_repair', 'bank', 'fast_food', 'jewelry', 'beauty', 'fitness_centre', 'veterinary',
+  'restaurant',
+  'cafe',
+  'bar',
+  'hotel',
+  'bakery',
+  'pharmacy',
+  'dentist',
+  'doctors',
+  'hairdresser',
+  'supermarket',
+  'clothes',
+  'florist',
+  'optician',
+  'car_repair',
+  'bank',
+  'fast_food',
+  'jewelry',
+  'beauty',
+  'fitness_centre',
+  'veterinary',
 ];
 
 export const downloadFormats: Array<{ format: string; label: string }> = [
@@ -25,10 +43,18 @@ function errorFor(form: FormState, name: string) {
   return form.errors.find((e) => e.field === name);
 }
 
-function textField(form: FormState, name: string, label: string, hint: string, options: { list?: string; required?: boolean } = {}): SafeHtml {
+function textField(
+  form: FormState,
+  name: string,
+  label: string,
+  hint: string,
+  options: { list?: string; required?: boolean } = {},
+): SafeHtml {
   const error = errorFor(form, name);
   const id = `f-${name}`;
-  const allowed = Array.isArray(error?.allowed) ? (error.allowed as unknown[]).filter((a): a is string => typeof a === 'string').slice(0, 6) : [];
+  const allowed = Array.isArray(error?.allowed)
+    ? (error.allowed as unknown[]).filter((a): a is string => typeof a === 'string').slice(0, 6)
+    : [];
   return html`<div class="field${error ? ' field-error' : ''}">
     <label for="${id}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
     <p class="hint" id="${id}-hint">${hint}</p>
@@ -61,13 +87,23 @@ export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
     <div class="field">
       <label for="f-min_rating">Minimum rating</label>
       <select id="f-min_rating" name="min_rating">
-        ${[['', 'Any'], ['3', '3 and up'], ['4', '4 and up'], ['4.5', '4.5 and up']].map(([v, l]) => html`<option value="${v}"${rating === v ? html` selected` : ''}>${l}</option>`)}
+        ${[
+          ['', 'Any'],
+          ['3', '3 and up'],
+          ['4', '4 and up'],
+          ['4.5', '4.5 and up'],
+        ].map(([v, l]) => html`<option value="${v}"${rating === v ? html` selected` : ''}>${l}</option>`)}
       </select>
     </div>
     <div class="field">
       <label for="f-sort">Sort by</label>
       <select id="f-sort" name="sort">
-        ${[['relevance', 'Relevance'], ['rating', 'Rating'], ['review_count', 'Number of reviews'], ['name', 'Name']].map(([v, l]) => html`<option value="${v}"${sort === v ? html` selected` : ''}>${l}</option>`)}
+        ${[
+          ['relevance', 'Relevance'],
+          ['rating', 'Rating'],
+          ['review_count', 'Number of reviews'],
+          ['name', 'Name'],
+        ].map(([v, l]) => html`<option value="${v}"${sort === v ? html` selected` : ''}>${l}</option>`)}
       </select>
     </div>
     <div class="form-actions"><button type="submit" class="button">Search</button></div>
@@ -88,7 +124,9 @@ export function searchPage(ctx: PageContext, form: FormState, recent: SearchSumm
 /** `Restaurants in Monaco (MC)`: what a saved search looks for, from how its names resolved. */
 export function searchTitle(params: SearchInput, resolution: SearchResolution): string {
   const what = resolution.type?.name ?? params.type ?? (params.query ? `“${params.query}”` : 'Places');
-  const where = resolution.city ? `${resolution.city.chosen.name} (${resolution.city.chosen.country})` : (resolution.country?.name ?? params.country ?? '');
+  const where = resolution.city
+    ? `${resolution.city.chosen.name} (${resolution.city.chosen.country})`
+    : (resolution.country?.name ?? params.country ?? '');
   return where ? `${what} in ${where}` : what;
 }
 
@@ -107,7 +145,8 @@ export function downloadButtons(ctx: PageContext, searchId: string, formats = do
   // One form: the button pressed names the format, the checkbox goes with any of them.
   return html`<form method="post" action="/searches/${searchId}/export" class="inline-form downloads">
     ${csrfField(ctx)}${formats.map(
-      (f) => html`<button type="submit" name="format" value="${f.format}" class="button button-secondary button-small" data-testid="download-${f.format}">${f.label}</button>`,
+      (f) =>
+        html`<button type="submit" name="format" value="${f.format}" class="button button-secondary button-small" data-testid="download-${f.format}">${f.label}</button>`,
     )}
     <label class="checkbox-inline"><input type="checkbox" name="only_new" value="true" data-testid="download-only-new"> only places not exported before</label>
   </form>`;
@@ -152,7 +191,11 @@ export function searchesPage(ctx: PageContext, searches: SearchSummary[], export
         <td class="num">${formatCount(e.rows)}</td>
         <td>${statusLabel[e.status] ?? e.status}</td>
         <td>${time(e.createdAt, { compact: true })}</td>
-        <td>${downloadButtons(ctx, e.searchId, downloadFormats.filter((f) => f.format === e.format))}</td>
+        <td>${downloadButtons(
+          ctx,
+          e.searchId,
+          downloadFormats.filter((f) => f.format === e.format),
+        )}</td>
       </tr>`,
       )}</tbody></table></div>`
         : html`<p class="empty">No exports yet: open a search and pick a format.</p>`
@@ -190,7 +233,9 @@ export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
     <p class="resolution">${res.type ? html`Type <strong>${res.type.name}</strong>${res.type.includes.length > 1 ? html` (with ${res.type.includes.length - 1} more specific kinds)` : ''}. ` : ''}${
       res.city
         ? html`City <strong>${res.city.chosen.name}</strong>, ${res.city.chosen.country}${res.city.chosen.population > 0 ? html`, pop. ${formatCount(res.city.chosen.population)}` : ''}.${
-            alternatives.length > 0 ? html` Other places with that name: ${alternatives.slice(0, 4).map((a, i) => html`${i > 0 ? ', ' : ''}${a.name} (${a.country}${a.admin1 ? ` ${a.admin1}` : ''})`)}; add a country to choose.` : ''
+            alternatives.length > 0
+              ? html` Other places with that name: ${alternatives.slice(0, 4).map((a, i) => html`${i > 0 ? ', ' : ''}${a.name} (${a.country}${a.admin1 ? ` ${a.admin1}` : ''})`)}; add a country to choose.`
+              : ''
           }`
         : ''
     } Saved ${time(search.createdAt)} as <code>${search.id}</code>.</p>

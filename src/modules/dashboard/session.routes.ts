@@ -11,7 +11,10 @@ export async function sessionRoutes(appBase: FastifyInstance, { kit }: PageOptio
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
 
   const startSession = async (request: FastifyRequest, reply: FastifyReply, accountId: number) => {
-    const { cookieValue } = await app.accounts.createSession(accountId, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
+    const { cookieValue } = await app.accounts.createSession(accountId, {
+      ip: request.ip,
+      userAgent: request.headers['user-agent'] ?? null,
+    });
     reply.setCookie(kit.sessionCookie, cookieValue, sessionCookieOptions(kit.secure));
     reply.clearCookie(kit.preSessionCookie, { path: '/' });
   };
@@ -65,7 +68,12 @@ export async function sessionRoutes(appBase: FastifyInstance, { kit }: PageOptio
     signedIn.post('/account/password', async (request, reply) => {
       const form = parseForm(PasswordFormSchema, request.body, { verbatim: ['current_password', 'new_password'] });
       try {
-        await app.accounts.changePassword(kit.session(request).accountId, form.current_password ?? '', form.new_password ?? '', request.dashboard?.cookieValue ?? null);
+        await app.accounts.changePassword(
+          kit.session(request).accountId,
+          form.current_password ?? '',
+          form.new_password ?? '',
+          request.dashboard?.cookieValue ?? null,
+        );
         return kit.send(reply, passwordPage(kit.ctx(request), undefined, true));
       } catch (error) {
         return kit.send(reply, passwordPage(kit.ctx(request), formError(error, {})), statusOf(error));

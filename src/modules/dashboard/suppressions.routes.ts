@@ -18,7 +18,12 @@ export async function suppressionsPageRoutes(appBase: FastifyInstance, { kit, db
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('preHandler', kit.requireSession);
 
-  const view = async (request: FastifyRequest, extra: Partial<SuppressionsView> = {}, cursor?: string, from = 1): Promise<SuppressionsView> => ({
+  const view = async (
+    request: FastifyRequest,
+    extra: Partial<SuppressionsView> = {},
+    cursor?: string,
+    from = 1,
+  ): Promise<SuppressionsView> => ({
     list: await listSuppressions(db, kit.session(request).accountId, { cursor, per_page: suppressionsPerPage }),
     offset: cursor === undefined ? 1 : from,
     isFirstPage: cursor === undefined,
@@ -27,8 +32,12 @@ export async function suppressionsPageRoutes(appBase: FastifyInstance, { kit, db
 
   app.get('/suppressions', { schema: { querystring: SuppressionsQuerySchema } }, async (request, reply) => {
     const q = request.query;
-    const notice = q.removed === '1' ? 'The entry was removed: its places show in your searches again.'
-      : /^\d{1,12}$/.test(q.removed_all ?? '') ? `${Number(q.removed_all).toLocaleString('en')} ${q.removed_all === '1' ? 'entry was' : 'entries were'} removed: your suppression list is empty.` : undefined;
+    const notice =
+      q.removed === '1'
+        ? 'The entry was removed: its places show in your searches again.'
+        : /^\d{1,12}$/.test(q.removed_all ?? '')
+          ? `${Number(q.removed_all).toLocaleString('en')} ${q.removed_all === '1' ? 'entry was' : 'entries were'} removed: your suppression list is empty.`
+          : undefined;
     return kit.send(reply, suppressionsPage(kit.ctx(request), await view(request, { notice }, q.cursor || undefined, pageOffset(q.from))));
   });
 
@@ -36,7 +45,9 @@ export async function suppressionsPageRoutes(appBase: FastifyInstance, { kit, db
   // suppressions service as the stream it reads (the code the API's text/csv upload runs).
   app.post('/suppressions/upload', { config: { csrfInParts: true } }, async (request, reply) => {
     if (!request.isMultipart()) {
-      throw new AppError('validation_failed', 'Send the file with the upload form (multipart/form-data)', { errors: [{ field: 'file', message: 'is missing', allowed: ['multipart/form-data'] }] });
+      throw new AppError('validation_failed', 'Send the file with the upload form (multipart/form-data)', {
+        errors: [{ field: 'file', message: 'is missing', allowed: ['multipart/form-data'] }],
+      });
     }
     // Only the fields before the file count (a token sent after it would be read after the upload ran).
     const fields: Record<string, string> = {};
@@ -52,7 +63,11 @@ export async function suppressionsPageRoutes(appBase: FastifyInstance, { kit, db
     } catch (error) {
       // A body that is not valid multipart (no boundary, cut short, too many parts) is the request's fault.
       const status = (error as { statusCode?: number }).statusCode;
-      throw new AppError(status === 413 ? 'payload_too_large' : 'validation_failed', `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`, { errors: [{ field: 'file', message: 'is not a readable multipart/form-data upload' }] });
+      throw new AppError(
+        status === 413 ? 'payload_too_large' : 'validation_failed',
+        `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        { errors: [{ field: 'file', message: 'is not a readable multipart/form-data upload' }] },
+      );
     }
     if (!formTokenMatches(kit.session(request), kit.ctx(request).csrfToken, fields._csrf)) {
       part?.file.resume();
@@ -61,7 +76,11 @@ export async function suppressionsPageRoutes(appBase: FastifyInstance, { kit, db
     const values = { country: (fields.country ?? '').trim().toUpperCase(), on_invalid: fields.on_invalid === 'skip' ? 'skip' : 'reject' };
     const refuse = async (message: string, errors: FieldError[]) => {
       part?.file.resume();
-      return kit.send(reply, suppressionsPage(kit.ctx(request), await view(request, { upload: { ok: false, message, errors }, values })), 400);
+      return kit.send(
+        reply,
+        suppressionsPage(kit.ctx(request), await view(request, { upload: { ok: false, message, errors }, values })),
+        400,
+      );
     };
     let options: Static<typeof SuppressionsUploadFormSchema>;
     try {
@@ -73,7 +92,10 @@ export async function suppressionsPageRoutes(appBase: FastifyInstance, { kit, db
     if (!part || part.filename === '') return refuse('Choose a CSV file to upload', [{ field: 'file', message: 'is missing' }]);
     let upload: UploadOutcome;
     try {
-      const result = await uploadSuppressionsCsv(db, kit.session(request).accountId, part.file, { country: options.country?.toUpperCase(), onInvalid: options.on_invalid });
+      const result = await uploadSuppressionsCsv(db, kit.session(request).accountId, part.file, {
+        country: options.country?.toUpperCase(),
+        onInvalid: options.on_invalid,
+      });
       upload = { ok: true, result };
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500) throw error;
@@ -92,7 +114,11 @@ export async function suppressionsPageRoutes(appBase: FastifyInstance, { kit, db
 
   app.post('/suppressions/remove-all', async (request, reply) => {
     if (parseForm(RemoveAllFormSchema, request.body).confirm !== 'yes') {
-      return kit.send(reply, suppressionsPage(kit.ctx(request), await view(request, { removeAllError: 'must be ticked to remove every entry' })), 400);
+      return kit.send(
+        reply,
+        suppressionsPage(kit.ctx(request), await view(request, { removeAllError: 'must be ticked to remove every entry' })),
+        400,
+      );
     }
     const { deleted } = await removeAllSuppressions(db, kit.session(request).accountId);
     return reply.redirect(`/suppressions?removed_all=${deleted}`, 303);

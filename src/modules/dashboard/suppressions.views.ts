@@ -4,9 +4,7 @@ import { html, type SafeHtml } from './html.ts';
 import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
 
 /** What an upload came to: the service's answer, or its refusal with one entry per invalid line. */
-export type UploadOutcome =
-  | { ok: true; result: SuppressionsAdded }
-  | { ok: false; message: string; errors: FieldError[] };
+export type UploadOutcome = { ok: true; result: SuppressionsAdded } | { ok: false; message: string; errors: FieldError[] };
 
 export interface SuppressionsView {
   list: SuppressionsPage;
@@ -47,7 +45,9 @@ function outcome(o: UploadOutcome): SafeHtml {
     ${
       r.rejected_entries.length > 0
         ? html`<ul data-testid="invalid-lines">${r.rejected_entries.map((e) => html`<li>${lineOf(e.at)}: ${JSON.stringify(e.value)} ${e.message}</li>`)}</ul>${
-            r.rejected > r.rejected_entries.length ? html`<p class="muted">The first ${formatCount(r.rejected_entries.length)} are listed.</p>` : ''
+            r.rejected > r.rejected_entries.length
+              ? html`<p class="muted">The first ${formatCount(r.rejected_entries.length)} are listed.</p>`
+              : ''
           }`
         : ''
     }
@@ -65,7 +65,8 @@ export function suppressionsPage(ctx: PageContext, v: SuppressionsView): SafeHtm
     ${v.upload ? outcome(v.upload) : ''}
     <div class="stats" data-testid="suppression-counts">
       ${(['phone', 'domain', 'email', 'place'] as const).map(
-        (k) => html`<div class="stat"><span class="stat-value" data-count="${k}">${formatCount(counts[k])}</span><span class="stat-label">${kindLabels[k]}</span></div>`,
+        (k) =>
+          html`<div class="stat"><span class="stat-value" data-count="${k}">${formatCount(counts[k])}</span><span class="stat-label">${kindLabels[k]}</span></div>`,
       )}
     </div>
     <form method="post" action="/suppressions/upload" enctype="multipart/form-data" class="card" novalidate>

@@ -15,7 +15,14 @@ export async function tokensRoutes(appBase: FastifyInstance, { kit, config }: Pa
     const tokens = await app.tokens.listTokens(kit.session(request).accountId);
     const { revoked: revokedId } = request.query;
     const revoked = revokedId ? tokens.find((t) => String(t.id) === revokedId) : undefined;
-    return kit.send(reply, tokensPage(kit.ctx(request), tokens, revoked ? `Token “${revoked.name}” was revoked. Calls made with it now fail with 401.` : undefined));
+    return kit.send(
+      reply,
+      tokensPage(
+        kit.ctx(request),
+        tokens,
+        revoked ? `Token “${revoked.name}” was revoked. Calls made with it now fail with 401.` : undefined,
+      ),
+    );
   });
 
   app.get('/tokens/new', { schema: { querystring: NewTokenQuerySchema } }, async (request, reply) =>
@@ -27,7 +34,12 @@ export async function tokensRoutes(appBase: FastifyInstance, { kit, config }: Pa
     const values = { ...form, scopes: form.scopes ?? [] };
     try {
       const expiresInDays = parseExpiry(form.expiry ?? '', form.confirm_no_expiry === 'yes');
-      const created = await app.tokens.createToken({ accountId: kit.session(request).accountId, name: form.name ?? '', scopes: values.scopes, expiresInDays });
+      const created = await app.tokens.createToken({
+        accountId: kit.session(request).accountId,
+        name: form.name ?? '',
+        scopes: values.scopes,
+        expiresInDays,
+      });
       return kit.send(reply, tokenCreatedPage(kit.ctx(request), created, baseUrl(config, request)), 201);
     } catch (error) {
       return kit.send(reply, newTokenPage(kit.ctx(request), formError(error, values)), statusOf(error));
@@ -58,7 +70,9 @@ export function parseExpiry(value: string, confirmedNoExpiry: boolean): number |
   const days = Number(value);
   if (!(expiryChoices as readonly number[]).includes(days)) {
     throw new AppError('validation_failed', `expiry: must be one of ${expiryChoices.join(', ')} days or never`, {
-      errors: [{ field: 'expiry', message: `must be one of ${expiryChoices.join(', ')} days, or no expiry`, allowed: [...expiryChoices, 'never'] }],
+      errors: [
+        { field: 'expiry', message: `must be one of ${expiryChoices.join(', ')} days, or no expiry`, allowed: [...expiryChoices, 'never'] },
+      ],
     });
   }
   return days;

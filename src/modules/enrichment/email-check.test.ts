@@ -70,7 +70,13 @@ describe('email domain checks', () => {
   test('remembers verdicts per domain, evicting the least recently used beyond its size and expiring them', async () => {
     let clock = 0;
     const server = await startDnsServer(zone);
-    const cached = new EmailDomainChecker({ dnsServers: [server.address], timeoutMs: 300, cacheEntries: 2, cacheTtlMs: 1_000, now: () => clock });
+    const cached = new EmailDomainChecker({
+      dnsServers: [server.address],
+      timeoutMs: 300,
+      cacheEntries: 2,
+      cacheTtlMs: 1_000,
+      now: () => clock,
+    });
     assert.equal(await cached.check('a@baeckerei-huber.de'), 'deliverable_domain');
     assert.equal(await cached.check('b@kleine-werkstatt.at'), 'deliverable_domain');
     assert.equal(await cached.check('c@baeckerei-huber.de'), 'deliverable_domain');

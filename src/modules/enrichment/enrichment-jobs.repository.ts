@@ -4,12 +4,26 @@ import type { Database, EnrichmentJobsTable } from '../../infra/db/schema.ts';
 
 export type EnrichmentJobRow = Selectable<EnrichmentJobsTable>;
 
-export async function insertJob(db: Db, row: Pick<EnrichmentJobRow, 'public_id' | 'account_id' | 'search_id' | 'created_at'>): Promise<EnrichmentJobRow> {
-  return normalise(await db.kysely.insertInto('enrichment_jobs').values({ ...row, status: 'queued' }).returningAll().executeTakeFirstOrThrow());
+export async function insertJob(
+  db: Db,
+  row: Pick<EnrichmentJobRow, 'public_id' | 'account_id' | 'search_id' | 'created_at'>,
+): Promise<EnrichmentJobRow> {
+  return normalise(
+    await db.kysely
+      .insertInto('enrichment_jobs')
+      .values({ ...row, status: 'queued' })
+      .returningAll()
+      .executeTakeFirstOrThrow(),
+  );
 }
 
 export async function findJobForAccount(db: Db, accountId: number, publicId: string): Promise<EnrichmentJobRow | undefined> {
-  const row = await db.kysely.selectFrom('enrichment_jobs').selectAll().where('account_id', '=', accountId).where('public_id', '=', publicId).executeTakeFirst();
+  const row = await db.kysely
+    .selectFrom('enrichment_jobs')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
   return row && normalise(row);
 }
 
@@ -35,7 +49,13 @@ const claimable = (eb: ExpressionBuilder<Database, 'enrichment_jobs'>, now: stri
   eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('runner', 'is not', null), eb('lease_until', '<', now)])]);
 
 export async function claimableJobs(db: Db, now: string, limit: number): Promise<EnrichmentJobRow[]> {
-  const rows = await db.kysely.selectFrom('enrichment_jobs').selectAll().where((eb) => claimable(eb, now)).orderBy('id').limit(limit).execute();
+  const rows = await db.kysely
+    .selectFrom('enrichment_jobs')
+    .selectAll()
+    .where((eb) => claimable(eb, now))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map(normalise);
 }
 
@@ -53,11 +73,21 @@ export async function claimJob(db: Db, jobId: number, runner: string, now: strin
 /** What an abandoned attempt left: its sites (queued again from scratch) and what it charged. */
 export async function clearJobSites(db: Db, jobId: number, runner: string): Promise<void> {
   await db.kysely.deleteFrom('enrichment_job_sites').where('job_id', '=', jobId).execute();
-  await db.kysely.updateTable('enrichment_jobs').set({ charged_places: 0, charged_month: null }).where('id', '=', jobId).where('runner', '=', runner).execute();
+  await db.kysely
+    .updateTable('enrichment_jobs')
+    .set({ charged_places: 0, charged_month: null })
+    .where('id', '=', jobId)
+    .where('runner', '=', runner)
+    .execute();
 }
 
 export async function chargeJob(db: Db, jobId: number, runner: string, places: number, month: string): Promise<void> {
-  await db.kysely.updateTable('enrichment_jobs').set({ charged_places: places, charged_month: month }).where('id', '=', jobId).where('runner', '=', runner).execute();
+  await db.kysely
+    .updateTable('enrichment_jobs')
+    .set({ charged_places: places, charged_month: month })
+    .where('id', '=', jobId)
+    .where('runner', '=', runner)
+    .execute();
 }
 
 export async function addJobSites(db: Db, jobId: number, siteIds: readonly number[]): Promise<void> {
@@ -71,7 +101,12 @@ export async function addJobSites(db: Db, jobId: number, siteIds: readonly numbe
 }
 
 /** The job's sites are queued: it now waits for the crawls, held by no process. False when the job is no longer this process's. */
-export async function jobQueued(db: Db, jobId: number, runner: string, values: Pick<EnrichmentJobRow, 'place_count' | 'site_count' | 'limited'>): Promise<boolean> {
+export async function jobQueued(
+  db: Db,
+  jobId: number,
+  runner: string,
+  values: Pick<EnrichmentJobRow, 'place_count' | 'site_count' | 'limited'>,
+): Promise<boolean> {
   const r = await db.kysely
     .updateTable('enrichment_jobs')
     .set({ ...values, runner: null, lease_until: null })
@@ -84,7 +119,14 @@ export async function jobQueued(db: Db, jobId: number, runner: string, values: P
 
 /** Jobs whose sites are queued and not all crawled. */
 export async function waitingJobs(db: Db, limit: number): Promise<EnrichmentJobRow[]> {
-  const rows = await db.kysely.selectFrom('enrichment_jobs').selectAll().where('status', '=', 'running').where('runner', 'is', null).orderBy('id').limit(limit).execute();
+  const rows = await db.kysely
+    .selectFrom('enrichment_jobs')
+    .selectAll()
+    .where('status', '=', 'running')
+    .where('runner', 'is', null)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map(normalise);
 }
 
@@ -108,17 +150,30 @@ export async function jobProgress(db: Db, job: EnrichmentJobRow): Promise<{ site
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('js.job_id', '=', job.id)
     .where('places.closed_at', 'is', null)
-    .where(sql<boolean>`(places.email IS NOT NULL OR (places.found_email IS NOT NULL AND places.enrich_basis = coalesce(places.website, places.email)))`)
+    .where(
+      sql<boolean>`(places.email IS NOT NULL OR (places.found_email IS NOT NULL AND places.enrich_basis = coalesce(places.website, places.email)))`,
+    )
     .executeTakeFirstOrThrow();
   return { sitesDone: Number(done.n), placesWithEmail: Number(emails.n) };
 }
 
 export async function updateProgress(db: Db, jobId: number, sitesDone: number): Promise<void> {
-  await db.kysely.updateTable('enrichment_jobs').set({ sites_done: sitesDone }).where('id', '=', jobId).where('status', '=', 'running').execute();
+  await db.kysely
+    .updateTable('enrichment_jobs')
+    .set({ sites_done: sitesDone })
+    .where('id', '=', jobId)
+    .where('status', '=', 'running')
+    .execute();
 }
 
 /** Ends a job; false when another process ended it first. */
-export async function endJob(db: Db, jobId: number, values: Pick<EnrichmentJobRow, 'status' | 'failure' | 'finished_at'> & Partial<Pick<EnrichmentJobRow, 'sites_done' | 'places_with_email'>>, runner: string | null): Promise<boolean> {
+export async function endJob(
+  db: Db,
+  jobId: number,
+  values: Pick<EnrichmentJobRow, 'status' | 'failure' | 'finished_at'> &
+    Partial<Pick<EnrichmentJobRow, 'sites_done' | 'places_with_email'>>,
+  runner: string | null,
+): Promise<boolean> {
   const r = await db.kysely
     .updateTable('enrichment_jobs')
     .set({ ...values, runner: null, lease_until: null })

@@ -9,7 +9,13 @@ import {
   EnrichmentJobsPageSchema,
   EnrichmentJobsQuerySchema,
 } from './enrichment-jobs.schema.ts';
-import { createEnrichmentJob, enrichmentJobView, getEnrichmentJob, listEnrichmentJobs, type EnrichmentJobRunner } from './enrichment-jobs.service.ts';
+import {
+  createEnrichmentJob,
+  enrichmentJobView,
+  getEnrichmentJob,
+  listEnrichmentJobs,
+  type EnrichmentJobRunner,
+} from './enrichment-jobs.service.ts';
 
 /** Enrichment jobs: a saved search's places first in the enrichment queue, followed to the end of their crawls. */
 export async function enrichmentJobsRoutes(app: FastifyInstance, { db, runner }: { db: Db; runner: EnrichmentJobRunner }): Promise<void> {

@@ -3,13 +3,23 @@ import { Type, type Static } from '@sinclair/typebox';
 export const enrichmentJobsPerPage = { default: 20, minimum: 1, maximum: 100 } as const;
 
 export const EnrichmentJobIdParamsSchema = Type.Object(
-  { id: Type.String({ pattern: '^enr_[A-Za-z0-9_-]{14}$', description: 'An enrichment job of this account', examples: ['enr_Zk3Qw9pL2mXa7Q'] }) },
+  {
+    id: Type.String({
+      pattern: '^enr_[A-Za-z0-9_-]{14}$',
+      description: 'An enrichment job of this account',
+      examples: ['enr_Zk3Qw9pL2mXa7Q'],
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const CreateEnrichmentJobSchema = Type.Object(
   {
-    search_id: Type.String({ pattern: '^srch_[a-z2-7]{16}$', description: 'A saved search of this account (`search_id` of a search response)', examples: ['srch_3f7kq2m5x9ab4cde'] }),
+    search_id: Type.String({
+      pattern: '^srch_[a-z2-7]{16}$',
+      description: 'A saved search of this account (`search_id` of a search response)',
+      examples: ['srch_3f7kq2m5x9ab4cde'],
+    }),
   },
   { additionalProperties: false },
 );
@@ -18,7 +28,10 @@ export type CreateEnrichmentJob = Static<typeof CreateEnrichmentJobSchema>;
 export const EnrichmentJobsQuerySchema = Type.Object(
   {
     per_page: Type.Optional(
-      Type.Integer({ ...enrichmentJobsPerPage, description: `Jobs per page: default ${enrichmentJobsPerPage.default}, from ${enrichmentJobsPerPage.minimum} to ${enrichmentJobsPerPage.maximum}` }),
+      Type.Integer({
+        ...enrichmentJobsPerPage,
+        description: `Jobs per page: default ${enrichmentJobsPerPage.default}, from ${enrichmentJobsPerPage.minimum} to ${enrichmentJobsPerPage.maximum}`,
+      }),
     ),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,200}$', description: '`next_cursor` of the previous page' })),
   },
@@ -38,7 +51,9 @@ export const EnrichmentJobSchema = Type.Object({
   limited: Type.Boolean({ description: "The search had more such places than the account's monthly enrichment quota left" }),
   sites: Type.Integer({ description: 'Their sites (places that share a website share one crawl)' }),
   sites_done: Type.Integer({ description: 'Sites crawled so far (or fresh already: crawled within the refresh period)' }),
-  places_with_email: Type.Integer({ description: 'Of its places, those with an email once the job has succeeded (their own or found on their website)' }),
+  places_with_email: Type.Integer({
+    description: 'Of its places, those with an email once the job has succeeded (their own or found on their website)',
+  }),
   failure: nullable(Type.String({ description: 'Why the job failed' })),
   attempts: Type.Integer({ description: 'Times the job was started (more than one when a server stopped while queueing it)' }),
   created_at: Type.String({ format: 'date-time' }),

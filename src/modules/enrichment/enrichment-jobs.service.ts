@@ -27,7 +27,13 @@ export interface EnrichAllowance {
  * Queues an enrichment job of a saved search of the account (another account's is `not_found`), if the
  * account has places left to enrich this month and fewer than `maxOpenEnrichmentJobs` jobs open.
  */
-export async function createEnrichmentJob(db: Db, allowance: EnrichAllowance, accountId: number, searchId: string, now = new Date()): Promise<repo.EnrichmentJobRow> {
+export async function createEnrichmentJob(
+  db: Db,
+  allowance: EnrichAllowance,
+  accountId: number,
+  searchId: string,
+  now = new Date(),
+): Promise<repo.EnrichmentJobRow> {
   const search = await getSearchForAccount(db, accountId, searchId);
   await allowance.assertEnrichPlacesLeft(accountId);
   if ((await repo.countOpenJobs(db, accountId)) >= maxOpenEnrichmentJobs) {
@@ -38,7 +44,12 @@ export async function createEnrichmentJob(db: Db, allowance: EnrichAllowance, ac
       { 'retry-after': '60' },
     );
   }
-  return repo.insertJob(db, { public_id: `enr_${randomBytes(10).toString('base64url')}`, account_id: accountId, search_id: search.id, created_at: now.toISOString() });
+  return repo.insertJob(db, {
+    public_id: `enr_${randomBytes(10).toString('base64url')}`,
+    account_id: accountId,
+    search_id: search.id,
+    created_at: now.toISOString(),
+  });
 }
 
 export async function getEnrichmentJob(db: Db, accountId: number, jobId: string): Promise<EnrichmentJobView> {
@@ -47,14 +58,24 @@ export async function getEnrichmentJob(db: Db, accountId: number, jobId: string)
   return enrichmentJobView(row);
 }
 
-export async function listEnrichmentJobs(db: Db, accountId: number, query: EnrichmentJobsQuery): Promise<{ data: EnrichmentJobView[]; next_cursor: string | null }> {
+export async function listEnrichmentJobs(
+  db: Db,
+  accountId: number,
+  query: EnrichmentJobsQuery,
+): Promise<{ data: EnrichmentJobView[]; next_cursor: string | null }> {
   const perPage = query.per_page ?? 20;
-  const before = query.cursor === undefined
-    ? null
-    : decodeCursor(query.cursor, (v) => (typeof v === 'object' && v !== null && Number.isSafeInteger((v as { e?: unknown }).e) ? (v as { e: number }).e : undefined), {
-        field: 'querystring.cursor',
-        message: 'is not a cursor of this list',
-      });
+  const before =
+    query.cursor === undefined
+      ? null
+      : decodeCursor(
+          query.cursor,
+          (v) =>
+            typeof v === 'object' && v !== null && Number.isSafeInteger((v as { e?: unknown }).e) ? (v as { e: number }).e : undefined,
+          {
+            field: 'querystring.cursor',
+            message: 'is not a cursor of this list',
+          },
+        );
   const rows = await repo.listJobsForAccount(db, accountId, perPage + 1, before);
   const page = rows.slice(0, perPage);
   return { data: page.map(enrichmentJobView), next_cursor: rows.length > perPage ? encodeCursor({ e: page[page.length - 1]!.id }) : null };
@@ -91,9 +112,20 @@ export class EnrichmentJobRunner {
   private readonly loop: PollLoop;
 
   constructor(
-    private readonly o: { db: Db; log: FastifyBaseLogger; allowance: EnrichAllowance; leaseSeconds: number; onQueued: () => void; pollMs?: number },
+    private readonly o: {
+      db: Db;
+      log: FastifyBaseLogger;
+      allowance: EnrichAllowance;
+      leaseSeconds: number;
+      onQueued: () => void;
+      pollMs?: number;
+    },
   ) {
-    this.loop = new PollLoop(() => this.tick(), o.pollMs ?? 2000, (err: unknown) => o.log.error({ err }, 'enrichment jobs: a round failed'));
+    this.loop = new PollLoop(
+      () => this.tick(),
+      o.pollMs ?? 2000,
+      (err: unknown) => o.log.error({ err }, 'enrichment jobs: a round failed'),
+    );
   }
 
   start(): void {
@@ -124,7 +156,18 @@ export class EnrichmentJobRunner {
       if (this.loop.closed) return;
       const progress = await repo.jobProgress(db, job);
       if (progress.sitesDone >= job.site_count) {
-        await repo.endJob(db, job.id, { status: 'succeeded', failure: null, finished_at: new Date().toISOString(), sites_done: job.site_count, places_with_email: progress.placesWithEmail }, null);
+        await repo.endJob(
+          db,
+          job.id,
+          {
+            status: 'succeeded',
+            failure: null,
+            finished_at: new Date().toISOString(),
+            sites_done: job.site_count,
+            places_with_email: progress.placesWithEmail,
+          },
+          null,
+        );
         this.o.log.info({ job: job.public_id, places: job.place_count, sites: job.site_count }, 'enrichment job succeeded');
       } else if (progress.sitesDone !== job.sites_done) {
         await repo.updateProgress(db, job.id, progress.sitesDone);
@@ -135,19 +178,34 @@ export class EnrichmentJobRunner {
   /** Puts a job's places first in the queue (the job is this process's). */
   private async queue(job: repo.EnrichmentJobRow): Promise<void> {
     const { db, allowance, log } = this.o;
-    const renew = setInterval(() => {
-      void db.kysely.updateTable('enrichment_jobs').set({ lease_until: this.leaseFrom(new Date()) }).where('id', '=', job.id).where('runner', '=', this.id).execute().catch(() => {});
-    }, (this.o.leaseSeconds * 1000) / 3);
+    const renew = setInterval(
+      () => {
+        void db.kysely
+          .updateTable('enrichment_jobs')
+          .set({ lease_until: this.leaseFrom(new Date()) })
+          .where('id', '=', job.id)
+          .where('runner', '=', this.id)
+          .execute()
+          .catch(() => {});
+      },
+      (this.o.leaseSeconds * 1000) / 3,
+    );
     renew.unref();
     try {
-      if (job.charged_places > 0 && job.charged_month) await allowance.returnEnrichPlaces(job.account_id, job.charged_month, job.charged_places);
+      if (job.charged_places > 0 && job.charged_month)
+        await allowance.returnEnrichPlaces(job.account_id, job.charged_month, job.charged_places);
       await repo.clearJobSites(db, job.id, this.id);
       let search;
       try {
         search = await getSearchForAccount(db, job.account_id, job.search_id);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        await repo.endJob(db, job.id, { status: 'failed', failure: `${error.code}: ${error.message}`, finished_at: new Date().toISOString() }, this.id);
+        await repo.endJob(
+          db,
+          job.id,
+          { status: 'failed', failure: `${error.code}: ${error.message}`, finished_at: new Date().toISOString() },
+          this.id,
+        );
         return;
       }
       const linked = await linkPlaces(db, {
@@ -159,13 +217,22 @@ export class EnrichmentJobRunner {
       const granted = linked.places === 0 ? 0 : await allowance.reserveEnrichPlaces(job.account_id, month, linked.places);
       await repo.chargeJob(db, job.id, this.id, granted, month);
       if (linked.places > 0 && granted === 0) {
-        await repo.endJob(db, job.id, { status: 'failed', failure: 'quota_exceeded: no places left to enrich this month', finished_at: new Date().toISOString() }, this.id);
+        await repo.endJob(
+          db,
+          job.id,
+          { status: 'failed', failure: 'quota_exceeded: no places left to enrich this month', finished_at: new Date().toISOString() },
+          this.id,
+        );
         return;
       }
       const siteIds = [...new Set(linked.placeSites.slice(0, granted).map(([, site]) => site))];
       await repo.addJobSites(db, job.id, siteIds);
       await prioritiseSites(db, siteIds, jobPriority);
-      await repo.jobQueued(db, job.id, this.id, { place_count: granted, site_count: siteIds.length, limited: granted < linked.places ? 1 : 0 });
+      await repo.jobQueued(db, job.id, this.id, {
+        place_count: granted,
+        site_count: siteIds.length,
+        limited: granted < linked.places ? 1 : 0,
+      });
       log.info({ job: job.public_id, places: granted, sites: siteIds.length }, 'enrichment job queued');
       this.o.onQueued();
     } finally {

@@ -33,146 +33,172 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
  * answers a contact page for every host (the sites whose address is https find nothing listening on 443,
  * and end as such).
  */
-for (const dialect of dialects) describe(`enrichment jobs on the Monaco extract (${dialect.name})`, () => {
-  const address = `127.23.${(process.pid % 200) + 20}.${dialect.name === 'sqlite' ? 10 : 20}`;
-  let t: TestApp;
-  let dns: Awaited<ReturnType<typeof startDnsServer>>;
-  let web: Server;
-  // The whole catalog: `saveSearch` with no category searches the world's box.
-  const world = { id: 0 } as TestCity;
+for (const dialect of dialects)
+  describe(`enrichment jobs on the Monaco extract (${dialect.name})`, () => {
+    const address = `127.23.${(process.pid % 200) + 20}.${dialect.name === 'sqlite' ? 10 : 20}`;
+    let t: TestApp;
+    let dns: Awaited<ReturnType<typeof startDnsServer>>;
+    let web: Server;
+    // The whole catalog: `saveSearch` with no category searches the world's box.
+    const world = { id: 0 } as TestCity;
 
-  before(async () => {
-    web = createServer((req, res) => {
-      const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^www\./, '');
-      if ((req.url ?? '/').startsWith('/robots.txt')) return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<html><body><p>Write to <a href="mailto:hello@${registrableDomain(host)}">hello@${registrableDomain(host)}</a></p></body></html>`);
-    });
-    await new Promise<void>((done) => web.listen(80, address, done));
-    let zone: DnsZone = {};
-    t = await buildTestApp({
-      dialect: dialect.name,
-      files: [monaco],
-      prepare: async (db) => {
-        const rows = await db.kysely.selectFrom('places').select(['website', 'email']).where('closed_at', 'is', null).execute();
-        zone = {};
-        for (const r of rows) {
-          const ref = siteOf(r.website, r.email);
-          if (!ref) continue;
-          const host = new URL(ref.url).hostname;
-          zone[host] = { A: [address] };
-          zone[registrableDomain(host)!] = { A: [address], MX: [{ exchange: `mail.${registrableDomain(host)}`, priority: 10 }] };
-        }
-        dns = await startDnsServer(zone);
-      },
-      env: {
-        ENRICH_WORKERS: '8',
-        ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
-        ENRICH_HOST_DELAY_MS: '10',
-        ENRICH_CONNECT_TIMEOUT_MS: '2000',
-        get ENRICH_DNS_SERVERS() {
-          return dns.address;
+    before(async () => {
+      web = createServer((req, res) => {
+        const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^www\./, '');
+        if ((req.url ?? '/').startsWith('/robots.txt')) return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(
+          `<html><body><p>Write to <a href="mailto:hello@${registrableDomain(host)}">hello@${registrableDomain(host)}</a></p></body></html>`,
+        );
+      });
+      await new Promise<void>((done) => web.listen(80, address, done));
+      let zone: DnsZone = {};
+      t = await buildTestApp({
+        dialect: dialect.name,
+        files: [monaco],
+        prepare: async (db) => {
+          const rows = await db.kysely.selectFrom('places').select(['website', 'email']).where('closed_at', 'is', null).execute();
+          zone = {};
+          for (const r of rows) {
+            const ref = siteOf(r.website, r.email);
+            if (!ref) continue;
+            const host = new URL(ref.url).hostname;
+            zone[host] = { A: [address] };
+            zone[registrableDomain(host)!] = { A: [address], MX: [{ exchange: `mail.${registrableDomain(host)}`, priority: 10 }] };
+          }
+          dns = await startDnsServer(zone);
         },
+        env: {
+          ENRICH_WORKERS: '8',
+          ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
+          ENRICH_HOST_DELAY_MS: '10',
+          ENRICH_CONNECT_TIMEOUT_MS: '2000',
+          get ENRICH_DNS_SERVERS() {
+            return dns.address;
+          },
+        },
+      });
+      await t.app.ready();
+    });
+    after(async () => {
+      await t?.close();
+      await dns?.close();
+      web?.closeAllConnections();
+      await new Promise<void>((done) => (web ? web.close(() => done()) : done()));
+    });
+
+    const saveWorld = (a: TestAccount) => saveSearch(t.db, a.accountId, world, null);
+    const post = (a: TestAccount, payload: object) =>
+      t.app.inject({ method: 'POST', url: '/api/v2/enrichments', headers: { authorization: a.authorization }, payload });
+    const get = (a: TestAccount, url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: a.authorization } });
+    const queuedJob = async (a: TestAccount) => (await createEnrichmentJob(t.db, t.app.quotas, a.accountId, await saveWorld(a))).public_id;
+
+    describeAuthSuite(
+      {
+        method: 'POST',
+        url: '/api/v2/enrichments',
+        scope: 'enrich',
+        payload: { search_id: 'srch_aaaaaaaaaaaaaaaa' },
+        ownResource: async (_ctx, a) => ({ url: '/api/v2/enrichments', payload: { search_id: await saveWorld(a) } }),
+        foreignResource: async ({ owner }) => ({ url: '/api/v2/enrichments', payload: { search_id: await saveWorld(owner) } }),
       },
-    });
-    await t.app.ready();
-  });
-  after(async () => {
-    await t?.close();
-    await dns?.close();
-    web?.closeAllConnections();
-    await new Promise<void>((done) => (web ? web.close(() => done()) : done()));
-  });
-
-  const saveWorld = (a: TestAccount) => saveSearch(t.db, a.accountId, world, null);
-  const post = (a: TestAccount, payload: object) => t.app.inject({ method: 'POST', url: '/api/v2/enrichments', headers: { authorization: a.authorization }, payload });
-  const get = (a: TestAccount, url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: a.authorization } });
-  const queuedJob = async (a: TestAccount) => (await createEnrichmentJob(t.db, t.app.quotas, a.accountId, await saveWorld(a))).public_id;
-
-  describeAuthSuite(
-    {
-      method: 'POST',
-      url: '/api/v2/enrichments',
-      scope: 'enrich',
-      payload: { search_id: 'srch_aaaaaaaaaaaaaaaa' },
-      ownResource: async (_ctx, a) => ({ url: '/api/v2/enrichments', payload: { search_id: await saveWorld(a) } }),
-      foreignResource: async ({ owner }) => ({ url: '/api/v2/enrichments', payload: { search_id: await saveWorld(owner) } }),
-    },
-    () => ({ app: t.app, db: t.db }),
-  );
-  describeAuthSuite({ method: 'GET', url: '/api/v2/enrichments', scope: 'enrich' }, () => ({ app: t.app, db: t.db }));
-  describeAuthSuite(
-    {
-      method: 'GET',
-      url: '/api/v2/enrichments/enr_aaaaaaaaaaaaaa',
-      scope: 'enrich',
-      ownResource: async (_ctx, a) => `/api/v2/enrichments/${await queuedJob(a)}`,
-      foreignResource: async ({ owner }) => ({ url: `/api/v2/enrichments/${await queuedJob(owner)}` }),
-    },
-    () => ({ app: t.app, db: t.db }),
-  );
-
-  test('a job answers 202 with its Location, puts the search\'s sites first, and succeeds once the background worker has crawled them all', async () => {
-    const a = await createAccountWithToken(t.db);
-    const created = await post(a, { search_id: await saveWorld(a) });
-    assert.equal(created.statusCode, 202, created.body);
-    const job = created.json<EnrichmentJobView>();
-    assert.match(job.id, /^enr_[A-Za-z0-9_-]{14}$/);
-    assert.equal(created.headers.location, `/api/v2/enrichments/${job.id}`);
-    assert.equal(job.status, 'queued');
-    const ended = await eventually('the job to end', async () => {
-      const j = (await get(a, `/api/v2/enrichments/${job.id}`)).json<EnrichmentJobView>();
-      return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
-    });
-    assert.equal(ended.status, 'succeeded', JSON.stringify(ended));
-    const withSite = Number(
-      (await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).where('closed_at', 'is', null).where('enrich_site_id', 'is not', null).executeTakeFirstOrThrow()).n,
+      () => ({ app: t.app, db: t.db }),
     );
-    assert.equal(ended.places, withSite);
-    assert.ok(ended.sites > 150 && ended.sites <= ended.places, JSON.stringify(ended));
-    assert.equal(ended.sites_done, ended.sites);
-    assert.equal(ended.limited, false);
-    const ownEmails = Number(
-      (await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).where('closed_at', 'is', null).where('enrich_site_id', 'is not', null).where('email', 'is not', null).executeTakeFirstOrThrow()).n,
+    describeAuthSuite({ method: 'GET', url: '/api/v2/enrichments', scope: 'enrich' }, () => ({ app: t.app, db: t.db }));
+    describeAuthSuite(
+      {
+        method: 'GET',
+        url: '/api/v2/enrichments/enr_aaaaaaaaaaaaaa',
+        scope: 'enrich',
+        ownResource: async (_ctx, a) => `/api/v2/enrichments/${await queuedJob(a)}`,
+        foreignResource: async ({ owner }) => ({ url: `/api/v2/enrichments/${await queuedJob(owner)}` }),
+      },
+      () => ({ app: t.app, db: t.db }),
     );
-    assert.ok(ended.places_with_email > ownEmails, `the http sites gave emails: ${ended.places_with_email} > ${ownEmails}`);
-    const outcomes = await t.db.kysely.selectFrom('enrich_sites').select(['outcome']).execute();
-    assert.ok(outcomes.some((o) => o.outcome === 'ok'));
-    assert.deepEqual(outcomes.filter((o) => o.outcome === null), [], 'every site has its outcome');
-    const list = (await get(a, '/api/v2/enrichments')).json<{ data: EnrichmentJobView[] }>();
-    assert.deepEqual(list.data.map((j) => j.id), [job.id]);
 
-    const again = await post(a, { search_id: await saveWorld(a) });
-    const second = await eventually('the second job to end', async () => {
-      const j = (await get(a, `/api/v2/enrichments/${again.json<EnrichmentJobView>().id}`)).json<EnrichmentJobView>();
-      return j.status === 'succeeded' ? j : undefined;
+    test("a job answers 202 with its Location, puts the search's sites first, and succeeds once the background worker has crawled them all", async () => {
+      const a = await createAccountWithToken(t.db);
+      const created = await post(a, { search_id: await saveWorld(a) });
+      assert.equal(created.statusCode, 202, created.body);
+      const job = created.json<EnrichmentJobView>();
+      assert.match(job.id, /^enr_[A-Za-z0-9_-]{14}$/);
+      assert.equal(created.headers.location, `/api/v2/enrichments/${job.id}`);
+      assert.equal(job.status, 'queued');
+      const ended = await eventually('the job to end', async () => {
+        const j = (await get(a, `/api/v2/enrichments/${job.id}`)).json<EnrichmentJobView>();
+        return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
+      });
+      assert.equal(ended.status, 'succeeded', JSON.stringify(ended));
+      const withSite = Number(
+        (
+          await t.db.kysely
+            .selectFrom('places')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('closed_at', 'is', null)
+            .where('enrich_site_id', 'is not', null)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      assert.equal(ended.places, withSite);
+      assert.ok(ended.sites > 150 && ended.sites <= ended.places, JSON.stringify(ended));
+      assert.equal(ended.sites_done, ended.sites);
+      assert.equal(ended.limited, false);
+      const ownEmails = Number(
+        (
+          await t.db.kysely
+            .selectFrom('places')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('closed_at', 'is', null)
+            .where('enrich_site_id', 'is not', null)
+            .where('email', 'is not', null)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      assert.ok(ended.places_with_email > ownEmails, `the http sites gave emails: ${ended.places_with_email} > ${ownEmails}`);
+      const outcomes = await t.db.kysely.selectFrom('enrich_sites').select(['outcome']).execute();
+      assert.ok(outcomes.some((o) => o.outcome === 'ok'));
+      assert.deepEqual(
+        outcomes.filter((o) => o.outcome === null),
+        [],
+        'every site has its outcome',
+      );
+      const list = (await get(a, '/api/v2/enrichments')).json<{ data: EnrichmentJobView[] }>();
+      assert.deepEqual(
+        list.data.map((j) => j.id),
+        [job.id],
+      );
+
+      const again = await post(a, { search_id: await saveWorld(a) });
+      const second = await eventually('the second job to end', async () => {
+        const j = (await get(a, `/api/v2/enrichments/${again.json<EnrichmentJobView>().id}`)).json<EnrichmentJobView>();
+        return j.status === 'succeeded' ? j : undefined;
+      });
+      assert.equal(second.sites_done, second.sites, 'within the refresh period the sites are fresh: done at once');
     });
-    assert.equal(second.sites_done, second.sites, 'within the refresh period the sites are fresh: done at once');
-  });
 
-  test("a job takes no more places than the month's quota leaves, and the next is refused with the policy named", async () => {
-    const a = await createAccountWithToken(t.db);
-    await t.app.quotas.setQuotas(a.accountId, { enrichPlacesPerMonth: 10 });
-    const created = await post(a, { search_id: await saveWorld(a) });
-    assert.equal(created.statusCode, 202, created.body);
-    const id = created.json<EnrichmentJobView>().id;
-    const ended = await eventually('the job to end', async () => {
-      const j = (await get(a, `/api/v2/enrichments/${id}`)).json<EnrichmentJobView>();
-      return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
+    test("a job takes no more places than the month's quota leaves, and the next is refused with the policy named", async () => {
+      const a = await createAccountWithToken(t.db);
+      await t.app.quotas.setQuotas(a.accountId, { enrichPlacesPerMonth: 10 });
+      const created = await post(a, { search_id: await saveWorld(a) });
+      assert.equal(created.statusCode, 202, created.body);
+      const id = created.json<EnrichmentJobView>().id;
+      const ended = await eventually('the job to end', async () => {
+        const j = (await get(a, `/api/v2/enrichments/${id}`)).json<EnrichmentJobView>();
+        return j.status === 'succeeded' || j.status === 'failed' ? j : undefined;
+      });
+      assert.equal(ended.places, 10);
+      assert.equal(ended.limited, true);
+      const refused = await post(a, { search_id: await saveWorld(a) });
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.deepEqual(refused.json()['violated-policies'], ['enrich-places']);
     });
-    assert.equal(ended.places, 10);
-    assert.equal(ended.limited, true);
-    const refused = await post(a, { search_id: await saveWorld(a) });
-    assert.equal(refused.statusCode, 429, refused.body);
-    assert.deepEqual(refused.json()['violated-policies'], ['enrich-places']);
-  });
 
-  test('a search that does not exist answers 404 and a body with other fields 400', async () => {
-    const a = await createAccountWithToken(t.db);
-    const missing = await post(a, { search_id: 'srch_aaaaaaaaaaaaaaaa' });
-    assert.equal(missing.statusCode, 404, missing.body);
-    const extra = await post(a, { search_id: 'srch_aaaaaaaaaaaaaaaa', colour: 'red' });
-    assert.equal(extra.statusCode, 400, extra.body);
-    assert.equal(extra.headers['content-type'], 'application/problem+json; charset=utf-8');
+    test('a search that does not exist answers 404 and a body with other fields 400', async () => {
+      const a = await createAccountWithToken(t.db);
+      const missing = await post(a, { search_id: 'srch_aaaaaaaaaaaaaaaa' });
+      assert.equal(missing.statusCode, 404, missing.body);
+      const extra = await post(a, { search_id: 'srch_aaaaaaaaaaaaaaaa', colour: 'red' });
+      assert.equal(extra.statusCode, 400, extra.body);
+      assert.equal(extra.headers['content-type'], 'application/problem+json; charset=utf-8');
+    });
   });
-});

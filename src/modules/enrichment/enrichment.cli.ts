@@ -24,7 +24,9 @@ export async function enrichCommand(db: Db, config: Config, options: EnrichOptio
   const selection: Selection = {};
   if (options.country !== undefined) {
     if (!/^[A-Za-z]{2}$/.test(options.country)) {
-      throw new AppError('validation_failed', '--country takes an ISO 3166-1 alpha-2 code', { errors: [{ field: 'country', message: 'two letters, e.g. MC' }] });
+      throw new AppError('validation_failed', '--country takes an ISO 3166-1 alpha-2 code', {
+        errors: [{ field: 'country', message: 'two letters, e.g. MC' }],
+      });
     }
     selection.countryCode = options.country.toUpperCase();
   }

@@ -33,7 +33,11 @@ export interface PlaceFilter {
 
 const placeColumnsToLink = ['id', 'website', 'email', 'country_code', 'enrich_site_id', 'enrich_basis'] as const;
 
-const normalisePlace = (r: PlaceToLink): PlaceToLink => ({ ...r, id: Number(r.id), enrich_site_id: r.enrich_site_id === null ? null : Number(r.enrich_site_id) });
+const normalisePlace = (r: PlaceToLink): PlaceToLink => ({
+  ...r,
+  id: Number(r.id),
+  enrich_site_id: r.enrich_site_id === null ? null : Number(r.enrich_site_id),
+});
 
 /** The next `limit` open places after `afterId` with a website or an email, in id order. */
 export async function placesToLink(db: Db, filter: PlaceFilter, afterId: number, limit: number): Promise<PlaceToLink[]> {
@@ -63,7 +67,11 @@ export async function placesByIds(db: Db, ids: number[]): Promise<PlaceToLink[]>
 }
 
 /** Sites by key, created (queued, due now) where missing: of several processes creating one, the first insert wins. */
-export async function ensureSites(db: Db, sites: Array<{ key: string; url: string; countryCode: string | null }>, now: string): Promise<Map<string, SiteRow>> {
+export async function ensureSites(
+  db: Db,
+  sites: Array<{ key: string; url: string; countryCode: string | null }>,
+  now: string,
+): Promise<Map<string, SiteRow>> {
   const out = new Map<string, SiteRow>();
   if (sites.length === 0) return out;
   await db.kysely
@@ -71,13 +79,24 @@ export async function ensureSites(db: Db, sites: Array<{ key: string; url: strin
     .values(sites.map((s) => ({ site_key: s.key, url: s.url, country_code: s.countryCode, status: 'queued' as const, due_at: now })))
     .onConflict((oc) => oc.column('site_key').doNothing())
     .execute();
-  const rows = await db.kysely.selectFrom('enrich_sites').selectAll().where('site_key', 'in', sites.map((s) => s.key)).execute();
+  const rows = await db.kysely
+    .selectFrom('enrich_sites')
+    .selectAll()
+    .where(
+      'site_key',
+      'in',
+      sites.map((s) => s.key),
+    )
+    .execute();
   for (const r of rows) out.set(r.site_key, normaliseSite(r));
   return out;
 }
 
 /** Ties places to their sites and gives each what its site has found so far (nothing for a site not crawled yet). */
-export async function linkPlaces(db: Db, links: Array<{ placeId: number; siteId: number; basis: string; found: FoundColumns }>): Promise<void> {
+export async function linkPlaces(
+  db: Db,
+  links: Array<{ placeId: number; siteId: number; basis: string; found: FoundColumns }>,
+): Promise<void> {
   if (links.length === 0) return;
   await db.kysely.transaction().execute(async (trx) => {
     for (const l of links) {
@@ -97,7 +116,11 @@ export async function linkPlaces(db: Db, links: Array<{ placeId: number; siteId:
     const ids = links.map((l) => l.placeId);
     await trx.deleteFrom('place_found_keys').where('place_id', 'in', ids).execute();
     const keys = links.flatMap((l) => l.found.keys.map((k) => ({ place_id: l.placeId, kind: k.kind, key: k.key })));
-    for (let i = 0; i < keys.length; i += 500) await trx.insertInto('place_found_keys').values(keys.slice(i, i + 500)).execute();
+    for (let i = 0; i < keys.length; i += 500)
+      await trx
+        .insertInto('place_found_keys')
+        .values(keys.slice(i, i + 500))
+        .execute();
   });
 }
 
@@ -185,7 +208,13 @@ export async function claimSites(db: Db, ids: readonly number[], runner: string,
 /** Renews this process's lease on the sites it is crawling. */
 export async function renewSiteLeases(db: Db, runner: string, ids: readonly number[], leaseUntil: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.kysely.updateTable('enrich_sites').set({ lease_until: leaseUntil }).where('id', 'in', [...ids]).where('runner', '=', runner).where('status', '=', 'running').execute();
+  await db.kysely
+    .updateTable('enrich_sites')
+    .set({ lease_until: leaseUntil })
+    .where('id', 'in', [...ids])
+    .where('runner', '=', runner)
+    .where('status', '=', 'running')
+    .execute();
 }
 
 /** Puts sites this process holds back in the queue, due now (it is stopping). */
@@ -219,7 +248,13 @@ export interface CrawlRecord {
  * when the site is no longer this process's (its lease lapsed and another process took it).
  * `found` undefined: the places keep what they have.
  */
-export async function finishSite(db: Db, siteId: number, runner: string, crawl: CrawlRecord, found: FoundColumns | undefined): Promise<{ held: boolean; places: number }> {
+export async function finishSite(
+  db: Db,
+  siteId: number,
+  runner: string,
+  crawl: CrawlRecord,
+  found: FoundColumns | undefined,
+): Promise<{ held: boolean; places: number }> {
   return db.kysely.transaction().execute(async (trx) => {
     const { contacts, ...rest } = crawl;
     const r = await trx
@@ -234,14 +269,23 @@ export async function finishSite(db: Db, siteId: number, runner: string, crawl: 
     if (found === undefined || placeIds.length === 0) return { held: true, places: placeIds.length };
     await trx
       .updateTable('places')
-      .set({ found_contacts: found.found_contacts, found_email: found.found_email, found_phone: found.found_phone, found_social: found.found_social })
+      .set({
+        found_contacts: found.found_contacts,
+        found_email: found.found_email,
+        found_phone: found.found_phone,
+        found_social: found.found_social,
+      })
       .where('enrich_site_id', '=', siteId)
       .execute();
     for (let i = 0; i < placeIds.length; i += 500) {
       const chunk = placeIds.slice(i, i + 500);
       await trx.deleteFrom('place_found_keys').where('place_id', 'in', chunk).execute();
       const keys = chunk.flatMap((placeId) => found.keys.map((k) => ({ place_id: placeId, kind: k.kind, key: k.key })));
-      for (let j = 0; j < keys.length; j += 500) await trx.insertInto('place_found_keys').values(keys.slice(j, j + 500)).execute();
+      for (let j = 0; j < keys.length; j += 500)
+        await trx
+          .insertInto('place_found_keys')
+          .values(keys.slice(j, j + 500))
+          .execute();
     }
     return { held: true, places: placeIds.length };
   });
@@ -250,7 +294,12 @@ export async function finishSite(db: Db, siteId: number, runner: string, crawl: 
 /** Raises sites to the front of the queue (an enrichment job's). */
 export async function prioritiseSites(db: Db, ids: readonly number[], priority: number): Promise<void> {
   for (let i = 0; i < ids.length; i += 500) {
-    await db.kysely.updateTable('enrich_sites').set({ priority }).where('id', 'in', ids.slice(i, i + 500)).where('priority', '<', priority).execute();
+    await db.kysely
+      .updateTable('enrich_sites')
+      .set({ priority })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .where('priority', '<', priority)
+      .execute();
   }
 }
 

@@ -106,7 +106,10 @@ export async function linkPlaces(db: Db, selection: Selection, now = new Date())
       links.push({ placeId: p.id, siteId: site.id, basis, found: foundColumnsOf(site.contacts) });
     });
     await repo.linkPlaces(db, links);
-    await repo.unlinkPlaces(db, unlinked.map((u) => u.placeId));
+    await repo.unlinkPlaces(
+      db,
+      unlinked.map((u) => u.placeId),
+    );
   };
   if (selection.placeIds) {
     for await (const ids of selection.placeIds) await linkBatch(await repo.placesByIds(db, ids));
@@ -171,16 +174,28 @@ export class EnrichmentRun {
    * Crawls the sites of `siteIds` that are due (or, without ids, whatever the queue holds, highest priority
    * first, until it is empty), at most `limit`.
    */
-  async run(options: { siteIds?: readonly number[]; concurrency: number; limit?: number; signal?: AbortSignal; onSite?: (done: SiteDone) => void; onTotal?: (sites: number) => void }): Promise<RunSummary> {
+  async run(options: {
+    siteIds?: readonly number[];
+    concurrency: number;
+    limit?: number;
+    signal?: AbortSignal;
+    onSite?: (done: SiteDone) => void;
+    onTotal?: (sites: number) => void;
+  }): Promise<RunSummary> {
     const { db } = this.o;
     const summary: RunSummary = { sites: 0, outcomes: {}, places: 0, sitesWithEmail: 0, sitesWithPhone: 0, sitesWithSocial: 0, skipped: 0 };
-    let pending = options.siteIds ? await repo.dueSiteIds(db, options.siteIds, new Date().toISOString()) : await repo.nextDueSiteIds(db, new Date().toISOString(), 500);
+    let pending = options.siteIds
+      ? await repo.dueSiteIds(db, options.siteIds, new Date().toISOString())
+      : await repo.nextDueSiteIds(db, new Date().toISOString(), 500);
     if (options.limit !== undefined) pending = pending.slice(0, options.limit);
     let budget = options.limit ?? Infinity;
     options.onTotal?.(pending.length);
-    const renew = setInterval(() => {
-      void repo.renewSiteLeases(db, this.runner, [...this.held], this.leaseFrom(new Date())).catch(() => {});
-    }, (this.o.leaseSeconds * 1000) / 3);
+    const renew = setInterval(
+      () => {
+        void repo.renewSiteLeases(db, this.runner, [...this.held], this.leaseFrom(new Date())).catch(() => {});
+      },
+      (this.o.leaseSeconds * 1000) / 3,
+    );
     renew.unref();
     try {
       const take = async (): Promise<repo.SiteRow | undefined> => {
@@ -279,7 +294,8 @@ export class EnrichmentRun {
       reason: crawl.reason,
       pages: crawl.pages.length,
       etag: crawl.outcome === 'ok' || crawl.outcome === 'not_modified' ? (crawl.etag ?? site.etag) : site.etag,
-      last_modified: crawl.outcome === 'ok' || crawl.outcome === 'not_modified' ? (crawl.lastModified ?? site.last_modified) : site.last_modified,
+      last_modified:
+        crawl.outcome === 'ok' || crawl.outcome === 'not_modified' ? (crawl.lastModified ?? site.last_modified) : site.last_modified,
       due_at: due,
       attempts,
       contacts,
@@ -319,7 +335,9 @@ export class EnrichmentRun {
       contacts: undefined,
     };
     const result = await repo.finishSite(this.o.db, site.id, this.runner, record, undefined);
-    return result.held ? { site: site.url, outcome: 'error', reason: record.reason, places: result.places, emails: 0, phones: 0, socials: 0 } : undefined;
+    return result.held
+      ? { site: site.url, outcome: 'error', reason: record.reason, places: result.places, emails: 0, phones: 0, socials: 0 }
+      : undefined;
   }
 
   /** The contacts of a site's pages, with each item's page and fetch time and each email's domain verdict; null when there are none. */

@@ -14,7 +14,9 @@ export interface EnrichmentTools {
 }
 
 export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
-  const dnsServers = config.ENRICH_DNS_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const dnsServers = config.ENRICH_DNS_SERVERS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const resolver = createResolver({ dnsServers, timeoutMs: config.ENRICH_CONNECT_TIMEOUT_MS });
   const crawler = new Crawler({
     userAgent: config.ENRICH_USER_AGENT,
@@ -52,7 +54,11 @@ export class EnrichmentWorker {
   private run: EnrichmentRun | undefined;
 
   constructor(private readonly o: { db: Db; config: Config; log: FastifyBaseLogger; pollMs?: number }) {
-    this.loop = new PollLoop(() => this.round(), o.pollMs ?? 5000, (err: unknown) => o.log.error({ err }, 'enrichment: a round of the queue failed'));
+    this.loop = new PollLoop(
+      () => this.round(),
+      o.pollMs ?? 5000,
+      (err: unknown) => o.log.error({ err }, 'enrichment: a round of the queue failed'),
+    );
   }
 
   start(): void {

@@ -9,7 +9,13 @@ describe('createResolver against a real DNS server on loopback', () => {
   before(async () => {
     server = await startDnsServer({
       'www.bakery-example.de': { A: ['127.0.0.2'], AAAA: ['::1'] },
-      'bakery-example.de': { A: ['127.0.0.3'], MX: [{ exchange: 'mx2.mail-example.de', priority: 20 }, { exchange: 'mx1.mail-example.de', priority: 10 }] },
+      'bakery-example.de': {
+        A: ['127.0.0.3'],
+        MX: [
+          { exchange: 'mx2.mail-example.de', priority: 20 },
+          { exchange: 'mx1.mail-example.de', priority: 10 },
+        ],
+      },
       'only-v6.example.fr': { AAAA: ['2001:db8::5'] },
     });
     resolver = createResolver({ dnsServers: [server.address], timeoutMs: 2000 });
@@ -41,7 +47,10 @@ describe('createResolver against a real DNS server on loopback', () => {
   });
 
   test('rejects a name the server does not know with ENOTFOUND, and a name without MX with ENODATA', async () => {
-    await assert.rejects(resolver.lookup('nowhere.example.org'), (e: unknown) => e instanceof DnsError && e.code === 'ENOTFOUND' && /does not exist/.test(e.message));
+    await assert.rejects(
+      resolver.lookup('nowhere.example.org'),
+      (e: unknown) => e instanceof DnsError && e.code === 'ENOTFOUND' && /does not exist/.test(e.message),
+    );
     await assert.rejects(resolver.resolveMx('www.bakery-example.de'), (e: unknown) => e instanceof DnsError && e.code === 'ENODATA');
   });
 

@@ -37,13 +37,19 @@ export function createResolver(options: { dnsServers?: string[]; timeoutMs: numb
       const literal = host.replace(/^\[(.*)\]$/, '$1');
       const family = isIP(literal);
       if (family === 4 || family === 6) return [{ address: literal, family }];
-      const [v4, v6] = await Promise.allSettled([withDeadline(dns.resolve4(host), deadlineMs, host), withDeadline(dns.resolve6(host), deadlineMs, host)]);
+      const [v4, v6] = await Promise.allSettled([
+        withDeadline(dns.resolve4(host), deadlineMs, host),
+        withDeadline(dns.resolve6(host), deadlineMs, host),
+      ]);
       const addresses = [
         ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []),
         ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 as const })) : []),
       ];
       if (addresses.length > 0) return addresses;
-      throw dnsError(host, [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason] : [])));
+      throw dnsError(
+        host,
+        [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason] : [])),
+      );
     },
     async resolveMx(domain) {
       try {
@@ -68,6 +74,10 @@ function withDeadline<T>(promise: Promise<T>, ms: number, name: string): Promise
 function dnsError(name: string, reasons: unknown[]): DnsError {
   const codes = reasons.map((r) => String((r as { code?: unknown })?.code ?? 'EUNKNOWN'));
   const code = ['ENOTFOUND', 'ENODATA', 'ETIMEOUT'].find((c) => codes.includes(c)) ?? codes[0] ?? 'EUNKNOWN';
-  const explanation: Record<string, string> = { ENOTFOUND: 'does not exist', ENODATA: 'has no such DNS records', ETIMEOUT: 'got no DNS answer in time' };
+  const explanation: Record<string, string> = {
+    ENOTFOUND: 'does not exist',
+    ENODATA: 'has no such DNS records',
+    ETIMEOUT: 'got no DNS answer in time',
+  };
   return new DnsError(code, `${name} ${explanation[code] ?? `cannot be resolved (${code})`}`);
 }

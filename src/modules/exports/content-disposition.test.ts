@@ -22,7 +22,10 @@ describe('export file names', () => {
   test('drops a part that has no ASCII form from the fallback and leaves out missing parts', () => {
     const name = exportFilename({ city: '東京', type: null, date, extension: 'json' });
     assert.equal(name, 'leadatlas-東京-2026-11-21.json');
-    assert.match(attachmentDisposition(name), /^attachment; filename="leadatlas-2026-11-21\.json"; filename\*=UTF-8''leadatlas-%E6%9D%B1%E4%BA%AC-2026-11-21\.json$/);
+    assert.match(
+      attachmentDisposition(name),
+      /^attachment; filename="leadatlas-2026-11-21\.json"; filename\*=UTF-8''leadatlas-%E6%9D%B1%E4%BA%AC-2026-11-21\.json$/,
+    );
   });
 
   test('turns separators, quotes and slashes in names into dashes so the header cannot be broken', () => {

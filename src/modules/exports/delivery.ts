@@ -105,7 +105,12 @@ export class DeliveryLedger {
 export function observeFlushedBody(res: ServerResponse, onFlushed: (bytes: number) => void): void {
   const write = res.write;
   type WriteCallback = (error?: Error | null) => void;
-  res.write = function (this: ServerResponse, chunk: unknown, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean {
+  res.write = function (
+    this: ServerResponse,
+    chunk: unknown,
+    encodingOrCallback?: BufferEncoding | WriteCallback,
+    callback?: WriteCallback,
+  ): boolean {
     const done = typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
     const encoding = typeof encodingOrCallback === 'string' ? encodingOrCallback : undefined;
     const bytes = typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : (chunk as Uint8Array).byteLength;
@@ -113,6 +118,11 @@ export function observeFlushedBody(res: ServerResponse, onFlushed: (bytes: numbe
       if (!error) onFlushed(bytes);
       done?.(error);
     };
-    return (write as (chunk: unknown, encoding: BufferEncoding | undefined, callback: WriteCallback) => boolean).call(this, chunk, encoding, flushed);
+    return (write as (chunk: unknown, encoding: BufferEncoding | undefined, callback: WriteCallback) => boolean).call(
+      this,
+      chunk,
+      encoding,
+      flushed,
+    );
   } as ServerResponse['write'];
 }

@@ -29,7 +29,9 @@ export class DownloadLinks {
   }
 
   async sign(jobId: string, expires: number): Promise<string> {
-    return createHmac('sha256', await this.secret()).update(`${jobId}.${expires}`).digest('hex');
+    return createHmac('sha256', await this.secret())
+      .update(`${jobId}.${expires}`)
+      .digest('hex');
   }
 
   /** The path of a link valid for EXPORT_LINK_TTL from `now`, and when it expires. */
@@ -51,7 +53,11 @@ export class DownloadLinks {
       throw new AppError('forbidden', 'This download link is not valid: its signature does not match', { reason: 'invalid_signature' });
     }
     if (expires * 1000 <= now.getTime()) {
-      throw new AppError('gone', `This download link expired at ${new Date(expires * 1000).toISOString()}; ask the job (GET /api/v2/exports/${jobId}) for a new one`, { reason: 'link_expired' });
+      throw new AppError(
+        'gone',
+        `This download link expired at ${new Date(expires * 1000).toISOString()}; ask the job (GET /api/v2/exports/${jobId}) for a new one`,
+        { reason: 'link_expired' },
+      );
     }
   }
 }

@@ -10,7 +10,11 @@ export async function insertJob(
   db: Db,
   row: Pick<ExportJobRow, 'public_id' | 'account_id' | 'search_id' | 'format' | 'fields' | 'webhook_url' | 'created_at'>,
 ): Promise<ExportJobRow> {
-  return db.kysely.insertInto('export_jobs').values({ ...row, status: 'queued' }).returningAll().executeTakeFirstOrThrow();
+  return db.kysely
+    .insertInto('export_jobs')
+    .values({ ...row, status: 'queued' })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 const withProgress = (db: Db) =>
@@ -21,7 +25,10 @@ const withProgress = (db: Db) =>
     .select((eb) => eb.fn.coalesce('exports.row_count', sql<number>`0`).as('rows_done'));
 
 export async function findJobForAccount(db: Db, accountId: number, publicId: string): Promise<ExportJobView | undefined> {
-  const row = await withProgress(db).where('export_jobs.account_id', '=', accountId).where('export_jobs.public_id', '=', publicId).executeTakeFirst();
+  const row = await withProgress(db)
+    .where('export_jobs.account_id', '=', accountId)
+    .where('export_jobs.public_id', '=', publicId)
+    .executeTakeFirst();
   return row && normalise(row);
 }
 
@@ -125,11 +132,20 @@ export async function endJob(
 
 /** An attempt that died with its process: its export is logged `aborted`. */
 export async function abortExportAttempt(db: Db, exportId: number, at: string): Promise<void> {
-  await db.kysely.updateTable('exports').set({ status: 'aborted', finished_at: at }).where('id', '=', exportId).where('status', '=', 'running').execute();
+  await db.kysely
+    .updateTable('exports')
+    .set({ status: 'aborted', finished_at: at })
+    .where('id', '=', exportId)
+    .where('status', '=', 'running')
+    .execute();
 }
 
 export async function exportRowById(db: Db, publicId: string): Promise<{ id: number; row_count: number; status: string } | undefined> {
-  const r = await db.kysely.selectFrom('exports').select(['id', 'row_count', 'status']).where('public_id', '=', publicId).executeTakeFirst();
+  const r = await db.kysely
+    .selectFrom('exports')
+    .select(['id', 'row_count', 'status'])
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
   return r && { id: Number(r.id), row_count: Number(r.row_count), status: r.status };
 }
 

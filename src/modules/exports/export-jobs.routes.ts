@@ -10,12 +10,22 @@ import { AppError } from '../../infra/errors.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { ExportJobs } from './export-jobs.ts';
 import { findJob } from './export-jobs.repository.ts';
-import { CreateJobSchema, DownloadQuerySchema, JobIdParamsSchema, JobSchema, JobsPageSchema, JobsQuerySchema } from './export-jobs.schema.ts';
+import {
+  CreateJobSchema,
+  DownloadQuerySchema,
+  JobIdParamsSchema,
+  JobSchema,
+  JobsPageSchema,
+  JobsQuerySchema,
+} from './export-jobs.schema.ts';
 import { createJob, getJob, jobView, listJobs } from './export-jobs.service.ts';
 import { exportFormats, type ExportFormatName } from './formats/index.ts';
 
 /** Export jobs: a file written in the background, a signed link to download it, a webhook when it ends. */
-export async function exportJobsRoutes(app: FastifyInstance, { db, config, jobs }: { db: Db; config: Config; jobs: ExportJobs }): Promise<void> {
+export async function exportJobsRoutes(
+  app: FastifyInstance,
+  { db, config, jobs }: { db: Db; config: Config; jobs: ExportJobs },
+): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const baseUrl = (request: FastifyRequest) => config.PUBLIC_URL?.replace(/\/$/, '') ?? `${request.protocol}://${request.host}`;
 
@@ -105,7 +115,10 @@ export async function exportJobsRoutes(app: FastifyInstance, { db, config, jobs 
       const job = await findJob(db, id);
       if (!job || job.status !== 'succeeded' || !job.file_name) throw new AppError('not_found', `export job ${id} has no file`);
       const path = join(config.EXPORT_DATA_DIR, job.file_name);
-      const size = await stat(path).then((s) => s.size, () => null);
+      const size = await stat(path).then(
+        (s) => s.size,
+        () => null,
+      );
       if (size === null) throw new AppError('not_found', `the file of export job ${id} is no longer on this server`);
       const format = exportFormats[job.format as ExportFormatName];
       return reply

@@ -57,7 +57,11 @@ export class ExportJobRunner {
   private readonly loop: PollLoop;
 
   constructor(private readonly o: JobRunnerOptions) {
-    this.loop = new PollLoop(() => this.tick(), o.pollMs ?? 1000, (err: unknown) => o.log.error({ err }, 'export jobs: a round of the queue failed'));
+    this.loop = new PollLoop(
+      () => this.tick(),
+      o.pollMs ?? 1000,
+      (err: unknown) => o.log.error({ err }, 'export jobs: a round of the queue failed'),
+    );
   }
 
   start(): void {
@@ -110,14 +114,17 @@ export class ExportJobRunner {
     const { db, log } = this.o;
     const stop = new AbortController();
     signal.addEventListener('abort', () => stop.abort(signal.reason), { once: true });
-    const renew = setInterval(() => {
-      void repo.renewLease(db, job.id, this.id, this.leaseFrom(new Date())).then(
-        (held) => {
-          if (!held) stop.abort('lease_lost' satisfies Stop);
-        },
-        (err: unknown) => log.warn({ err, job: job.public_id }, 'export job: renewing the lease failed'),
-      );
-    }, (this.o.leaseSeconds * 1000) / 3);
+    const renew = setInterval(
+      () => {
+        void repo.renewLease(db, job.id, this.id, this.leaseFrom(new Date())).then(
+          (held) => {
+            if (!held) stop.abort('lease_lost' satisfies Stop);
+          },
+          (err: unknown) => log.warn({ err, job: job.public_id }, 'export job: renewing the lease failed'),
+        );
+      },
+      (this.o.leaseSeconds * 1000) / 3,
+    );
     renew.unref();
     let tmp: string | undefined;
     let started: StartedExport | undefined;
@@ -127,9 +134,17 @@ export class ExportJobRunner {
       await mkdir(this.o.dataDir, { recursive: true });
       const format = exportFormats[job.format as ExportFormatName];
       try {
-        started = await startExport(db, { accountId: job.account_id, searchId: job.search_id, format: job.format as ExportFormatName, fields: job.fields ?? undefined }, this.allowance(job, stop.signal));
+        started = await startExport(
+          db,
+          { accountId: job.account_id, searchId: job.search_id, format: job.format as ExportFormatName, fields: job.fields ?? undefined },
+          this.allowance(job, stop.signal),
+        );
       } catch (error) {
-        if (error instanceof AppError && error.code === 'quota_exceeded' && (error.extras['violated-policies'] as string[] | undefined)?.includes('concurrent-exports')) {
+        if (
+          error instanceof AppError &&
+          error.code === 'quota_exceeded' &&
+          (error.extras['violated-policies'] as string[] | undefined)?.includes('concurrent-exports')
+        ) {
           await repo.requeueJob(db, job.id, this.id, true);
           return 'no_slot';
         }
@@ -186,7 +201,8 @@ export class ExportJobRunner {
     } catch (error) {
       // Whatever failed before the file was closed: the export ends, its slot and unused rows go back.
       if (started && !finished) started.body.destroy();
-      if (started && !finished) await started.finish(false).catch((err: unknown) => log.error({ err, job: job.public_id }, 'export job: ending its export failed'));
+      if (started && !finished)
+        await started.finish(false).catch((err: unknown) => log.error({ err, job: job.public_id }, 'export job: ending its export failed'));
       if (tmp) await rm(tmp, { force: true });
       const reason = stop.signal.reason as Stop | undefined;
       if (reason === 'closing') {
@@ -210,7 +226,8 @@ export class ExportJobRunner {
     const { db, quotas } = this.o;
     if (job.charged_rows > 0 && job.charged_month) await quotas.returnRows(job.account_id, job.charged_month, job.charged_rows);
     if (job.export_id !== null) await repo.abortExportAttempt(db, job.export_id, new Date().toISOString());
-    if (job.charged_rows > 0 || job.export_id !== null) await repo.updateRunningJob(db, job.id, this.id, { charged_rows: 0, charged_month: null, export_id: null });
+    if (job.charged_rows > 0 || job.export_id !== null)
+      await repo.updateRunningJob(db, job.id, this.id, { charged_rows: 0, charged_month: null, export_id: null });
     await removeJobFiles(this.o.dataDir, job.public_id);
   }
 
@@ -258,7 +275,15 @@ export class ExportJobRunner {
   /** Ends the job and queues its webhook event, in one transaction. */
   private async end(
     job: repo.ExportJobRow,
-    values: { status: 'succeeded' | 'failed'; failure?: string; row_count?: number; limited?: number; file_name?: string; file_bytes?: number; download_name?: string },
+    values: {
+      status: 'succeeded' | 'failed';
+      failure?: string;
+      row_count?: number;
+      limited?: number;
+      file_name?: string;
+      file_bytes?: number;
+      download_name?: string;
+    },
   ): Promise<void> {
     const { db } = this.o;
     const at = new Date();
@@ -274,11 +299,20 @@ export class ExportJobRunner {
     };
     let queued = false;
     // Before the transaction: the link's key may need a query of its own (SQLite has one connection).
-    const view = job.webhook_url ? await jobView({ ...job, ...ended, attempts: job.attempts + 1, rows_done: ended.row_count }, this.o.links, this.o.baseUrl) : null;
+    const view = job.webhook_url
+      ? await jobView({ ...job, ...ended, attempts: job.attempts + 1, rows_done: ended.row_count }, this.o.links, this.o.baseUrl)
+      : null;
     await db.kysely.transaction().execute(async (trx) => {
       if (!(await repo.endJob(trx, job.id, this.id, ended))) return;
       if (job.webhook_url) {
-        await queueDelivery(trx, { accountId: job.account_id, jobId: job.id, url: job.webhook_url, type: `export_job.${values.status}`, data: { job: view }, at });
+        await queueDelivery(trx, {
+          accountId: job.account_id,
+          jobId: job.id,
+          url: job.webhook_url,
+          type: `export_job.${values.status}`,
+          data: { job: view },
+          at,
+        });
         queued = true;
       }
     });

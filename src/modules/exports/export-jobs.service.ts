@@ -95,12 +95,18 @@ export async function listJobs(
   baseUrl: string,
 ): Promise<{ data: JobView[]; next_cursor: string | null }> {
   const perPage = query.per_page ?? 20;
-  const before = query.cursor === undefined
-    ? null
-    : decodeCursor(query.cursor, (v) => (typeof v === 'object' && v !== null && Number.isSafeInteger((v as { j?: unknown }).j) ? (v as { j: number }).j : undefined), {
-        field: 'querystring.cursor',
-        message: 'is not a cursor of this list',
-      });
+  const before =
+    query.cursor === undefined
+      ? null
+      : decodeCursor(
+          query.cursor,
+          (v) =>
+            typeof v === 'object' && v !== null && Number.isSafeInteger((v as { j?: unknown }).j) ? (v as { j: number }).j : undefined,
+          {
+            field: 'querystring.cursor',
+            message: 'is not a cursor of this list',
+          },
+        );
   const rows = await repo.listJobsForAccount(db, accountId, perPage + 1, before);
   const page = rows.slice(0, perPage);
   return {
@@ -118,8 +124,13 @@ export interface JobOverview {
 /** The account's most recent jobs, newest first, with their webhook deliveries and every attempt. */
 export async function recentJobs(db: Db, links: DownloadLinks, accountId: number, limit: number): Promise<JobOverview[]> {
   const rows = await repo.listJobsForAccount(db, accountId, limit, null);
-  const deliveries = await deliveriesOfJobs(db, rows.map((r) => r.id));
-  return Promise.all(rows.map(async (row) => ({ job: await jobView(row, links, ''), deliveries: deliveries.filter((d) => d.jobId === row.id) })));
+  const deliveries = await deliveriesOfJobs(
+    db,
+    rows.map((r) => r.id),
+  );
+  return Promise.all(
+    rows.map(async (row) => ({ job: await jobView(row, links, ''), deliveries: deliveries.filter((d) => d.jobId === row.id) })),
+  );
 }
 
 export async function jobView(row: repo.ExportJobView, links: DownloadLinks, baseUrl: string): Promise<JobView> {

@@ -90,8 +90,17 @@ for (const database of ['sqlite', 'postgres'] as const) {
 
     const saveRestaurants = (a: TestAccount) => saveSearch(t.db, a.accountId, city, 'restaurant');
     const queuedJob = async (a: TestAccount) =>
-      (await createJob(t.db, t.app.quotas, { accountId: a.accountId, searchId: await saveRestaurants(a), format: 'csv', fields: 'name', webhookUrl: undefined })).public_id;
-    const post = (a: TestAccount, payload: object) => t.app.inject({ method: 'POST', url: '/api/v2/exports', headers: { authorization: a.authorization }, payload });
+      (
+        await createJob(t.db, t.app.quotas, {
+          accountId: a.accountId,
+          searchId: await saveRestaurants(a),
+          format: 'csv',
+          fields: 'name',
+          webhookUrl: undefined,
+        })
+      ).public_id;
+    const post = (a: TestAccount, payload: object) =>
+      t.app.inject({ method: 'POST', url: '/api/v2/exports', headers: { authorization: a.authorization }, payload });
     const get = (a: TestAccount, url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: a.authorization } });
     const jobOf = async (a: TestAccount, id: string) => (await get(a, `/api/v2/exports/${id}`)).json();
     const finished = (a: TestAccount, id: string) =>
@@ -148,7 +157,11 @@ for (const database of ['sqlite', 'postgres'] as const) {
         assert.equal(done.download.bytes, file.rawPayload.length);
       }
       // Every row of the file is a lead of the account, once.
-      const leads = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', a.accountId).executeTakeFirstOrThrow();
+      const leads = await t.db.kysely
+        .selectFrom('leads')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', a.accountId)
+        .executeTakeFirstOrThrow();
       const restaurants = (await jobOf(a, (await (await get(a, '/api/v2/exports?per_page=1')).json()).data[0].id)).rows;
       assert.equal(Number(leads.n), restaurants);
     });
@@ -164,7 +177,11 @@ for (const database of ['sqlite', 'postgres'] as const) {
       const sheet = XLSX.utils.sheet_to_json<unknown[]>(wb.Sheets[wb.SheetNames[0]!]!, { header: 1 });
       assert.deepEqual(sheet[0], ['id', 'name']);
       assert.equal(sheet.length - 1, done.rows);
-      const leads = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', a.accountId).executeTakeFirstOrThrow();
+      const leads = await t.db.kysely
+        .selectFrom('leads')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', a.accountId)
+        .executeTakeFirstOrThrow();
       assert.equal(Number(leads.n), done.rows);
     });
 
@@ -192,7 +209,10 @@ for (const database of ['sqlite', 'postgres'] as const) {
       // A genuine signature (the server's key) over an expiry that has passed.
       const links = new DownloadLinks(t.db, loadConfig({ DATABASE_URL: t.url, ...env }));
       const past = Math.floor(Date.now() / 1000) - 1;
-      const expired = await t.app.inject({ method: 'GET', url: `${url.pathname}?expires=${past}&signature=${await links.sign(job.id, past)}` });
+      const expired = await t.app.inject({
+        method: 'GET',
+        url: `${url.pathname}?expires=${past}&signature=${await links.sign(job.id, past)}`,
+      });
       assert.equal(expired.statusCode, 410, expired.body);
       assert.equal(expired.json().code, 'gone');
       const missing = await t.app.inject({ method: 'GET', url: `${url.pathname}?expires=${expires}` });
@@ -209,10 +229,20 @@ for (const database of ['sqlite', 'postgres'] as const) {
         assert.equal(job.webhook_url, hook.url);
         await finished(a, job.id);
         await eventually('two deliveries', async () => (hook.received.length >= 2 ? true : undefined));
-        const secret = (await t.db.kysely.selectFrom('account_webhook_secrets').select('secret').where('account_id', '=', a.accountId).executeTakeFirstOrThrow()).secret;
+        const secret = (
+          await t.db.kysely
+            .selectFrom('account_webhook_secrets')
+            .select('secret')
+            .where('account_id', '=', a.accountId)
+            .executeTakeFirstOrThrow()
+        ).secret;
         for (const r of hook.received) {
           assert.equal(verify(r.body, String(r.headers['leadatlas-signature']), secret), true, 'the signature verifies');
-          assert.equal(verify(r.body.replace('succeeded', 'failed'), String(r.headers['leadatlas-signature']), secret), false, 'a changed body does not');
+          assert.equal(
+            verify(r.body.replace('succeeded', 'failed'), String(r.headers['leadatlas-signature']), secret),
+            false,
+            'a changed body does not',
+          );
           assert.equal(verify(r.body, String(r.headers['leadatlas-signature']), 'whsec_another'), false, 'another secret does not');
           const event = JSON.parse(r.body);
           assert.equal(event.type, 'export_job.succeeded');
@@ -224,8 +254,19 @@ for (const database of ['sqlite', 'postgres'] as const) {
           const d = await t.db.kysely.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', a.accountId).executeTakeFirst();
           return d?.status === 'succeeded' ? d : undefined;
         });
-        const attempts = await t.db.kysely.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', delivery.id).orderBy('attempt').execute();
-        assert.deepEqual(attempts.map((x) => [Number(x.attempt), x.response_status === null ? null : Number(x.response_status), x.outcome]), [[1, 500, 'http_error'], [2, 200, 'succeeded']]);
+        const attempts = await t.db.kysely
+          .selectFrom('webhook_attempts')
+          .selectAll()
+          .where('delivery_id', '=', delivery.id)
+          .orderBy('attempt')
+          .execute();
+        assert.deepEqual(
+          attempts.map((x) => [Number(x.attempt), x.response_status === null ? null : Number(x.response_status), x.outcome]),
+          [
+            [1, 500, 'http_error'],
+            [2, 200, 'succeeded'],
+          ],
+        );
       } finally {
         await hook.close();
       }
@@ -286,22 +327,31 @@ for (const database of ['sqlite', 'postgres'] as const) {
         assert.equal(done.download, null);
         await eventually('the failure event', async () => (hook.received.length > 0 ? true : undefined));
         const event = JSON.parse(hook.received[0]!.body);
-        assert.deepEqual([event.type, event.data.job.id, event.data.job.status, event.data.job.failure], ['export_job.failed', job.id, 'failed', done.failure]);
+        assert.deepEqual(
+          [event.type, event.data.job.id, event.data.job.status, event.data.job.failure],
+          ['export_job.failed', job.id, 'failed', done.failure],
+        );
       } finally {
         await held.close();
         await hook.close();
       }
     });
 
-    test('lists the account\'s jobs newest first with a cursor, and none of another account', async () => {
+    test("lists the account's jobs newest first with a cursor, and none of another account", async () => {
       const a = await createAccountWithToken(t.db);
       const searchId = await saveRestaurants(a);
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.unshift((await post(a, { search_id: searchId, fields: 'name' })).json().id);
       const first = (await get(a, '/api/v2/exports?per_page=2')).json();
-      assert.deepEqual(first.data.map((j: { id: string }) => j.id), ids.slice(0, 2));
+      assert.deepEqual(
+        first.data.map((j: { id: string }) => j.id),
+        ids.slice(0, 2),
+      );
       const second = (await get(a, `/api/v2/exports?per_page=2&cursor=${first.next_cursor}`)).json();
-      assert.deepEqual(second.data.map((j: { id: string }) => j.id), ids.slice(2));
+      assert.deepEqual(
+        second.data.map((j: { id: string }) => j.id),
+        ids.slice(2),
+      );
       assert.equal(second.next_cursor, null);
       const stranger = await createAccountWithToken(t.db);
       assert.deepEqual((await get(stranger, '/api/v2/exports')).json().data, []);
@@ -325,7 +375,10 @@ for (const database of ['sqlite', 'postgres'] as const) {
         const res = await post(a, payload);
         assert.equal(res.statusCode, 400, `${JSON.stringify(payload)}: ${res.body}`);
         assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-        assert.ok(res.json().errors.some((e: { field: string }) => e.field.endsWith(field)), res.body);
+        assert.ok(
+          res.json().errors.some((e: { field: string }) => e.field.endsWith(field)),
+          res.body,
+        );
       }
       const formats = (await post(a, { search_id: searchId, format: 'pdf' })).json().errors[0].allowed;
       assert.deepEqual(formats, ['csv', 'xlsx', 'json', 'ndjson', 'geojson']);
@@ -340,7 +393,10 @@ describe('export jobs across servers stopping and starting (sqlite, the Munich e
   const dataDir = mkdtempSync(join(tmpdir(), 'leadatlas-jobs-stop-'));
   const apps: App[] = [];
   const start = async (env: Record<string, string>) => {
-    const app = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', EXPORT_DATA_DIR: dataDir, ...env }), db: t.db });
+    const app = await buildApp({
+      config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', EXPORT_DATA_DIR: dataDir, ...env }),
+      db: t.db,
+    });
     apps.push(app);
     await app.ready();
     return app;
@@ -359,13 +415,24 @@ describe('export jobs across servers stopping and starting (sqlite, the Munich e
   });
 
   async function worldJob(app: App, a: TestAccount, format = 'csv'): Promise<{ id: string; total: number }> {
-    const search = (await app.inject({ method: 'GET', url: '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1', headers: { authorization: a.authorization } })).json();
-    const res = await app.inject({ method: 'POST', url: '/api/v2/exports', headers: { authorization: a.authorization }, payload: { search_id: search.search_id, format } });
+    const search = (
+      await app.inject({
+        method: 'GET',
+        url: '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1',
+        headers: { authorization: a.authorization },
+      })
+    ).json();
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v2/exports',
+      headers: { authorization: a.authorization },
+      payload: { search_id: search.search_id, format },
+    });
     assert.equal(res.statusCode, 202, res.body);
     return { id: res.json().id, total: search.total };
   }
 
-  test('a server runs at most EXPORT_JOBS_PER_SERVER jobs at once (sampled while three accounts\' jobs run)', async () => {
+  test("a server runs at most EXPORT_JOBS_PER_SERVER jobs at once (sampled while three accounts' jobs run)", async () => {
     const app = await start({ EXPORT_JOBS_PER_SERVER: '1', EXPORT_JOB_ROWS_PER_SECOND: '4000' });
     const jobs = [];
     for (let i = 0; i < 3; i++) jobs.push(await worldJob(app, await createAccountWithToken(t.db)));
@@ -388,13 +455,22 @@ describe('export jobs across servers stopping and starting (sqlite, the Munich e
     const a = await createAccountWithToken(t.db);
     const job = await worldJob(first, a);
     await eventually('the job to be half-way', async () => {
-      const row = await t.db.kysely.selectFrom('export_jobs').leftJoin('exports', 'exports.id', 'export_jobs.export_id').select(['export_jobs.status', 'exports.row_count']).where('export_jobs.public_id', '=', job.id).executeTakeFirstOrThrow();
+      const row = await t.db.kysely
+        .selectFrom('export_jobs')
+        .leftJoin('exports', 'exports.id', 'export_jobs.export_id')
+        .select(['export_jobs.status', 'exports.row_count'])
+        .where('export_jobs.public_id', '=', job.id)
+        .executeTakeFirstOrThrow();
       return row.status === 'running' && Number(row.row_count) >= 1000 ? true : undefined;
     });
     await first.close();
     const stopped = await jobRow(job.id);
     assert.deepEqual([stopped.status, stopped.runner, stopped.lease_until], ['queued', null, null]);
-    assert.deepEqual(readdirSync(dataDir).filter((n) => n.startsWith(`${job.id}.`)), [], 'the partial file is deleted');
+    assert.deepEqual(
+      readdirSync(dataDir).filter((n) => n.startsWith(`${job.id}.`)),
+      [],
+      'the partial file is deleted',
+    );
     const second = await start({});
     const done = await eventually('the job to end', async () => {
       const row = await jobRow(job.id);
@@ -402,10 +478,22 @@ describe('export jobs across servers stopping and starting (sqlite, the Munich e
     });
     assert.equal(Number(done.row_count), job.total);
     assert.equal(Number(done.attempts), 2);
-    const exportsOfJob = await t.db.kysely.selectFrom('exports').select('status').where('account_id', '=', a.accountId).orderBy('id').execute();
-    assert.deepEqual(exportsOfJob.map((e) => e.status), ['aborted', 'done']);
-    const usage = await t.db.kysely.selectFrom('export_row_usage').select('row_count').where('account_id', '=', a.accountId).executeTakeFirstOrThrow();
-    assert.equal(Number(usage.row_count), job.total, 'the stopped attempt\'s rows were given back');
+    const exportsOfJob = await t.db.kysely
+      .selectFrom('exports')
+      .select('status')
+      .where('account_id', '=', a.accountId)
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      exportsOfJob.map((e) => e.status),
+      ['aborted', 'done'],
+    );
+    const usage = await t.db.kysely
+      .selectFrom('export_row_usage')
+      .select('row_count')
+      .where('account_id', '=', a.accountId)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(usage.row_count), job.total, "the stopped attempt's rows were given back");
     await second.close();
   });
 });

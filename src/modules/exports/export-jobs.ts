@@ -14,7 +14,13 @@ export interface ExportJobs {
   close(): Promise<void>;
 }
 
-export function createExportJobs(o: { db: Db; config: Config; log: FastifyBaseLogger; quotas: JobRunnerOptions['quotas']; pollMs?: number }): ExportJobs {
+export function createExportJobs(o: {
+  db: Db;
+  config: Config;
+  log: FastifyBaseLogger;
+  quotas: JobRunnerOptions['quotas'];
+  pollMs?: number;
+}): ExportJobs {
   const { db, config, log } = o;
   const links = new DownloadLinks(db, config);
   const webhooks = new WebhookDispatcher({

@@ -82,7 +82,15 @@ describe('export clients that stall or go away', { timeout: 120_000 }, () => {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const address = t.app.server.address() as AddressInfo;
     origin = { host: '127.0.0.1', port: address.port };
-    total = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).where('closed_at', 'is', null).executeTakeFirstOrThrow()).n);
+    total = Number(
+      (
+        await t.db.kysely
+          .selectFrom('places')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('closed_at', 'is', null)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   });
   after(async () => {
     await t.close();
@@ -94,12 +102,15 @@ describe('export clients that stall or go away', { timeout: 120_000 }, () => {
    */
   function get(path: string, account: TestAccount): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const req = request({ ...origin, path, agent: false, headers: { authorization: account.authorization, connection: 'close' } }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => parts.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }));
-        res.on('error', reject);
-      });
+      const req = request(
+        { ...origin, path, agent: false, headers: { authorization: account.authorization, connection: 'close' } },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => parts.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -116,7 +127,10 @@ describe('export clients that stall or go away', { timeout: 120_000 }, () => {
    * Sends an export request on a raw socket and resolves once the response headers are in, with the body
    * bytes that came with them; the caller decides how to read on.
    */
-  function requestExport(account: TestAccount, searchId: string): Promise<{ socket: Socket; head: string; rest: Buffer; closed: Promise<void> }> {
+  function requestExport(
+    account: TestAccount,
+    searchId: string,
+  ): Promise<{ socket: Socket; head: string; rest: Buffer; closed: Promise<void> }> {
     return new Promise((resolve, reject) => {
       const socket = connect(origin);
       const closed = new Promise<void>((done) => socket.once('close', () => done()));
@@ -136,17 +150,26 @@ describe('export clients that stall or go away', { timeout: 120_000 }, () => {
   }
 
   async function exportLog(account: TestAccount) {
-    return t.db.kysely.selectFrom('exports').select(['status', 'row_count']).where('account_id', '=', account.accountId).executeTakeFirstOrThrow();
+    return t.db.kysely
+      .selectFrom('exports')
+      .select(['status', 'row_count'])
+      .where('account_id', '=', account.accountId)
+      .executeTakeFirstOrThrow();
   }
 
   async function leadCount(account: TestAccount): Promise<number> {
-    const row = await t.db.kysely.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account.accountId).executeTakeFirstOrThrow();
+    const row = await t.db.kysely
+      .selectFrom('leads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', account.accountId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   /** Writes that grow the log: saved searches, each its own commit. */
   async function writeSome(account: TestAccount, searchId: string, n: number): Promise<void> {
-    for (let i = 0; i < n; i++) assert.equal((await get(`/api/v2/map/search?bbox=${-10 - (i % 50)},40,10,50&per_page=100`, account)).status, 200);
+    for (let i = 0; i < n; i++)
+      assert.equal((await get(`/api/v2/map/search?bbox=${-10 - (i % 50)},40,10,50&per_page=100`, account)).status, 200);
     void searchId;
   }
 
@@ -159,14 +182,18 @@ describe('export clients that stall or go away', { timeout: 120_000 }, () => {
     assert.deepEqual(await exportLog(warm), { status: 'done', row_count: total });
     const filesBefore = openFiles(t.db.sqlitePath!);
 
-    const accounts = await Promise.all(Array.from({ length: 10 }, () => createAccountWithToken(t.db, { scopes: ['search', 'export', 'places:read'] })));
+    const accounts = await Promise.all(
+      Array.from({ length: 10 }, () => createAccountWithToken(t.db, { scopes: ['search', 'export', 'places:read'] })),
+    );
     const searches = await Promise.all(accounts.map(worldSearch));
     // Ten clients that read the headers and then nothing: their downloads stall once the socket buffers are full.
-    const stalled = await Promise.all(accounts.map(async (a, i) => {
-      const client = await requestExport(a, searches[i]!);
-      client.socket.pause();
-      return client;
-    }));
+    const stalled = await Promise.all(
+      accounts.map(async (a, i) => {
+        const client = await requestExport(a, searches[i]!);
+        client.socket.pause();
+        return client;
+      }),
+    );
     for (const c of stalled) assert.match(c.head, /^HTTP\/1\.1 200/);
 
     // While they stall, other requests write: the log grows, and a checkpoint must still get to its end.
@@ -187,13 +214,15 @@ describe('export clients that stall or go away', { timeout: 120_000 }, () => {
     const cutAfter = (Date.now() - started) / 1000;
     assert.ok(cutAfter >= idleTimeoutS, `cut off after ${cutAfter} s`);
     // What the clients were sent is still in their sockets: they read it now, up to the server's close.
-    const bodies = await Promise.all(stalled.map(async (c) => {
-      const parts: Buffer[] = [c.rest];
-      c.socket.on('data', (chunk: Buffer) => parts.push(chunk));
-      c.socket.resume();
-      await c.closed;
-      return dechunk(Buffer.concat(parts));
-    }));
+    const bodies = await Promise.all(
+      stalled.map(async (c) => {
+        const parts: Buffer[] = [c.rest];
+        c.socket.on('data', (chunk: Buffer) => parts.push(chunk));
+        c.socket.resume();
+        await c.closed;
+        return dechunk(Buffer.concat(parts));
+      }),
+    );
     for (const [i, a] of accounts.entries()) {
       const log = await exportLog(a);
       const rows = completeRows(bodies[i]!);
@@ -237,23 +266,27 @@ describe('export clients that stall or go away', { timeout: 120_000 }, () => {
   }
 
   test('clients that go away mid-download leave aborted exports whose leads are what they were sent', async () => {
-    const accounts = await Promise.all(Array.from({ length: 5 }, () => createAccountWithToken(t.db, { scopes: ['search', 'export', 'places:read'] })));
+    const accounts = await Promise.all(
+      Array.from({ length: 5 }, () => createAccountWithToken(t.db, { scopes: ['search', 'export', 'places:read'] })),
+    );
     const searches = await Promise.all(accounts.map(worldSearch));
     const filesBefore = openFiles(t.db.sqlitePath!);
-    await Promise.all(accounts.map(async (a, i) => {
-      const client = await requestExport(a, searches[i]!);
-      let received = 0;
-      await new Promise<void>((done) => {
-        client.socket.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > 200_000) {
-            client.socket.destroy();
-            done();
-          }
+    await Promise.all(
+      accounts.map(async (a, i) => {
+        const client = await requestExport(a, searches[i]!);
+        let received = 0;
+        await new Promise<void>((done) => {
+          client.socket.on('data', (chunk: Buffer) => {
+            received += chunk.length;
+            if (received > 200_000) {
+              client.socket.destroy();
+              done();
+            }
+          });
         });
-      });
-      await client.closed;
-    }));
+        await client.closed;
+      }),
+    );
     await until(async () => (await Promise.all(accounts.map(exportLog))).every((l) => l.status !== 'running'), 10_000);
     for (const a of accounts) {
       const log = await exportLog(a);

@@ -23,7 +23,9 @@ export function sendExport(reply: FastifyReply, started: StartedExport, idleTime
   res.once('close', () => {
     // The connection may serve further requests (keep-alive): the export's timeout was for the export only.
     if (typeof res.socket?.setTimeout === 'function') res.socket.setTimeout(0);
-    started.finish(complete).catch((err: unknown) => reply.log.error({ err, exportId: started.exportId }, 'recording the leads of an export failed'));
+    started
+      .finish(complete)
+      .catch((err: unknown) => reply.log.error({ err, exportId: started.exportId }, 'recording the leads of an export failed'));
   });
   return reply
     .header('content-type', started.contentType)

@@ -33,7 +33,10 @@ for (const database of ['sqlite', 'postgres'] as const) {
     const exportIds = async (a: TestAccount, searchId: string, extra = '') => {
       const res = await get(a, `/api/v2/map/export?search_id=${searchId}&format=ndjson&fields=id${extra}`);
       assert.equal(res.statusCode, 200, res.body);
-      return res.body.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l).id as string);
+      return res.body
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l).id as string);
     };
     const publicIdsAbove = async (id: number) =>
       new Set((await t.db.kysely.selectFrom('places').select('public_id').where('id', '>', id).execute()).map((r) => r.public_id));
@@ -51,7 +54,10 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(none.data, []);
       assert.deepEqual(await exportIds(a, all.search_id, '&only_new=true'), []);
 
-      const { max } = await t.db.kysely.selectFrom('places').select((eb) => eb.fn.max('id').as('max')).executeTakeFirstOrThrow();
+      const { max } = await t.db.kysely
+        .selectFrom('places')
+        .select((eb) => eb.fn.max('id').as('max'))
+        .executeTakeFirstOrThrow();
       await importFiles(t.db, [monacoExtract]);
       const added = await publicIdsAbove(Number(max));
       assert.ok(added.size > 100, `${added.size} places from Monaco`);
@@ -76,7 +82,10 @@ for (const database of ['sqlite', 'postgres'] as const) {
     test("the dashboard's export offers only_new as a checkbox", async () => {
       const c = new DashboardClient(app);
       await c.get('/signup');
-      const signup = await c.post('/signup', { email: `only-new-${Math.random().toString(36).slice(2)}@example.com`, password: 'a long enough password' });
+      const signup = await c.post('/signup', {
+        email: `only-new-${Math.random().toString(36).slice(2)}@example.com`,
+        password: 'a long enough password',
+      });
       assert.equal(signup.statusCode, 303);
       await c.get('/search');
       const url = (await c.post('/search', { type: 'cafe', city: 'München' })).headers.location as string;

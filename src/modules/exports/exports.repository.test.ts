@@ -22,7 +22,18 @@ for (const dialect of dialects) {
       accountId = Number(account.id);
       const places = await t.db.kysely
         .insertInto('places')
-        .values(['n1', 'n2', 'n3'].map((id) => ({ public_id: `plc_${id}`, source: 'osm', source_id: id, name: id, categories: '[]', content_hash: id, first_seen_at: now, updated_at: now })))
+        .values(
+          ['n1', 'n2', 'n3'].map((id) => ({
+            public_id: `plc_${id}`,
+            source: 'osm',
+            source_id: id,
+            name: id,
+            categories: '[]',
+            content_hash: id,
+            first_seen_at: now,
+            updated_at: now,
+          })),
+        )
         .returning('id')
         .execute();
       placeIds = places.map((p) => Number(p.id));
@@ -32,7 +43,14 @@ for (const dialect of dialects) {
     });
 
     const newExport = (searchId: string): Promise<ExportRow> =>
-      insertExport(t.db, { public_id: `exp_${searchId}`, account_id: accountId, search_id: searchId, format: 'csv', fields: '[]', created_at: '2026-11-21T06:00:00.000Z' });
+      insertExport(t.db, {
+        public_id: `exp_${searchId}`,
+        account_id: accountId,
+        search_id: searchId,
+        format: 'csv',
+        fields: '[]',
+        created_at: '2026-11-21T06:00:00.000Z',
+      });
 
     test('records each batch as leads and adds it to the export row count in the same step', async () => {
       const exp = await newExport('srch_one');
@@ -44,11 +62,14 @@ for (const dialect of dialects) {
       assert.equal(Number(log.row_count), 3);
       assert.equal(log.status, 'done');
       const leads = await t.db.kysely.selectFrom('leads').selectAll().where('account_id', '=', accountId).orderBy('place_id').execute();
-      assert.deepEqual(leads.map((l) => [Number(l.place_id), l.search_id, l.first_exported_at]), [
-        [placeIds[0], 'srch_one', '2026-11-21T06:01:00.000Z'],
-        [placeIds[1], 'srch_one', '2026-11-21T06:01:00.000Z'],
-        [placeIds[2], 'srch_one', '2026-11-21T06:02:00.000Z'],
-      ]);
+      assert.deepEqual(
+        leads.map((l) => [Number(l.place_id), l.search_id, l.first_exported_at]),
+        [
+          [placeIds[0], 'srch_one', '2026-11-21T06:01:00.000Z'],
+          [placeIds[1], 'srch_one', '2026-11-21T06:01:00.000Z'],
+          [placeIds[2], 'srch_one', '2026-11-21T06:02:00.000Z'],
+        ],
+      );
     });
 
     test('a place exported again stays one lead: first export kept, last export and search moved forward', async () => {

@@ -9,7 +9,11 @@ export async function insertExport(
   db: Db,
   row: Pick<ExportRow, 'public_id' | 'account_id' | 'search_id' | 'format' | 'fields' | 'created_at'>,
 ): Promise<ExportRow> {
-  return db.kysely.insertInto('exports').values({ ...row, status: 'running', finished_at: null }).returningAll().executeTakeFirstOrThrow();
+  return db.kysely
+    .insertInto('exports')
+    .values({ ...row, status: 'running', finished_at: null })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -65,14 +69,16 @@ class KyselyLeadRecorder implements LeadRecorder {
     await this.db.kysely.transaction().execute(async (trx) => {
       await trx
         .insertInto('leads')
-        .values(ids.map((placeId) => ({
-          account_id: exp.account_id,
-          place_id: placeId,
-          search_id: exp.search_id,
-          export_id: exp.id,
-          first_exported_at: at,
-          last_exported_at: at,
-        })))
+        .values(
+          ids.map((placeId) => ({
+            account_id: exp.account_id,
+            place_id: placeId,
+            search_id: exp.search_id,
+            export_id: exp.id,
+            first_exported_at: at,
+            last_exported_at: at,
+          })),
+        )
         .onConflict((oc) =>
           oc.columns(['account_id', 'place_id']).doUpdateSet((eb) => ({
             search_id: eb.ref('excluded.search_id'),
@@ -97,7 +103,12 @@ export async function finishExport(db: Db, id: number, status: ExportStatus, at:
 }
 
 export async function findExport(db: Db, accountId: number, publicId: string): Promise<ExportRow | undefined> {
-  return db.kysely.selectFrom('exports').selectAll().where('account_id', '=', accountId).where('public_id', '=', publicId).executeTakeFirst();
+  return db.kysely
+    .selectFrom('exports')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
 }
 
 /** The account's most recent exports, newest first. */

@@ -24,7 +24,7 @@ export async function exportsRoutes(app: FastifyInstance, { db, config }: { db: 
         description:
           'Streams all places of the search (constant memory on the server, whatever the size) as an attachment named ' +
           '`leadatlas-<city>-<type>-<date>.<ext>`. The exported places become leads of the account (`/api/v1/user-api/places`). ' +
-          'CSV text cells starting with `= + - @`, tab or CR get a leading `\'` so spreadsheets do not run them, except plain phone ' +
+          "CSV text cells starting with `= + - @`, tab or CR get a leading `'` so spreadsheets do not run them, except plain phone " +
           'numbers such as `+33 1 42 68 53 00`, which stay intact. A search of another account answers 404. ' +
           "Places on the account's suppression list are left out; with `only_new=true`, so are the places it has exported before.",
         querystring: ExportQuerySchema,
@@ -39,13 +39,17 @@ export async function exportsRoutes(app: FastifyInstance, { db, config }: { db: 
     },
     async (request, reply) => {
       const { query } = request;
-      const started = await startExport(db, {
-        accountId: request.auth!.accountId,
-        searchId: query.search_id,
-        format: query.format ?? 'csv',
-        fields: query.fields,
-        onlyNew: query.only_new,
-      }, app.quotas);
+      const started = await startExport(
+        db,
+        {
+          accountId: request.auth!.accountId,
+          searchId: query.search_id,
+          format: query.format ?? 'csv',
+          fields: query.fields,
+          onlyNew: query.only_new,
+        },
+        app.quotas,
+      );
       return sendExport(reply, started, config.EXPORT_IDLE_TIMEOUT * 1000);
     },
   );

@@ -4,7 +4,11 @@ import { exportFormatNames, type ExportFormatName } from './formats/index.ts';
 
 export const ExportQuerySchema = Type.Object(
   {
-    search_id: Type.String({ pattern: '^srch_[a-z2-7]{16}$', description: 'A saved search of this account (`search_id` of a search response)', examples: ['srch_3f7kq2m5x9ab4cde'] }),
+    search_id: Type.String({
+      pattern: '^srch_[a-z2-7]{16}$',
+      description: 'A saved search of this account (`search_id` of a search response)',
+      examples: ['srch_3f7kq2m5x9ab4cde'],
+    }),
     // A plain `enum` (not a union of literals) so a bad value answers with the list of allowed formats.
     format: Type.Optional(
       Type.Unsafe<ExportFormatName>({

@@ -7,7 +7,14 @@ import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple 
 import { getSearchForAccount, parseFields, searchAsItRunsNow, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
-import { createLeadRecorder, finishExport, insertExport, listRecentExports, type ExportRow, type ExportStatus } from './exports.repository.ts';
+import {
+  createLeadRecorder,
+  finishExport,
+  insertExport,
+  listRecentExports,
+  type ExportRow,
+  type ExportStatus,
+} from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
 
@@ -28,7 +35,15 @@ export interface ExportSummary {
 /** The account's most recent exports (downloads; export jobs are listed by export-jobs.service.ts), newest first. */
 export async function recentExports(db: Db, accountId: number, limit: number): Promise<ExportSummary[]> {
   const rows = await listRecentExports(db, accountId, limit);
-  return rows.map((r) => ({ id: r.public_id, searchId: r.search_id, format: r.format, rows: Number(r.row_count), status: r.status, createdAt: r.created_at, finishedAt: r.finished_at }));
+  return rows.map((r) => ({
+    id: r.public_id,
+    searchId: r.search_id,
+    format: r.format,
+    rows: Number(r.row_count),
+    status: r.status,
+    createdAt: r.created_at,
+    finishedAt: r.finished_at,
+  }));
 }
 
 /** Rows read and written per step: one query, one chunk of output, one leads transaction. */
@@ -99,7 +114,9 @@ export async function startExport(db: Db, request: ExportRequest, allowance: Exp
     }, format.chunks !== undefined);
     const outcome = { failed: false, limited: false };
     const batches = producedBatches(searchMatches(db, search, exportBatchSize), ledger, permit, outcome);
-    const body = format.chunks ? Readable.from(countedChunks(format.chunks(batches, chosen), ledger), { objectMode: false }) : format.write(batches, chosen);
+    const body = format.chunks
+      ? Readable.from(countedChunks(format.chunks(batches, chosen), ledger), { objectMode: false })
+      : format.write(batches, chosen);
     body.once('error', () => (outcome.failed = true));
     let finished: Promise<void> | undefined;
     return {
@@ -149,7 +166,14 @@ async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): A
   const check = searchRowCheck(search);
   for await (const rows of streamPlaceTuples(db, search.criteria, batchSize, check !== null)) {
     const matches = check
-      ? rows.filter((t) => check(t[publicColumnIndex.name] as string, t[bulkNamesIndex] as string | null, t[publicColumnIndex.lon] as number | null, t[publicColumnIndex.lat] as number | null))
+      ? rows.filter((t) =>
+          check(
+            t[publicColumnIndex.name] as string,
+            t[bulkNamesIndex] as string | null,
+            t[publicColumnIndex.lon] as number | null,
+            t[publicColumnIndex.lat] as number | null,
+          ),
+        )
       : rows;
     if (matches.length > 0) yield matches;
   }

@@ -79,7 +79,12 @@ export class CountryBorders {
     const here = this.codeOf(this.cc.feature([lon, lat], { ...TERRITORY }));
     if (here.code === null || !codes.has(here.code)) return null;
     // The box only says no other country is near; the corners say the cell is not partly open sea.
-    for (const [y, x] of [[south, west], [south, west + CELL_DEG], [south + CELL_DEG, west], [south + CELL_DEG, west + CELL_DEG]] as const) {
+    for (const [y, x] of [
+      [south, west],
+      [south, west + CELL_DEG],
+      [south + CELL_DEG, west],
+      [south + CELL_DEG, west + CELL_DEG],
+    ] as const) {
       if (this.codeOf(this.cc.feature([x, y], { ...TERRITORY })).code !== here.code) return null;
     }
     return here;

@@ -38,7 +38,10 @@ describe('city resolution by name', () => {
     assert.equal(paris.chosen?.countryCode, 'FR');
     assert.ok(paris.alternatives.some((c) => c.id === PARIS_TX));
     const populations = paris.alternatives.map((c) => c.population);
-    assert.deepEqual(populations, [...populations].sort((a, b) => b - a));
+    assert.deepEqual(
+      populations,
+      [...populations].sort((a, b) => b - a),
+    );
   });
 
   test('picks the most populous city of that name within the given country', () => {
@@ -51,7 +54,10 @@ describe('city resolution by name', () => {
   test('takes the city of the country a name also names, listing the exonym match as an alternative', () => {
     const monaco = g.resolveCity('Monaco');
     assert.equal(monaco.chosen?.countryCode, 'MC');
-    assert.ok(monaco.alternatives.some((c) => c.id === MUNICH), 'München (Monaco in Italian) is offered');
+    assert.ok(
+      monaco.alternatives.some((c) => c.id === MUNICH),
+      'München (Monaco in Italian) is offered',
+    );
     assert.equal(g.resolveCity('Monaco', 'DE').chosen?.id, MUNICH);
     assert.equal(g.resolveCity('Luxembourg').chosen?.countryCode, 'LU');
   });
@@ -130,17 +136,27 @@ describe('place locator', () => {
   });
 
   test('matches a written city that contains the name of a city at the point (Michelin: Frankfurt on the Main, Glasgow City)', () => {
-    const michelin = parse(gunzipSync(readFileSync(fileURLToPath(new URL('../../../../shared/data/places/michelin-guide-2022-6510.csv.gz', import.meta.url)))), {
-      columns: true,
-    }) as Array<Record<string, string>>;
-    for (const [location, id] of [['Frankfurt on the Main', FRANKFURT], ['Glasgow City', GLASGOW]] as const) {
+    const michelin = parse(
+      gunzipSync(readFileSync(fileURLToPath(new URL('../../../../shared/data/places/michelin-guide-2022-6510.csv.gz', import.meta.url)))),
+      {
+        columns: true,
+      },
+    ) as Array<Record<string, string>>;
+    for (const [location, id] of [
+      ['Frankfurt on the Main', FRANKFURT],
+      ['Glasgow City', GLASGOW],
+    ] as const) {
       const row = michelin.find((r) => r.Location === location);
       assert.ok(row, `the Michelin file has a restaurant in ${location}`);
       const country = g.countryCode(row.Address!.split(',').pop()!.trim()) ?? null;
       const a = g.assignCity({ city: row.Location, countryCode: country, lat: Number(row.Latitude), lon: Number(row.Longitude) });
       assert.deepEqual([a.source, a.cityId, a.city], ['address', id, location]);
     }
-    assert.equal(g.assignCity({ city: 'Frankfurt on the Main', countryCode: 'DE' }).source, 'address_unmatched', 'without a point there is nothing to compare with');
+    assert.equal(
+      g.assignCity({ city: 'Frankfurt on the Main', countryCode: 'DE' }).source,
+      'address_unmatched',
+      'without a point there is nothing to compare with',
+    );
   });
 
   test('takes the nearest of same-named cities when the point is known and infers the country', () => {
@@ -151,7 +167,10 @@ describe('place locator', () => {
 
   test('keeps an address city it cannot match as address_unmatched, filed under the city of its point', () => {
     const a = g.assignCity({ city: 'Xyzzyville', countryCode: 'DE', lat: 48.1374, lon: 11.5755 });
-    assert.deepEqual({ ...a, distanceM: null }, { city: 'Xyzzyville', cityId: MUNICH, source: 'address_unmatched', distanceM: null, countryCode: 'DE' });
+    assert.deepEqual(
+      { ...a, distanceM: null },
+      { city: 'Xyzzyville', cityId: MUNICH, source: 'address_unmatched', distanceM: null, countryCode: 'DE' },
+    );
     assert.ok(a.distanceM !== null && a.distanceM < 1000, `distance ${a.distanceM}`);
     assert.equal(g.assignCity({ city: 'Xyzzyville', lat: 48.1374, lon: 11.5755 }).countryCode, 'DE', 'the country inferred from that city');
     assert.deepEqual(g.assignCity({ city: 'Xyzzyville', countryCode: 'DE' }), {

@@ -200,7 +200,8 @@ const gazetteerCodec: CacheCodec<GazetteerData> = {
   encode: (data) => data,
   decode(stored) {
     const d = stored as GazetteerData;
-    if (d?.format !== 'gazetteer@1' || !(d.near instanceof ArrayBuffer) || d.nameEnd.length !== d.id.length) throw new Error('unknown cache format');
+    if (d?.format !== 'gazetteer@1' || !(d.near instanceof ArrayBuffer) || d.nameEnd.length !== d.id.length)
+      throw new Error('unknown cache format');
     return d;
   },
 };
@@ -341,7 +342,10 @@ export class Gazetteer implements PlaceLocator {
   }
 
   /** Cities of a name in the order `resolveCity` chooses among them, within the country when one is given; and all of them. */
-  private cityChoices(name: string, countryCodeOrName?: string | null): { key: string; country: string | null; c: number | undefined; all: number[]; inCountry: number[] } {
+  private cityChoices(
+    name: string,
+    countryCodeOrName?: string | null,
+  ): { key: string; country: string | null; c: number | undefined; all: number[]; inCountry: number[] } {
     const key = foldText(name);
     const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
     const all = this.citiesNamed(key);
@@ -404,7 +408,13 @@ export class Gazetteer implements PlaceLocator {
    * with its distance in metres. The distance is geokdbush's great-circle formula with each city's cos(lat)
    * computed once instead of on every call.
    */
-  private best(members: ArrayLike<number>, count: number, lat: number, lon: number, maxKm: number): { city: number; metres: number; score: number } | null {
+  private best(
+    members: ArrayLike<number>,
+    count: number,
+    lat: number,
+    lon: number,
+    maxKm: number,
+  ): { city: number; metres: number; score: number } | null {
     const { lat: lats, lon: lons, population } = this.d;
     const cosLat = Math.cos(lat * RAD);
     const maxMetres = maxKm * 1000;
@@ -471,7 +481,15 @@ export class Gazetteer implements PlaceLocator {
     if (lon + dLon > 180) this.collectBox(index, ids, -180, minLat, lon + dLon - 360, maxLat, filter);
   }
 
-  private collectBox(index: KDBush, ids: Int32Array, minLon: number, minLat: number, maxLon: number, maxLat: number, filter: number | undefined): void {
+  private collectBox(
+    index: KDBush,
+    ids: Int32Array,
+    minLon: number,
+    minLat: number,
+    maxLon: number,
+    maxLat: number,
+    filter: number | undefined,
+  ): void {
     const country = this.d.country;
     for (const k of index.range(minLon, minLat, maxLon, maxLat)) {
       const i = ids[k]!;
@@ -573,7 +591,8 @@ export class Gazetteer implements PlaceLocator {
       // country, unless its address city is a city of its country and of none of the polygon's (then the
       // point is what is wrong: a Zomato place in Noida, IN, at 28°N 0°E).
       if (this.borders.othersNear(input.lat, input.lon, placed).includes(given)) country = given;
-      else if (written && this.addressMatches(written, placed.code).length === 0 && this.addressMatches(written, given).length > 0) country = given;
+      else if (written && this.addressMatches(written, placed.code).length === 0 && this.addressMatches(written, given).length > 0)
+        country = given;
     } else if (given === null && written && this.addressMatches(written, placed.code).length === 0) {
       const other = this.borders.othersNear(input.lat, input.lon, placed).find((c) => this.addressMatches(written, c).length > 0);
       if (other) country = other;
@@ -594,7 +613,13 @@ export class Gazetteer implements PlaceLocator {
         // `city=` (the API resolves such names through the places filed with them).
         const near = hasPoint ? this.nearestIndex(input.lat!, input.lon!, country) : null;
         if (!near) return { city: written, cityId: null, source: 'address_unmatched', distanceM: null, countryCode: country };
-        return { city: written, cityId: this.d.id[near.city]!, source: 'address_unmatched', distanceM: near.metres, countryCode: country ?? this.countryOf(near.city) };
+        return {
+          city: written,
+          cityId: this.d.id[near.city]!,
+          source: 'address_unmatched',
+          distanceM: near.metres,
+          countryCode: country ?? this.countryOf(near.city),
+        };
       }
       const picked = hasPoint && matches.length > 1 ? this.best(matches, matches.length, input.lat!, input.lon!, Infinity) : null;
       const i = picked ? picked.city : matches[0]!;
@@ -604,7 +629,13 @@ export class Gazetteer implements PlaceLocator {
     const found = this.nearestIndex(input.lat!, input.lon!, country);
     if (!found) return { city: null, cityId: null, source: null, distanceM: null, countryCode: country };
     const i = found.city;
-    return { city: this.cityName(i), cityId: this.d.id[i]!, source: 'nearest', distanceM: found.metres, countryCode: country ?? this.countryOf(i) };
+    return {
+      city: this.cityName(i),
+      cityId: this.d.id[i]!,
+      source: 'nearest',
+      distanceM: found.metres,
+      countryCode: country ?? this.countryOf(i),
+    };
   }
 }
 
@@ -645,6 +676,9 @@ let shared: Gazetteer | undefined;
  * later processes read it back in a few tens of milliseconds.
  */
 export function loadGazetteer(): Gazetteer {
-  shared ??= new Gazetteer(loadCountryRows(), cachedRows('gazetteer', () => buildGazetteerData(loadCityRows()), gazetteerCodec, [import.meta.url]));
+  shared ??= new Gazetteer(
+    loadCountryRows(),
+    cachedRows('gazetteer', () => buildGazetteerData(loadCityRows()), gazetteerCodec, [import.meta.url]),
+  );
   return shared;
 }

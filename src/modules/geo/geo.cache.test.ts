@@ -54,7 +54,10 @@ test('the gazetteer read back from its cache answers as the one built from the r
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
   try {
     const built = gazetteerDigestInChildProcess(dir);
-    assert.ok(readdirSync(dir).some((f) => /^gazetteer-[0-9a-f]{16}\.v8$/.test(f)), 'the built gazetteer is kept');
+    assert.ok(
+      readdirSync(dir).some((f) => /^gazetteer-[0-9a-f]{16}\.v8$/.test(f)),
+      'the built gazetteer is kept',
+    );
     assert.equal(gazetteerDigestInChildProcess(dir), built);
     for (const f of readdirSync(dir)) if (f.startsWith('gazetteer-')) writeFileSync(join(dir, f), 'not a v8 snapshot');
     assert.equal(gazetteerDigestInChildProcess(dir), built, 'a damaged copy is rebuilt');
@@ -68,7 +71,10 @@ test('country and city rows read back from the cache equal the rows read from th
   try {
     const fromPackages = digestInChildProcess(dir);
     const cached = readdirSync(dir).sort();
-    assert.deepEqual(cached.map((f) => f.replace(/-[0-9a-f]{16}\.v8$/, '')), ['cities', 'countries']);
+    assert.deepEqual(
+      cached.map((f) => f.replace(/-[0-9a-f]{16}\.v8$/, '')),
+      ['cities', 'countries'],
+    );
     assert.equal(digestInChildProcess(dir), fromPackages);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -90,14 +96,21 @@ test('keeps only the newest few copies of a cache as new ones are written', () =
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
   try {
     // Copies left behind by earlier package versions or rules, oldest first.
-    const stale = ['countries-00000000000000a1.v8', 'countries-00000000000000a2.v8', 'countries-00000000000000a3.v8', 'countries-00000000000000a4.v8'];
+    const stale = [
+      'countries-00000000000000a1.v8',
+      'countries-00000000000000a2.v8',
+      'countries-00000000000000a3.v8',
+      'countries-00000000000000a4.v8',
+    ];
     stale.forEach((f, i) => {
       writeFileSync(join(dir, f), 'old');
       utimesSync(join(dir, f), 1_000_000 + i, 1_000_000 + i);
     });
     writeFileSync(join(dir, 'cities-00000000000000b1.v8'), 'another cache');
     runInChildProcess(`const { loadCountryRows } = await import(${JSON.stringify(dataModule)}); loadCountryRows();`, dir);
-    const countries = readdirSync(dir).filter((f) => f.startsWith('countries-')).sort();
+    const countries = readdirSync(dir)
+      .filter((f) => f.startsWith('countries-'))
+      .sort();
     assert.equal(countries.length, keptCacheCopies);
     assert.ok(countries.includes(stale[3]!) && countries.includes(stale[2]!), `the newest stale copies stay: ${countries.join(' ')}`);
     assert.ok(!countries.includes(stale[0]!) && !countries.includes(stale[1]!), 'the oldest copies go');

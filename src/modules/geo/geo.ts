@@ -4,7 +4,15 @@ import { loadCityRows, loadCountryRows, referenceVersions, type CityRow, type Co
 import { geoStore, readReferenceVersions } from './geo.repository.ts';
 import { loadGazetteer } from './gazetteer.ts';
 
-export { loadGazetteer, NEAREST_MAX_KM, type City, type CityResolution, type CitySuggestion, type Country, type Gazetteer } from './gazetteer.ts';
+export {
+  loadGazetteer,
+  NEAREST_MAX_KM,
+  type City,
+  type CityResolution,
+  type CitySuggestion,
+  type Country,
+  type Gazetteer,
+} from './gazetteer.ts';
 export { normalisePhone } from './phone.ts';
 export { largestCitiesInBox } from './geo.repository.ts';
 

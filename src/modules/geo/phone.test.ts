@@ -80,7 +80,9 @@ describe('normalisePhone on real OpenStreetMap values', () => {
 });
 
 describe('normalisePhone on real Michelin and scraped values', () => {
-  const michelin = parse(gunzipSync(readFileSync(data('places/michelin-guide-2022-6510.csv.gz'))), { columns: true }) as Array<Record<string, string>>;
+  const michelin = parse(gunzipSync(readFileSync(data('places/michelin-guide-2022-6510.csv.gz'))), { columns: true }) as Array<
+    Record<string, string>
+  >;
   const byName = (name: string) => {
     const row = michelin.find((r) => r.Name === name);
     assert.ok(row, `${name} is in the Michelin file`);
@@ -105,7 +107,9 @@ describe('normalisePhone on real Michelin and scraped values', () => {
   });
 
   test('drops an extension and returns null for text that is not a number', () => {
-    const gmaps = parse(gunzipSync(readFileSync(data('ratings/gmaps-scraper-europe-115.csv.gz'))), { columns: true }) as Array<Record<string, string>>;
+    const gmaps = parse(gunzipSync(readFileSync(data('ratings/gmaps-scraper-europe-115.csv.gz'))), { columns: true }) as Array<
+      Record<string, string>
+    >;
     const tuccio = gmaps.find((r) => r.title === 'Tuccio - Cucina Caffè');
     assert.ok(tuccio?.phone, 'the scraped file has Tuccio with a phone');
     assert.equal(normalisePhone(`${tuccio.phone} ext. 12`, 'IT'), '+393427988613');

@@ -26,14 +26,47 @@ describe('city and country names answered from the reference tables', () => {
   after(() => t.dispose());
 
   const cases: Array<[string, string?]> = [
-    ['Wien'], ['Vienna'], ['WIEN'], ['Vienne'], ['Köln'], ['Koeln'], ['Cologne'], ['Koln'], ['Praha'], ['Prague'], ['Prag'],
-    ['München'], ['Munich'], ['Muenchen'], ['Monaco di Baviera'], ['Paris'], ['Paris', 'US'], ['Cologne', 'IT'], ['Cologne', 'Italia'],
-    ['Monaco'], ['Monaco', 'DE'], ['Luxembourg'], ['Singapore'], ['San Jose'], ['Springfield'], ['Springfield', 'United States'],
-    ['Mnchen'], ['Pqris', 'FR'], ['Berlni'], ['Franfkurt am Main'], ['Xyzzyq'], [' -- '], [''], ['Paris', 'XX'], ['東京'], ['Москва'],
+    ['Wien'],
+    ['Vienna'],
+    ['WIEN'],
+    ['Vienne'],
+    ['Köln'],
+    ['Koeln'],
+    ['Cologne'],
+    ['Koln'],
+    ['Praha'],
+    ['Prague'],
+    ['Prag'],
+    ['München'],
+    ['Munich'],
+    ['Muenchen'],
+    ['Monaco di Baviera'],
+    ['Paris'],
+    ['Paris', 'US'],
+    ['Cologne', 'IT'],
+    ['Cologne', 'Italia'],
+    ['Monaco'],
+    ['Monaco', 'DE'],
+    ['Luxembourg'],
+    ['Singapore'],
+    ['San Jose'],
+    ['Springfield'],
+    ['Springfield', 'United States'],
+    ['Mnchen'],
+    ['Pqris', 'FR'],
+    ['Berlni'],
+    ['Franfkurt am Main'],
+    ['Xyzzyq'],
+    [' -- '],
+    [''],
+    ['Paris', 'XX'],
+    ['東京'],
+    ['Москва'],
   ];
 
   test('gives the gazetteer’s answer, alternatives and candidates included, for names with and without a country', () => {
-    for (const [name, country] of cases) assert.deepEqual(names.resolveCity(name, country), g.resolveCity(name, country), `${name} ${country ?? ''}`);
+    for (const [name, country] of cases)
+      assert.deepEqual(names.resolveCity(name, country), g.resolveCity(name, country), `${name} ${country ?? ''}`);
   });
 
   test('gives the gazetteer’s answer for a sample of real city names, in their country, alone and misspelt', () => {
@@ -52,7 +85,10 @@ describe('city and country names answered from the reference tables', () => {
     assert.equal(names.resolveCity('Munich').chosen?.id, MUNICH);
     assert.equal(names.resolveCity('Paris').chosen?.id, PARIS);
     assert.equal(names.resolveCity('Paris', 'US').chosen?.id, PARIS_TX);
-    assert.ok(names.resolveCity('Monaco').alternatives.some((c) => c.id === MUNICH), 'München (Monaco in Italian) is offered');
+    assert.ok(
+      names.resolveCity('Monaco').alternatives.some((c) => c.id === MUNICH),
+      'München (Monaco in Italian) is offered',
+    );
     assert.equal(names.resolveCity('Mnchen').candidates[0]?.city.id, MUNICH);
   });
 

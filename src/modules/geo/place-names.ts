@@ -42,7 +42,9 @@ export class SqlPlaceNames {
       )
       .raw(true);
     this.allNames = handle.prepare<[], string>('SELECT DISTINCT name_norm FROM city_names').pluck(true);
-    this.cityById = handle.prepare<[number], CityTuple>('SELECT id, name, country_code, admin1, lat, lon, population, 0 FROM cities WHERE id = ?').raw(true);
+    this.cityById = handle
+      .prepare<[number], CityTuple>('SELECT id, name, country_code, admin1, lat, lon, population, 0 FROM cities WHERE id = ?')
+      .raw(true);
   }
 
   /** Whether `syncGeo` has filled the city tables of this database (a database only migrated has them empty). */
@@ -69,7 +71,10 @@ export class SqlPlaceNames {
   }
 
   /** Cities of a name in the order `resolveCity` chooses among them, within the country when one is given; and all of them. */
-  private cityChoices(name: string, countryCodeOrName?: string | null): { key: string; country: string | null; all: City[]; inCountry: City[] } {
+  private cityChoices(
+    name: string,
+    countryCodeOrName?: string | null,
+  ): { key: string; country: string | null; all: City[]; inCountry: City[] } {
     const key = foldText(name);
     const country = countryCodeOrName ? (this.countryCode(countryCodeOrName) ?? countryCodeOrName.toUpperCase()) : null;
     const all = key.length > 0 ? this.named(key) : [];
@@ -152,7 +157,16 @@ export class SqlPlaceNames {
   }
 }
 
-type CityTuple = [id: number, name: string, countryCode: string, admin1: string | null, lat: number, lon: number, population: number, nameRow: number];
+type CityTuple = [
+  id: number,
+  name: string,
+  countryCode: string,
+  admin1: string | null,
+  lat: number,
+  lon: number,
+  population: number,
+  nameRow: number,
+];
 
 function toCity([id, name, countryCode, admin1, lat, lon, population]: CityTuple): City {
   return { id, name, countryCode, admin1, lat, lon, population };

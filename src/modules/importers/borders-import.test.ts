@@ -20,7 +20,8 @@ describe('country and city at borders and in small places, on the real extracts'
   let deps: SearchDeps;
   before(async () => {
     await prepareDatabase(t.db);
-    for (const file of ['monaco-2026.osm.pbf', 'liechtenstein-2024.osm.pbf', 'porto-2020.osm.pbf']) await runImport(t.db, loadEnricher(), join(osmDir, file));
+    for (const file of ['monaco-2026.osm.pbf', 'liechtenstein-2024.osm.pbf', 'porto-2020.osm.pbf'])
+      await runImport(t.db, loadEnricher(), join(osmDir, file));
     deps = createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
   });
   after(async () => t.dispose());
@@ -31,7 +32,9 @@ describe('country and city at borders and in small places, on the real extracts'
         `SELECT p.name, p.country_code, p.city, p.city_source, c.name AS filed, c.country_code AS filed_country
          FROM places p LEFT JOIN cities c ON c.id = p.city_id WHERE p.source = 'osm' AND p.source_id = ?`,
       )
-      .get(sourceId) as { name: string; country_code: string; city: string | null; city_source: string; filed: string | null; filed_country: string | null } | undefined;
+      .get(sourceId) as
+      | { name: string; country_code: string; city: string | null; city_source: string; filed: string | null; filed_country: string | null }
+      | undefined;
     assert.ok(row, `${sourceId} was imported`);
     return row;
   };
@@ -96,7 +99,10 @@ describe('country and city at borders and in small places, on the real extracts'
         r.page.rows.some((p) => p.name === name),
         `${city}: ${r.page.rows.map((p) => p.name).join(', ')}`,
       );
-      assert.deepEqual([r.resolution.city?.chosen.name, r.resolution.city?.chosen.country, r.resolution.city?.chosen_by], [filed, 'LI', 'address']);
+      assert.deepEqual(
+        [r.resolution.city?.chosen.name, r.resolution.city?.chosen.country, r.resolution.city?.chosen_by],
+        [filed, 'LI', 'address'],
+      );
     }
   });
 
@@ -113,7 +119,8 @@ describe('country and city at borders and in small places, on the real extracts'
       const r = await search({ city: plain(w.city) });
       assert.ok(r.total > 0, `${w.city}: no place`);
       // A name GeoNames does not know goes to a city where the places written with it are filed.
-      if (w.city_source === 'address_unmatched') assert.ok((JSON.parse(w.filed) as number[]).includes(r.resolution.city!.chosen.id), `${w.city}: ${r.resolution.city?.chosen.name}`);
+      if (w.city_source === 'address_unmatched')
+        assert.ok((JSON.parse(w.filed) as number[]).includes(r.resolution.city!.chosen.id), `${w.city}: ${r.resolution.city?.chosen.name}`);
     }
   });
 

@@ -21,7 +21,11 @@ const data = resolve(repoRoot, '../shared/data');
 const overture = join(data, 'places/overture-places-boulder-3545.ndjson.gz');
 const osmNdjson = join(data, 'osm/osm-pois-all.ndjson.gz');
 
-const lines = (gz: string) => gunzipSync(readFileSync(gz)).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+const lines = (gz: string) =>
+  gunzipSync(readFileSync(gz))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 
 /** The same dataset's next snapshot: the same file name in another directory. */
 function writeSnapshot(dir: string, name: string, body: string[]): string {
@@ -60,10 +64,11 @@ for (const database of ['sqlite', 'postgres'] as const) {
         assert.equal(r.statusCode, 200, r.body);
         return r;
       });
-    const search = async (extra = '') => (await get(`/api/v2/map/search?bbox=${box}&per_page=100&fields=id,status,closed_at${extra}`)).json<{
-      search_id: string;
-      total: number;
-    }>();
+    const search = async (extra = '') =>
+      (await get(`/api/v2/map/search?bbox=${box}&per_page=100&fields=id,status,closed_at${extra}`)).json<{
+        search_id: string;
+        total: number;
+      }>();
     const exportJson = async (searchId: string) =>
       (await get(`/api/v2/map/export?search_id=${searchId}&format=json`)).json<Array<Record<string, unknown>>>();
     const rowsBySourceId = async () => {
@@ -104,8 +109,15 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.equal(summary.retired_count, dropped.size);
       assert.equal(summary.updated_count, 2);
       assert.equal(summary.unchanged_count, edited.length - 2);
-      const run = await t.db.kysely.selectFrom('import_runs').select(['retired_count', 'status', 'dataset']).where('id', '=', summary.runId).executeTakeFirstOrThrow();
-      assert.deepEqual({ ...run, retired_count: Number(run.retired_count) }, { retired_count: dropped.size, status: 'done', dataset: 'boulder' });
+      const run = await t.db.kysely
+        .selectFrom('import_runs')
+        .select(['retired_count', 'status', 'dataset'])
+        .where('id', '=', summary.runId)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(
+        { ...run, retired_count: Number(run.retired_count) },
+        { retired_count: dropped.size, status: 'done', dataset: 'boulder' },
+      );
     });
     after(async () => {
       await t.close();
@@ -137,7 +149,14 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.equal(rows.get(untouched)!.updated_at, before1.get(untouched)!.updated_at, 'an unchanged place keeps its updated_at');
 
       const stats = await catalogStats(t.db);
-      assert.deepEqual(new Map(stats.byStatus.map((r) => [r.status, r.places])), new Map([['open', original.length - dropped.size - 1], ['retired', dropped.size], ['closed', 1]]));
+      assert.deepEqual(
+        new Map(stats.byStatus.map((r) => [r.status, r.places])),
+        new Map([
+          ['open', original.length - dropped.size - 1],
+          ['retired', dropped.size],
+          ['closed', 1],
+        ]),
+      );
       assert.deepEqual([stats.imports[0]!.dataset, stats.imports[0]!.retired], ['boulder', dropped.size]);
     });
 
@@ -152,9 +171,15 @@ for (const database of ['sqlite', 'postgres'] as const) {
       // The search saved before the re-import exports what is open now.
       assert.equal((await exportJson(firstSearchId)).length, open);
       // CSV carries the new columns.
-      const csv = parseCsv((await get(`/api/v2/map/export?search_id=${s.search_id}&format=csv`)).body.replace(/^\uFEFF/, ''), { columns: true }) as Array<Record<string, string>>;
+      const csv = parseCsv((await get(`/api/v2/map/export?search_id=${s.search_id}&format=csv`)).body.replace(/^\uFEFF/, ''), {
+        columns: true,
+      }) as Array<Record<string, string>>;
       assert.equal(csv.length, open);
-      assert.ok(csv.every((r) => r.status === 'open' && r.closed_at === '' && r.source === 'overture' && r.first_seen_at !== '' && r.updated_at !== ''));
+      assert.ok(
+        csv.every(
+          (r) => r.status === 'open' && r.closed_at === '' && r.source === 'overture' && r.first_seen_at !== '' && r.updated_at !== '',
+        ),
+      );
 
       const all = await search('&include_closed=true');
       assert.equal(all.total, original.length);
@@ -166,7 +191,9 @@ for (const database of ['sqlite', 'postgres'] as const) {
       // /v1/search: by name, the same rule.
       const name = (JSON.parse(original[ids.indexOf([...dropped][0]!)]!) as { names: { primary: string } }).names.primary;
       const v1 = (extra: string) =>
-        get(`/v1/search?query=${encodeURIComponent(name)}&per_page=100${extra}`).then((r) => r.json<{ data: Array<{ id: string }> }>().data.map((p) => p.id));
+        get(`/v1/search?query=${encodeURIComponent(name)}&per_page=100${extra}`).then((r) =>
+          r.json<{ data: Array<{ id: string }> }>().data.map((p) => p.id),
+        );
       const retiredId = before1.get([...dropped][0]!)!.public_id;
       assert.ok(!(await v1('')).includes(retiredId));
       assert.ok((await v1('&include_closed=true')).includes(retiredId));
@@ -227,13 +254,23 @@ for (const dialect of dialects) {
       await prepareDatabase(t.db);
       const first = await runImport(t.db, loadEnricher(), writeSnapshot(join(dir, 'v1'), 'pois.ndjson', original));
       assert.equal(first.dataset, 'pois');
-      const osmPlaces = async () => (await k.selectFrom('places').select(['source_id', 'id']).where('source', '=', 'osm').execute()).map((r) => [r.source_id, Number(r.id)] as const);
+      const osmPlaces = async () =>
+        (await k.selectFrom('places').select(['source_id', 'id']).where('source', '=', 'osm').execute()).map(
+          (r) => [r.source_id, Number(r.id)] as const,
+        );
       const placesBefore = new Map(await osmPlaces());
       // Every 40th line gone; only those that were places (named POIs) can be retired.
       const droppedLines = new Set(original.filter((_, i) => i % 40 === 3));
-      const expected = [...droppedLines].map((l) => (JSON.parse(l) as { id: string }).id).filter((id) => placesBefore.has(id)).sort();
+      const expected = [...droppedLines]
+        .map((l) => (JSON.parse(l) as { id: string }).id)
+        .filter((id) => placesBefore.has(id))
+        .sort();
       assert.ok(expected.length > 100, `${expected.length} places dropped`);
-      const edited = writeSnapshot(join(dir, 'v2'), 'pois.ndjson', original.filter((l) => !droppedLines.has(l)));
+      const edited = writeSnapshot(
+        join(dir, 'v2'),
+        'pois.ndjson',
+        original.filter((l) => !droppedLines.has(l)),
+      );
 
       const { child, exited, stderr } = startCliImport(edited, t.url);
       const progress = async () =>
@@ -261,9 +298,12 @@ for (const dialect of dialects) {
       assert.equal(signal, 'SIGKILL', `the import ended on its own (code ${code}): ${stderr()}`);
       assert.ok(seen > 0 && seen < placesBefore.size, `${seen} places seen at the kill`);
 
-      if (t.db.sqlite) assert.equal((t.db.sqlite.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');
+      if (t.db.sqlite)
+        assert.equal((t.db.sqlite.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');
       const retiredIds = async () =>
-        (await k.selectFrom('places').select('source_id').where('closed_reason', '=', 'retired').orderBy('source_id').execute()).map((r) => r.source_id);
+        (await k.selectFrom('places').select('source_id').where('closed_reason', '=', 'retired').orderBy('source_id').execute()).map(
+          (r) => r.source_id,
+        );
       assert.deepEqual(await retiredIds(), [], 'an interrupted import retires nothing');
       assert.equal((await osmPlaces()).length, placesBefore.size, 'and loses nothing');
 
@@ -277,7 +317,12 @@ for (const dialect of dialects) {
       const kept = (await osmPlaces()).filter(([sourceId]) => !retired.has(sourceId));
       assert.equal(kept.length, placesBefore.size - expected.length);
       for (const [sourceId, id] of kept) assert.equal(id, placesBefore.get(sourceId));
-      const interrupted = await k.selectFrom('import_runs').select(['status', 'error', 'retired_count']).where('path', '=', edited).orderBy('id').execute();
+      const interrupted = await k
+        .selectFrom('import_runs')
+        .select(['status', 'error', 'retired_count'])
+        .where('path', '=', edited)
+        .orderBy('id')
+        .execute();
       assert.deepEqual(interrupted, [
         { status: 'failed', error: 'interrupted', retired_count: 0 },
         { status: 'done', error: null, retired_count: expected.length },
@@ -290,7 +335,12 @@ for (const dialect of dialects) {
         encoding: 'utf8',
       });
       assert.equal(cli.status, 0, cli.stderr);
-      assert.match(cli.stderr, new RegExp(`pois\\.ndjson \\(osm-ndjson, dataset pois\\): .*updated ${expected.length}, unchanged ${placesBefore.size - expected.length}, retired 0,`));
+      assert.match(
+        cli.stderr,
+        new RegExp(
+          `pois\\.ndjson \\(osm-ndjson, dataset pois\\): .*updated ${expected.length}, unchanged ${placesBefore.size - expected.length}, retired 0,`,
+        ),
+      );
       const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', '--dataset', 'pois', edited, edited], {
         cwd: repoRoot,
         env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
@@ -317,13 +367,21 @@ describe('places their source says are closed (Yelp Open Dataset, SQLite)', () =
 
   test('are imported closed and left out of search unless include_closed=true', async () => {
     assert.ok(closedCount > 100, `${closedCount} closed businesses in the file`);
-    const stored = await t.db.kysely.selectFrom('places').select(['source_id', 'closed_reason', 'closed_at']).where('source', '=', 'yelp').execute();
+    const stored = await t.db.kysely
+      .selectFrom('places')
+      .select(['source_id', 'closed_reason', 'closed_at'])
+      .where('source', '=', 'yelp')
+      .execute();
     const closedIds = new Set(records.filter((r) => r.is_open === 0).map((r) => r.business_id));
     assert.equal(stored.filter((r) => r.closed_reason === 'closed').length, closedCount);
     for (const r of stored) assert.equal(r.closed_reason === 'closed' && r.closed_at !== null, closedIds.has(r.source_id), r.source_id);
 
     const country = async (extra: string) => {
-      const r = await t.app.inject({ method: 'GET', url: `/api/v2/map/search?country=US&per_page=100${extra}`, headers: { authorization: account.authorization } });
+      const r = await t.app.inject({
+        method: 'GET',
+        url: `/api/v2/map/search?country=US&per_page=100${extra}`,
+        headers: { authorization: account.authorization },
+      });
       assert.equal(r.statusCode, 200, r.body);
       return r.json<{ total: number; data: Array<{ status: string }> }>();
     };
@@ -340,16 +398,30 @@ describe('places their source says are closed (Yelp Open Dataset, SQLite)', () =
     assert.ok(openOnly.data.every((p) => p.status === 'open'));
 
     // A closed business searched by its name: found only when asked for.
-    const closed = records.find((r) => r.is_open === 0 && /^[A-Za-z ]{8,}$/.test(r.name) && records.filter((o) => o.name === r.name).length === 1)!;
+    const closed = records.find(
+      (r) => r.is_open === 0 && /^[A-Za-z ]{8,}$/.test(r.name) && records.filter((o) => o.name === r.name).length === 1,
+    )!;
     const byName = async (extra: string) => {
-      const r = await t.app.inject({ method: 'POST', url: '/v1/search', headers: { authorization: account.authorization }, payload: extra ? { query: closed.name, include_closed: true } : { query: closed.name } });
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/v1/search',
+        headers: { authorization: account.authorization },
+        payload: extra ? { query: closed.name, include_closed: true } : { query: closed.name },
+      });
       assert.equal(r.statusCode, 200, r.body);
       return r.json<{ data: Array<{ name: string; status: string }> }>().data.filter((p) => p.name === closed.name);
     };
     assert.deepEqual(await byName(''), []);
-    assert.deepEqual((await byName('yes')).map((p) => p.status), ['closed']);
+    assert.deepEqual(
+      (await byName('yes')).map((p) => p.status),
+      ['closed'],
+    );
 
-    const bad = await t.app.inject({ method: 'GET', url: '/api/v2/map/search?country=US&include_closed=maybe', headers: { authorization: account.authorization } });
+    const bad = await t.app.inject({
+      method: 'GET',
+      url: '/api/v2/map/search?country=US&include_closed=maybe',
+      headers: { authorization: account.authorization },
+    });
     assert.equal(bad.statusCode, 400);
     assert.match(bad.headers['content-type'] as string, /problem\+json/);
     assert.match(bad.body, /include_closed/);

@@ -46,7 +46,11 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
   const postcode = clean(input.postcode);
   const address =
     clean(input.address) ??
-    (street ? [[street, housenumber].filter(Boolean).join(' '), [postcode, clean(input.city)].filter(Boolean).join(' ')].filter(Boolean).join(', ') : null);
+    (street
+      ? [[street, housenumber].filter(Boolean).join(' '), [postcode, clean(input.city)].filter(Boolean).join(' ')]
+          .filter(Boolean)
+          .join(', ')
+      : null);
   const email = clean(input.email);
   const rating = finite(input.rating);
   const reviewCount = finite(input.reviewCount);
@@ -84,7 +88,9 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
     closed: input.closed === true ? 1 : 0,
   };
   // Left out when empty (most records): the record's hash stays what it was before source contacts existed.
-  const sourceContacts = input.contacts ? normaliseSourceContacts(source, input.contacts, { email, phone }, country, e.normalisePhone) : null;
+  const sourceContacts = input.contacts
+    ? normaliseSourceContacts(source, input.contacts, { email, phone }, country, e.normalisePhone)
+    : null;
   if (sourceContacts !== null) record.source_contacts = sourceContacts;
   // The hash covers the fields above, in this order; adding it to the same object saves copying the record.
   const hashed = record as PlaceRecord;

@@ -13,7 +13,9 @@ const enricher: Enricher = {
 function reader(count: number): SourceReader {
   let read = 0;
   return {
-    source: 'test', format: 'test', totalBytes: count,
+    source: 'test',
+    format: 'test',
+    totalBytes: count,
     bytesRead: () => read,
     async *records(): AsyncIterable<ReadResult> {
       for (let i = 0; i < count; i++) {

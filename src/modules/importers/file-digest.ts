@@ -19,7 +19,9 @@ createReadStream(workerData, { highWaterMark: 1 << 20 })
 export function sha256File(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(digestThread, { eval: true, workerData: path });
-    worker.once('message', (m: { digest?: string; error?: string }) => (m.digest ? resolve(m.digest) : reject(new Error(`cannot read ${path}: ${m.error}`))));
+    worker.once('message', (m: { digest?: string; error?: string }) =>
+      m.digest ? resolve(m.digest) : reject(new Error(`cannot read ${path}: ${m.error}`)),
+    );
     worker.once('error', reject);
     // After a message this settles nothing: the promise is settled already.
     worker.once('exit', (code) => reject(new Error(`the digest thread for ${path} exited with code ${code}`)));

@@ -37,7 +37,15 @@ export async function markInterruptedRuns(db: Db, path: string, at: string): Pro
 export async function insertRun(db: Db, run: NewRun): Promise<number> {
   const row = await db.kysely
     .insertInto('import_runs')
-    .values({ dataset: run.dataset, source: run.source, format: run.format, path: run.path, file_sha256: run.fileSha256, status: 'running', started_at: run.startedAt })
+    .values({
+      dataset: run.dataset,
+      source: run.source,
+      format: run.format,
+      path: run.path,
+      file_sha256: run.fileSha256,
+      status: 'running',
+      started_at: run.startedAt,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return Number(row.id);

@@ -62,7 +62,12 @@ export interface StoredRun {
  * counters, so a crash leaves whole transactions only; running the same import again skips rows whose
  * content hash is unchanged and completes the rest, and only then retires.
  */
-export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<EnrichedChunk>, options: StoreOptions = {}): Promise<StoredRun> {
+export async function storeChunks(
+  db: Db,
+  info: RunInfo,
+  chunks: AsyncIterable<EnrichedChunk>,
+  options: StoreOptions = {},
+): Promise<StoredRun> {
   const { batchSize = DEFAULT_BATCH_SIZE, onProgress } = options;
   const writer = createPlaceWriter(db);
   const geometry = geometryStoreOf(db);
@@ -72,7 +77,12 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
   const runId = await insertRun(db, { ...info, fileSha256: typeof info.fileSha256 === 'string' ? info.fileSha256 : '' });
 
   const counters: RunCounters = {
-    read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {},
+    read_count: 0,
+    imported_count: 0,
+    updated_count: 0,
+    unchanged_count: 0,
+    skipped_count: 0,
+    skipped_reasons: {},
   };
   const conflation: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
   const conflating = options.conflate ?? true;
@@ -131,7 +141,13 @@ export async function storeChunks(db: Db, info: RunInfo, chunks: AsyncIterable<E
   } finally {
     restoreConnection();
   }
-  const retired = await finishRun(db, { id: runId, dataset: info.dataset, source: info.source, ...(info.changes ? { changes: info.changes } : {}) }, fileSha256, counters, new Date().toISOString());
+  const retired = await finishRun(
+    db,
+    { id: runId, dataset: info.dataset, source: info.source, ...(info.changes ? { changes: info.changes } : {}) },
+    fileSha256,
+    counters,
+    new Date().toISOString(),
+  );
   // A place of several sources keeps the records other sources still hold when this run retired one of its
   // own, and takes back a record that returned unchanged (counted as updated).
   if ((retired > 0 || counters.updated_count > 0) && conflating) conflation.remerged += await remergeChanged(db);

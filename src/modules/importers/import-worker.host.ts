@@ -14,9 +14,20 @@ export interface ChunkInput {
 }
 
 /** Reads and enriches on the calling thread (tests, benchmarks of one thread). */
-export async function inlineChunks(factory: ReaderFactory, path: string, options: OpenOptions, enricher: Enricher, chunkSize: number): Promise<ChunkInput> {
+export async function inlineChunks(
+  factory: ReaderFactory,
+  path: string,
+  options: OpenOptions,
+  enricher: Enricher,
+  chunkSize: number,
+): Promise<ChunkInput> {
   const reader = await factory.open(path, options);
-  return { source: reader.source, totalBytes: reader.totalBytes, chunks: enrichedChunks(reader, enricher, chunkSize), close: async () => {} };
+  return {
+    source: reader.source,
+    totalBytes: reader.totalBytes,
+    chunks: enrichedChunks(reader, enricher, chunkSize),
+    close: async () => {},
+  };
 }
 
 /** The worker module: compiled JS in the build; under TypeScript a bootstrap that registers tsx in the thread first. */

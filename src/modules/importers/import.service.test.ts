@@ -34,12 +34,23 @@ describe('runImport on a worker thread and inline', () => {
     assert.deepEqual(b.skipped_reasons, a.skipped_reasons);
     assert.ok(progress.length > 3 && progress.at(-1)! >= progress[0]!, 'progress is reported batch by batch');
     const rows = async (t: typeof inline) =>
-      t.db.kysely.selectFrom('places').select(['public_id', 'content_hash', 'city', 'category', 'phone_e164']).orderBy('public_id').execute();
+      t.db.kysely
+        .selectFrom('places')
+        .select(['public_id', 'content_hash', 'city', 'category', 'phone_e164'])
+        .orderBy('public_id')
+        .execute();
     assert.deepEqual(await rows(threaded), await rows(inline));
     // The file's digest, read on a thread of its own, is recorded with the finished run.
     const sha256 = createHash('sha256').update(readFileSync(monaco)).digest('hex');
-    for (const [t, summary] of [[inline, a], [threaded, b]] as const) {
-      const run = await t.db.kysely.selectFrom('import_runs').select(['file_sha256', 'status']).where('id', '=', summary.runId).executeTakeFirstOrThrow();
+    for (const [t, summary] of [
+      [inline, a],
+      [threaded, b],
+    ] as const) {
+      const run = await t.db.kysely
+        .selectFrom('import_runs')
+        .select(['file_sha256', 'status'])
+        .where('id', '=', summary.runId)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(run, { file_sha256: sha256, status: 'done' });
     }
   });
@@ -55,10 +66,13 @@ describe('runImport on a worker thread and inline', () => {
   });
 
   test('an unknown format is refused with the list of formats', async () => {
-    await assert.rejects(runImport(threaded.db, null, monaco, { format: 'shapefile' }), (e: Error & { extras?: { errors?: Array<{ allowed: string[] }> } }) => {
-      assert.match(e.message, /unknown format shapefile/);
-      assert.ok(e.extras?.errors?.[0]?.allowed.includes('osm-pbf'));
-      return true;
-    });
+    await assert.rejects(
+      runImport(threaded.db, null, monaco, { format: 'shapefile' }),
+      (e: Error & { extras?: { errors?: Array<{ allowed: string[] }> } }) => {
+        assert.match(e.message, /unknown format shapefile/);
+        assert.ok(e.extras?.errors?.[0]?.allowed.includes('osm-pbf'));
+        return true;
+      },
+    );
   });
 });

@@ -103,8 +103,13 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
       throw new AppError('not_found', `no such file: ${path}`);
     });
   }
-  if (!remote && (options.format === osmChangeFormat || (options.format === undefined && (await isChangeFile(absolute))))) return importChanges(db, absolute, options);
-  const factory = remote ? parquetPlaces : options.format ? readerFactories.find((f) => f.format === options.format) : await detectFormat(absolute);
+  if (!remote && (options.format === osmChangeFormat || (options.format === undefined && (await isChangeFile(absolute)))))
+    return importChanges(db, absolute, options);
+  const factory = remote
+    ? parquetPlaces
+    : options.format
+      ? readerFactories.find((f) => f.format === options.format)
+      : await detectFormat(absolute);
   if (!factory) {
     throw new AppError('unknown_value', `unknown format ${options.format}`, {
       errors: [{ field: 'format', message: 'unknown format', allowed: [...readerFactories.map((f) => f.format), osmChangeFormat] }],
@@ -140,13 +145,22 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   try {
     run = await storeChunks(
       db,
-      { dataset, source: input.source, format: factory.format, path: absolute, fileSha256: digest, startedAt: new Date(started).toISOString() },
+      {
+        dataset,
+        source: input.source,
+        format: factory.format,
+        path: absolute,
+        fileSha256: digest,
+        startedAt: new Date(started).toISOString(),
+      },
       input.chunks,
       {
         batchSize,
         largeFile: input.totalBytes >= LARGE_FILE_BYTES,
         ...(options.conflate === false ? { conflate: false } : {}),
-        ...(options.onProgress ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) } : {}),
+        ...(options.onProgress
+          ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) }
+          : {}),
       },
     );
   } finally {

@@ -67,7 +67,11 @@ export async function applyOsmChange(db: Db, path: string, options: ChangeImport
   const moved = located.filter(([id]) => stored.has(id)).map(([id, n]) => ({ id, lat: n.lat!, lon: n.lon! }));
   await geometry.moveNodes(moved);
 
-  const plan = await planChanges(db, change, moved.map((m) => m.id));
+  const plan = await planChanges(
+    db,
+    change,
+    moved.map((m) => m.id),
+  );
   const reader = new PlannedReader(source, size, plan.results, plan.ways);
   const run = await storeChunks(
     db,
@@ -94,11 +98,21 @@ async function datasetToUpdate(db: Db, source: string, named: string | undefined
     });
   }
   if (datasets.length === 1) return datasets[0]!;
-  throw new AppError('validation_failed', datasets.length === 0
-    ? `a change file updates an imported OpenStreetMap extract, and the catalog has none of source ${source}: import the extract (.osm.pbf) first`
-    : `the catalog has several ${source} datasets: say which one the change file updates with --dataset`, {
-    errors: [{ field: 'dataset', message: datasets.length === 0 ? 'no dataset to update' : 'required', ...(datasets.length > 0 ? { allowed: datasets } : {}) }],
-  });
+  throw new AppError(
+    'validation_failed',
+    datasets.length === 0
+      ? `a change file updates an imported OpenStreetMap extract, and the catalog has none of source ${source}: import the extract (.osm.pbf) first`
+      : `the catalog has several ${source} datasets: say which one the change file updates with --dataset`,
+    {
+      errors: [
+        {
+          field: 'dataset',
+          message: datasets.length === 0 ? 'no dataset to update' : 'required',
+          ...(datasets.length > 0 ? { allowed: datasets } : {}),
+        },
+      ],
+    },
+  );
 }
 
 interface Plan {
@@ -129,7 +143,8 @@ async function planChanges(db: Db, change: OsmChange, movedNodes: number[]): Pro
 
   // Ways the file holds, the stored ones that moved with their nodes, and the member ways of the file's relations.
   const memberWays = new Set<number>();
-  for (const [, rel] of change.relations) for (const m of rel.members) if (m.type === 'way' && !change.ways.has(m.ref)) memberWays.add(m.ref);
+  for (const [, rel] of change.relations)
+    for (const m of rel.members) if (m.type === 'way' && !change.ways.has(m.ref)) memberWays.add(m.ref);
   const movedWayIds = (await geometry.waysUsingNodes(movedNodes)).filter((id) => !change.ways.has(id));
   const storedWays = await geometry.ways([...new Set([...change.ways.keys(), ...movedWayIds, ...memberWays])]);
   const nodeIds = new Set<number>();
@@ -143,7 +158,8 @@ async function planChanges(db: Db, change: OsmChange, movedNodes: number[]): Pro
   };
 
   const relationMembers = new Set<number>();
-  for (const [, rel] of change.relations) if (rel.action !== 'delete') for (const m of rel.members) if (m.type === 'way') relationMembers.add(m.ref);
+  for (const [, rel] of change.relations)
+    if (rel.action !== 'delete') for (const m of rel.members) if (m.type === 'way') relationMembers.add(m.ref);
   for (const [id, way] of change.ways) {
     if (way.action === 'delete') {
       retire.push(`w${id}`);
@@ -153,7 +169,8 @@ async function planChanges(db: Db, change: OsmChange, movedNodes: number[]): Pro
     const place = becomesPlace(way.tags);
     if (place) add(`w${id}`, way.tags, wayPoint(way.refs, locate));
     else if (way.action !== 'create') retire.push(`w${id}`);
-    if (place || storedWays.has(id) || relationMembers.has(id)) appendWay(ways, id, place ? JSON.stringify(way.tags) : null, way.refs, way.refs.length, locate);
+    if (place || storedWays.has(id) || relationMembers.has(id))
+      appendWay(ways, id, place ? JSON.stringify(way.tags) : null, way.refs, way.refs.length, locate);
   }
   let movedWays = 0;
   for (const id of movedWayIds) {
@@ -186,7 +203,10 @@ function relationPoint(
   const vertices = (outer.length > 0 ? outer : memberWays).flatMap((m) => refsOf(m.ref) ?? []);
   const point = wayPoint(vertices, locate);
   if (point.lat !== null) return point;
-  return wayPoint(members.filter((m) => m.type === 'node').map((m) => m.ref), locate);
+  return wayPoint(
+    members.filter((m) => m.type === 'node').map((m) => m.ref),
+    locate,
+  );
 }
 
 /** The planned places as a reader, so that they are enriched and written as any import's are. */

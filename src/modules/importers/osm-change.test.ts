@@ -73,7 +73,9 @@ function makeVersions(dir: string): Edit {
   const ways = objects.filter((o) => o.kind === 'w');
   const wayNodes = new Set(ways.flatMap((w) => (w.fields.get('N') ?? '').split(',').map((r) => Number(r.slice(1)))));
   const poiNode = (key: string, value?: string) =>
-    nodes.find((o) => named(o) && !wayNodes.has(o.id) && (value === undefined ? o.tags.has(key) : o.tags.get(key) === value) && !used.has(o.id))!;
+    nodes.find(
+      (o) => named(o) && !wayNodes.has(o.id) && (value === undefined ? o.tags.has(key) : o.tags.get(key) === value) && !used.has(o.id),
+    )!;
   const used = new Set<number>();
   const take = <T extends OplObject>(o: T | undefined, what: string): T => {
     assert.ok(o, `the extract has ${what}`);
@@ -84,25 +86,43 @@ function makeVersions(dir: string): Edit {
   const renamed = take(poiNode('shop'), 'a named shop');
   renamed.tags.set('name', `${renamed.tags.get('name')} Nouveau`);
   bump(renamed);
-  const phoned = take(nodes.find((o) => named(o) && o.tags.has('phone') && o.tags.has('amenity') && !used.has(o.id)), 'a place with a phone');
+  const phoned = take(
+    nodes.find((o) => named(o) && o.tags.has('phone') && o.tags.has('amenity') && !used.has(o.id)),
+    'a place with a phone',
+  );
   phoned.tags.set('phone', '+377 93 15 20 20');
   bump(phoned);
   const cafe = take(poiNode('amenity', 'cafe'), 'a café');
 
-  const poiWays = ways.filter((o) => named(o) && (o.tags.has('shop') || o.tags.has('amenity')) && (o.fields.get('N') ?? '').split(',').length >= 5);
+  const poiWays = ways.filter(
+    (o) => named(o) && (o.tags.has('shop') || o.tags.has('amenity')) && (o.fields.get('N') ?? '').split(',').length >= 5,
+  );
   const moving = take(poiWays[0], 'a place way');
   // A node of the way that no other way uses: it moves 50 m north, the way itself stays as it is.
-  const refs = moving.fields.get('N')!.split(',').map((r) => Number(r.slice(1)));
+  const refs = moving.fields
+    .get('N')!
+    .split(',')
+    .map((r) => Number(r.slice(1)));
   const usage = new Map<number, number>();
-  for (const w of ways) for (const r of new Set((w.fields.get('N') ?? '').split(','))) usage.set(Number(r.slice(1)), (usage.get(Number(r.slice(1))) ?? 0) + 1);
+  for (const w of ways)
+    for (const r of new Set((w.fields.get('N') ?? '').split(','))) usage.set(Number(r.slice(1)), (usage.get(Number(r.slice(1))) ?? 0) + 1);
   const movedNodeId = refs.slice(1, -1).find((r) => usage.get(r) === 1)!;
-  const movedNode = take(nodes.find((o) => o.id === movedNodeId), 'a node of that way alone');
+  const movedNode = take(
+    nodes.find((o) => o.id === movedNodeId),
+    'a node of that way alone',
+  );
   movedNode.fields.set('y', (Number(movedNode.fields.get('y')) + 0.00045).toFixed(7));
   bump(movedNode);
-  const renamedWay = take(poiWays.find((o) => !used.has(o.id)), 'a second place way');
+  const renamedWay = take(
+    poiWays.find((o) => !used.has(o.id)),
+    'a second place way',
+  );
   renamedWay.tags.set('name', `${renamedWay.tags.get('name')} (rénové)`);
   bump(renamedWay);
-  const untagged = take(poiWays.find((o) => !used.has(o.id) && o.tags.has('amenity') && !o.tags.has('shop')), 'a third place way');
+  const untagged = take(
+    poiWays.find((o) => !used.has(o.id) && o.tags.has('amenity') && !o.tags.has('shop')),
+    'a third place way',
+  );
   untagged.tags.delete('amenity');
   for (const key of ['healthcare', 'tourism', 'leisure', 'office', 'craft']) untagged.tags.delete(key);
   bump(untagged);
@@ -111,8 +131,21 @@ function makeVersions(dir: string): Edit {
   const bakery: OplObject = {
     kind: 'n',
     id: bakeryId,
-    fields: new Map([['v', '1'], ['d', 'V'], ['c', '0'], ['t', '2026-11-20T10:00:00Z'], ['i', '0'], ['u', ''], ['x', '7.4212000'], ['y', '43.7311000']]),
-    tags: new Map([['shop', 'bakery'], ['name', 'Boulangerie du Rocher'], ['phone', '+377 93 30 00 00']]),
+    fields: new Map([
+      ['v', '1'],
+      ['d', 'V'],
+      ['c', '0'],
+      ['t', '2026-11-20T10:00:00Z'],
+      ['i', '0'],
+      ['u', ''],
+      ['x', '7.4212000'],
+      ['y', '43.7311000'],
+    ]),
+    tags: new Map([
+      ['shop', 'bakery'],
+      ['name', 'Boulangerie du Rocher'],
+      ['phone', '+377 93 30 00 00'],
+    ]),
   };
   const lastNode = objects.lastIndexOf(nodes.at(-1)!);
   const v2Objects = [...objects.slice(0, lastNode + 1), bakery, ...objects.slice(lastNode + 1)].filter((o) => o !== cafe);
@@ -150,14 +183,35 @@ interface PlaceState {
 async function placesOf(database: TestDatabase): Promise<Map<string, PlaceState>> {
   const rows = await database.db.kysely
     .selectFrom('places')
-    .select(['source_id', 'public_id', 'name', 'phone_e164', 'lat', 'lon', 'city', 'content_hash', 'closed_reason', 'closed_at', 'updated_at'])
+    .select([
+      'source_id',
+      'public_id',
+      'name',
+      'phone_e164',
+      'lat',
+      'lon',
+      'city',
+      'content_hash',
+      'closed_reason',
+      'closed_at',
+      'updated_at',
+    ])
     .where('source', '=', 'osm')
     .execute();
   return new Map(rows.map(({ source_id, ...rest }) => [source_id, rest]));
 }
 
 /** What an import determines of a place, whichever way it arrived (not when). */
-const content = (p: PlaceState | undefined) => p && { public_id: p.public_id, name: p.name, phone_e164: p.phone_e164, lat: p.lat, lon: p.lon, city: p.city, content_hash: p.content_hash };
+const content = (p: PlaceState | undefined) =>
+  p && {
+    public_id: p.public_id,
+    name: p.name,
+    phone_e164: p.phone_e164,
+    lat: p.lat,
+    lon: p.lon,
+    city: p.city,
+    content_hash: p.content_hash,
+  };
 
 let dir: string;
 let edit: Edit;
@@ -225,7 +279,11 @@ for (const { name: dialect, open } of dialects) {
     test('gives the catalog that importing the edited extract gives', async () => {
       const viaChanges = await placesOf(changed);
       const viaSnapshot = await placesOf(snapshot);
-      const open = (m: Map<string, PlaceState>) => [...m].filter(([, p]) => p.closed_reason === null).map(([id]) => id).sort();
+      const open = (m: Map<string, PlaceState>) =>
+        [...m]
+          .filter(([, p]) => p.closed_reason === null)
+          .map(([id]) => id)
+          .sort();
       assert.deepEqual(open(viaChanges), open(viaSnapshot));
       for (const id of open(viaSnapshot)) assert.deepEqual(content(viaChanges.get(id)), content(viaSnapshot.get(id)), id);
     });
@@ -258,33 +316,49 @@ describe('change files that cannot be applied', () => {
   after(async () => database?.dispose());
 
   test('a catalog without an OpenStreetMap extract says to import one first', async () => {
-    await assert.rejects(runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz')), (error: Error & { extras?: { errors?: Array<{ field: string }> } }) => {
-      assert.match(error.message, /import the extract \(\.osm\.pbf\) first/);
-      assert.equal(error.extras?.errors?.[0]?.field, 'dataset');
-      return true;
-    });
+    await assert.rejects(
+      runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz')),
+      (error: Error & { extras?: { errors?: Array<{ field: string }> } }) => {
+        assert.match(error.message, /import the extract \(\.osm\.pbf\) first/);
+        assert.equal(error.extras?.errors?.[0]?.field, 'dataset');
+        return true;
+      },
+    );
   });
 
   test('several OpenStreetMap datasets: the error lists them for --dataset, which must name one of them', async () => {
     await runImport(database.db, loadEnricher(), join(osmDir, 'monaco-2026.osm.pbf'));
     await runImport(database.db, loadEnricher(), join(osmDir, 'porto-2020.osm.pbf'));
-    await assert.rejects(runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz')), (error: Error & { extras?: { errors?: Array<{ allowed?: string[] }> } }) => {
-      assert.deepEqual(error.extras?.errors?.[0]?.allowed, ['monaco-2026', 'porto-2020']);
-      return true;
-    });
+    await assert.rejects(
+      runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz')),
+      (error: Error & { extras?: { errors?: Array<{ allowed?: string[] }> } }) => {
+        assert.deepEqual(error.extras?.errors?.[0]?.allowed, ['monaco-2026', 'porto-2020']);
+        return true;
+      },
+    );
     const summary = await runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz'), { dataset: 'monaco-2026' });
     assert.equal(summary.dataset, 'monaco-2026');
-    await assert.rejects(runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz'), { dataset: 'monaco' }), (error: Error & { extras?: { errors?: Array<{ field: string; allowed?: string[] }> } }) => {
-      assert.deepEqual(error.extras?.errors?.[0], { field: 'dataset', message: 'not an imported dataset', allowed: ['monaco-2026', 'porto-2020'] });
-      return true;
-    });
+    await assert.rejects(
+      runImport(database.db, loadEnricher(), join(dir, 'change.osc.gz'), { dataset: 'monaco' }),
+      (error: Error & { extras?: { errors?: Array<{ field: string; allowed?: string[] }> } }) => {
+        assert.deepEqual(error.extras?.errors?.[0], {
+          field: 'dataset',
+          message: 'not an imported dataset',
+          allowed: ['monaco-2026', 'porto-2020'],
+        });
+        return true;
+      },
+    );
   });
 
   test('broken XML fails with the file named and nothing written', async () => {
     const broken = join(dir, 'broken.osc.gz');
     writeFileSync(broken, gzipSync('<osmChange version="0.6"><modify><node id="1" lat="43.7" lon="7.4"><tag k="shop" v="x"/></modify>'));
     const runs = await database.db.kysely.selectFrom('import_runs').select('id').execute();
-    await assert.rejects(runImport(database.db, loadEnricher(), broken, { dataset: 'monaco-2026' }), /broken\.osc\.gz is not a readable OpenStreetMap change file/);
+    await assert.rejects(
+      runImport(database.db, loadEnricher(), broken, { dataset: 'monaco-2026' }),
+      /broken\.osc\.gz is not a readable OpenStreetMap change file/,
+    );
     assert.equal((await database.db.kysely.selectFrom('import_runs').select('id').execute()).length, runs.length);
   });
 });

@@ -22,7 +22,8 @@ export interface OsmGeometryStore {
   deleteWays(ids: readonly number[]): Promise<void>;
 }
 
-const parseTags = (tags: string | null): Record<string, string> | null => (tags === null ? null : (JSON.parse(tags) as Record<string, string>));
+const parseTags = (tags: string | null): Record<string, string> | null =>
+  tags === null ? null : (JSON.parse(tags) as Record<string, string>);
 
 /** Ids per statement (SQLite's IN lists; PostgreSQL arrays). */
 const CHUNK = 5000;
@@ -40,13 +41,19 @@ function chunked<T>(items: readonly T[], size = CHUNK): T[][] {
 export const osmGeometryStore = byDialect<OsmGeometryStore>({
   sqlite: (db) => {
     const h = db.sqlite;
-    const putWay = h.prepare('INSERT INTO osm_ways (id, refs, tags) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET refs = excluded.refs, tags = excluded.tags');
+    const putWay = h.prepare(
+      'INSERT INTO osm_ways (id, refs, tags) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET refs = excluded.refs, tags = excluded.tags',
+    );
     const dropUses = h.prepare('DELETE FROM osm_node_ways WHERE way_id = ?');
     const putUse = h.prepare('INSERT OR IGNORE INTO osm_node_ways (node_id, way_id) VALUES (?, ?)');
-    const putNode = h.prepare('INSERT INTO osm_nodes (id, lat, lon) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon');
+    const putNode = h.prepare(
+      'INSERT INTO osm_nodes (id, lat, lon) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET lat = excluded.lat, lon = excluded.lon',
+    );
     const moveNode = h.prepare('UPDATE osm_nodes SET lat = ?, lon = ? WHERE id = ?');
     const dropWay = h.prepare('DELETE FROM osm_ways WHERE id = ?');
-    const unusedNodes = h.prepare('DELETE FROM osm_nodes WHERE id IN (SELECT value FROM json_each(?)) AND id NOT IN (SELECT node_id FROM osm_node_ways WHERE node_id IN (SELECT value FROM json_each(?)))');
+    const unusedNodes = h.prepare(
+      'DELETE FROM osm_nodes WHERE id IN (SELECT value FROM json_each(?)) AND id NOT IN (SELECT node_id FROM osm_node_ways WHERE node_id IN (SELECT value FROM json_each(?)))',
+    );
     const usesOf = h.prepare<[number], { node_id: number }>('SELECT node_id FROM osm_node_ways WHERE way_id = ?');
     const save = h.transaction((rows: WayRows) => {
       for (const way of waysOf(rows)) {
@@ -56,16 +63,24 @@ export const osmGeometryStore = byDialect<OsmGeometryStore>({
         for (const p of way.points) putNode.run(p.id, p.lat, p.lon);
       }
     });
-    const waysStmt = h.prepare<[string], { id: number; refs: string; tags: string | null }>('SELECT id, refs, tags FROM osm_ways WHERE id IN (SELECT value FROM json_each(?))');
-    const nodesStmt = h.prepare<[string], { id: number; lat: number; lon: number }>('SELECT id, lat, lon FROM osm_nodes WHERE id IN (SELECT value FROM json_each(?))');
-    const usingStmt = h.prepare<[string], number>('SELECT DISTINCT way_id FROM osm_node_ways WHERE node_id IN (SELECT value FROM json_each(?))').pluck();
+    const waysStmt = h.prepare<[string], { id: number; refs: string; tags: string | null }>(
+      'SELECT id, refs, tags FROM osm_ways WHERE id IN (SELECT value FROM json_each(?))',
+    );
+    const nodesStmt = h.prepare<[string], { id: number; lat: number; lon: number }>(
+      'SELECT id, lat, lon FROM osm_nodes WHERE id IN (SELECT value FROM json_each(?))',
+    );
+    const usingStmt = h
+      .prepare<[string], number>('SELECT DISTINCT way_id FROM osm_node_ways WHERE node_id IN (SELECT value FROM json_each(?))')
+      .pluck();
     return {
       saveWays: async (rows) => {
         if (rows.count > 0) save(rows);
       },
       ways: async (ids) => {
         const found = new Map<number, StoredWay>();
-        for (const part of chunked(ids)) for (const r of waysStmt.all(JSON.stringify(part))) found.set(r.id, { id: r.id, refs: JSON.parse(r.refs) as number[], tags: parseTags(r.tags) });
+        for (const part of chunked(ids))
+          for (const r of waysStmt.all(JSON.stringify(part)))
+            found.set(r.id, { id: r.id, refs: JSON.parse(r.refs) as number[], tags: parseTags(r.tags) });
         return found;
       },
       nodeLocations: async (ids) => {
@@ -119,7 +134,11 @@ export const osmGeometryStore = byDialect<OsmGeometryStore>({
     ways: async (ids) => {
       const found = new Map<number, StoredWay>();
       for (const part of chunked(ids)) {
-        const { rows } = await sql<{ id: number; refs: string; tags: string | null }>`SELECT id, refs, tags FROM osm_ways WHERE id = ANY(${part}::bigint[])`.execute(db.kysely);
+        const { rows } = await sql<{
+          id: number;
+          refs: string;
+          tags: string | null;
+        }>`SELECT id, refs, tags FROM osm_ways WHERE id = ANY(${part}::bigint[])`.execute(db.kysely);
         for (const r of rows) found.set(Number(r.id), { id: Number(r.id), refs: JSON.parse(r.refs) as number[], tags: parseTags(r.tags) });
       }
       return found;
@@ -127,7 +146,11 @@ export const osmGeometryStore = byDialect<OsmGeometryStore>({
     nodeLocations: async (ids) => {
       const found = new Map<number, NodePoint>();
       for (const part of chunked(ids)) {
-        const { rows } = await sql<{ id: number; lat: number; lon: number }>`SELECT id, lat, lon FROM osm_nodes WHERE id = ANY(${part}::bigint[])`.execute(db.kysely);
+        const { rows } = await sql<{
+          id: number;
+          lat: number;
+          lon: number;
+        }>`SELECT id, lat, lon FROM osm_nodes WHERE id = ANY(${part}::bigint[])`.execute(db.kysely);
         for (const r of rows) found.set(Number(r.id), { lat: r.lat, lon: r.lon });
       }
       return found;
@@ -135,7 +158,9 @@ export const osmGeometryStore = byDialect<OsmGeometryStore>({
     waysUsingNodes: async (ids) => {
       const out: number[] = [];
       for (const part of chunked(ids)) {
-        const { rows } = await sql<{ way_id: number }>`SELECT DISTINCT way_id FROM osm_node_ways WHERE node_id = ANY(${part}::bigint[])`.execute(db.kysely);
+        const { rows } = await sql<{
+          way_id: number;
+        }>`SELECT DISTINCT way_id FROM osm_node_ways WHERE node_id = ANY(${part}::bigint[])`.execute(db.kysely);
         out.push(...rows.map((r) => Number(r.way_id)));
       }
       return out;
@@ -150,7 +175,9 @@ export const osmGeometryStore = byDialect<OsmGeometryStore>({
     deleteWays: async (ids) => {
       await db.kysely.transaction().execute(async (trx) => {
         for (const part of chunked(ids)) {
-          const { rows } = await sql<{ node_id: number }>`DELETE FROM osm_node_ways WHERE way_id = ANY(${part}::bigint[]) RETURNING node_id`.execute(trx);
+          const { rows } = await sql<{
+            node_id: number;
+          }>`DELETE FROM osm_node_ways WHERE way_id = ANY(${part}::bigint[]) RETURNING node_id`.execute(trx);
           await sql`DELETE FROM osm_ways WHERE id = ANY(${part}::bigint[])`.execute(trx);
           const nodes = [...new Set(rows.map((r) => Number(r.node_id)))];
           await sql`DELETE FROM osm_nodes WHERE id = ANY(${nodes}::bigint[])

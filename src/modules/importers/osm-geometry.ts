@@ -36,7 +36,9 @@ export interface NodePoint {
 }
 
 /** Each way of `rows` with its node ids and the located nodes' points. */
-export function* waysOf(rows: WayRows): Generator<{ id: number; tags: string | null; refs: number[]; points: Array<{ id: number } & NodePoint> }> {
+export function* waysOf(
+  rows: WayRows,
+): Generator<{ id: number; tags: string | null; refs: number[]; points: Array<{ id: number } & NodePoint> }> {
   let at = 0;
   for (let i = 0; i < rows.count; i++) {
     const n = rows.refCounts[i]!;
@@ -75,7 +77,10 @@ export function appendWay(
  * A way's point as the `.osm.pbf` reader computes it (`PointSum`): the average of its located vertices (a
  * closed way's first node counts twice, as it is listed twice); null without a located vertex.
  */
-export function wayPoint(refs: readonly number[], locate: (id: number) => NodePoint | undefined): { lat: number | null; lon: number | null } {
+export function wayPoint(
+  refs: readonly number[],
+  locate: (id: number) => NodePoint | undefined,
+): { lat: number | null; lon: number | null } {
   const sum = new PointSum();
   for (const ref of refs) {
     const p = locate(ref);

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { startCliImport } from '../../../test/helpers/cli.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
@@ -43,9 +43,10 @@ describe('importing the OpenStreetMap extracts', () => {
 
   test('assigns the nearest city to places whose address has no city', async () => {
     const h = t.db.sqlite!;
-    const rows = h
-      .prepare("SELECT city_source, count(*) AS n FROM places WHERE source = 'osm' GROUP BY city_source")
-      .all() as Array<{ city_source: string | null; n: number }>;
+    const rows = h.prepare("SELECT city_source, count(*) AS n FROM places WHERE source = 'osm' GROUP BY city_source").all() as Array<{
+      city_source: string | null;
+      n: number;
+    }>;
     const by = Object.fromEntries(rows.map((r) => [String(r.city_source), r.n]));
     // Without addr:city (city_source not address*), nearly every place lies within reach of a city.
     const withoutAddressCity = (by.nearest ?? 0) + (by.null ?? 0);
@@ -53,7 +54,9 @@ describe('importing the OpenStreetMap extracts', () => {
     assert.ok((by.nearest ?? 0) >= 0.99 * withoutAddressCity, JSON.stringify(by));
     // Restaurant Einstein, St.-Jakobs-Platz, Munich: no addr:city in OSM.
     const einstein = h
-      .prepare("SELECT name, city, city_source, city_distance_m, country_code FROM places WHERE source = 'osm' AND source_id = 'n261737139'")
+      .prepare(
+        "SELECT name, city, city_source, city_distance_m, country_code FROM places WHERE source = 'osm' AND source_id = 'n261737139'",
+      )
       .get() as { name: string; city: string; city_source: string; city_distance_m: number; country_code: string } | undefined;
     assert.ok(einstein);
     assert.equal(einstein.name, 'Einstein');
@@ -127,15 +130,22 @@ describe('an import killed with SIGKILL', () => {
 
     const h = t.db.sqlite!;
     assert.equal((h.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check, 'ok');
-    const cut = h.prepare("SELECT id, status, imported_count FROM import_runs WHERE path = ? ORDER BY id DESC LIMIT 1").get(mergedPbf) as
-      { id: number; status: string; imported_count: number };
+    const cut = h.prepare('SELECT id, status, imported_count FROM import_runs WHERE path = ? ORDER BY id DESC LIMIT 1').get(mergedPbf) as {
+      id: number;
+      status: string;
+      imported_count: number;
+    };
     assert.equal(cut.status, 'running');
     const atKill = countPlaces(h);
     assert.ok(atKill > 0 && atKill < mergedNamed(), `${atKill} places at the kill`);
     // Counters are committed with each batch, so they match the rows exactly.
     assert.equal(cut.imported_count, atKill);
     // Every committed place is in the full-text index, and the index holds nothing else.
-    const fts = h.prepare('SELECT (SELECT count(*) FROM places_fts) AS n, (SELECT count(*) FROM places WHERE id NOT IN (SELECT rowid FROM places_fts)) AS missing').get();
+    const fts = h
+      .prepare(
+        'SELECT (SELECT count(*) FROM places_fts) AS n, (SELECT count(*) FROM places WHERE id NOT IN (SELECT rowid FROM places_fts)) AS missing',
+      )
+      .get();
     assert.deepEqual(fts, { n: atKill, missing: 0 });
 
     await prepareDatabase(t.db);

@@ -34,7 +34,11 @@ for (const dialect of dialects) {
     let foursquare: ImportSummary;
 
     const rows = (source: string) =>
-      t.db.kysely.selectFrom('places').select(['id', 'public_id', 'source_id', 'category', 'source_categories', 'closed', 'closed_reason', 'phone', 'attributes']).where('source', '=', source).execute();
+      t.db.kysely
+        .selectFrom('places')
+        .select(['id', 'public_id', 'source_id', 'category', 'source_categories', 'closed', 'closed_reason', 'phone', 'attributes'])
+        .where('source', '=', source)
+        .execute();
 
     async function coverage(source: string): Promise<Coverage> {
       const table = SOURCE_MAPS[source]!;
@@ -43,7 +47,8 @@ for (const dialect of dialects) {
         if (r.source_categories === null) continue;
         c.carrying++;
         if (r.category !== null) c.mapped++;
-        else if ((JSON.parse(r.source_categories) as string[]).every((term) => lookUpSourceMap(table, term) === null)) c.deliberatelyUnmapped++;
+        else if ((JSON.parse(r.source_categories) as string[]).every((term) => lookUpSourceMap(table, term) === null))
+          c.deliberatelyUnmapped++;
       }
       return c;
     }
@@ -150,7 +155,10 @@ for (const dialect of dialects) {
     });
 
     test('--bbox is refused for a format that cannot select rows', async () => {
-      await assert.rejects(runImport(t.db, loadEnricher(), fsqCsv, { bbox: [0, 0, 1, 1] }), (e: Error & { code?: string }) => e.code === 'validation_failed' && /Parquet/.test(e.message));
+      await assert.rejects(
+        runImport(t.db, loadEnricher(), fsqCsv, { bbox: [0, 0, 1, 1] }),
+        (e: Error & { code?: string }) => e.code === 'validation_failed' && /Parquet/.test(e.message),
+      );
     });
   });
 }

@@ -9,11 +9,35 @@ import { countLeads, listLeads } from './leads.repository.ts';
 
 function record(id: string, categories: string[]): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
-    public_id: publicPlaceId('test', id), source: 'test', source_id: id, name: `Place ${id}`, names: null,
-    category: categories[0] ?? null, categories, source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null,
-    email: null, street: null, housenumber: null, postcode: null, address: null, region: null, city: 'München',
-    city_id: 2867714, city_source: 'address', city_distance_m: null, country_code: 'DE', lat: 48.1, lon: 11.5,
-    rating: null, review_count: null, opening_hours: null, attributes: null,
+    public_id: publicPlaceId('test', id),
+    source: 'test',
+    source_id: id,
+    name: `Place ${id}`,
+    names: null,
+    category: categories[0] ?? null,
+    categories,
+    source_categories: null,
+    phone: null,
+    phone_e164: null,
+    website: null,
+    website_domain: null,
+    email: null,
+    street: null,
+    housenumber: null,
+    postcode: null,
+    address: null,
+    region: null,
+    city: 'München',
+    city_id: 2867714,
+    city_source: 'address',
+    city_distance_m: null,
+    country_code: 'DE',
+    lat: 48.1,
+    lon: 11.5,
+    rating: null,
+    review_count: null,
+    opening_hours: null,
+    attributes: null,
   };
   return { ...base, content_hash: contentHash(base) };
 }
@@ -25,13 +49,27 @@ for (const dialect of dialects) {
     before(async () => {
       t = await dialect.open();
       await migrateToLatest(t.db);
-      await writePlaces(t.db, [record('both', ['restaurant', 'cafe']), record('cafe', ['cafe']), record('none', []), record('bar', ['bar'])]);
+      await writePlaces(t.db, [
+        record('both', ['restaurant', 'cafe']),
+        record('cafe', ['cafe']),
+        record('none', []),
+        record('bar', ['bar']),
+      ]);
       ({ accountId } = await createAccountWithToken(t.db));
       const ids = await t.db.kysely.selectFrom('places').select('id').where('source_id', '!=', 'bar').execute();
       const now = new Date().toISOString();
       await t.db.kysely
         .insertInto('leads')
-        .values(ids.map((p) => ({ account_id: accountId, place_id: p.id, search_id: 'srch_x', export_id: 1, first_exported_at: now, last_exported_at: now })))
+        .values(
+          ids.map((p) => ({
+            account_id: accountId,
+            place_id: p.id,
+            search_id: 'srch_x',
+            export_id: 1,
+            first_exported_at: now,
+            last_exported_at: now,
+          })),
+        )
         .execute();
     });
     after(async () => t.dispose());

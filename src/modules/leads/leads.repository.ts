@@ -46,7 +46,9 @@ function filtered(db: Db, accountId: number, f: LeadFilters): LeadsQuery {
 }
 
 export async function countLeads(db: Db, accountId: number, filters: LeadFilters): Promise<number> {
-  const row = await filtered(db, accountId, filters).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await filtered(db, accountId, filters)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -97,6 +99,10 @@ export async function countLeadsByCategory(db: Db, accountId: number, exclude: A
 
 /** Id of the account's newest lead, 0 when it has none (the `leads_account_id_idx` probe of migration 0018). */
 export async function latestLeadId(db: Db, accountId: number): Promise<number> {
-  const row = await db.kysely.selectFrom('leads').select((eb) => eb.fn.max('id').as('id')).where('account_id', '=', accountId).executeTakeFirst();
+  const row = await db.kysely
+    .selectFrom('leads')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return Number(row?.id ?? 0);
 }

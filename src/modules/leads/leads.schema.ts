@@ -12,11 +12,27 @@ export const LeadsQuerySchema = Type.Object(
       }),
     ),
     cursor: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9_-]{1,200}$', description: '`next_cursor` of the previous page (keyset paging, stable while leads are added)' }),
+      Type.String({
+        pattern: '^[A-Za-z0-9_-]{1,200}$',
+        description: '`next_cursor` of the previous page (keyset paging, stable while leads are added)',
+      }),
     ),
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, description: 'Page number (1-based) when not paging by cursor' })),
-    category: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,64}$', description: 'Places having this category slug (primary or not)', examples: ['restaurant'] })),
-    city: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'City name as shown on the place, case-insensitive', examples: ['München'] })),
+    category: Type.Optional(
+      Type.String({
+        pattern: '^[a-z0-9_]{1,64}$',
+        description: 'Places having this category slug (primary or not)',
+        examples: ['restaurant'],
+      }),
+    ),
+    city: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'City name as shown on the place, case-insensitive',
+        examples: ['München'],
+      }),
+    ),
     country: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2', examples: ['DE'] })),
     has_phone: Type.Optional(Type.Boolean()),
     has_website: Type.Optional(Type.Boolean()),

@@ -5,28 +5,76 @@ import { contentHash, derivedPlaceColumns, placeColumns, publicPlaceId, type Pla
 type Stored = Omit<PlaceRecord, 'content_hash'>;
 
 const full: Stored = {
-  public_id: 'plc_ipqpurfv7v2igbnx', source: 'test', source_id: 'a', name: 'Zum Löwen', names: '{"de":"Zum Löwen"}',
-  category: 'restaurant', categories: ['restaurant', 'cafe'], source_categories: '["amenity=restaurant"]',
-  phone: '+49 89 1', phone_e164: '+49891', website: 'https://example.com', website_domain: 'example.com', email: 'a@example.com', street: 'Marienplatz',
-  housenumber: '1', postcode: '80331', address: 'Marienplatz 1, 80331 München', region: 'Bayern', city: 'München',
-  city_id: 2867714, city_source: 'address', city_distance_m: 120, country_code: 'DE', lat: 48.137, lon: 11.575,
-  rating: 4.5, review_count: 10, opening_hours: 'Mo-Fr 09:00-18:00', attributes: '{"wifi":true}', closed: 0,
+  public_id: 'plc_ipqpurfv7v2igbnx',
+  source: 'test',
+  source_id: 'a',
+  name: 'Zum Löwen',
+  names: '{"de":"Zum Löwen"}',
+  category: 'restaurant',
+  categories: ['restaurant', 'cafe'],
+  source_categories: '["amenity=restaurant"]',
+  phone: '+49 89 1',
+  phone_e164: '+49891',
+  website: 'https://example.com',
+  website_domain: 'example.com',
+  email: 'a@example.com',
+  street: 'Marienplatz',
+  housenumber: '1',
+  postcode: '80331',
+  address: 'Marienplatz 1, 80331 München',
+  region: 'Bayern',
+  city: 'München',
+  city_id: 2867714,
+  city_source: 'address',
+  city_distance_m: 120,
+  country_code: 'DE',
+  lat: 48.137,
+  lon: 11.575,
+  rating: 4.5,
+  review_count: 10,
+  opening_hours: 'Mo-Fr 09:00-18:00',
+  attributes: '{"wifi":true}',
+  closed: 0,
 };
 
 const empty: Stored = {
-  ...full, names: null, category: null, categories: [], source_categories: null, phone: null, phone_e164: null, website: null,
-  website_domain: null, email: null, street: null, housenumber: null, postcode: null, address: null, region: null, city: null, city_id: null,
-  city_source: null, city_distance_m: null, country_code: null, lat: null, lon: null, rating: null, review_count: null,
-  opening_hours: null, attributes: null,
+  ...full,
+  names: null,
+  category: null,
+  categories: [],
+  source_categories: null,
+  phone: null,
+  phone_e164: null,
+  website: null,
+  website_domain: null,
+  email: null,
+  street: null,
+  housenumber: null,
+  postcode: null,
+  address: null,
+  region: null,
+  city: null,
+  city_id: null,
+  city_source: null,
+  city_distance_m: null,
+  country_code: null,
+  lat: null,
+  lon: null,
+  rating: null,
+  review_count: null,
+  opening_hours: null,
+  attributes: null,
 };
 
 /** Other values for a field: a small change, and (where it may be null) null or, from null, a value that reads like null. */
 function variants(field: keyof Stored, v: unknown): unknown[] {
   // A 0/1 flag: 1 is the only other value.
   if (field === 'closed') return [1];
-  if (Array.isArray(v)) return [[], ['cafe', 'restaurant'], ['restaurant'], ['restaurant', 'cafe', 'bar'], ['restaurantcafe'], ['restaurant,cafe']];
+  if (Array.isArray(v))
+    return [[], ['cafe', 'restaurant'], ['restaurant'], ['restaurant', 'cafe', 'bar'], ['restaurantcafe'], ['restaurant,cafe']];
   if (typeof v === 'number') return [v + 1, v + 1e-9, -v, 0, null];
-  if (typeof v === 'string') return [`${v}x`, v.slice(1), ` ${v}`, '', 'null', ...(['public_id', 'source', 'source_id', 'name'].includes(field) ? [] : [null])];
+  if (typeof v === 'string')
+    return [`${v}x`, v.slice(1), ` ${v}`, '', 'null', ...(['public_id', 'source', 'source_id', 'name'].includes(field) ? [] : [null])];
   return ['null', '-', '0', 0, ''];
 }
 

@@ -7,13 +7,30 @@ import type { PlacesTable } from '../../infra/db/schema.ts';
  */
 export type PlaceRecord = Omit<
   PlacesTable,
-  | 'id' | 'import_run_id' | 'seen_run_id' | 'first_seen_at' | 'updated_at' | 'closed_at' | 'closed_reason' | 'categories' | 'closed'
+  | 'id'
+  | 'import_run_id'
+  | 'seen_run_id'
+  | 'first_seen_at'
+  | 'updated_at'
+  | 'closed_at'
+  | 'closed_reason'
+  | 'categories'
+  | 'closed'
   // Conflation's (migration 0025): set by conflation after the writer, never by a record.
-  | 'merged_into' | 'sources' | 'field_sources' | 'merge_state'
+  | 'merged_into'
+  | 'sources'
+  | 'field_sources'
+  | 'merge_state'
   // Derived by the SQLite writer from the record's names and city (migration 0027, `place-text.ts`).
-  | 'search_document' | 'city_fold'
+  | 'search_document'
+  | 'city_fold'
   // Enrichment's (migration 0026): what a place's website gave it, never part of a record.
-  | 'enrich_site_id' | 'enrich_basis' | 'found_contacts' | 'found_email' | 'found_phone' | 'found_social'
+  | 'enrich_site_id'
+  | 'enrich_basis'
+  | 'found_contacts'
+  | 'found_email'
+  | 'found_phone'
+  | 'found_social'
   | 'source_contacts'
 > & {
   categories: string[];
@@ -28,10 +45,38 @@ export const derivedPlaceColumns = ['website_domain'] as const;
 
 /** The `places` columns a PlaceRecord fills, in the order of a PlaceRows row. */
 export const placeColumns = [
-  'public_id', 'source', 'source_id', 'name', 'names', 'category', 'categories', 'source_categories',
-  'phone', 'phone_e164', 'website', 'website_domain', 'email', 'street', 'housenumber', 'postcode', 'address', 'region',
-  'city', 'city_id', 'city_source', 'city_distance_m', 'country_code', 'lat', 'lon', 'rating', 'review_count',
-  'opening_hours', 'attributes', 'source_contacts', 'closed', 'content_hash',
+  'public_id',
+  'source',
+  'source_id',
+  'name',
+  'names',
+  'category',
+  'categories',
+  'source_categories',
+  'phone',
+  'phone_e164',
+  'website',
+  'website_domain',
+  'email',
+  'street',
+  'housenumber',
+  'postcode',
+  'address',
+  'region',
+  'city',
+  'city_id',
+  'city_source',
+  'city_distance_m',
+  'country_code',
+  'lat',
+  'lon',
+  'rating',
+  'review_count',
+  'opening_hours',
+  'attributes',
+  'source_contacts',
+  'closed',
+  'content_hash',
 ] as const satisfies ReadonlyArray<keyof PlaceRecord>;
 
 /** Every field of PlaceRecord has its column in `placeColumns`: a column added to `places` fails to compile until it is listed. */
@@ -60,10 +105,38 @@ export function emptyPlaceRows(): PlaceRows {
 /** Appends a record as the next row (spelled out: a loop over the column names costs several times more). */
 export function appendPlaceRow(rows: PlaceRows, r: PlaceRecord): void {
   rows.values.push(
-    r.public_id, r.source, r.source_id, r.name, r.names, r.category, JSON.stringify(r.categories), r.source_categories,
-    r.phone, r.phone_e164, r.website, r.website_domain, r.email, r.street, r.housenumber, r.postcode, r.address, r.region,
-    r.city, r.city_id, r.city_source, r.city_distance_m, r.country_code, r.lat, r.lon, r.rating, r.review_count,
-    r.opening_hours, r.attributes, r.source_contacts ?? null, r.closed ?? 0, r.content_hash,
+    r.public_id,
+    r.source,
+    r.source_id,
+    r.name,
+    r.names,
+    r.category,
+    JSON.stringify(r.categories),
+    r.source_categories,
+    r.phone,
+    r.phone_e164,
+    r.website,
+    r.website_domain,
+    r.email,
+    r.street,
+    r.housenumber,
+    r.postcode,
+    r.address,
+    r.region,
+    r.city,
+    r.city_id,
+    r.city_source,
+    r.city_distance_m,
+    r.country_code,
+    r.lat,
+    r.lon,
+    r.rating,
+    r.review_count,
+    r.opening_hours,
+    r.attributes,
+    r.source_contacts ?? null,
+    r.closed ?? 0,
+    r.content_hash,
   );
   rows.count++;
 }
@@ -128,11 +201,34 @@ export function contentHash(r: Omit<PlaceRecord, 'content_hash'>): string {
   for (const c of r.categories) categories += text(c);
   return hash(
     'sha1',
-    text(r.public_id) + text(r.source) + text(r.source_id) + text(r.name) + text(r.names) + text(r.category) + categories +
-      text(r.source_categories) + text(r.phone) + text(r.phone_e164) + text(r.website) + text(r.email) + text(r.street) +
-      text(r.housenumber) + text(r.postcode) + text(r.address) + text(r.region) + text(r.city) + num(r.city_id) +
-      text(r.city_source) + num(r.city_distance_m) + text(r.country_code) + num(r.lat) + num(r.lon) + num(r.rating) +
-      num(r.review_count) + text(r.opening_hours) + text(r.attributes) +
+    text(r.public_id) +
+      text(r.source) +
+      text(r.source_id) +
+      text(r.name) +
+      text(r.names) +
+      text(r.category) +
+      categories +
+      text(r.source_categories) +
+      text(r.phone) +
+      text(r.phone_e164) +
+      text(r.website) +
+      text(r.email) +
+      text(r.street) +
+      text(r.housenumber) +
+      text(r.postcode) +
+      text(r.address) +
+      text(r.region) +
+      text(r.city) +
+      num(r.city_id) +
+      text(r.city_source) +
+      num(r.city_distance_m) +
+      text(r.country_code) +
+      num(r.lat) +
+      num(r.lon) +
+      num(r.rating) +
+      num(r.review_count) +
+      text(r.opening_hours) +
+      text(r.attributes) +
       // Only a closed place spells its flag, and only a place with source contacts spells them: the hashes
       // of other places stay what they were before these existed.
       (r.closed === 1 ? 'closed' : '') +

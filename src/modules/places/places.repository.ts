@@ -83,7 +83,8 @@ const suppressionKeyOfPlace: Record<SuppressionKind, RawBuilder<string | null>> 
 const foundValid = sql<SqlBool>`places.enrich_basis = coalesce(places.website, places.email)`;
 
 /** 1 when the place has `column` (found by enrichment) and it still counts, else 0 (never null, so it negates). */
-const foundHas = (column: 'found_email' | 'found_phone') => sql<number>`(CASE WHEN places.${sql.ref(column)} IS NOT NULL AND ${foundValid} THEN 1 ELSE 0 END)`;
+const foundHas = (column: 'found_email' | 'found_phone') =>
+  sql<number>`(CASE WHEN places.${sql.ref(column)} IS NOT NULL AND ${foundValid} THEN 1 ELSE 0 END)`;
 
 /**
  * 1 when the place has a social profile: in its source's lists (`source_contacts`, JSON whose `socials` key
@@ -123,7 +124,9 @@ export function exclusionConditions(exclude: AccountExclusion | null | undefined
   if (!exclude) return [];
   const out: RawBuilder<SqlBool>[] = [];
   if (exclude.exported !== null) {
-    out.push(sql<SqlBool>`NOT EXISTS (SELECT 1 FROM leads AS ex_leads WHERE ex_leads.account_id = ${exclude.accountId} AND ex_leads.place_id = places.id)`);
+    out.push(
+      sql<SqlBool>`NOT EXISTS (SELECT 1 FROM leads AS ex_leads WHERE ex_leads.account_id = ${exclude.accountId} AND ex_leads.place_id = places.id)`,
+    );
   }
   for (const kind of exclude.suppressed?.kinds ?? []) {
     out.push(
@@ -265,7 +268,6 @@ const memberIds = sql<number>`(SELECT id FROM places WHERE merged_into IS NOT NU
 /** For a text-index query (rowids of places_fts): the open places only, or everything but records of places of several sources (closed too). */
 const openRowids = (openOnly: boolean) => (openOnly ? sql` AND rowid NOT IN ${closedIds}` : sql` AND rowid NOT IN ${memberIds}`);
 
-
 /** Latitude bands a box may span before its condition is one range of bands instead of a list. */
 const MAX_LISTED_BANDS = 64;
 
@@ -310,7 +312,9 @@ const sqliteTextGeo: PlaceTextGeo = {
   containsWordsChecked(_eb, words) {
     const query = ftsAllWords(words);
     // The unary + keeps SQLite from using the rowid set as an index: the OR is then no multi-index OR.
-    return query === null ? nothing : sql<SqlBool>`+places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget})`;
+    return query === null
+      ? nothing
+      : sql<SqlBool>`+places.id IN (SELECT rowid FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget})`;
   },
   containsAnyPiece(eb, piecesPerWord, cap) {
     const query = ftsAnyPiece(piecesPerWord);
@@ -322,7 +326,9 @@ const sqliteTextGeo: PlaceTextGeo = {
   countAnyPiece(piecesPerWord, cap) {
     const query = ftsAnyPiece(piecesPerWord);
     if (query === null) return null;
-    return sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget} LIMIT ${cap})`;
+    return sql<{
+      n: number;
+    }>`SELECT count(*) AS n FROM (SELECT 1 FROM places_fts WHERE places_fts MATCH ${query} AND ${ftsBudget} LIMIT ${cap})`;
   },
   inBox(eb, minLon, minLat, maxLon, maxLat, textLeads) {
     if (textLeads) return eb.and(exactBox(eb, minLon, minLat, maxLon, maxLat));
@@ -507,7 +513,11 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
   if (criteria.countryCode !== null) c.push(eb('places.country_code', '=', criteria.countryCode));
   if (criteria.minRating !== null) c.push(eb('places.rating', '>=', criteria.minRating));
   // A phone or email that the place's website gave counts as the place's (`found`).
-  const presence = (column: 'places.phone' | 'places.website' | 'places.email', wanted: boolean | null, found?: 'found_email' | 'found_phone') => {
+  const presence = (
+    column: 'places.phone' | 'places.website' | 'places.email',
+    wanted: boolean | null,
+    found?: 'found_email' | 'found_phone',
+  ) => {
     if (wanted === true) {
       const own = eb.and([eb(column, 'is not', null), eb(column, '!=', '')]);
       c.push(found ? eb.or([own, eb(foundHas(found), '=', 1)]) : own);
@@ -534,13 +544,17 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
       // city, country or area, that index leads and the text is checked place by place. Otherwise (`pizza hut`,
       // or no place) the text index and the category index each give their side of the OR.
       const narrowed = criteria.cityId !== null || criteria.countryCode !== null || criteria.near !== null || criteria.bbox !== null;
-      const contains = (words: string[]) => (narrowed && kind.words.length === 0 ? tg.containsWordsChecked(eb, words) : tg.containsWords(eb, words));
+      const contains = (words: string[]) =>
+        narrowed && kind.words.length === 0 ? tg.containsWordsChecked(eb, words) : tg.containsWords(eb, words);
       const ofKind: Expression<SqlBool>[] = [eb('places.category', 'in', kind.categories.length > 0 ? kind.categories : [''])];
       if (kind.words.length > 0) ofKind.push(contains(kind.words));
       if (kind.cityId !== null) ofKind.push(eb('places.city_id', '=', kind.cityId));
       c.push(eb.or([contains(criteria.text.words), eb.and(ofKind)]));
     } else {
-      const text = criteria.text.mode === 'substring' ? tg.containsWords(eb, criteria.text.words) : tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces), fuzzyCap);
+      const text =
+        criteria.text.mode === 'substring'
+          ? tg.containsWords(eb, criteria.text.words)
+          : tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces), fuzzyCap);
       c.push(text);
     }
   }
@@ -657,7 +671,8 @@ export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): {
     }
     case 'relevance': {
       // With text, whole names, then display names starting with the first word (`textTiers`); without, the nearest; else the most reviewed.
-      if (criteria.text && criteria.text.mode === 'substring') return { expr: textGeo(db).relevance(criteria.text.words, Boolean(criteria.textKind)), descending: false };
+      if (criteria.text && criteria.text.mode === 'substring')
+        return { expr: textGeo(db).relevance(criteria.text.words, Boolean(criteria.textKind)), descending: false };
       if (criteria.near) return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };
       return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
     }
@@ -725,7 +740,9 @@ export async function findOneWordMatches(db: Db, criteria: PlaceCriteria, cap: n
 export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<number> {
   const textOnly = textOnlySearch(db, criteria);
   if (textOnly) return Number((await textOnly.count(criteria.text!.words, !criteria.includeClosed).execute(db.kysely)).rows[0]?.n ?? 0);
-  const row = await filtered(db, criteria).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await filtered(db, criteria)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -734,7 +751,13 @@ export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<numb
  * (a covering index serves city/category searches by review count or rating), then the page's rows are read:
  * thousands of matches cost an index scan, not thousands of row reads.
  */
-export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number): Promise<PlaceRowWithKey[]> {
+export async function findPlacesPage(
+  db: Db,
+  criteria: PlaceCriteria,
+  sort: PlaceSort,
+  after: PlaceKey | null,
+  limit: number,
+): Promise<PlaceRowWithKey[]> {
   const { expr, descending } = sortKeyExpr(db, criteria, sort);
   // Ties break on the id in the same direction as the key, so an index on the key gives the whole order.
   const direction = descending ? 'desc' : 'asc';
@@ -752,7 +775,8 @@ export async function findPlacesPage(db: Db, criteria: PlaceCriteria, sort: Plac
       .execute()) as PlaceRowWithKey[];
   }
   let ids = filtered(db, criteria).select('places.id');
-  if (after) ids = ids.where((eb) => eb.or([eb(expr, past, after.key), eb.and([eb(expr, '=', after.key), eb('places.id', past, after.id)])]));
+  if (after)
+    ids = ids.where((eb) => eb.or([eb(expr, past, after.key), eb.and([eb(expr, '=', after.key), eb('places.id', past, after.id)])]));
   const rows = await db.kysely
     .selectFrom('places')
     .select(pageColumns)
@@ -792,7 +816,10 @@ export async function findFuzzyCandidates(
   criteria: PlaceCriteria,
   sort: PlaceSort,
   limit: number | null,
-): Promise<{ descending: boolean; rows: Array<{ id: number; name: string; names: string | null; lat: number | null; lon: number | null; sort_key: number | string }> } | null> {
+): Promise<{
+  descending: boolean;
+  rows: Array<{ id: number; name: string; names: string | null; lat: number | null; lon: number | null; sort_key: number | string }>;
+} | null> {
   // Typo-tolerant relevance is computed by the caller (the edits): the name is only its tie-breaker.
   const { expr, descending } = sortKeyExpr(db, criteria, sort === 'relevance' && criteria.text?.mode === 'fuzzy' ? 'name' : sort);
   const cap = limit !== null && criteria.text?.mode === 'fuzzy' && textLeads(criteria) && !placeNarrowed(criteria) ? limit + 1 : undefined;
@@ -812,7 +839,11 @@ export async function findFuzzyCandidates(
   return { descending, rows: await (limit === null ? query : query.limit(limit + 1)).execute() };
 }
 
-export async function findPlacesByIds(db: Db, ids: number[], near: PlaceCriteria['near']): Promise<Array<PublicPlaceRow & { distance_m: number | null }>> {
+export async function findPlacesByIds(
+  db: Db,
+  ids: number[],
+  near: PlaceCriteria['near'],
+): Promise<Array<PublicPlaceRow & { distance_m: number | null }>> {
   if (ids.length === 0) return [];
   const rows = await db.kysely
     .selectFrom('places')
@@ -843,7 +874,13 @@ export async function findPlaceRow(db: Db, by: { publicId: string } | { id: numb
     .selectFrom('places')
     .leftJoin('import_runs', 'import_runs.id', 'places.import_run_id')
     .select(pageColumns)
-    .select(['places.first_seen_at', 'places.merged_into', 'places.field_sources', 'import_runs.path as import_path', 'import_runs.finished_at as import_finished_at'])
+    .select([
+      'places.first_seen_at',
+      'places.merged_into',
+      'places.field_sources',
+      'import_runs.path as import_path',
+      'import_runs.finished_at as import_finished_at',
+    ])
     .where((eb) => ('publicId' in by ? eb('places.public_id', '=', by.publicId) : eb('places.id', '=', by.id)))
     .executeTakeFirst();
   return row;

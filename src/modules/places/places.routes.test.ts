@@ -19,7 +19,12 @@ for (const database of ['sqlite', 'postgres'] as const) {
       app = t.app;
       await app.ready();
       account = await createAccountWithToken(t.db);
-      const row = await t.db.kysely.selectFrom('places').select('public_id').where('name', '=', 'Ratskeller').where('city', '=', 'München').executeTakeFirstOrThrow();
+      const row = await t.db.kysely
+        .selectFrom('places')
+        .select('public_id')
+        .where('name', '=', 'Ratskeller')
+        .where('city', '=', 'München')
+        .executeTakeFirstOrThrow();
       ratskeller = row.public_id;
     });
     after(async () => {
@@ -68,7 +73,10 @@ for (const database of ['sqlite', 'postgres'] as const) {
         const res = await get(`/api/v1/places/${bad}`);
         assert.equal(res.statusCode, 400, bad);
         assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-        assert.ok(res.json<{ errors: Array<{ field: string }> }>().errors.some((e) => e.field === 'params.id'), res.body);
+        assert.ok(
+          res.json<{ errors: Array<{ field: string }> }>().errors.some((e) => e.field === 'params.id'),
+          res.body,
+        );
       }
     });
 

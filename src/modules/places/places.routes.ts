@@ -7,7 +7,13 @@ import { PlaceDetailsSchema, publicPlaceIdPattern } from './places.schema.ts';
 import { getPlaceDetails } from './places.service.ts';
 
 export const PlaceParamsSchema = Type.Object(
-  { id: Type.String({ pattern: publicPlaceIdPattern, description: 'Public place id (`id` of a search result, an export or a lead)', examples: ['plc_3f7kq2m5x7ab4cde'] }) },
+  {
+    id: Type.String({
+      pattern: publicPlaceIdPattern,
+      description: 'Public place id (`id` of a search result, an export or a lead)',
+      examples: ['plc_3f7kq2m5x7ab4cde'],
+    }),
+  },
   { additionalProperties: false },
 );
 

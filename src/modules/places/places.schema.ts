@@ -12,12 +12,15 @@ export const PlaceSchema = Type.Object(
     category: Type.Union([Type.String(), Type.Null()], { description: 'Primary category slug', examples: ['restaurant'] }),
     categories: Type.Array(Type.String(), { description: 'Every category slug, primary first' }),
     phone: Type.Union([Type.String(), Type.Null()], {
-      description: "As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)",
+      description:
+        "As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)",
       examples: ['+49 (0) 89 21 99 89 0'],
     }),
     phone_e164: Type.Union([Type.String(), Type.Null()], { description: 'E.164, null when not a valid number', examples: ['+4989219989'] }),
     website: Type.Union([Type.String(), Type.Null()]),
-    email: Type.Union([Type.String(), Type.Null()], { description: "The source's; a source without one shows the best address found on the place's website" }),
+    email: Type.Union([Type.String(), Type.Null()], {
+      description: "The source's; a source without one shows the best address found on the place's website",
+    }),
     rating: Type.Union([Type.Number(), Type.Null()], { description: 'Average rating on the source scale (usually 0–5)' }),
     review_count: Type.Union([Type.Integer(), Type.Null()]),
     address: Type.Union([Type.String(), Type.Null()], { description: 'One-line address' }),
@@ -31,12 +34,18 @@ export const PlaceSchema = Type.Object(
     lon: Type.Union([Type.Number(), Type.Null()]),
     opening_hours: Type.Union([Type.String(), Type.Null()], { description: 'As the source wrote it (OSM syntax for OSM places)' }),
     source: Type.String({ description: 'Where the place comes from: osm, overture, yelp, gmaps, michelin, zomato…', examples: ['osm'] }),
-    updated_at: Type.String({ format: 'date-time', description: 'When the place\'s content last changed (an import that finds it unchanged leaves this alone)' }),
+    updated_at: Type.String({
+      format: 'date-time',
+      description: "When the place's content last changed (an import that finds it unchanged leaves this alone)",
+    }),
     first_seen_at: Type.String({ format: 'date-time', description: 'When an import first found the place' }),
     status: Type.Union([Type.Literal('open'), Type.Literal('closed'), Type.Literal('retired')], {
-      description: '`closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them',
+      description:
+        '`closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them',
     }),
-    closed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the place was found closed or retired; null while open' }),
+    closed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When the place was found closed or retired; null while open',
+    }),
     sources: Type.Array(
       Type.Object({
         source: Type.String({ examples: ['osm'] }),
@@ -58,11 +67,16 @@ export const placeFields = Object.keys(PlaceSchema.properties) as PlaceField[];
 /** Checks `fields` (comma-separated) against the public place shape. */
 export function parseFields(fields: string | undefined): PlaceField[] {
   if (fields === undefined || fields.trim() === '') return [];
-  const asked = fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const asked = fields
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
   const unknown = asked.filter((f) => !(placeFields as string[]).includes(f));
   if (unknown.length > 0) {
     const message = `unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`;
-    throw new AppError('validation_failed', `querystring.fields: ${message}`, { errors: [{ field: 'querystring.fields', message, allowed: placeFields }] });
+    throw new AppError('validation_failed', `querystring.fields: ${message}`, {
+      errors: [{ field: 'querystring.fields', message, allowed: placeFields }],
+    });
   }
   return [...new Set(asked)] as PlaceField[];
 }
@@ -72,10 +86,37 @@ export type PlaceRow = Selectable<Omit<PlacesTable, 'search_document' | 'city_fo
 
 /** The columns the public shape is made of (plus `id`): what a bulk read such as an export needs to select. */
 export const publicPlaceColumns = [
-  'id', 'public_id', 'name', 'category', 'categories', 'phone', 'phone_e164', 'website', 'email', 'rating',
-  'review_count', 'address', 'street', 'housenumber', 'postcode', 'city', 'region', 'country_code', 'lat', 'lon',
-  'opening_hours', 'source', 'updated_at', 'first_seen_at', 'closed_at', 'closed_reason', 'source_id', 'sources',
-  'source_contacts', 'found_contacts', 'enrich_basis',
+  'id',
+  'public_id',
+  'name',
+  'category',
+  'categories',
+  'phone',
+  'phone_e164',
+  'website',
+  'email',
+  'rating',
+  'review_count',
+  'address',
+  'street',
+  'housenumber',
+  'postcode',
+  'city',
+  'region',
+  'country_code',
+  'lat',
+  'lon',
+  'opening_hours',
+  'source',
+  'updated_at',
+  'first_seen_at',
+  'closed_at',
+  'closed_reason',
+  'source_id',
+  'sources',
+  'source_contacts',
+  'found_contacts',
+  'enrich_basis',
 ] as const satisfies ReadonlyArray<keyof PlaceRow>;
 export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
 
@@ -90,7 +131,9 @@ export type PublicPlaceTuple = [...PublicPlaceValues, ...unknown[]];
 type ColumnValues<C extends ReadonlyArray<keyof PlaceRow>> = { -readonly [I in keyof C]: PlaceRow[C[I] & keyof PlaceRow] };
 
 /** Where each public column sits in a `PublicPlaceTuple`. */
-export const publicColumnIndex = Object.fromEntries(publicPlaceColumns.map((c, i) => [c, i])) as { [C in (typeof publicPlaceColumns)[number]]: number };
+export const publicColumnIndex = Object.fromEntries(publicPlaceColumns.map((c, i) => [c, i])) as {
+  [C in (typeof publicPlaceColumns)[number]]: number;
+};
 
 /** The public row of a tuple, for code that wants names rather than positions. */
 export function placeTupleToRow(t: PublicPlaceTuple): PublicPlaceRow {
@@ -155,10 +198,17 @@ export function pickFields(place: Place, fields: readonly PlaceField[]): Partial
 export const PlaceOriginSchema = Type.Object({
   source: Type.String({ description: 'The source (as `source` above)', examples: ['osm'] }),
   source_id: Type.String({ description: "The record's id in its source (OSM: n, w or r and the element id)", examples: ['n60013073'] }),
-  url: Type.Union([Type.String(), Type.Null()], { description: 'The record at its source, where the source has public pages (OpenStreetMap)', examples: ['https://www.openstreetmap.org/node/60013073'] }),
+  url: Type.Union([Type.String(), Type.Null()], {
+    description: 'The record at its source, where the source has public pages (OpenStreetMap)',
+    examples: ['https://www.openstreetmap.org/node/60013073'],
+  }),
   first_seen_at: Type.String({ format: 'date-time', description: 'When an import first stored the place' }),
-  file: Type.Union([Type.String(), Type.Null()], { description: 'Name of the file whose import last wrote the place (without its directory)' }),
-  imported_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When that import finished (null while it runs)' }),
+  file: Type.Union([Type.String(), Type.Null()], {
+    description: 'Name of the file whose import last wrote the place (without its directory)',
+  }),
+  imported_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When that import finished (null while it runs)',
+  }),
 });
 export type PlaceOrigin = Static<typeof PlaceOriginSchema>;
 
@@ -168,7 +218,7 @@ export const PlaceDetailsSchema = Type.Object({
   origin: PlaceOriginSchema,
   field_sources: Type.Record(Type.String(), Type.String(), {
     description:
-      'Which source gave each group of fields (name, category, location, address, phone, website, email, rating, opening_hours, attributes) of a place of several sources; `website` for an email or phone found on the place\'s own site (see `contacts`); otherwise empty for a place of one',
+      "Which source gave each group of fields (name, category, location, address, phone, website, email, rating, opening_hours, attributes) of a place of several sources; `website` for an email or phone found on the place's own site (see `contacts`); otherwise empty for a place of one",
   }),
 });
 export type PlaceDetails = Static<typeof PlaceDetailsSchema>;

@@ -61,12 +61,22 @@ const tupleIdIndex = publicPlaceColumns.indexOf('id');
  * name; nothing else needs that column). On a million-row export, building row objects cost more than
  * writing the CSV.
  */
-export async function* streamPlaceTuples(db: Db, criteria: PlaceCriteria, batchSize: number, withNames: boolean): AsyncGenerator<BulkPlaceTuple[]> {
+export async function* streamPlaceTuples(
+  db: Db,
+  criteria: PlaceCriteria,
+  batchSize: number,
+  withNames: boolean,
+): AsyncGenerator<BulkPlaceTuple[]> {
   const path = ownConnectionPath(db);
   if (path) {
-    const select = filtered(db, criteria).select([...publicPlaceColumns.map((c) => `places.${c}` as const), withNames ? 'places.names' : sql<null>`null`.as('names')]);
+    const select = filtered(db, criteria).select([
+      ...publicPlaceColumns.map((c) => `places.${c}` as const),
+      withNames ? 'places.names' : sql<null>`null`.as('names'),
+    ]);
     const query = (afterId: number) => idOrdered(select, afterId).compile();
-    yield* streamFromOwnConnection(path, query, batchSize, (row) => (row as unknown[])[tupleIdIndex] as number, true) as AsyncGenerator<BulkPlaceTuple[]>;
+    yield* streamFromOwnConnection(path, query, batchSize, (row) => (row as unknown[])[tupleIdIndex] as number, true) as AsyncGenerator<
+      BulkPlaceTuple[]
+    >;
     return;
   }
   for await (const rows of streamPlaces(db, criteria, batchSize)) {
@@ -112,7 +122,10 @@ async function* streamFromOwnConnection(
     // The search's SQL checks a time budget (none here: an export runs as long as its client reads).
     registerBudgetFunction(reader);
     const query = queryAfter(lastId);
-    rows = reader.prepare(query.sql).raw(raw).iterate(...query.parameters);
+    rows = reader
+      .prepare(query.sql)
+      .raw(raw)
+      .iterate(...query.parameters);
   };
   const release = () => {
     rows?.return?.();
@@ -151,9 +164,5 @@ async function* streamFromOwnConnection(
  * and the other JSON columns (attributes, source categories) would add bytes nobody reads.
  */
 export async function findPlacesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<BulkPlaceRow[]> {
-  return bulkSelect(db, criteria)
-    .where('places.id', '>', afterId)
-    .orderBy('places.id', 'asc')
-    .limit(limit)
-    .execute();
+  return bulkSelect(db, criteria).where('places.id', '>', afterId).orderBy('places.id', 'asc').limit(limit).execute();
 }

@@ -23,12 +23,22 @@ before(async () => {
 after(async () => database?.dispose());
 
 const criteria = (words: string[]): PlaceCriteria => ({
-  categories: null, cityId: null, countryCode: null, text: { words, mode: 'substring' }, minRating: null,
-  hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: null,
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: { words, mode: 'substring' },
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
 });
 
 test('the count of a full-text search on PostgreSQL reads both trigram indexes, and no place sequentially', async () => {
-  const query = filtered(database.db, criteria(['bier'])).select((eb) => eb.fn.countAll<number>().as('n')).compile();
+  const query = filtered(database.db, criteria(['bier']))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .compile();
   const plan = await database.db.kysely.transaction().execute(async (trx) => {
     await sql`SET LOCAL enable_seqscan = off`.execute(trx);
     const { rows } = await trx.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `EXPLAIN ${query.sql}` });
@@ -37,6 +47,8 @@ test('the count of a full-text search on PostgreSQL reads both trigram indexes, 
   assert.match(plan, /places_name_fold_trgm_idx/, plan);
   assert.match(plan, /places_names_fold_trgm_idx/, plan);
   assert.doesNotMatch(plan, /Seq Scan on places/, plan);
-  const { n } = await filtered(database.db, criteria(['bier'])).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await filtered(database.db, criteria(['bier']))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   assert.ok(Number(n) > 0, 'the word is in the extract');
 });

@@ -11,23 +11,50 @@ import { startImportRun, zeroCounters } from '../../../test/helpers/places.ts';
 
 function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
-    public_id: publicPlaceId('test', sourceId), source: 'test', source_id: sourceId, name: `Place ${sourceId}`,
-    names: null, category: 'restaurant', categories: ['restaurant', 'cafe'], source_categories: null,
-    phone: null, phone_e164: null, website: null, website_domain: null, email: null, street: null, housenumber: null, postcode: null,
-    address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address', city_distance_m: null,
-    country_code: 'DE', lat: 48.137, lon: 11.575, rating: 4.5, review_count: 10, opening_hours: null, attributes: null,
-    closed: 0, ...overrides,
+    public_id: publicPlaceId('test', sourceId),
+    source: 'test',
+    source_id: sourceId,
+    name: `Place ${sourceId}`,
+    names: null,
+    category: 'restaurant',
+    categories: ['restaurant', 'cafe'],
+    source_categories: null,
+    phone: null,
+    phone_e164: null,
+    website: null,
+    website_domain: null,
+    email: null,
+    street: null,
+    housenumber: null,
+    postcode: null,
+    address: null,
+    region: null,
+    city: 'München',
+    city_id: 2867714,
+    city_source: 'address',
+    city_distance_m: null,
+    country_code: 'DE',
+    lat: 48.137,
+    lon: 11.575,
+    rating: 4.5,
+    review_count: 10,
+    opening_hours: null,
+    attributes: null,
+    closed: 0,
+    ...overrides,
   };
   return { ...base, content_hash: contentHash(base) };
 }
 
 test('a place keeps every field through its flat row', () => {
-  const places = [record('row-1', { names: JSON.stringify({ de: 'Zum Löwen' }), phone: '+49 89 1', lat: null }), record('row-2', { categories: [] })];
+  const places = [
+    record('row-1', { names: JSON.stringify({ de: 'Zum Löwen' }), phone: '+49 89 1', lat: null }),
+    record('row-2', { categories: [] }),
+  ];
   const rows = placeRowsOf(places);
   assert.equal(rows.count, 2);
   assert.deepEqual([placeRecordAt(rows, 0), placeRecordAt(rows, 1)], places);
 });
-
 
 for (const dialect of dialects) {
   describe(`place writer on ${dialect.name}`, () => {
@@ -49,7 +76,13 @@ for (const dialect of dialects) {
       assert.deepEqual(again, { imported: 0, updated: 1, unchanged: 1 });
 
       const rows = await t.db.kysely.selectFrom('places').select(['source_id', 'rating', 'public_id']).orderBy('source_id').execute();
-      assert.deepEqual(rows.map((r) => [r.source_id, r.rating]), [['a', 4.5], ['b', 3.9]]);
+      assert.deepEqual(
+        rows.map((r) => [r.source_id, r.rating]),
+        [
+          ['a', 4.5],
+          ['b', 3.9],
+        ],
+      );
       assert.equal(rows[0]?.public_id, publicPlaceId('test', 'a'));
     });
 
@@ -69,7 +102,11 @@ for (const dialect of dialects) {
       const writer = createPlaceWriter(t.db);
       const other = await startImportRun(t.db);
       const state = async (sourceId: string) =>
-        t.db.kysely.selectFrom('places').select(['seen_run_id', 'import_run_id', 'closed_at', 'closed_reason', 'updated_at', 'first_seen_at']).where('source_id', '=', sourceId).executeTakeFirstOrThrow();
+        t.db.kysely
+          .selectFrom('places')
+          .select(['seen_run_id', 'import_run_id', 'closed_at', 'closed_reason', 'updated_at', 'first_seen_at'])
+          .where('source_id', '=', sourceId)
+          .executeTakeFirstOrThrow();
       await writer.writeBatch([record('s1'), record('s2', { closed: 1 })], runId, zeroCounters());
       const closedFirst = await state('s2');
       assert.equal(closedFirst.closed_reason, 'closed');
@@ -78,10 +115,11 @@ for (const dialect of dialects) {
 
       // The next run: s1 unchanged (seen, not rewritten), s2 still closed with a new rating (its closed_at stays).
       const s1Before = await state('s1');
-      assert.deepEqual(
-        await writer.writeBatch([record('s1'), record('s2', { closed: 1, rating: 1 })], other, zeroCounters()),
-        { imported: 0, updated: 1, unchanged: 1 },
-      );
+      assert.deepEqual(await writer.writeBatch([record('s1'), record('s2', { closed: 1, rating: 1 })], other, zeroCounters()), {
+        imported: 0,
+        updated: 1,
+        unchanged: 1,
+      });
       const s1 = await state('s1');
       assert.deepEqual([Number(s1.seen_run_id), Number(s1.import_run_id), s1.updated_at], [other, runId, s1Before.updated_at]);
       const s2 = await state('s2');
@@ -98,17 +136,41 @@ for (const dialect of dialects) {
         record('tricky-1', {
           name: 'Tab\there, new\nline, return\r, back\\slash, \\N, \\.',
           names: JSON.stringify({ ja: '東京タワー', ar: 'مطعم', emoji: '🍣' }),
-          street: '\\.', address: 'a\\tb', phone: '', email: null,
-          lat: 0.1 + 0.2, lon: -179.99999999999997, rating: 4.000000000000001, review_count: 2147483647,
-          city_id: 9007199254740991, city_distance_m: 0, categories: ['bar\tpub', 'x"y'],
+          street: '\\.',
+          address: 'a\\tb',
+          phone: '',
+          email: null,
+          lat: 0.1 + 0.2,
+          lon: -179.99999999999997,
+          rating: 4.000000000000001,
+          review_count: 2147483647,
+          city_id: 9007199254740991,
+          city_distance_m: 0,
+          categories: ['bar\tpub', 'x"y'],
         }),
-        record('tricky-2', { name: '\\', lat: null, lon: null, rating: null, review_count: null, city_id: null, city: null, country_code: null, categories: [] }),
+        record('tricky-2', {
+          name: '\\',
+          lat: null,
+          lon: null,
+          rating: null,
+          review_count: null,
+          city_id: null,
+          city: null,
+          country_code: null,
+          categories: [],
+        }),
       ];
       await writer.writeBatch(tricky, runId, zeroCounters());
-      const stored = await t.db.kysely.selectFrom('places').selectAll().where('source_id', 'in', ['tricky-1', 'tricky-2']).orderBy('source_id').execute();
+      const stored = await t.db.kysely
+        .selectFrom('places')
+        .selectAll()
+        .where('source_id', 'in', ['tricky-1', 'tricky-2'])
+        .orderBy('source_id')
+        .execute();
       const asRecord = (row: (typeof stored)[number]) => {
         const r: Record<string, unknown> = {};
-        for (const key of Object.keys(tricky[0]!)) r[key] = key === 'categories' ? JSON.parse(row.categories) : (row as Record<string, unknown>)[key];
+        for (const key of Object.keys(tricky[0]!))
+          r[key] = key === 'categories' ? JSON.parse(row.categories) : (row as Record<string, unknown>)[key];
         return r;
       };
       assert.deepEqual(stored.map(asRecord), tricky);
@@ -121,22 +183,40 @@ for (const dialect of dialects) {
 
     test('the same place twice in a batch is stored once, with its last values, where it first came', async () => {
       const writer = createPlaceWriter(t.db);
-      await writer.writeBatch([record('twice-1', { name: 'First' }), record('twice-2'), record('twice-1', { name: 'Second' })], runId, zeroCounters());
-      const rows = await t.db.kysely.selectFrom('places').select(['source_id', 'name']).where('source_id', 'like', 'twice-%').orderBy('id').execute();
-      assert.deepEqual(rows, [{ source_id: 'twice-1', name: 'Second' }, { source_id: 'twice-2', name: 'Place twice-2' }]);
+      await writer.writeBatch(
+        [record('twice-1', { name: 'First' }), record('twice-2'), record('twice-1', { name: 'Second' })],
+        runId,
+        zeroCounters(),
+      );
+      const rows = await t.db.kysely
+        .selectFrom('places')
+        .select(['source_id', 'name'])
+        .where('source_id', 'like', 'twice-%')
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(rows, [
+        { source_id: 'twice-1', name: 'Second' },
+        { source_id: 'twice-2', name: 'Place twice-2' },
+      ]);
     });
 
     test('a retired place read again is open again, or closed again with the date it kept; it counts as updated', async () => {
       const writer = createPlaceWriter(t.db);
       await writer.writeBatch([record('back-1'), record('back-2', { closed: 1 })], runId, zeroCounters());
-      const closedAt = (await t.db.kysely.selectFrom('places').select('closed_at').where('source_id', '=', 'back-2').executeTakeFirstOrThrow()).closed_at;
+      const closedAt = (
+        await t.db.kysely.selectFrom('places').select('closed_at').where('source_id', '=', 'back-2').executeTakeFirstOrThrow()
+      ).closed_at;
       await t.db.kysely
         .updateTable('places')
         .set({ closed_reason: 'retired', closed_at: sql<string>`coalesce(closed_at, '2020-01-01T00:00:00.000Z')` })
         .where('source_id', 'in', ['back-1', 'back-2'])
         .execute();
       const other = await startImportRun(t.db);
-      assert.deepEqual(await writer.writeBatch([record('back-1'), record('back-2', { closed: 1 })], other, zeroCounters()), { imported: 0, updated: 2, unchanged: 0 });
+      assert.deepEqual(await writer.writeBatch([record('back-1'), record('back-2', { closed: 1 })], other, zeroCounters()), {
+        imported: 0,
+        updated: 2,
+        unchanged: 0,
+      });
       const rows = await t.db.kysely
         .selectFrom('places')
         .select(['source_id', 'closed_reason', 'closed_at', 'seen_run_id', 'import_run_id'])
@@ -145,7 +225,10 @@ for (const dialect of dialects) {
         .execute();
       assert.deepEqual(
         rows.map((r) => [r.source_id, r.closed_reason, r.closed_at, Number(r.seen_run_id), Number(r.import_run_id)]),
-        [['back-1', null, null, other, runId], ['back-2', 'closed', closedAt, other, runId]],
+        [
+          ['back-1', null, null, other, runId],
+          ['back-2', 'closed', closedAt, other, runId],
+        ],
       );
     });
 
@@ -155,9 +238,22 @@ for (const dialect of dialects) {
       const bad = record('broken-2');
       (bad as { name: string | null }).name = null;
       await assert.rejects(writer.writeBatch([record('broken-1'), bad], run, { ...zeroCounters(), read_count: 2 }));
-      const count = async () => Number((await t.db.kysely.selectFrom('places').select(sql<number>`count(*)`.as('n')).where('source_id', 'like', 'broken-%').executeTakeFirstOrThrow()).n);
+      const count = async () =>
+        Number(
+          (
+            await t.db.kysely
+              .selectFrom('places')
+              .select(sql<number>`count(*)`.as('n'))
+              .where('source_id', 'like', 'broken-%')
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       assert.equal(await count(), 0);
-      const counters = await t.db.kysely.selectFrom('import_runs').select(['read_count', 'imported_count']).where('id', '=', run).executeTakeFirstOrThrow();
+      const counters = await t.db.kysely
+        .selectFrom('import_runs')
+        .select(['read_count', 'imported_count'])
+        .where('id', '=', run)
+        .executeTakeFirstOrThrow();
       assert.deepEqual([counters.read_count, counters.imported_count], [0, 0]);
       // Another key's violation (a public id taken by another place) is an error, not an update.
       const clash = record('broken-3', { source: 'test-2', public_id: publicPlaceId('test', 'a') });
@@ -182,7 +278,11 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
   const fts = () => h().prepare('SELECT rowid, names FROM places_fts ORDER BY rowid').all();
   // Places with coordinates, read through the latitude-band index (migration 0013), which SQLite keeps itself.
   const geo = () =>
-    h().prepare('SELECT id, lat, lon FROM places INDEXED BY places_geo_band_idx WHERE cast((lat + 90) * 10 as integer) BETWEEN 0 AND 1800 ORDER BY id').all();
+    h()
+      .prepare(
+        'SELECT id, lat, lon FROM places INDEXED BY places_geo_band_idx WHERE cast((lat + 90) * 10 as integer) BETWEEN 0 AND 1800 ORDER BY id',
+      )
+      .all();
   const version = () => h().prepare('SELECT version FROM places_version WHERE id = 1').pluck().get() as number;
 
   test('gives places_fts and places_version what the per-row triggers give', async () => {
@@ -202,7 +302,11 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     await writer.writeBatch([record('fts-3', { name: 'Café Ñandú 2', lat: 48.3 }), record('fts-4')], runId, zeroCounters());
     assert.equal(version() - startVersion, 6, 'one step per inserted or updated row');
     const byWriter = { fts: fts(), geo: geo() };
-    const stored = h().prepare('SELECT name, names, search_document FROM places').all() as Array<{ name: string; names: string | null; search_document: string }>;
+    const stored = h().prepare('SELECT name, names, search_document FROM places').all() as Array<{
+      name: string;
+      names: string | null;
+      search_document: string;
+    }>;
     for (const r of stored) assert.equal(r.search_document, searchDocument(r.name, r.names), r.name);
     assert.equal(byWriter.fts.length, 4);
     assert.equal(byWriter.geo.length, 3, 'a place without coordinates has no point');
@@ -212,32 +316,52 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     assert.deepEqual(fts(), byWriter.fts);
     assert.deepEqual(geo(), byWriter.geo);
     assert.equal(version() - startVersion, 6 + 4, 'outside the writer the per-row triggers run');
-    assert.equal(h().prepare("SELECT count(*) FROM sqlite_master WHERE sql LIKE '%places_deferred_indexing%'").pluck().get(), 0, 'no trigger asks for the old marker');
+    assert.equal(
+      h().prepare("SELECT count(*) FROM sqlite_master WHERE sql LIKE '%places_deferred_indexing%'").pluck().get(),
+      0,
+      'no trigger asks for the old marker',
+    );
   });
 
   test('batches added to one transaction are seen by other connections only once it commits, indexed and with the triggers back', async () => {
     const writer = createPlaceWriter(t.db);
-    const triggers = () => h().prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places' ORDER BY name").all();
+    const triggers = () =>
+      h().prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places' ORDER BY name").all();
     const before = triggers();
     assert.ok(before.length >= 5, `${before.length} triggers on places`);
     const other = new SQLite(t.path, { readonly: true });
     try {
-      const seen = () => other.prepare("SELECT (SELECT count(*) FROM places WHERE source_id LIKE 'tx-%') AS places, (SELECT count(*) FROM places_fts WHERE names LIKE '$ tx %') AS fts").get();
+      const seen = () =>
+        other
+          .prepare(
+            "SELECT (SELECT count(*) FROM places WHERE source_id LIKE 'tx-%') AS places, (SELECT count(*) FROM places_fts WHERE names LIKE '$ tx %') AS fts",
+          )
+          .get();
       const counters = zeroCounters();
       const first = await writer.add(placeRowsOf([record('tx-1', { name: 'Tx 1' }), record('tx-2', { name: 'Tx 2' })]), runId, counters);
       counters.imported_count += first.imported;
       await writer.add([record('tx-3', { name: 'Tx 3' }), record('tx-1', { name: 'Tx 1b' })], runId, counters);
       assert.equal(writer.pending, 4);
       assert.deepEqual(seen(), { places: 0, fts: 0 });
-      assert.equal(other.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get(), before.length);
+      assert.equal(
+        other.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get(),
+        before.length,
+      );
       await writer.commit();
       assert.equal(writer.pending, 0);
       assert.deepEqual(seen(), { places: 3, fts: 3 });
       // tx-1, indexed with its first batch, is indexed again with what the second one changed.
-      assert.deepEqual(other.prepare("SELECT names FROM places_fts WHERE names LIKE '$ tx %' ORDER BY rowid").pluck().all(), ['$ tx 1b $', '$ tx 2 $', '$ tx 3 $']);
+      assert.deepEqual(other.prepare("SELECT names FROM places_fts WHERE names LIKE '$ tx %' ORDER BY rowid").pluck().all(), [
+        '$ tx 1b $',
+        '$ tx 2 $',
+        '$ tx 3 $',
+      ]);
       assert.deepEqual(triggers(), before);
       const hashSize = h().prepare("SELECT v FROM places_fts_config WHERE k = 'hashsize'").pluck().get();
-      assert.ok(hashSize === undefined || hashSize === 1024 * 1024, `places_fts hashsize ${hashSize} after the import (FTS5's default: 1 MB)`);
+      assert.ok(
+        hashSize === undefined || hashSize === 1024 * 1024,
+        `places_fts hashsize ${hashSize} after the import (FTS5's default: 1 MB)`,
+      );
       const run = h().prepare('SELECT imported_count, updated_count FROM import_runs WHERE id = ?').get(runId);
       assert.deepEqual(run, { imported_count: 3, updated_count: 1 });
     } finally {
@@ -276,8 +400,16 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
     const second = await writer.writeBatch([fresh('b'), fresh('c'), fresh('a', { name: 'Fresh a3' })], runId, counters);
     assert.deepEqual(second, { imported: 1, updated: 1, unchanged: 1 });
     const rows = h().prepare("SELECT source_id, name FROM places WHERE source = 'fresh-src' ORDER BY source_id").all();
-    assert.deepEqual(rows, [{ source_id: 'a', name: 'Fresh a3' }, { source_id: 'b', name: 'Fresh b' }, { source_id: 'c', name: 'Fresh c' }]);
-    assert.deepEqual(h().prepare("SELECT names FROM places_fts WHERE names LIKE '$ fresh %' ORDER BY rowid").pluck().all(), ['$ fresh a3 $', '$ fresh b $', '$ fresh c $']);
+    assert.deepEqual(rows, [
+      { source_id: 'a', name: 'Fresh a3' },
+      { source_id: 'b', name: 'Fresh b' },
+      { source_id: 'c', name: 'Fresh c' },
+    ]);
+    assert.deepEqual(h().prepare("SELECT names FROM places_fts WHERE names LIKE '$ fresh %' ORDER BY rowid").pluck().all(), [
+      '$ fresh a3 $',
+      '$ fresh b $',
+      '$ fresh c $',
+    ]);
     // Another key's violation (a public id taken by another place) is an error, not an update.
     const clash = record('clash', { source: 'fresh-src-2', public_id: publicPlaceId('fresh-src', 'a') });
     await assert.rejects(createPlaceWriter(t.db).writeBatch([clash], runId, zeroCounters()), /UNIQUE constraint failed: places.public_id/);
@@ -286,7 +418,8 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
 
   test('a batch that fails leaves no place or index row behind, and the triggers in place', async () => {
     const writer = createPlaceWriter(t.db);
-    const triggerCount = () => h().prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get();
+    const triggerCount = () =>
+      h().prepare("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'").pluck().get();
     const triggersBefore = triggerCount();
     const counts = () => [fts().length, geo().length, version()];
     const beforeCounts = counts();

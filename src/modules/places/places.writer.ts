@@ -167,7 +167,9 @@ class SqlitePlaceWriter implements PlaceWriter {
     );
     this.lastId = h.prepare<[], number>('SELECT coalesce(max(id), 0) FROM places').pluck();
     const existing = h
-      .prepare<[unknown, unknown], Existing>('SELECT id, content_hash, closed_reason, closed_at, merged_into FROM places WHERE source = ? AND source_id = ?')
+      .prepare<[unknown, unknown], Existing>(
+        'SELECT id, content_hash, closed_reason, closed_at, merged_into FROM places WHERE source = ? AND source_id = ?',
+      )
       .raw();
     // After the record's values: the run (import_run_id), first seen (insert only), updated_at, the run
     // again (seen_run_id), closed_at and closed_reason, the stored text (`place-text.ts`); then the row id (update).
@@ -186,7 +188,9 @@ class SqlitePlaceWriter implements PlaceWriter {
     const seen = h.prepare('UPDATE places SET seen_run_id = ? WHERE id = ?');
     // A new record, or one whose content changed, is due for conflation (migration 0025, `conflation/`).
     const dueNew = h.prepare('INSERT INTO place_match_due (place_id, changed) VALUES (?, 0) ON CONFLICT (place_id) DO NOTHING');
-    const dueChanged = h.prepare('INSERT INTO place_match_due (place_id, changed) VALUES (?, 1) ON CONFLICT (place_id) DO UPDATE SET changed = 1');
+    const dueChanged = h.prepare(
+      'INSERT INTO place_match_due (place_id, changed) VALUES (?, 1) ON CONFLICT (place_id) DO UPDATE SET changed = 1',
+    );
     // A record of a place of several sources is back in that place, not on its own (`merged`).
     const back = h.prepare(
       `UPDATE places SET seen_run_id = ?, closed_reason = CASE WHEN merged_into IS NOT NULL THEN 'merged' WHEN closed = 1 THEN 'closed' END,
@@ -200,7 +204,9 @@ class SqlitePlaceWriter implements PlaceWriter {
     const newNames = h.prepare('INSERT INTO places_fts (rowid, names) SELECT id, search_document FROM places WHERE id > ?');
     // Rows that existed before the transaction (or were indexed in it) and changed: ids as a JSON array.
     const oldNames = h.prepare('DELETE FROM places_fts WHERE rowid IN (SELECT value FROM json_each(?))');
-    const changedNames = h.prepare('INSERT INTO places_fts (rowid, names) SELECT id, search_document FROM places WHERE id IN (SELECT value FROM json_each(?))');
+    const changedNames = h.prepare(
+      'INSERT INTO places_fts (rowid, names) SELECT id, search_document FROM places WHERE id IN (SELECT value FROM json_each(?))',
+    );
     const bumpVersion = h.prepare('UPDATE places_version SET version = version + ? WHERE id = 1');
     const setFtsHashSize = h.prepare("INSERT INTO places_fts (places_fts, rank) VALUES ('hashsize', ?)");
     this.ftsHashSize = h.prepare<[], number>("SELECT v FROM places_fts_config WHERE k = 'hashsize'").pluck();
@@ -224,8 +230,10 @@ class SqlitePlaceWriter implements PlaceWriter {
      */
     const insertParams: unknown[] = new Array(placeRowWidth + 8);
     const updateParams: unknown[] = new Array(updatedColumns.length + 8);
-    const document = (v: PlaceRows['values'], o: number): string => searchDocument(v[o + nameAt] as string, v[o + namesAt] as string | null);
-    const city = (v: PlaceRows['values'], o: number): string | null => cityFold(v[o + cityAt] as string | null, v[o + citySourceAt] as string | null);
+    const document = (v: PlaceRows['values'], o: number): string =>
+      searchDocument(v[o + nameAt] as string, v[o + namesAt] as string | null);
+    const city = (v: PlaceRows['values'], o: number): string | null =>
+      cityFold(v[o + cityAt] as string | null, v[o + citySourceAt] as string | null);
     const fillInsert = (v: PlaceRows['values'], o: number, runId: number, now: string): unknown[] => {
       const params = insertParams;
       for (let j = 0; j < placeRowWidth; j++) params[j] = v[o + j];
@@ -344,8 +352,12 @@ class SqlitePlaceWriter implements PlaceWriter {
       open.added += rows.count;
       open.written += result.imported + result.updated;
       open.counters = [
-        counters.read_count, counters.imported_count + result.imported, counters.updated_count + result.updated,
-        counters.unchanged_count + result.unchanged, counters.skipped_count, JSON.stringify(counters.skipped_reasons),
+        counters.read_count,
+        counters.imported_count + result.imported,
+        counters.updated_count + result.updated,
+        counters.unchanged_count + result.unchanged,
+        counters.skipped_count,
+        JSON.stringify(counters.skipped_reasons),
       ];
       return result;
     });
@@ -421,7 +433,18 @@ class SqlitePlaceWriter implements PlaceWriter {
       this.setFtsHashSize(IMPORT_FTS_HASH_SIZE);
       for (const t of triggers) this.h.exec(`DROP TRIGGER "${t.name}"`);
       const before = this.lastId.get()!;
-      this.open = { runId, before, indexed: before, unindexed: 0, changed: [], written: 0, added: 0, counters: [], triggers: triggers.map((t) => t.sql), ftsHashSize };
+      this.open = {
+        runId,
+        before,
+        indexed: before,
+        unindexed: 0,
+        changed: [],
+        written: 0,
+        added: 0,
+        counters: [],
+        triggers: triggers.map((t) => t.sql),
+        ftsHashSize,
+      };
       return this.open;
     } catch (error) {
       this.h.exec('ROLLBACK');
@@ -446,8 +469,7 @@ const upsertColumns = updatedColumns.filter((c) => c !== 'source' && c !== 'sour
  * connection, which a pooler in front of PostgreSQL may swap between transactions.
  */
 const staging = 'pg_temp.la_place_staging';
-const createStaging =
-  `CREATE TEMP TABLE IF NOT EXISTS la_place_staging ON COMMIT DELETE ROWS AS SELECT 0 AS ord, ${placeColumns.join(', ')} FROM places WITH NO DATA`;
+const createStaging = `CREATE TEMP TABLE IF NOT EXISTS la_place_staging ON COMMIT DELETE ROWS AS SELECT 0 AS ord, ${placeColumns.join(', ')} FROM places WITH NO DATA`;
 const copyStaging = `COPY ${staging} (ord, ${placeColumns.join(', ')}) FROM STDIN`;
 
 /**
@@ -496,7 +518,9 @@ const upsert = (() => {
   )
   SELECT count(*) FILTER (WHERE outcome = 0)::int AS imported, count(*) FILTER (WHERE outcome IN (1, 2))::int AS updated,
          count(*) FILTER (WHERE outcome = 3)::int AS unchanged
-  FROM written`.replaceAll('$1', '$1::bigint').replaceAll('$2', '$2::text');
+  FROM written`
+    .replaceAll('$1', '$1::bigint')
+    .replaceAll('$2', '$2::text');
 })();
 
 const saveRunCounters = `UPDATE import_runs SET read_count = $1, imported_count = $2, updated_count = $3, unchanged_count = $4,
@@ -564,15 +588,24 @@ class PostgresPlaceWriter implements PlaceWriter {
       try {
         let result: BatchResult = { imported: 0, updated: 0, unchanged: 0 };
         if (rows.count > 0) {
-          await copyIn(client, copyStaging, copyTextOf(rows.values, placeRowWidth, rows.count, (i) => i));
+          await copyIn(
+            client,
+            copyStaging,
+            copyTextOf(rows.values, placeRowWidth, rows.count, (i) => i),
+          );
           result = (await client.query<BatchResult>({ name: 'la_place_upsert', text: upsert, values: [runId, now] })).rows[0]!;
         }
         await client.query({
           name: 'la_place_run_counters',
           text: saveRunCounters,
           values: [
-            counters.read_count, counters.imported_count + result.imported, counters.updated_count + result.updated,
-            counters.unchanged_count + result.unchanged, counters.skipped_count, JSON.stringify(counters.skipped_reasons), runId,
+            counters.read_count,
+            counters.imported_count + result.imported,
+            counters.updated_count + result.updated,
+            counters.unchanged_count + result.unchanged,
+            counters.skipped_count,
+            JSON.stringify(counters.skipped_reasons),
+            runId,
           ],
         });
         await client.query('COMMIT');

@@ -9,7 +9,9 @@ const lang = Type.String({
 export const CategoriesQuerySchema = Type.Object(
   {
     lang: Type.Optional(lang),
-    parent: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the direct children of this slug', examples: ['shop'] })),
+    parent: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'Only the direct children of this slug', examples: ['shop'] }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -19,7 +21,9 @@ export const CategorySchema = Type.Object({
   name: Type.String({ description: 'In the language asked for, else its base language, else English', examples: ['Tierarzt'] }),
   parent: Type.Union([Type.String(), Type.Null()], { description: 'Parent slug, null at the top' }),
   place_count: Type.Integer({ description: 'Places whose primary category is this one' }),
-  place_count_with_children: Type.Integer({ description: 'Places a `type=` search for this slug matches: this category and every one below it' }),
+  place_count_with_children: Type.Integer({
+    description: 'Places a `type=` search for this slug matches: this category and every one below it',
+  }),
 });
 
 export const CategoriesResponseSchema = Type.Object({

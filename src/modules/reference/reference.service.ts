@@ -37,7 +37,13 @@ export class ReferenceService {
     const data = index
       .list(lang ?? undefined)
       .filter((c) => parent === undefined || c.parent === parent)
-      .map((c) => ({ slug: c.slug, name: c.name, parent: c.parent, place_count: counts.get(c.slug) ?? 0, place_count_with_children: withChildren(c.slug) }));
+      .map((c) => ({
+        slug: c.slug,
+        name: c.name,
+        parent: c.parent,
+        place_count: counts.get(c.slug) ?? 0,
+        place_count_with_children: withChildren(c.slug),
+      }));
     return { lang: lang ?? 'en', total: data.length, data };
   }
 

@@ -15,7 +15,6 @@ export interface BusinessWords {
   rest: string[];
 }
 
-
 /**
  * The longest run of query words (then the leftmost) that the taxonomy resolves exactly, as `type=` would
  * (a name or alias in any language, a search term of `lang` or English, plurals), slugs aside; null when none
@@ -60,7 +59,11 @@ export async function businessKindOfQuery(
   words: string[],
   lang: string | null,
   placeGiven: boolean,
-): Promise<{ textKind: NonNullable<PlaceCriteria['textKind']>; type: NonNullable<SearchResolution['type']>; city: SearchResolution['city'] } | null> {
+): Promise<{
+  textKind: NonNullable<PlaceCriteria['textKind']>;
+  type: NonNullable<SearchResolution['type']>;
+  city: SearchResolution['city'];
+} | null> {
   const types = await deps.types();
   const found = findBusinessWords(words, types, lang);
   if (!found) return null;
@@ -68,7 +71,14 @@ export async function businessKindOfQuery(
   const city = placeGiven ? null : cityInQuery(found.rest, deps.places());
   return {
     textKind: { categories, words: city ? [] : found.rest, cityId: city?.id ?? null },
-    type: { input: found.input, slug: found.type.slug, name: found.type.name, includes: categories, categories: found.type.categories, from: 'query' },
+    type: {
+      input: found.input,
+      slug: found.type.slug,
+      name: found.type.name,
+      includes: categories,
+      categories: found.type.categories,
+      from: 'query',
+    },
     city: city ? { input: found.rest.join(' '), chosen: toChoice(city), alternatives: [], chosen_by: 'query' } : null,
   };
 }

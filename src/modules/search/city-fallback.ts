@@ -36,7 +36,10 @@ export async function searchOtherCities(
   if (others.length === 0) return null;
   const candidates = others.slice(0, MAX_OTHER_CITIES);
   const ids = candidates.map((c) => c.id);
-  const fuzzy = criteria.text && criteria.text.words.some((w) => allowedEdits(w) > 0) ? { ...criteria, text: { ...criteria.text, mode: 'fuzzy' as const }, textKind: null } : null;
+  const fuzzy =
+    criteria.text && criteria.text.words.some((w) => allowedEdits(w) > 0)
+      ? { ...criteria, text: { ...criteria.text, mode: 'fuzzy' as const }, textKind: null }
+      : null;
   for (const [base, tries] of [[criteria, 1], ...(fuzzy ? [[fuzzy, MAX_FUZZY_CITIES] as const] : [])] as const) {
     for (const id of (await deps.reads.run('citiesWithMatches', base, ids)).slice(0, tries)) {
       const narrowed: PlaceCriteria = { ...base, cityId: id };
@@ -44,7 +47,11 @@ export async function searchOtherCities(
       if (page.total === 0) continue;
       const taken = candidates.find((c) => c.id === id)!;
       const alternatives = [asked.chosen, ...candidates.filter((c) => c.id !== id).map(toChoice)].slice(0, 10);
-      return { page, criteria: narrowed, resolution: { ...resolution, city: { input: asked.input, chosen: toChoice(taken), alternatives, chosen_by: 'matches' } } };
+      return {
+        page,
+        criteria: narrowed,
+        resolution: { ...resolution, city: { input: asked.input, chosen: toChoice(taken), alternatives, chosen_by: 'matches' } },
+      };
     }
   }
   return null;

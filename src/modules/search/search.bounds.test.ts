@@ -23,7 +23,11 @@ const world = 'bbox=-180,-90,180,90';
 
 interface Answer {
   status: number;
-  body: Record<string, unknown> & { total?: number; resolved?: { typos?: { tolerated: boolean; reason?: string; candidate_limit: number } }; errors?: Array<{ field: string }> };
+  body: Record<string, unknown> & {
+    total?: number;
+    resolved?: { typos?: { tolerated: boolean; reason?: string; candidate_limit: number } };
+    errors?: Array<{ field: string }>;
+  };
   type: string;
   /** Rows the search's SQL examined, to within one stride. */
   rows: number;
@@ -31,8 +35,18 @@ interface Answer {
 
 async function ask(app: App, url: string, body?: unknown): Promise<Answer> {
   const before = budgetChecks();
-  const res = await app.inject({ method: body === undefined ? 'GET' : 'POST', url, headers: { authorization: user.authorization }, ...(body === undefined ? {} : { payload: body as object }) });
-  return { status: res.statusCode, body: res.json(), type: String(res.headers['content-type']), rows: (budgetChecks() - before) * rowBudgetStride };
+  const res = await app.inject({
+    method: body === undefined ? 'GET' : 'POST',
+    url,
+    headers: { authorization: user.authorization },
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
+  return {
+    status: res.statusCode,
+    body: res.json(),
+    type: String(res.headers['content-type']),
+    rows: (budgetChecks() - before) * rowBudgetStride,
+  };
 }
 
 const search = (query: string) => `/api/v2/map/search?${query}`;
@@ -41,8 +55,23 @@ before(async () => {
   // Reads inline (no threads), so that the row checks are counted in this thread; no read cache, so each search runs.
   t = await buildTestApp({ files: [mergedNdjson], env: { DB_READ_WORKERS: '0', READ_CACHE_ENTRIES: '0' } });
   user = await createAccountWithToken(t.db);
-  places = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-  openPlaces = Number((await t.db.kysely.selectFrom('places').select((eb) => eb.fn.countAll<number>().as('n')).where('closed_at', 'is', null).executeTakeFirstOrThrow()).n);
+  places = Number(
+    (
+      await t.db.kysely
+        .selectFrom('places')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+  openPlaces = Number(
+    (
+      await t.db.kysely
+        .selectFrom('places')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('closed_at', 'is', null)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 });
 after(async () => t.close());
 
@@ -89,12 +118,23 @@ describe('hostile searches do bounded work', () => {
       const a = await ask(t.app, search(`query=${encodeURIComponent(query)}`));
       assert.equal(a.status, 400);
       assert.match(a.type, /^application\/problem\+json/);
-      assert.deepEqual(a.body.errors?.map((e) => e.field), ['querystring.query']);
+      assert.deepEqual(
+        a.body.errors?.map((e) => e.field),
+        ['querystring.query'],
+      );
       assert.equal(a.rows, 0);
     });
   }
 
-  for (const query of ['a b c d e', 'a a a a a a a a', 'a'.repeat(200), 'x'.repeat(200), 'ab'.repeat(100), '1 2 3 4 5 6 7 8 9', 'a.b.c.d.e.f']) {
+  for (const query of [
+    'a b c d e',
+    'a a a a a a a a',
+    'a'.repeat(200),
+    'x'.repeat(200),
+    'ab'.repeat(100),
+    '1 2 3 4 5 6 7 8 9',
+    'a.b.c.d.e.f',
+  ]) {
     test(`a query of one-letter pieces or one letter repeated (${JSON.stringify(query.slice(0, 24))}) answers 200 having examined few rows`, async () => {
       for (const url of [search(`query=${encodeURIComponent(query)}`), search(`query=${encodeURIComponent(query)}&${world}`)]) {
         const a = await ask(t.app, url);
@@ -108,7 +148,17 @@ describe('hostile searches do bounded work', () => {
 describe('the typo candidates are capped, and the cap is reported', () => {
   let capped: App;
   before(async () => {
-    capped = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '0', READ_CACHE_ENTRIES: '0', SEARCH_TYPO_CANDIDATES: '20' }), db: t.db });
+    capped = await buildApp({
+      config: loadConfig({
+        DATABASE_URL: t.url,
+        LOG_LEVEL: 'silent',
+        IMPORT_DEMO_DATA: 'false',
+        DB_READ_WORKERS: '0',
+        READ_CACHE_ENTRIES: '0',
+        SEARCH_TYPO_CANDIDATES: '20',
+      }),
+      db: t.db,
+    });
   });
   after(async () => capped.close());
 
@@ -138,13 +188,27 @@ describe('a search past its time budget', () => {
   let hurried: App;
   before(async () => {
     // One read thread, a budget no search over this catalog fits in.
-    hurried = await buildApp({ config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '1', READ_CACHE_ENTRIES: '0', SEARCH_TIME_BUDGET_MS: '1' }), db: t.db });
+    hurried = await buildApp({
+      config: loadConfig({
+        DATABASE_URL: t.url,
+        LOG_LEVEL: 'silent',
+        IMPORT_DEMO_DATA: 'false',
+        DB_READ_WORKERS: '1',
+        READ_CACHE_ENTRIES: '0',
+        SEARCH_TIME_BUDGET_MS: '1',
+      }),
+      db: t.db,
+    });
   });
   after(async () => hurried.close());
 
   test('answers 503 problem+json time_budget_exceeded with Retry-After, again and again, and the server goes on serving', async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await hurried.inject({ method: 'GET', url: search(`${world}&sort=name`), headers: { authorization: user.authorization } });
+      const res = await hurried.inject({
+        method: 'GET',
+        url: search(`${world}&sort=name`),
+        headers: { authorization: user.authorization },
+      });
       assert.equal(res.statusCode, 503, res.body);
       assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
       assert.equal(res.headers['retry-after'], '1');

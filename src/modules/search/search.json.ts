@@ -9,7 +9,12 @@ import { pagePlacesJson, type quickSearch, type SearchPageResult } from './searc
  */
 
 /** A page of a saved search: the shape of SearchPageSchema (`GET` and `POST /api/v2/map/search`). */
-export function searchPageJson(result: SearchPageResult, query: Pick<MapSearchQuery, 'per_page' | 'fields'>, selfUrl: string, base: string): string {
+export function searchPageJson(
+  result: SearchPageResult,
+  query: Pick<MapSearchQuery, 'per_page' | 'fields'>,
+  selfUrl: string,
+  base: string,
+): string {
   const perPage = query.per_page ?? defaultPerPage;
   const next = result.nextCursor
     ? `${base}/api/v2/map/search?${new URLSearchParams({ cursor: result.nextCursor, per_page: String(perPage), ...(query.fields ? { fields: query.fields } : {}) })}`

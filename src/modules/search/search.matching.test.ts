@@ -9,23 +9,74 @@ import { searchPage } from './search.reads.ts';
 
 /** Names that defeat plain substring search: letters outside decomposition, short words, CJK, whole names. */
 const names = [
-  'NØR Restaurant', 'Straße Café', 'Łódź Bar', 'Dıyarbakır Kebap', 'GR', 'GR 11 Trail', 'Grand Hotel', 'Öl & Wein', 'Ó Maria',
-  'Brot R Us', 'ローソン新宿店', '牛角', '新宿牛角', 'バー新宿', 'ハーブ新宿', 'The Boulder Bar', 'Boulder Beer', 'Boulder', 'Ratskeller',
+  'NØR Restaurant',
+  'Straße Café',
+  'Łódź Bar',
+  'Dıyarbakır Kebap',
+  'GR',
+  'GR 11 Trail',
+  'Grand Hotel',
+  'Öl & Wein',
+  'Ó Maria',
+  'Brot R Us',
+  'ローソン新宿店',
+  '牛角',
+  '新宿牛角',
+  'バー新宿',
+  'ハーブ新宿',
+  'The Boulder Bar',
+  'Boulder Beer',
+  'Boulder',
+  'Ratskeller',
 ];
 
 function record(i: number, name: string): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
-    public_id: publicPlaceId('match', `m${i}`), source: 'match', source_id: `m${i}`, name, names: null, category: 'restaurant',
-    categories: ['restaurant'], source_categories: null, phone: null, phone_e164: null, website: null, website_domain: null, email: null, street: null,
-    housenumber: null, postcode: null, address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address',
-    city_distance_m: null, country_code: 'DE', lat: 48.13, lon: 11.57, rating: null, review_count: null, opening_hours: null, attributes: null,
+    public_id: publicPlaceId('match', `m${i}`),
+    source: 'match',
+    source_id: `m${i}`,
+    name,
+    names: null,
+    category: 'restaurant',
+    categories: ['restaurant'],
+    source_categories: null,
+    phone: null,
+    phone_e164: null,
+    website: null,
+    website_domain: null,
+    email: null,
+    street: null,
+    housenumber: null,
+    postcode: null,
+    address: null,
+    region: null,
+    city: 'München',
+    city_id: 2867714,
+    city_source: 'address',
+    city_distance_m: null,
+    country_code: 'DE',
+    lat: 48.13,
+    lon: 11.57,
+    rating: null,
+    review_count: null,
+    opening_hours: null,
+    attributes: null,
   };
   return { ...base, content_hash: contentHash(base) };
 }
 
 const criteria = (words: string[], over: Partial<PlaceCriteria> = {}): PlaceCriteria => ({
-  categories: null, cityId: null, countryCode: null, text: { words, mode: 'substring' }, minRating: null, hasPhone: null,
-  hasWebsite: null, hasEmail: null, near: null, bbox: null, ...over,
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: { words, mode: 'substring' },
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+  ...over,
 });
 
 for (const dialect of dialects) {
@@ -34,7 +85,10 @@ for (const dialect of dialects) {
     before(async () => {
       t = await dialect.open();
       await migrateToLatest(t.db);
-      await writePlaces(t.db, names.map((n, i) => record(i, n)));
+      await writePlaces(
+        t.db,
+        names.map((n, i) => record(i, n)),
+      );
     });
     after(async () => t.dispose());
 
@@ -42,7 +96,11 @@ for (const dialect of dialects) {
     async function found(words: string[], sort: PlaceSort = 'relevance'): Promise<string[]> {
       const alone = await searchPage(t.db, criteria(words), sort, null, 50);
       const inCity = await searchPage(t.db, criteria(words, { cityId: 2867714 }), sort, null, 50);
-      assert.deepEqual(inCity.rows.map((r) => r.name), alone.rows.map((r) => r.name), `${words.join(' ')}: the same with a city`);
+      assert.deepEqual(
+        inCity.rows.map((r) => r.name),
+        alone.rows.map((r) => r.name),
+        `${words.join(' ')}: the same with a city`,
+      );
       assert.equal(alone.total, alone.rows.length);
       return alone.rows.map((r) => r.name);
     }
@@ -80,9 +138,16 @@ for (const dialect of dialects) {
     });
 
     test('tolerates two neighbouring letters swapped as one typo, and ranks the closest whole name first', async () => {
-      const typo = (words: string[]) => searchPage(t.db, { ...criteria(words, { cityId: 2867714 }), text: { words, mode: 'fuzzy' } }, 'relevance', null, 10);
-      assert.deepEqual((await typo(['Ratskelelr'])).rows.map((r) => r.name), ['Ratskeller']);
-      assert.deepEqual((await typo(['Bouldre'])).rows.map((r) => r.name), ['Boulder', 'Boulder Beer', 'The Boulder Bar']);
+      const typo = (words: string[]) =>
+        searchPage(t.db, { ...criteria(words, { cityId: 2867714 }), text: { words, mode: 'fuzzy' } }, 'relevance', null, 10);
+      assert.deepEqual(
+        (await typo(['Ratskelelr'])).rows.map((r) => r.name),
+        ['Ratskeller'],
+      );
+      assert.deepEqual(
+        (await typo(['Bouldre'])).rows.map((r) => r.name),
+        ['Boulder', 'Boulder Beer', 'The Boulder Bar'],
+      );
     });
   });
 }

@@ -144,7 +144,14 @@ const oneWordCap = 1000;
  * One page of a search plus the exact total. Typo-tolerant text checks at most `candidateLimit` candidates
  * (more: an empty page that says so, `candidateLimit`).
  */
-export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit = fuzzyCandidateLimit): Promise<PlacePage> {
+export async function searchPage(
+  db: Db,
+  criteria: PlaceCriteria,
+  sort: PlaceSort,
+  after: PlaceKey | null,
+  limit: number,
+  candidateLimit = fuzzyCandidateLimit,
+): Promise<PlacePage> {
   if (criteria.text?.mode === 'fuzzy') return checkedPage(db, criteria, sort, after, limit, candidateLimit);
   if (criteria.polygon) return checkedPage(db, criteria, sort, after, limit, polygonCandidateLimit);
   if (after === null && sort === 'relevance' && criteria.text?.words.length === 1) {
@@ -159,7 +166,11 @@ export async function searchPage(db: Db, criteria: PlaceCriteria, sort: PlaceSor
       const last = slice.at(-1);
       return {
         total: matches.length,
-        rows: await findPlacesByIds(db, slice.map((m) => m.id), null),
+        rows: await findPlacesByIds(
+          db,
+          slice.map((m) => m.id),
+          null,
+        ),
         next: matches.length > limit && last ? { key: last.k, id: last.id } : null,
       };
     }
@@ -186,12 +197,20 @@ export const polygonCandidateLimit = 100_000;
  * of each word; the edit distance decides. A drawn area: the SQL narrows to its bounding box; the
  * point-in-polygon test decides. The whole checked set is ordered here, so the total stays exact.
  */
-async function checkedPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number | null): Promise<PlacePage> {
+async function checkedPage(
+  db: Db,
+  criteria: PlaceCriteria,
+  sort: PlaceSort,
+  after: PlaceKey | null,
+  limit: number,
+  candidateLimit: number | null,
+): Promise<PlacePage> {
   const fuzzy = criteria.text?.mode === 'fuzzy';
   const words = criteria.text?.words ?? [];
   const polygon = criteria.polygon ?? null;
   const listed = await findFuzzyCandidates(db, criteria, sort, candidateLimit);
-  if (listed === null || (candidateLimit !== null && listed.rows.length > candidateLimit)) return { total: 0, rows: [], next: null, candidateLimit: candidateLimit ?? 0 };
+  if (listed === null || (candidateLimit !== null && listed.rows.length > candidateLimit))
+    return { total: 0, rows: [], next: null, candidateLimit: candidateLimit ?? 0 };
   const { rows: candidates, descending: keyDescending } = listed;
   // Fuzzy relevance is the edit count, fewest first, then how far the display name is from the whole query
   // (`Bulder` puts the place named Boulder before Boulder Beer); other keys run as the SQL's sort says.
@@ -204,7 +223,10 @@ async function checkedPage(db: Db, criteria: PlaceCriteria, sort: PlaceSort, aft
     if (polygon && !inPolygon(polygon, c.lon, c.lat)) continue;
     const d = fuzzy ? fuzzyDistance(words, c.name, c.names) : 0;
     if (d === null) continue;
-    matched.push({ key: fuzzyRelevance ? d * nameDistanceCap + Math.min(nameDistanceCap - 1, editDistance(query, foldText(c.name))) : c.sort_key, id: c.id });
+    matched.push({
+      key: fuzzyRelevance ? d * nameDistanceCap + Math.min(nameDistanceCap - 1, editDistance(query, foldText(c.name))) : c.sort_key,
+      id: c.id,
+    });
   }
   matched.sort((a, b) => compareKeys(a, b, descending));
   const start = after ? matched.findIndex((k) => compareKeys(k, after, descending) > 0) : 0;
@@ -232,7 +254,12 @@ export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<num
 }
 
 /** A batch of matches in id order after `afterId` (fuzzy candidates verified), and where to continue. */
-export async function placesAfterId(db: Db, criteria: PlaceCriteria, afterId: number, limit: number): Promise<{ rows: PublicPlaceRow[]; lastId: number | null }> {
+export async function placesAfterId(
+  db: Db,
+  criteria: PlaceCriteria,
+  afterId: number,
+  limit: number,
+): Promise<{ rows: PublicPlaceRow[]; lastId: number | null }> {
   const rows = await findPlacesAfterId(db, criteria, afterId, limit);
   const lastId = rows.length === limit ? rows[rows.length - 1]!.id : null;
   const check = rowCheck(criteria);
@@ -244,9 +271,12 @@ export async function placesAfterId(db: Db, criteria: PlaceCriteria, afterId: nu
  * criteria select candidates, and the edit distance on every name (`name` and the `names` JSON) decides; a
  * drawn area's box selects candidates, and the point-in-polygon test decides.
  */
-export function rowCheck(criteria: PlaceCriteria): ((name: string, names: string | null, lon: number | null, lat: number | null) => boolean) | null {
+export function rowCheck(
+  criteria: PlaceCriteria,
+): ((name: string, names: string | null, lon: number | null, lat: number | null) => boolean) | null {
   const text = criteria.text?.mode === 'fuzzy' ? criteria.text : null;
   const polygon = criteria.polygon ?? null;
   if (!text && !polygon) return null;
-  return (name, names, lon, lat) => (!polygon || inPolygon(polygon, lon, lat)) && (!text || fuzzyDistance(text.words, name, names) !== null);
+  return (name, names, lon, lat) =>
+    (!polygon || inPolygon(polygon, lon, lat)) && (!text || fuzzyDistance(text.words, name, names) !== null);
 }

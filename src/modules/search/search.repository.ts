@@ -105,7 +105,11 @@ export function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> 
 }
 
 /** The account's most recent saved searches, newest first. */
-export function listRecentSearches(db: Db, accountId: number, limit: number): Promise<Array<Pick<SearchRow, 'public_id' | 'params' | 'resolution' | 'total' | 'created_at'>>> {
+export function listRecentSearches(
+  db: Db,
+  accountId: number,
+  limit: number,
+): Promise<Array<Pick<SearchRow, 'public_id' | 'params' | 'resolution' | 'total' | 'created_at'>>> {
   return searches(db)
     .selectFrom('searches')
     .select(['public_id', 'params', 'resolution', 'total', 'created_at'])
@@ -122,5 +126,10 @@ export async function findSearchById(db: Db, publicId: string): Promise<SearchRo
 
 /** The search with that public id if `accountId` owns it; undefined otherwise (another account's looks absent). */
 export async function findSearchForAccount(db: Db, accountId: number, publicId: string): Promise<SearchRow | undefined> {
-  return searches(db).selectFrom('searches').selectAll().where('public_id', '=', publicId).where('account_id', '=', accountId).executeTakeFirst();
+  return searches(db)
+    .selectFrom('searches')
+    .selectAll()
+    .where('public_id', '=', publicId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }

@@ -10,7 +10,14 @@ import { overloaded, problemResponses } from '../../infra/http/problem.ts';
 import { requestLang } from '../../infra/http/request-lang.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { searchPageJson, v1SearchJson } from './search.json.ts';
-import { MapSearchBodySchema, MapSearchQuerySchema, SearchPageSchema, V1SearchBodySchema, V1SearchResponseSchema, type V1SearchInput } from './search.schema.ts';
+import {
+  MapSearchBodySchema,
+  MapSearchQuerySchema,
+  SearchPageSchema,
+  V1SearchBodySchema,
+  V1SearchResponseSchema,
+  type V1SearchInput,
+} from './search.schema.ts';
 import { quickSearch, searchPlaces, searchPlacesInArea } from './search.service.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
@@ -48,7 +55,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         summary: 'Search the catalog and save the search',
         description:
           'Finds places by kind of business (`type`), city, country, name text, rating, contact details and area. Every call saves the search for ' +
-          'the caller\'s account: `search_id` is what exports take. The response has the exact `total`, one page of places and `links.next`, which ' +
+          "the caller's account: `search_id` is what exports take. The response has the exact `total`, one page of places and `links.next`, which " +
           'continues with a keyset cursor (send only `cursor`, `per_page`, `fields` with it). At least one of `type`, `city`, `country`, `query`, ' +
           '`near`, `bbox` is required. An unknown `type` or `city` answers 400 with the closest `candidates`.',
         querystring: MapSearchQuerySchema,

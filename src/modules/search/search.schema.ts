@@ -17,9 +17,21 @@ const optional = <T extends TProperties>(properties: T) => Type.Partial(Type.Obj
 const text = (description: string, examples: string[]) => Type.String({ minLength: 1, maxLength: 200, description, examples });
 
 const filterProperties = {
-  type: text('A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it.', ['restaurant', 'Tierarzt', 'opticien']),
-  city: text('A city name or exonym. An ambiguous name resolves to the most populous match (within `country` when given); `resolved.city` says which and lists the alternatives.', ['Köln', 'Cologne']),
-  country: Type.String({ minLength: 2, maxLength: 100, description: 'ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX', examples: ['DE', 'France'] }),
+  type: text('A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it.', [
+    'restaurant',
+    'Tierarzt',
+    'opticien',
+  ]),
+  city: text(
+    'A city name or exonym. An ambiguous name resolves to the most populous match (within `country` when given); `resolved.city` says which and lists the alternatives.',
+    ['Köln', 'Cologne'],
+  ),
+  country: Type.String({
+    minLength: 2,
+    maxLength: 100,
+    description: 'ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX',
+    examples: ['DE', 'France'],
+  }),
   query: text(
     'Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.',
     ['ratskeller', 'Koln', 'Zahnarzt'],
@@ -27,14 +39,33 @@ const filterProperties = {
   min_rating: Type.Number({ minimum: 0, maximum: 5, description: 'Only places rated at least this (0–5)', examples: [4] }),
   has_phone: Type.Boolean({ description: 'true: only places with a phone number; false: only places without one' }),
   has_website: Type.Boolean({ description: 'true: only places with a website; false: only without' }),
-  has_email: Type.Boolean({ description: "true: only places with an email address (the source's, or one found on the place's website); false: only without" }),
-  has_social: Type.Boolean({ description: "true: only places with a social profile (Facebook, Instagram, LinkedIn, X, YouTube, TikTok: the source's or found on the place's website); false: only without" }),
-  include_closed: Type.Boolean({
-    description: 'true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only',
+  has_email: Type.Boolean({
+    description: "true: only places with an email address (the source's, or one found on the place's website); false: only without",
   }),
-  near: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*,\\s*-?\\d+(\\.\\d+)?\\s*$', description: 'Centre point `lat,lon` in degrees; with `radius`', examples: ['48.1374,11.5755'] }),
-  radius: Type.Integer({ minimum: radiusM.min, maximum: radiusM.max, description: `Radius around \`near\` in metres (default ${radiusM.default})`, examples: [1000] }),
-  bbox: Type.String({ pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*(,\\s*-?\\d+(\\.\\d+)?\\s*){3}$', description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees', examples: ['11.50,48.10,11.65,48.18'] }),
+  has_social: Type.Boolean({
+    description:
+      "true: only places with a social profile (Facebook, Instagram, LinkedIn, X, YouTube, TikTok: the source's or found on the place's website); false: only without",
+  }),
+  include_closed: Type.Boolean({
+    description:
+      'true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only',
+  }),
+  near: Type.String({
+    pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*,\\s*-?\\d+(\\.\\d+)?\\s*$',
+    description: 'Centre point `lat,lon` in degrees; with `radius`',
+    examples: ['48.1374,11.5755'],
+  }),
+  radius: Type.Integer({
+    minimum: radiusM.min,
+    maximum: radiusM.max,
+    description: `Radius around \`near\` in metres (default ${radiusM.default})`,
+    examples: [1000],
+  }),
+  bbox: Type.String({
+    pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*(,\\s*-?\\d+(\\.\\d+)?\\s*){3}$',
+    description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees',
+    examples: ['11.50,48.10,11.65,48.18'],
+  }),
   // An enum rather than a union of literals: one validation error naming the allowed values, not one per value.
   sort: Type.Unsafe<PlaceSort>({
     type: 'string',
@@ -47,12 +78,18 @@ const filterProperties = {
 /** Not a filter of the catalog but of the account: kept with the saved search, applied each time it runs. */
 const accountFilterProperties = {
   only_new: Type.Boolean({
-    description: 'true: leave out the places this account has already exported (its leads); `total` counts the others. An export of the search keeps to it too',
+    description:
+      'true: leave out the places this account has already exported (its leads); `total` counts the others. An export of the search keeps to it too',
   }),
 };
 
 const pagingProperties = {
-  per_page: Type.Integer({ minimum: perPage.min, maximum: perPage.max, default: perPage.default, description: `Places per page, ${perPage.min}–${perPage.max} (default ${perPage.default})` }),
+  per_page: Type.Integer({
+    minimum: perPage.min,
+    maximum: perPage.max,
+    default: perPage.default,
+    description: `Places per page, ${perPage.min}–${perPage.max} (default ${perPage.default})`,
+  }),
   fields: Type.String({
     description: `Comma-separated place fields to return (default all). Allowed: ${placeFields.join(', ')}`,
     examples: ['name,phone,website,rating'],
@@ -64,8 +101,19 @@ export const MapSearchQuerySchema = Type.Object(
     ...optional(filterProperties),
     ...optional(accountFilterProperties),
     ...optional(pagingProperties),
-    cursor: Type.Optional(Type.String({ maxLength: 500, description: 'Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only.' })),
-    lang: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', description: 'Language of `type` and of category names in the response; defaults to Accept-Language', examples: ['de'] })),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 500,
+        description: 'Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only.',
+      }),
+    ),
+    lang: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
+        description: 'Language of `type` and of category names in the response; defaults to Accept-Language',
+        examples: ['de'],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -91,7 +139,20 @@ export const MapSearchBodySchema = Type.Object(
       },
       {
         description: `A GeoJSON Polygon or MultiPolygon: the places inside it (holes excluded; a place on an edge counts as inside). Limits: at most ${polygonLimits.maxVertices} positions in all, ${polygonLimits.maxPolygons} polygons, ${polygonLimits.maxRings} rings a polygon; its bounding box at most ${polygonLimits.maxSpanDeg}° of longitude and of latitude (no ring crosses the antimeridian)`,
-        examples: [{ type: 'Polygon', coordinates: [[[11.555, 48.13], [11.59, 48.13], [11.59, 48.15], [11.555, 48.15], [11.555, 48.13]]] }],
+        examples: [
+          {
+            type: 'Polygon',
+            coordinates: [
+              [
+                [11.555, 48.13],
+                [11.59, 48.13],
+                [11.59, 48.15],
+                [11.555, 48.15],
+                [11.555, 48.13],
+              ],
+            ],
+          },
+        ],
       },
     ),
     ...optional(areaFilterProperties),
@@ -99,7 +160,10 @@ export const MapSearchBodySchema = Type.Object(
     fields: Type.Optional(pagingProperties.fields),
     lang: MapSearchQuerySchema.properties.lang,
   },
-  { additionalProperties: false, description: 'A drawn area and, optionally, the filters of `GET /api/v2/map/search` (not `near`, `radius`, `bbox`)' },
+  {
+    additionalProperties: false,
+    description: 'A drawn area and, optionally, the filters of `GET /api/v2/map/search` (not `near`, `radius`, `bbox`)',
+  },
 );
 export type MapSearchBody = Static<typeof MapSearchBodySchema>;
 
@@ -136,12 +200,14 @@ export const ResolutionSchema = Type.Object(
         includes: Type.Array(Type.String(), { description: 'The category and the ones below it, all matched' }),
         categories: Type.Optional(
           Type.Array(Type.Object({ slug: Type.String(), name: Type.String() }), {
-            description: 'Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them',
+            description:
+              'Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them',
           }),
         ),
         from: Type.Optional(
           Type.Union([Type.Literal('type'), Type.Literal('query')], {
-            description: '`type`: the `type` parameter; `query`: a kind of business found in the free text (`dentist`, `coffee shop`), whose places match too, those whose names also match first',
+            description:
+              '`type`: the `type` parameter; `query`: a kind of business found in the free text (`dentist`, `coffee shop`), whose places match too, those whose names also match first',
           }),
         ),
       }),
@@ -165,7 +231,9 @@ export const ResolutionSchema = Type.Object(
     typos: Type.Optional(
       Type.Object(
         {
-          tolerated: Type.Boolean({ description: 'true: the places found needed typos tolerated; false: typos were not tolerated, see `reason`' }),
+          tolerated: Type.Boolean({
+            description: 'true: the places found needed typos tolerated; false: typos were not tolerated, see `reason`',
+          }),
           reason: Type.Optional(
             Type.Union([Type.Literal('not_narrowed'), Type.Literal('too_many_candidates')], {
               description:
@@ -183,7 +251,9 @@ export const ResolutionSchema = Type.Object(
 
 export const SearchPageSchema = Type.Object({
   search_id: Type.String({ description: 'The saved search (exports take it)', examples: ['srch_k3v9x2q7m4p8a6td'] }),
-  total: Type.Integer({ description: 'Exact number of matching places (without the suppressed ones, and with `only_new` without those exported before)' }),
+  total: Type.Integer({
+    description: 'Exact number of matching places (without the suppressed ones, and with `only_new` without those exported before)',
+  }),
   suppressed: Type.Integer({ description: "Exact number of matching places the account's suppression list leaves out" }),
   per_page: Type.Integer(),
   sort: Type.String(),
@@ -204,10 +274,11 @@ const v1Properties = {
   per_page: pagingProperties.per_page,
 };
 
-export const V1SearchBodySchema = Type.Object(
-  optional(v1Properties),
-  { additionalProperties: false, description: 'At least one of `query`, `city`, `type`', examples: [{ query: 'ratskeller', city: 'München' }] },
-);
+export const V1SearchBodySchema = Type.Object(optional(v1Properties), {
+  additionalProperties: false,
+  description: 'At least one of `query`, `city`, `type`',
+  examples: [{ query: 'ratskeller', city: 'München' }],
+});
 export type V1SearchInput = Static<typeof V1SearchBodySchema>;
 
 export const V1SearchResponseSchema = Type.Object({

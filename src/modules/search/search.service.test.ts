@@ -11,7 +11,14 @@ import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpe
 import { writePlaces } from '../../../test/helpers/places.ts';
 import { readTasks, readTasksModule } from './read-tasks.ts';
 import { countMatches, fuzzyDistance, searchPage, substringEditDistance } from './search.reads.ts';
-import { countSearchPlaces, getSearchForAccount, iterateSearchPlaces, quickSearch, type SavedSearch, type SearchDeps } from './search.service.ts';
+import {
+  countSearchPlaces,
+  getSearchForAccount,
+  iterateSearchPlaces,
+  quickSearch,
+  type SavedSearch,
+  type SearchDeps,
+} from './search.service.ts';
 import { createSearchDeps } from './type-resolver.ts';
 import { createSearch } from './search.service.ts';
 import { findSearchForAccount, insertSearch } from './search.repository.ts';
@@ -20,26 +27,60 @@ import { findSearchForAccount, insertSearch } from './search.repository.ts';
 const names = ['Ratskeller', 'Café Königin', 'Pizzeria Napoli', 'Augustiner Bräu', '寿司 銀座', 'Wirtshaus Zum Straßenbahner'];
 function record(i: number, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {
-    public_id: publicPlaceId('test', `p${i}`), source: 'test', source_id: `p${i}`, name: `${names[i % names.length]} ${i}`,
+    public_id: publicPlaceId('test', `p${i}`),
+    source: 'test',
+    source_id: `p${i}`,
+    name: `${names[i % names.length]} ${i}`,
     names: i % names.length === 0 ? JSON.stringify({ en: `Town Hall Cellar ${i}`, alt: ['Ratskeller München'] }) : null,
-    category: i % 2 === 0 ? 'restaurant' : 'cafe', categories: [i % 2 === 0 ? 'restaurant' : 'cafe'], source_categories: null,
-    phone: i % 3 === 0 ? '+49 89 1234' : null, phone_e164: null, website: null, website_domain: null, email: null, street: null, housenumber: null,
-    postcode: null, address: null, region: null, city: 'München', city_id: 2867714, city_source: 'address', city_distance_m: null,
-    country_code: 'DE', lat: 48.13 + (i % 10) * 0.001, lon: 11.57 + Math.floor(i / 10) * 0.001, rating: (i % 5) + 0.5,
-    review_count: i, opening_hours: null, attributes: null, ...overrides,
+    category: i % 2 === 0 ? 'restaurant' : 'cafe',
+    categories: [i % 2 === 0 ? 'restaurant' : 'cafe'],
+    source_categories: null,
+    phone: i % 3 === 0 ? '+49 89 1234' : null,
+    phone_e164: null,
+    website: null,
+    website_domain: null,
+    email: null,
+    street: null,
+    housenumber: null,
+    postcode: null,
+    address: null,
+    region: null,
+    city: 'München',
+    city_id: 2867714,
+    city_source: 'address',
+    city_distance_m: null,
+    country_code: 'DE',
+    lat: 48.13 + (i % 10) * 0.001,
+    lon: 11.57 + Math.floor(i / 10) * 0.001,
+    rating: (i % 5) + 0.5,
+    review_count: i,
+    opening_hours: null,
+    attributes: null,
+    ...overrides,
   };
   return { ...base, content_hash: contentHash(base) };
 }
 
 async function seed(t: TestDatabase, count: number): Promise<void> {
   const records = Array.from({ length: count }, (_, i) => record(i));
-  records.push(record(count, { city_id: 658225, city: 'Helsinki', country_code: 'FI', lat: 60.17, lon: 24.94, name: 'Ratskeller Helsinki' }));
+  records.push(
+    record(count, { city_id: 658225, city: 'Helsinki', country_code: 'FI', lat: 60.17, lon: 24.94, name: 'Ratskeller Helsinki' }),
+  );
   await writePlaces(t.db, records);
 }
 
 const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({
-  categories: null, cityId: null, countryCode: null, text: null, minRating: null, hasPhone: null, hasWebsite: null, hasEmail: null,
-  near: null, bbox: null, ...over,
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+  ...over,
 });
 
 for (const dialect of dialects) {
@@ -77,7 +118,16 @@ for (const dialect of dialects) {
       const c = criteria({ text: { words: ['Kellerbar'], mode: 'substring' } });
       assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 0);
       const base = record(9000, { name: 'Kellerbar Nord' });
-      await t.db.kysely.insertInto('places').values({ ...base, ...storedPlaceText(t.db).of(base), categories: JSON.stringify(base.categories), first_seen_at: 'x', updated_at: 'x' }).execute();
+      await t.db.kysely
+        .insertInto('places')
+        .values({
+          ...base,
+          ...storedPlaceText(t.db).of(base),
+          categories: JSON.stringify(base.categories),
+          first_seen_at: 'x',
+          updated_at: 'x',
+        })
+        .execute();
       assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 1);
       await t.db.kysely.deleteFrom('places').where('source_id', '=', 'p9000').execute();
       assert.equal((await searchPage(t.db, c, 'relevance', null, 5)).total, 0);
@@ -92,7 +142,8 @@ for (const dialect of dialects) {
     });
 
     test('folds case and accents in names and in the query alike', async () => {
-      const total = async (word: string) => (await searchPage(t.db, criteria({ text: { words: [word], mode: 'substring' } }), 'relevance', null, 5)).total;
+      const total = async (word: string) =>
+        (await searchPage(t.db, criteria({ text: { words: [word], mode: 'substring' } }), 'relevance', null, 5)).total;
       // Every sixth place, from the second, is a "Café Königin"; "Augustiner Bräu" from the fourth.
       for (const word of ['konigin', 'KÖNIGIN', 'Königin', 'cafe', 'CAFÉ']) assert.equal(await total(word), 40, word);
       assert.equal(await total('brau'), 40);
@@ -103,7 +154,10 @@ for (const dialect of dialects) {
     test('finds places near a point and inside a box', async () => {
       const near = await searchPage(t.db, criteria({ near: { lat: 48.13, lon: 11.57, radiusM: 140 } }), 'distance', null, 100);
       // Within 140 m of the grid corner: 0–1 steps north (111 m) and 0–1 steps east (74 m); the diagonal is 134 m.
-      assert.deepEqual(near.rows.map((r) => `${r.lat}|${r.lon}`).sort(), ['48.13|11.57', '48.13|11.571', '48.131|11.57', '48.131|11.571'].sort());
+      assert.deepEqual(
+        near.rows.map((r) => `${r.lat}|${r.lon}`).sort(),
+        ['48.13|11.57', '48.13|11.571', '48.131|11.57', '48.131|11.571'].sort(),
+      );
       assert.ok(near.rows.every((r, i) => i === 0 || (r.distance_m ?? 0) >= (near.rows[i - 1]!.distance_m ?? 0)));
       const box = await searchPage(t.db, criteria({ bbox: [11.5695, 48.1295, 11.5715, 48.1315] }), 'name', null, 100);
       assert.equal(box.total, 4);
@@ -129,7 +183,12 @@ for (const dialect of dialects) {
     test('lets an account load its own saved search and iterate all its places in id batches, and hides it from others', async () => {
       const owner = await createAccountWithToken(t.db);
       const other = await createAccountWithToken(t.db);
-      const created = await createSearch(deps, owner.accountId, { query: 'Ratskeler', sort: 'rating' }, { perPage: 3, fields: [], lang: null });
+      const created = await createSearch(
+        deps,
+        owner.accountId,
+        { query: 'Ratskeler', sort: 'rating' },
+        { perPage: 3, fields: [], lang: null },
+      );
       const search: SavedSearch = await getSearchForAccount(t.db, owner.accountId, created.search.id);
       assert.equal(search.total, 41);
       assert.equal(search.criteria.text?.mode, 'fuzzy');
@@ -138,9 +197,16 @@ for (const dialect of dialects) {
       const ids = batches.flat();
       assert.ok(batches.every((b) => b.length > 0 && b.length <= 10));
       assert.equal(ids.length, 41);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+      );
       assert.equal(await countSearchPlaces(t.db, search), 41);
-      for (const [account, id] of [[other.accountId, created.search.id], [owner.accountId, 'srch_aaaaaaaaaaaaaaaa'], [owner.accountId, 'nonsense']] as const) {
+      for (const [account, id] of [
+        [other.accountId, created.search.id],
+        [owner.accountId, 'srch_aaaaaaaaaaaaaaaa'],
+        [owner.accountId, 'nonsense'],
+      ] as const) {
         await assert.rejects(getSearchForAccount(t.db, account, id), (e: unknown) => e instanceof AppError && e.code === 'not_found');
       }
     });
@@ -157,10 +223,15 @@ describe('full-text and geo indexes on SQLite', () => {
   after(async () => t.dispose());
 
   test('follow updates and deletes of places (the triggers keep them in step with the stored search document)', async () => {
-    const find = async (word: string) => (await searchPage(t.db, criteria({ text: { words: [word], mode: 'substring' } }), 'name', null, 100)).total;
+    const find = async (word: string) =>
+      (await searchPage(t.db, criteria({ text: { words: [word], mode: 'substring' } }), 'name', null, 100)).total;
     assert.equal(await find('Napoli'), 2);
     const renamed = { name: 'Trattoria Roma', names: null, city: null, city_source: null };
-    await t.db.kysely.updateTable('places').set({ name: renamed.name, search_document: storedPlaceText(t.db).of(renamed).search_document }).where('source_id', '=', 'p2').execute();
+    await t.db.kysely
+      .updateTable('places')
+      .set({ name: renamed.name, search_document: storedPlaceText(t.db).of(renamed).search_document })
+      .where('source_id', '=', 'p2')
+      .execute();
     assert.equal(await find('Napoli'), 1);
     assert.equal(await find('Trattoria'), 1);
     await t.db.kysely.deleteFrom('places').where('source_id', '=', 'p2').execute();
@@ -180,7 +251,11 @@ describe('full-text and geo indexes on SQLite', () => {
       const onePass = await searchPage(t.db, c, 'relevance', null, 3);
       const rows = await findPlacesPage(t.db, c, 'relevance', null, 4);
       assert.equal(onePass.total, await countPlaces(t.db, c), word);
-      assert.deepEqual(onePass.rows.map((r) => r.id), rows.slice(0, 3).map((r) => r.id), word);
+      assert.deepEqual(
+        onePass.rows.map((r) => r.id),
+        rows.slice(0, 3).map((r) => r.id),
+        word,
+      );
       const last = rows[2];
       assert.deepEqual(onePass.next, rows.length > 3 && last ? { key: last.sort_key, id: last.id } : null, word);
       for (const r of rows) keys.add(r.sort_key);
@@ -208,7 +283,8 @@ describe('full-text and geo indexes on SQLite', () => {
       const results = await Promise.allSettled(Array.from({ length: 2100 }, () => pool.run('countMatches', c)));
       const rejected = results.filter((r) => r.status === 'rejected');
       assert.ok(rejected.length > 0 && rejected.length < 100, `${rejected.length} rejected`);
-      for (const r of rejected) assert.ok(r.reason instanceof AppError && r.reason.code === 'unavailable' && r.reason.headers['retry-after'] === '1');
+      for (const r of rejected)
+        assert.ok(r.reason instanceof AppError && r.reason.code === 'unavailable' && r.reason.headers['retry-after'] === '1');
       for (const r of results) if (r.status === 'fulfilled') assert.equal(r.value, expected);
     } finally {
       await pool.close();
@@ -217,7 +293,10 @@ describe('full-text and geo indexes on SQLite', () => {
 
   test('cached answers are reused only while places do not change', async () => {
     const pool = createReadPool({
-      db: t.db, workers: 1, tasks: readTasks, tasksModule: readTasksModule,
+      db: t.db,
+      workers: 1,
+      tasks: readTasks,
+      tasksModule: readTasksModule,
       cache: { entries: 10, tasks: ['searchPage', 'countMatches'], version: () => placesVersion(t.db) },
     });
     try {
@@ -243,12 +322,24 @@ describe('full-text and geo indexes on SQLite', () => {
   test('saved searches written in one turn commit together, and a bad row fails only its own caller', async () => {
     const { accountId } = await createAccountWithToken(t.db);
     const row = (id: string) => ({
-      public_id: id, account_id: accountId, params: '{}', criteria: JSON.stringify(criteria({ cityId: 2867714 })),
-      resolution: '{"type":null,"city":null,"country":null}', sort: 'name', total: 1, created_at: new Date().toISOString(),
+      public_id: id,
+      account_id: accountId,
+      params: '{}',
+      criteria: JSON.stringify(criteria({ cityId: 2867714 })),
+      resolution: '{"type":null,"city":null,"country":null}',
+      sort: 'name',
+      total: 1,
+      created_at: new Date().toISOString(),
     });
-    const ids = Array.from({ length: 20 }, (_, i) => `srch_${'a'.repeat(14)}${String.fromCharCode(97 + Math.floor(i / 10))}${String.fromCharCode(97 + (i % 10))}`);
+    const ids = Array.from(
+      { length: 20 },
+      (_, i) => `srch_${'a'.repeat(14)}${String.fromCharCode(97 + Math.floor(i / 10))}${String.fromCharCode(97 + (i % 10))}`,
+    );
     const results = await Promise.allSettled([...ids.map((id) => insertSearch(t.db, row(id))), insertSearch(t.db, row(ids[0]!))]);
-    assert.deepEqual(results.map((r) => r.status), [...ids.map(() => 'fulfilled'), 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [...ids.map(() => 'fulfilled'), 'rejected'],
+    );
     for (const id of ids) assert.ok(await findSearchForAccount(t.db, accountId, id), id);
   });
 });
@@ -282,7 +373,10 @@ for (const dialect of dialects) {
     before(async () => {
       t = await dialect.open();
       await migrateToLatest(t.db);
-      await writePlaces(t.db, points.map((p, i) => record(i, { ...p, source_id: `box${i}`, public_id: publicPlaceId('test', `box${i}`) })));
+      await writePlaces(
+        t.db,
+        points.map((p, i) => record(i, { ...p, source_id: `box${i}`, public_id: publicPlaceId('test', `box${i}`) })),
+      );
     });
     after(async () => t.dispose());
 
@@ -308,11 +402,24 @@ for (const dialect of dialects) {
     if (dialect.name === 'sqlite') {
       test('reads a city-sized box through the latitude-band index', async () => {
         const h = t.db.sqlite!;
-        const plan = (sql: string, ...params: number[]) => (h.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+        const plan = (sql: string, ...params: number[]) =>
+          (h.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
         // The repository's condition, with the bands bound as JS numbers are (as floats).
-        const listed = plan('SELECT id FROM places WHERE cast((lat + 90) * 10 as integer) IN (?, ?) AND lon BETWEEN ? AND ?', 1381, 1382, 11.5, 11.6);
+        const listed = plan(
+          'SELECT id FROM places WHERE cast((lat + 90) * 10 as integer) IN (?, ?) AND lon BETWEEN ? AND ?',
+          1381,
+          1382,
+          11.5,
+          11.6,
+        );
         assert.match(listed, /USING (COVERING )?INDEX places_geo_band_idx \(<expr>=\? AND lon>\? AND lon<\?\)/);
-        const ranged = plan('SELECT id FROM places WHERE cast((lat + 90) * 10 as integer) BETWEEN ? AND ? AND lon BETWEEN ? AND ?', 0, 1800, -180, 180);
+        const ranged = plan(
+          'SELECT id FROM places WHERE cast((lat + 90) * 10 as integer) BETWEEN ? AND ? AND lon BETWEEN ? AND ?',
+          0,
+          1800,
+          -180,
+          180,
+        );
         assert.match(ranged, /USING (COVERING )?INDEX places_geo_band_idx \(<expr>>\? AND <expr><\?\)/);
       });
     }

@@ -12,7 +12,14 @@ import { businessKindOfQuery } from './business-words.ts';
 import { searchOtherCities } from './city-fallback.ts';
 import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
-import { defaultPerPage, MapSearchQuerySchema, radiusM, type MapSearchBody, type MapSearchQuery, type V1SearchInput } from './search.schema.ts';
+import {
+  defaultPerPage,
+  MapSearchQuerySchema,
+  radiusM,
+  type MapSearchBody,
+  type MapSearchQuery,
+  type V1SearchInput,
+} from './search.schema.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchById, findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
@@ -32,29 +39,42 @@ export type {
 export { toChoice } from './search.types.ts';
 // The public place shape's field list is the places module's; importable from here as before.
 export { parseFields };
-import { toChoice, type CityChoiceReason, type SavedSearch, type SearchDeps, type SearchInput, type SearchPageResult, type SearchResolution } from './search.types.ts';
+import {
+  toChoice,
+  type CityChoiceReason,
+  type SavedSearch,
+  type SearchDeps,
+  type SearchInput,
+  type SearchPageResult,
+  type SearchResolution,
+} from './search.types.ts';
 
 function bad(field: string, message: string, allowed?: unknown): AppError {
-  return new AppError('validation_failed', `${field}: ${message}`, { errors: [allowed === undefined ? { field, message } : { field, message, allowed }] });
+  return new AppError('validation_failed', `${field}: ${message}`, {
+    errors: [allowed === undefined ? { field, message } : { field, message, allowed }],
+  });
 }
 
 function parseNear(near: string, radius: number): PlaceCriteria['near'] {
   const m = /^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$/.exec(near);
   const lat = Number(m?.[1]);
   const lon = Number(m?.[2]);
-  if (!m || Math.abs(lat) > 90 || Math.abs(lon) > 180) throw bad('querystring.near', 'must be lat,lon in degrees (-90..90, -180..180)', { pattern: 'lat,lon', example: '48.137,11.575' });
+  if (!m || Math.abs(lat) > 90 || Math.abs(lon) > 180)
+    throw bad('querystring.near', 'must be lat,lon in degrees (-90..90, -180..180)', { pattern: 'lat,lon', example: '48.137,11.575' });
   return { lat, lon, radiusM: radius };
 }
 
 function parseBbox(bbox: string): [number, number, number, number] {
   const parts = bbox.split(',').map((p) => Number(p.trim()));
   const allowed = { pattern: 'minLon,minLat,maxLon,maxLat', example: '11.50,48.10,11.65,48.18' };
-  if (parts.length !== 4 || parts.some((p) => !Number.isFinite(p))) throw bad('querystring.bbox', 'must be four numbers: minLon,minLat,maxLon,maxLat', allowed);
+  if (parts.length !== 4 || parts.some((p) => !Number.isFinite(p)))
+    throw bad('querystring.bbox', 'must be four numbers: minLon,minLat,maxLon,maxLat', allowed);
   const [minLon, minLat, maxLon, maxLat] = parts as [number, number, number, number];
   if (Math.abs(minLon) > 180 || Math.abs(maxLon) > 180 || Math.abs(minLat) > 90 || Math.abs(maxLat) > 90) {
     throw bad('querystring.bbox', 'longitudes must be within -180..180 and latitudes within -90..90', allowed);
   }
-  if (minLon > maxLon || minLat > maxLat) throw bad('querystring.bbox', 'must be ordered minLon,minLat,maxLon,maxLat (min not above max)', allowed);
+  if (minLon > maxLon || minLat > maxLat)
+    throw bad('querystring.bbox', 'must be ordered minLon,minLat,maxLon,maxLat (min not above max)', allowed);
   return [minLon, minLat, maxLon, maxLat];
 }
 
@@ -80,7 +100,11 @@ const resolvedSearchesSize = 5000;
  * names do not change while the process runs, and the popular searches repeat. The answer is frozen and
  * shared, so its JSON is written once too (`jsonOf`). Errors are not remembered.
  */
-export async function resolveSearchCached(deps: Pick<SearchDeps, 'types' | 'places'>, input: SearchInput, lang: string | null): Promise<ResolvedSearch> {
+export async function resolveSearchCached(
+  deps: Pick<SearchDeps, 'types' | 'places'>,
+  input: SearchInput,
+  lang: string | null,
+): Promise<ResolvedSearch> {
   let cache = resolvedSearches.get(deps);
   if (!cache) {
     cache = new Map();
@@ -111,7 +135,14 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
     }
     // A term its language uses for several categories matches all of them.
     categories = [...new Set(found.categories.flatMap((c) => types.descendants(c.slug)))];
-    resolution.type = { input: input.type, slug: found.slug, name: found.name, includes: categories, categories: found.categories, from: 'type' };
+    resolution.type = {
+      input: input.type,
+      slug: found.slug,
+      name: found.name,
+      includes: categories,
+      categories: found.categories,
+      from: 'type',
+    };
   }
 
   let countryCode: string | null = null;
@@ -119,7 +150,13 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
     const country = deps.places().resolveCountry(input.country);
     if (!country) {
       throw new AppError('unknown_value', `country "${input.country}" is not a known country code or name`, {
-        errors: [{ field: 'querystring.country', message: 'is not a known ISO 3166-1 code or country name', allowed: { see: '/api/v2/countries' } }],
+        errors: [
+          {
+            field: 'querystring.country',
+            message: 'is not a known ISO 3166-1 code or country name',
+            allowed: { see: '/api/v2/countries' },
+          },
+        ],
       });
     }
     countryCode = country.code;
@@ -137,20 +174,33 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
       chosenBy = 'address';
     }
     if (!found.chosen) {
-      const candidates = found.candidates.map((c) => ({ name: c.city.name, country: c.city.countryCode, population: c.city.population, id: c.city.id }));
+      const candidates = found.candidates.map((c) => ({
+        name: c.city.name,
+        country: c.city.countryCode,
+        population: c.city.population,
+        id: c.city.id,
+      }));
       throw new AppError('unknown_value', `city "${input.city}"${countryCode ? ` in ${countryCode}` : ''} is not a known city`, {
-        errors: [{ field: 'querystring.city', message: 'is not a known city name', allowed: candidates.map((c) => `${c.name} (${c.country})`) }],
+        errors: [
+          { field: 'querystring.city', message: 'is not a known city name', allowed: candidates.map((c) => `${c.name} (${c.country})`) },
+        ],
         candidates,
       });
     }
     cityId = found.chosen.id;
-    resolution.city = { input: input.city, chosen: toChoice(found.chosen), alternatives: found.alternatives.map(toChoice), chosen_by: chosenBy };
+    resolution.city = {
+      input: input.city,
+      chosen: toChoice(found.chosen),
+      alternatives: found.alternatives.map(toChoice),
+      chosen_by: chosenBy,
+    };
   }
 
   const near = input.near !== undefined ? parseNear(input.near, input.radius ?? radiusM.default) : null;
   if (input.radius !== undefined && input.near === undefined) throw bad('querystring.radius', 'needs near=lat,lon');
   const sort = input.sort ?? 'relevance';
-  if (sort === 'distance' && !near) throw bad('querystring.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name']);
+  if (sort === 'distance' && !near)
+    throw bad('querystring.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name']);
 
   let text: PlaceCriteria['text'] = null;
   let textKind: PlaceCriteria['textKind'] = null;
@@ -200,7 +250,12 @@ export function decodeSearchCursor(cursor: string): { searchId: string; key: Pla
     cursor,
     (value) => {
       const v = value as { s?: unknown; k?: unknown; i?: unknown } | null;
-      if (typeof v?.s === 'string' && /^srch_[a-z2-7]{16}$/.test(v.s) && (typeof v.k === 'number' || typeof v.k === 'string') && Number.isSafeInteger(v.i)) {
+      if (
+        typeof v?.s === 'string' &&
+        /^srch_[a-z2-7]{16}$/.test(v.s) &&
+        (typeof v.k === 'number' || typeof v.k === 'string') &&
+        Number.isSafeInteger(v.i)
+      ) {
         return { searchId: v.s, key: { key: v.k, id: v.i as number } };
       }
       return undefined;
@@ -330,7 +385,24 @@ export function pagePlacesJson(page: PlacePage, fields: readonly PlaceField[]): 
 }
 
 /** Every filter of a search; a cursor continues a saved search and takes none of them. */
-const filterNames = ['type', 'city', 'country', 'query', 'min_rating', 'has_phone', 'has_website', 'has_email', 'has_social', 'include_closed', 'near', 'radius', 'bbox', 'sort', 'lang', 'only_new'] as const;
+const filterNames = [
+  'type',
+  'city',
+  'country',
+  'query',
+  'min_rating',
+  'has_phone',
+  'has_website',
+  'has_email',
+  'has_social',
+  'include_closed',
+  'near',
+  'radius',
+  'bbox',
+  'sort',
+  'lang',
+  'only_new',
+] as const;
 /** What a new search must name at least one of: the others only narrow or order. */
 export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
 
@@ -347,13 +419,22 @@ export function parseSearchParams(raw: Record<string, string>): MapSearchQuery {
  * `per_page` and `fields` only); otherwise the filters start a new search, which must name at least one
  * of `criteriaNames`.
  */
-export async function searchPlaces(deps: SearchDeps, accountId: number, query: MapSearchQuery, lang: string | null): Promise<SearchPageResult> {
+export async function searchPlaces(
+  deps: SearchDeps,
+  accountId: number,
+  query: MapSearchQuery,
+  lang: string | null,
+): Promise<SearchPageResult> {
   const fields = parseFields(query.fields);
   if (query.cursor !== undefined) {
     const extra = filterNames.filter((n) => query[n] !== undefined);
     if (extra.length > 0) {
       throw new AppError('validation_failed', 'A cursor continues a saved search: send it with per_page and fields only', {
-        errors: extra.map((n) => ({ field: `querystring.${n}`, message: 'is not allowed with cursor', allowed: ['cursor', 'per_page', 'fields'] })),
+        errors: extra.map((n) => ({
+          field: `querystring.${n}`,
+          message: 'is not allowed with cursor',
+          allowed: ['cursor', 'per_page', 'fields'],
+        })),
       });
     }
     return continueSearch(deps, accountId, query.cursor, { perPage: query.per_page ?? defaultPerPage, fields });
@@ -372,7 +453,12 @@ export async function searchPlaces(deps: SearchDeps, accountId: number, query: M
  * the ring or position at fault), with the filters of the GET form; saved like it, so it pages with
  * `cursor` and exports by `search_id`.
  */
-export async function searchPlacesInArea(deps: SearchDeps, accountId: number, body: MapSearchBody, lang: string | null): Promise<SearchPageResult> {
+export async function searchPlacesInArea(
+  deps: SearchDeps,
+  accountId: number,
+  body: MapSearchBody,
+  lang: string | null,
+): Promise<SearchPageResult> {
   const fields = parseFields(body.fields);
   const polygon = parseSearchPolygon(body.polygon, 'body.polygon');
   const { per_page: perPage = defaultPerPage, fields: _fields, lang: _lang, polygon: _polygon, ...input } = body;
@@ -390,19 +476,41 @@ export async function createSearch(
   options: { perPage: number; fields: PlaceField[]; lang: string | null; polygon?: MultiPolygonCoordinates },
 ): Promise<SearchPageResult> {
   const { only_new: onlyNew, ...filters } = input;
-  const [named, exclusion] = await Promise.all([resolveSearchCached(deps, filters, options.lang), accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true })]);
+  const [named, exclusion] = await Promise.all([
+    resolveSearchCached(deps, filters, options.lang),
+    accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true }),
+  ]);
   // A drawn area is searched as its bounding box, each place then tested (`rowCheck`); not remembered with
   // the names (a polygon is rarely asked twice, and may be large).
-  const resolved = options.polygon ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } } : named;
+  const resolved = options.polygon
+    ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } }
+    : named;
   const { sort } = resolved;
-  const { page, criteria: ran, resolution } = await withBudget(deps, () => runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, options.perPage));
+  const {
+    page,
+    criteria: ran,
+    resolution,
+  } = await withBudget(deps, () =>
+    runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, options.perPage),
+  );
   if (page.candidateLimit !== undefined && ran.polygon && ran.text?.mode !== 'fuzzy') {
-    throw bad('body.polygon', `holds more than ${page.candidateLimit} places with these filters; draw a smaller area or add filters`, { maxCandidates: page.candidateLimit });
+    throw bad('body.polygon', `holds more than ${page.candidateLimit} places with these filters; draw a smaller area or add filters`, {
+      maxCandidates: page.candidateLimit,
+    });
   }
   const criteria = asSaved(ran);
   const suppressed = await withBudget(deps, () => suppressedCount(deps, ran, page.total));
   const params = options.polygon ? { ...input, polygon: { type: 'MultiPolygon', coordinates: options.polygon } } : input;
-  const search: SavedSearch = { id: newSearchId(), accountId, params, criteria, resolution, sort, total: page.total, createdAt: new Date().toISOString() };
+  const search: SavedSearch = {
+    id: newSearchId(),
+    accountId,
+    params,
+    criteria,
+    resolution,
+    sort,
+    total: page.total,
+    createdAt: new Date().toISOString(),
+  };
   await insertSearch(deps.db, {
     public_id: search.id,
     account_id: accountId,
@@ -426,16 +534,28 @@ export async function quickSearch(
   options: { lang: string | null; location: 'body' | 'querystring'; accountId?: number },
 ): Promise<{ total: number; suppressed: number; page: PlacePage; resolution: SearchResolution }> {
   if (!params || (params.query === undefined && params.city === undefined && params.type === undefined)) {
-    throw new AppError('validation_failed', 'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}', {
-      errors: [{ field: options.location, message: 'needs at least one of query, city, type', allowed: ['query', 'city', 'country', 'type', 'include_closed', 'per_page'] }],
-    });
+    throw new AppError(
+      'validation_failed',
+      'Expected a JSON body (or query parameters) with at least one of query, city, type, e.g. {"query": "ratskeller", "city": "München"}',
+      {
+        errors: [
+          {
+            field: options.location,
+            message: 'needs at least one of query, city, type',
+            allowed: ['query', 'city', 'country', 'type', 'include_closed', 'per_page'],
+          },
+        ],
+      },
+    );
   }
   const { per_page: perPage = defaultPerPage, ...input } = params;
   const [resolved, exclusion] = await Promise.all([
     resolveSearchCached(deps, input, options.lang),
     options.accountId === undefined ? null : accountExclusion(deps.db, options.accountId, { onlyNew: false }),
   ]);
-  const { page, criteria, resolution } = await withBudget(deps, () => runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, perPage));
+  const { page, criteria, resolution } = await withBudget(deps, () =>
+    runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, perPage),
+  );
   return { total: page.total, suppressed: await withBudget(deps, () => suppressedCount(deps, criteria, page.total)), page, resolution };
 }
 
@@ -452,11 +572,21 @@ function withBudget<R>(deps: SearchDeps, fn: () => Promise<R>): Promise<R> {
  * The search as resolved, then, when it finds nothing, with typos tolerated (`runWithTypoFallback`), then in
  * another city of the same name (`searchOtherCities`). Answers what produced the page.
  */
-async function runWithFallbacks(deps: SearchDeps, resolved: ResolvedSearch, limit: number): Promise<{ page: PlacePage; criteria: PlaceCriteria; resolution: SearchResolution }> {
+async function runWithFallbacks(
+  deps: SearchDeps,
+  resolved: ResolvedSearch,
+  limit: number,
+): Promise<{ page: PlacePage; criteria: PlaceCriteria; resolution: SearchResolution }> {
   const first = await runWithTypoFallback(deps, resolved.criteria, resolved.sort, limit);
   const resolution = first.typos ? { ...resolved.resolution, typos: first.typos } : resolved.resolution;
   if (first.page.total > 0 || (await onlyExcluded(deps, first.criteria))) return { page: first.page, criteria: first.criteria, resolution };
-  return (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? { page: first.page, criteria: first.criteria, resolution };
+  return (
+    (await searchOtherCities(deps, resolved.criteria, resolved.resolution, resolved.sort, limit)) ?? {
+      page: first.page,
+      criteria: first.criteria,
+      resolution,
+    }
+  );
 }
 
 /**
@@ -473,7 +603,13 @@ async function runWithTypoFallback(
 ): Promise<{ page: PlacePage; criteria: PlaceCriteria; typos?: SearchResolution['typos'] }> {
   const page = await deps.reads.run('searchPage', criteria, sort, null, limit, deps.typoCandidates);
   if (page.candidateLimit !== undefined) return { page, criteria };
-  if (page.total > 0 || !criteria.text || !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0) || (await onlyExcluded(deps, criteria))) return { page, criteria };
+  if (
+    page.total > 0 ||
+    !criteria.text ||
+    !criteria.text.words.some((w) => allowedEdits(foldText(w)) > 0) ||
+    (await onlyExcluded(deps, criteria))
+  )
+    return { page, criteria };
   // Typos are tolerated in names only: the kind of business the text named stays exact.
   const fuzzy: PlaceCriteria = { ...criteria, text: { ...criteria.text, mode: 'fuzzy' }, textKind: null };
   const bound = { candidate_limit: deps.typoCandidates };
@@ -481,12 +617,18 @@ async function runWithTypoFallback(
   // city, country, type or small area too.
   if (!fuzzyNarrowed(fuzzy)) return { page, criteria, typos: { tolerated: false, reason: 'not_narrowed', ...bound } };
   const typoPage = await deps.reads.run('searchPage', fuzzy, sort, null, limit, deps.typoCandidates);
-  if (typoPage.candidateLimit !== undefined) return { page, criteria, typos: { tolerated: false, reason: 'too_many_candidates', ...bound } };
+  if (typoPage.candidateLimit !== undefined)
+    return { page, criteria, typos: { tolerated: false, reason: 'too_many_candidates', ...bound } };
   return { page: typoPage, criteria: fuzzy, typos: { tolerated: true, ...bound } };
 }
 
 /** The next page of a saved search, from a cursor of a previous page. */
-export async function continueSearch(deps: SearchDeps, accountId: number, cursor: string, options: { perPage: number; fields: PlaceField[] }): Promise<SearchPageResult> {
+export async function continueSearch(
+  deps: SearchDeps,
+  accountId: number,
+  cursor: string,
+  options: { perPage: number; fields: PlaceField[] },
+): Promise<SearchPageResult> {
   const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
@@ -498,20 +640,40 @@ export async function continueSearch(deps: SearchDeps, accountId: number, cursor
  * A page of a saved search of this account: the first, or the one after `cursor`, which must be a cursor
  * of that same search (`not_found` otherwise, like another account's search).
  */
-export async function savedSearchPage(deps: SearchDeps, accountId: number, searchId: string, cursor: string | undefined, perPage: number): Promise<SearchPageResult> {
+export async function savedSearchPage(
+  deps: SearchDeps,
+  accountId: number,
+  searchId: string,
+  cursor: string | undefined,
+  perPage: number,
+): Promise<SearchPageResult> {
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const after = cursor === undefined ? null : decodeSearchCursor(cursor);
   if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
-  const page = await withBudget(deps, () => deps.reads.run('searchPage', criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates));
+  const page = await withBudget(deps, () =>
+    deps.reads.run('searchPage', criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates),
+  );
   return toPage(search, page, [], await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
 }
 
 /** Up to `limit` places of the catalog inside a box (whatever they are), in id order. */
-export async function placesInBox(deps: SearchDeps, box: [minLon: number, minLat: number, maxLon: number, maxLat: number], limit: number): Promise<PublicPlaceRow[]> {
+export async function placesInBox(
+  deps: SearchDeps,
+  box: [minLon: number, minLat: number, maxLon: number, maxLat: number],
+  limit: number,
+): Promise<PublicPlaceRow[]> {
   const criteria: PlaceCriteria = {
-    categories: null, cityId: null, countryCode: null, text: null, minRating: null,
-    hasPhone: null, hasWebsite: null, hasEmail: null, near: null, bbox: box,
+    categories: null,
+    cityId: null,
+    countryCode: null,
+    text: null,
+    minRating: null,
+    hasPhone: null,
+    hasWebsite: null,
+    hasEmail: null,
+    near: null,
+    bbox: box,
   };
   return (await deps.reads.run('placesAfterId', criteria, 0, limit)).rows;
 }

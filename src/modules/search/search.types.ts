@@ -19,7 +19,10 @@ export interface TypeResolver {
    */
   resolve(term: string, lang: string | null): { slug: string; name: string; categories: Array<{ slug: string; name: string }> } | null;
   /** The same for a term found in free text, where only the taxonomy's names count (not slugs or tags, see `ResolveOptions.inText`). */
-  resolveInText(term: string, lang: string | null): { slug: string; name: string; categories: Array<{ slug: string; name: string }> } | null;
+  resolveInText(
+    term: string,
+    lang: string | null,
+  ): { slug: string; name: string; categories: Array<{ slug: string; name: string }> } | null;
   /** Closest known categories for an unknown term, best first: their name and slug. */
   suggest(term: string, lang: string | null): Array<{ term: string; slug: string }>;
   /** The slug and every slug below it. */
@@ -69,7 +72,14 @@ export interface SearchResolution {
    * `categories`: every category the term names (several when its language uses it for several); `from`:
    * `query` when the term was found in the free text. Both absent from searches saved before they existed.
    */
-  type: { input: string; slug: string; name: string; includes: string[]; categories?: Array<{ slug: string; name: string }>; from?: 'type' | 'query' } | null;
+  type: {
+    input: string;
+    slug: string;
+    name: string;
+    includes: string[];
+    categories?: Array<{ slug: string; name: string }>;
+    from?: 'type' | 'query';
+  } | null;
   /** `chosen_by`: why that city (see `CityChoiceReason`); absent from searches saved before it existed. */
   city: { input: string; chosen: CityChoice; alternatives: CityChoice[]; chosen_by?: CityChoiceReason } | null;
   country: { input: string; code: string; name: string } | null;

@@ -41,7 +41,10 @@ function memoize<A extends unknown[], R>(fn: (...args: A) => R, size = 5000): (.
 }
 
 const typeResolvers = new WeakMap<Db, TypeResolver>();
-type NameLookups = Omit<PlaceNameResolver, 'citiesFiledAs'> & { city(id: number): City | null; addressCities(written: string, country: string | null): City[] };
+type NameLookups = Omit<PlaceNameResolver, 'citiesFiledAs'> & {
+  city(id: number): City | null;
+  addressCities(written: string, country: string | null): City[];
+};
 let gazetteerNames: NameLookups | undefined;
 /** The resolver chosen for each database (SQL or the gazetteer), so the choice is made once. */
 const sqlNames = new WeakMap<Db, PlaceNameResolver>();
@@ -51,7 +54,12 @@ export async function loadTypeResolver(db: Db): Promise<TypeResolver> {
   let made = typeResolvers.get(db);
   if (!made) {
     const plain = typeResolver(categoryIndexFor(db));
-    made = { resolve: memoize(plain.resolve), resolveInText: memoize(plain.resolveInText), suggest: plain.suggest, descendants: memoize(plain.descendants) };
+    made = {
+      resolve: memoize(plain.resolve),
+      resolveInText: memoize(plain.resolveInText),
+      suggest: plain.suggest,
+      descendants: memoize(plain.descendants),
+    };
     typeResolvers.set(db, made);
   }
   return made;

@@ -3,7 +3,16 @@ import { after, before, describe, test } from 'node:test';
 import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
-import { commitUpload, deleteAllEntries, deleteEntry, discardStaleUploads, discardUpload, findListState, listEntries, stageEntries } from './suppressions.repository.ts';
+import {
+  commitUpload,
+  deleteAllEntries,
+  deleteEntry,
+  discardStaleUploads,
+  discardUpload,
+  findListState,
+  listEntries,
+  stageEntries,
+} from './suppressions.repository.ts';
 import { detectKind, normaliseEntry } from './suppressions.service.ts';
 
 for (const dialect of dialects) {
@@ -32,11 +41,14 @@ for (const dialect of dialects) {
       const state = await findListState(t.db, accountId);
       assert.deepEqual(state, { revision: 1, counts: { phone: 1, domain: 1, email: 0, place: 1 } });
       const rows = await listEntries(t.db, accountId, { afterId: 0, limit: 10 });
-      assert.deepEqual(rows.map((r) => [r.kind, r.key, r.value]), [
-        ['phone', '+49892199890', '089 21 99 89 0'],
-        ['domain', 'example.com', 'www.example.com'],
-        ['place', 'plc_aaaaaaaaaaaaaaaa', 'plc_aaaaaaaaaaaaaaaa'],
-      ]);
+      assert.deepEqual(
+        rows.map((r) => [r.kind, r.key, r.value]),
+        [
+          ['phone', '+49892199890', '089 21 99 89 0'],
+          ['domain', 'example.com', 'www.example.com'],
+          ['place', 'plc_aaaaaaaaaaaaaaaa', 'plc_aaaaaaaaaaaaaaaa'],
+        ],
+      );
       assert.equal((await t.db.kysely.selectFrom('suppression_uploads').selectAll().where('upload_id', '=', 'upl_a').execute()).length, 0);
 
       // Again: nothing new, the revision still moves.
@@ -48,11 +60,18 @@ for (const dialect of dialects) {
     test('a discarded or stale upload leaves nothing; removal is per account', async () => {
       const owner = await createAccountWithToken(t.db);
       const other = await createAccountWithToken(t.db);
-      await stageEntries(t.db, { id: 'upl_c', accountId: owner.accountId, at }, 0, [{ kind: 'email', key: 'a@b.example', value: 'A@b.example' }]);
+      await stageEntries(t.db, { id: 'upl_c', accountId: owner.accountId, at }, 0, [
+        { kind: 'email', key: 'a@b.example', value: 'A@b.example' },
+      ]);
       await discardUpload(t.db, 'upl_c');
-      await stageEntries(t.db, { id: 'upl_old', accountId: owner.accountId, at: '2020-01-01T00:00:00.000Z' }, 0, [{ kind: 'email', key: 'x@y.example', value: 'x@y.example' }]);
+      await stageEntries(t.db, { id: 'upl_old', accountId: owner.accountId, at: '2020-01-01T00:00:00.000Z' }, 0, [
+        { kind: 'email', key: 'x@y.example', value: 'x@y.example' },
+      ]);
       await discardStaleUploads(t.db, owner.accountId, at);
-      assert.equal((await t.db.kysely.selectFrom('suppression_uploads').selectAll().where('account_id', '=', owner.accountId).execute()).length, 0);
+      assert.equal(
+        (await t.db.kysely.selectFrom('suppression_uploads').selectAll().where('account_id', '=', owner.accountId).execute()).length,
+        0,
+      );
 
       await stageEntries(t.db, { id: 'upl_d', accountId: owner.accountId, at }, 0, [
         { kind: 'email', key: 'a@b.example', value: 'a@b.example' },
@@ -86,7 +105,12 @@ describe('entries: type detection and normalised keys', () => {
       const n = normaliseEntry({ type: 'phone', value }, country);
       return n.ok ? n.entry.key : n.message;
     };
-    for (const [value, country] of [['+49 (0) 89 21 99 89 0'], ['0049 89 2199890'], ['089 21 99 89 0', 'DE'], ['089/2199890', 'de']] as Array<[string, string?]>) {
+    for (const [value, country] of [
+      ['+49 (0) 89 21 99 89 0'],
+      ['0049 89 2199890'],
+      ['089 21 99 89 0', 'DE'],
+      ['089/2199890', 'de'],
+    ] as Array<[string, string?]>) {
       assert.equal(key(value, country), '+49892199890', value);
     }
     assert.match(key('089 21 99 89 0'), /give its country/);

@@ -29,7 +29,12 @@ export async function findListState(db: Db, accountId: number): Promise<Suppress
   if (!row) return null;
   return {
     revision: Number(row.revision),
-    counts: { phone: Number(row.phone_count), domain: Number(row.domain_count), email: Number(row.email_count), place: Number(row.place_count) },
+    counts: {
+      phone: Number(row.phone_count),
+      domain: Number(row.domain_count),
+      email: Number(row.email_count),
+      place: Number(row.place_count),
+    },
   };
 }
 
@@ -40,7 +45,9 @@ export async function findListState(db: Db, accountId: number): Promise<Suppress
 const runInTransaction = byDialect<(queries: CompiledQuery[]) => Promise<number[]>>({
   sqlite: (db) => {
     const h = db.sqlite;
-    const run = h.transaction((queries: CompiledQuery[]) => queries.map((q) => h.prepare(q.sql).run(...(q.parameters as unknown[])).changes));
+    const run = h.transaction((queries: CompiledQuery[]) =>
+      queries.map((q) => h.prepare(q.sql).run(...(q.parameters as unknown[])).changes),
+    );
     return async (queries) => run(queries);
   },
   postgres: (db) => async (queries) =>
@@ -57,11 +64,18 @@ function refreshList(db: Db, accountId: number, at: string): CompiledQuery {
   return sql`INSERT INTO suppression_lists (account_id, revision, phone_count, domain_count, email_count, place_count, updated_at)
       SELECT ${accountId}, 1, ${count('phone')}, ${count('domain')}, ${count('email')}, ${count('place')}, ${at} FROM suppressions WHERE account_id = ${accountId}
       ON CONFLICT (account_id) DO UPDATE SET revision = suppression_lists.revision + 1, phone_count = excluded.phone_count,
-        domain_count = excluded.domain_count, email_count = excluded.email_count, place_count = excluded.place_count, updated_at = excluded.updated_at`.compile(db.kysely);
+        domain_count = excluded.domain_count, email_count = excluded.email_count, place_count = excluded.place_count, updated_at = excluded.updated_at`.compile(
+    db.kysely,
+  );
 }
 
 /** Adds entries of an upload in progress (invisible to searches until `commitUpload`). */
-export async function stageEntries(db: Db, upload: { id: string; accountId: number; at: string }, firstSeq: number, entries: readonly SuppressionEntry[]): Promise<void> {
+export async function stageEntries(
+  db: Db,
+  upload: { id: string; accountId: number; at: string },
+  firstSeq: number,
+  entries: readonly SuppressionEntry[],
+): Promise<void> {
   if (entries.length === 0) return;
   const rows = entries.map((e, i) => [firstSeq + i, e.kind, e.key, e.value]);
   // Within the drivers' limits on bound parameters: the rows go as one JSON text (SQLite's json_each,
@@ -106,7 +120,11 @@ export async function discardStaleUploads(db: Db, accountId: number, before: str
 }
 
 /** One page of the list in id order, after `afterId`, optionally of one kind. */
-export async function listEntries(db: Db, accountId: number, page: { afterId: number; limit: number; kind?: SuppressionKind }): Promise<SuppressionRow[]> {
+export async function listEntries(
+  db: Db,
+  accountId: number,
+  page: { afterId: number; limit: number; kind?: SuppressionKind },
+): Promise<SuppressionRow[]> {
   let q = db.kysely
     .selectFrom('suppressions')
     .select(['id', 'kind', 'key', 'value', 'created_at'])

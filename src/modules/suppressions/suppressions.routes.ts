@@ -17,7 +17,13 @@ import {
   maxCsvEntries,
   type SuppressionsBody,
 } from './suppressions.schema.ts';
-import { addSuppressions, listSuppressions, removeAllSuppressions, removeSuppression, uploadSuppressionsCsv } from './suppressions.service.ts';
+import {
+  addSuppressions,
+  listSuppressions,
+  removeAllSuppressions,
+  removeSuppression,
+  uploadSuppressionsCsv,
+} from './suppressions.service.ts';
 
 const matching =
   'Phone numbers match a place whose number is the same in E.164, however either is written (a number written nationally needs its `country`); ' +
@@ -45,13 +51,16 @@ export async function suppressionsRoutes(app: FastifyInstance, { db }: { db: Db 
           `A JSON body \`{entries: [...]}\` (each a value whose type is detected, or \`{type, value, country}\`), or a CSV (\`Content-Type: text/csv\`) ` +
           `streamed as it arrives, up to ${maxCsvEntries.toLocaleString('en')} lines: one value a line, or \`type,value[,country]\`, or a header naming the ` +
           'columns (`type,value,country`) or the type of every line (`phone`). Entries already on the list are counted as duplicates. ' +
-          'An upload is added whole or not at all. ' + matching,
+          'An upload is added whole or not at all. ' +
+          matching,
         querystring: SuppressionsUploadQuerySchema,
         body: {
           content: {
             'application/json': { schema: SuppressionsBodySchema },
             // Read as a stream and checked line by line as it arrives (the schema cannot see a stream).
-            'text/csv': { schema: Type.Unknown({ description: 'CSV text: one entry a line, or type,value[,country], optionally under a header row' }) },
+            'text/csv': {
+              schema: Type.Unknown({ description: 'CSV text: one entry a line, or type,value[,country], optionally under a header row' }),
+            },
           },
         },
         response: { 200: SuppressionsAddedSchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
@@ -65,7 +74,8 @@ export async function suppressionsRoutes(app: FastifyInstance, { db }: { db: Db 
           errors: [{ field: 'body', message: 'is missing', allowed: ['application/json', 'text/csv'] }],
         });
       }
-      if (body instanceof Readable) return uploadSuppressionsCsv(db, accountId, body, { country: query.country, onInvalid: query.on_invalid });
+      if (body instanceof Readable)
+        return uploadSuppressionsCsv(db, accountId, body, { country: query.country, onInvalid: query.on_invalid });
       // A JSON body, checked against SuppressionsBodySchema (a body schema per content type is beyond the type provider).
       return addSuppressions(db, accountId, body as SuppressionsBody, query.on_invalid);
     },
@@ -95,7 +105,7 @@ export async function suppressionsRoutes(app: FastifyInstance, { db }: { db: Db 
         tags: ['suppressions'],
         operationId: 'deleteSuppression',
         summary: 'Remove one entry of the suppression list',
-        description: 'An id the account has no entry with (another account\'s entry too) answers 404.',
+        description: "An id the account has no entry with (another account's entry too) answers 404.",
         params: SuppressionParamsSchema,
         response: { 200: DeletedSchema, ...problemResponses(400, 401, 403, 404, 429) },
       },

@@ -13,7 +13,8 @@ export const listedRejections = 100;
 const kindSchema = Type.Unsafe<SuppressionKind>({
   type: 'string',
   enum: [...suppressionKinds],
-  description: '`phone` (any format: matched in E.164), `domain` (a website or domain: its registrable domain), `email`, `place` (a public place id)',
+  description:
+    '`phone` (any format: matched in E.164), `domain` (a website or domain: its registrable domain), `email`, `place` (a public place id)',
 });
 const countrySchema = Type.String({
   pattern: '^[A-Za-z]{2}$',
@@ -24,10 +25,16 @@ const onInvalidSchema = Type.Unsafe<'reject' | 'skip'>({
   type: 'string',
   enum: ['reject', 'skip'],
   default: 'reject',
-  description: '`reject` (default): any entry that is not valid refuses the whole request (400 listing them) and nothing is added; `skip`: the valid entries are added and the others counted and listed in `rejected`',
+  description:
+    '`reject` (default): any entry that is not valid refuses the whole request (400 listing them) and nothing is added; `skip`: the valid entries are added and the others counted and listed in `rejected`',
 });
 
-export const SuppressionValueSchema = Type.String({ minLength: 1, maxLength: 320, description: 'A phone number, website or domain, email address or place id', examples: ['+49 89 21 99 89 0', 'www.example.com', 'sales@example.com', 'plc_3f7kq2m5x7ab4cde'] });
+export const SuppressionValueSchema = Type.String({
+  minLength: 1,
+  maxLength: 320,
+  description: 'A phone number, website or domain, email address or place id',
+  examples: ['+49 89 21 99 89 0', 'www.example.com', 'sales@example.com', 'plc_3f7kq2m5x7ab4cde'],
+});
 
 export const SuppressionsBodySchema = Type.Object(
   {
@@ -39,11 +46,18 @@ export const SuppressionsBodySchema = Type.Object(
           { additionalProperties: false },
         ),
       ]),
-      { minItems: 1, maxItems: maxJsonEntries, description: `At most ${maxJsonEntries.toLocaleString('en')} entries (a CSV upload takes more): a value (its type detected) or {type, value, country}` },
+      {
+        minItems: 1,
+        maxItems: maxJsonEntries,
+        description: `At most ${maxJsonEntries.toLocaleString('en')} entries (a CSV upload takes more): a value (its type detected) or {type, value, country}`,
+      },
     ),
     country: Type.Optional(countrySchema),
   },
-  { additionalProperties: false, examples: [{ entries: [{ type: 'phone', value: '089 21 99 89 0', country: 'DE' }, 'example.com', 'sales@example.org'] }] },
+  {
+    additionalProperties: false,
+    examples: [{ entries: [{ type: 'phone', value: '089 21 99 89 0', country: 'DE' }, 'example.com', 'sales@example.org'] }],
+  },
 );
 export type SuppressionsBody = Static<typeof SuppressionsBodySchema>;
 
@@ -53,13 +67,16 @@ export const SuppressionsUploadQuerySchema = Type.Object(
 );
 export type SuppressionsUploadQuery = Static<typeof SuppressionsUploadQuerySchema>;
 
-const CountsSchema = Type.Object({
-  phone: Type.Integer(),
-  domain: Type.Integer(),
-  email: Type.Integer(),
-  place: Type.Integer(),
-  total: Type.Integer(),
-}, { description: 'Entries of the list per type' });
+const CountsSchema = Type.Object(
+  {
+    phone: Type.Integer(),
+    domain: Type.Integer(),
+    email: Type.Integer(),
+    place: Type.Integer(),
+    total: Type.Integer(),
+  },
+  { description: 'Entries of the list per type' },
+);
 
 export const SuppressionsAddedSchema = Type.Object({
   received: Type.Integer({ description: 'Entries read from the request' }),
@@ -76,7 +93,12 @@ export type SuppressionsAdded = Static<typeof SuppressionsAddedSchema>;
 
 export const SuppressionsListQuerySchema = Type.Object(
   {
-    per_page: Type.Optional(Type.Integer({ ...suppressionsPerPage, description: `Entries per page: default ${suppressionsPerPage.default}, from ${suppressionsPerPage.minimum} to ${suppressionsPerPage.maximum}` })),
+    per_page: Type.Optional(
+      Type.Integer({
+        ...suppressionsPerPage,
+        description: `Entries per page: default ${suppressionsPerPage.default}, from ${suppressionsPerPage.minimum} to ${suppressionsPerPage.maximum}`,
+      }),
+    ),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,200}$', description: '`next_cursor` of the previous page' })),
     type: Type.Optional(kindSchema),
   },
@@ -88,7 +110,10 @@ export const SuppressionSchema = Type.Object({
   id: Type.Integer({ description: 'Pass to DELETE /api/v1/user-api/suppressions/{id}' }),
   type: kindSchema,
   value: Type.String({ description: 'As sent' }),
-  key: Type.String({ description: 'What places are matched by: E.164, registrable domain, lower-case email or place id', examples: ['+49892199890', 'example.com'] }),
+  key: Type.String({
+    description: 'What places are matched by: E.164, registrable domain, lower-case email or place id',
+    examples: ['+49892199890', 'example.com'],
+  }),
   created_at: Type.String({ format: 'date-time' }),
 });
 export type Suppression = Static<typeof SuppressionSchema>;
@@ -107,7 +132,9 @@ export const SuppressionParamsSchema = Type.Object(
 );
 
 export const DeleteAllQuerySchema = Type.Object(
-  { confirm: Type.Unsafe<'true'>({ type: 'string', enum: ['true'], description: 'Must be `true`: removing every entry cannot be undone' }) },
+  {
+    confirm: Type.Unsafe<'true'>({ type: 'string', enum: ['true'], description: 'Must be `true`: removing every entry cannot be undone' }),
+  },
   { additionalProperties: false },
 );
 

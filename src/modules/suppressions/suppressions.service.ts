@@ -69,21 +69,28 @@ export function normaliseEntry(raw: RawEntry, defaultCountry: string | undefined
       if (key) return { ok: true, entry: { kind, key, value } };
       return {
         ok: false,
-        message: country || value.startsWith('+') || value.startsWith('00')
-          ? `is not a valid phone number${country ? ` in ${country}` : ''}`
-          : 'is not a valid international phone number: write it with its +country code, or give its country',
+        message:
+          country || value.startsWith('+') || value.startsWith('00')
+            ? `is not a valid phone number${country ? ` in ${country}` : ''}`
+            : 'is not a valid international phone number: write it with its +country code, or give its country',
       };
     }
     case 'domain': {
       const key = registrableDomain(value);
-      return key ? { ok: true, entry: { kind, key, value } } : { ok: false, message: 'is not a phone number, website, domain, email address or place id' };
+      return key
+        ? { ok: true, entry: { kind, key, value } }
+        : { ok: false, message: 'is not a phone number, website, domain, email address or place id' };
     }
     case 'email': {
       const address = value.replace(/^mailto:/i, '').toLowerCase();
-      return emailPattern.test(address) ? { ok: true, entry: { kind, key: address, value } } : { ok: false, message: 'is not an email address' };
+      return emailPattern.test(address)
+        ? { ok: true, entry: { kind, key: address, value } }
+        : { ok: false, message: 'is not an email address' };
     }
     case 'place':
-      return placeIdPattern.test(value) ? { ok: true, entry: { kind, key: value, value } } : { ok: false, message: 'is not a place id (plc_ and 16 letters or digits 2-7)' };
+      return placeIdPattern.test(value)
+        ? { ok: true, entry: { kind, key: value, value } }
+        : { ok: false, message: 'is not a place id (plc_ and 16 letters or digits 2-7)' };
   }
 }
 
@@ -141,10 +148,16 @@ class Upload {
   async finish(onInvalid: 'reject' | 'skip', field: string): Promise<SuppressionsAdded> {
     if (this.rejected > 0 && onInvalid === 'reject') {
       await discardUpload(this.db, this.id);
-      throw new AppError('validation_failed', `${this.rejected} of ${this.received} entries are not valid: nothing was added (on_invalid=skip adds the others)`, {
-        errors: this.rejections.map((r): FieldError => ({ field: `${field}.${r.at}`, message: `${JSON.stringify(r.value)} ${r.message}` })),
-        rejected: this.rejected,
-      });
+      throw new AppError(
+        'validation_failed',
+        `${this.rejected} of ${this.received} entries are not valid: nothing was added (on_invalid=skip adds the others)`,
+        {
+          errors: this.rejections.map(
+            (r): FieldError => ({ field: `${field}.${r.at}`, message: `${JSON.stringify(r.value)} ${r.message}` }),
+          ),
+          rejected: this.rejected,
+        },
+      );
     }
     await this.flush();
     const added = await commitUpload(this.db, this.id, this.accountId, new Date().toISOString());
@@ -170,7 +183,12 @@ async function startUpload(db: Db, accountId: number): Promise<Upload> {
 }
 
 /** Adds the entries of a JSON body: all of them, or (any invalid, `reject`) none. */
-export async function addSuppressions(db: Db, accountId: number, body: SuppressionsBody, onInvalid: 'reject' | 'skip' = 'reject'): Promise<SuppressionsAdded> {
+export async function addSuppressions(
+  db: Db,
+  accountId: number,
+  body: SuppressionsBody,
+  onInvalid: 'reject' | 'skip' = 'reject',
+): Promise<SuppressionsAdded> {
   const upload = await startUpload(db, accountId);
   try {
     for (const [i, e] of body.entries.entries()) await upload.add(typeof e === 'string' ? { value: e } : e, `entries[${i}]`, body.country);
@@ -184,8 +202,19 @@ export async function addSuppressions(db: Db, accountId: number, body: Suppressi
 const headerNames: Record<string, 'type' | 'value' | 'country'> = { type: 'type', kind: 'type', value: 'value', country: 'country' };
 /** A one-column header that names the type of every line (`phone`, `email`…). */
 const typeHeaders: Record<string, SuppressionKind> = {
-  phone: 'phone', phones: 'phone', telephone: 'phone', domain: 'domain', domains: 'domain', website: 'domain', websites: 'domain',
-  email: 'email', emails: 'email', place: 'place', places: 'place', place_id: 'place', id: 'place',
+  phone: 'phone',
+  phones: 'phone',
+  telephone: 'phone',
+  domain: 'domain',
+  domains: 'domain',
+  website: 'domain',
+  websites: 'domain',
+  email: 'email',
+  emails: 'email',
+  place: 'place',
+  places: 'place',
+  place_id: 'place',
+  id: 'place',
 };
 
 /**
@@ -200,7 +229,10 @@ export async function uploadSuppressionsCsv(
   options: { country?: string; onInvalid?: 'reject' | 'skip' },
 ): Promise<SuppressionsAdded> {
   let bytes = 0;
-  const limited = new AppError('payload_too_large', `A CSV upload may carry at most ${maxCsvBytes / 1024 / 1024} MB and ${maxCsvEntries.toLocaleString('en')} entries`);
+  const limited = new AppError(
+    'payload_too_large',
+    `A CSV upload may carry at most ${maxCsvBytes / 1024 / 1024} MB and ${maxCsvEntries.toLocaleString('en')} entries`,
+  );
   let tooLarge = false;
   // The body's listeners come before anything is awaited: an error of the body in the meantime (a client
   // gone, a multipart file part cut short) would otherwise be missed and the parser wait for ever.
@@ -212,7 +244,9 @@ export async function uploadSuppressionsCsv(
       body.destroy(limited);
     }
   });
-  const parser = body.pipe(parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: true, info: false }));
+  const parser = body.pipe(
+    parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: true, info: false }),
+  );
   const onBodyError = (error: unknown) => {
     bodyError ??= error;
     parser.destroy(error as Error);
@@ -238,7 +272,11 @@ export async function uploadSuppressionsCsv(
       if (line === 1) {
         const names = record.map((c) => c.toLowerCase());
         if (names.includes('value')) {
-          columns = { type: names.findIndex((n) => headerNames[n] === 'type'), value: names.findIndex((n) => n === 'value'), country: names.indexOf('country') };
+          columns = {
+            type: names.findIndex((n) => headerNames[n] === 'type'),
+            value: names.findIndex((n) => n === 'value'),
+            country: names.indexOf('country'),
+          };
           continue;
         }
         if (names.length === 1 && typeHeaders[names[0]!]) {
@@ -254,7 +292,11 @@ export async function uploadSuppressionsCsv(
           upload.reject(at, record.join(','), `has type "${type}": allowed ${suppressionKinds.join(', ')}`);
           continue;
         }
-        raw = { value: record[columns.value] ?? '', type: (type || typeForAll) as SuppressionKind | undefined, country: columns.country >= 0 ? record[columns.country] || undefined : undefined };
+        raw = {
+          value: record[columns.value] ?? '',
+          type: (type || typeForAll) as SuppressionKind | undefined,
+          country: columns.country >= 0 ? record[columns.country] || undefined : undefined,
+        };
       } else if (record.length === 1) {
         raw = { value: record[0]!, type: typeForAll };
       } else {
@@ -272,7 +314,9 @@ export async function uploadSuppressionsCsv(
       await upload.add(raw, at, options.country);
     }
     if (upload.received === 0) {
-      throw new AppError('validation_failed', 'The CSV has no entries', { errors: [{ field: 'body', message: 'has no entries: one value a line, or type,value[,country]' }] });
+      throw new AppError('validation_failed', 'The CSV has no entries', {
+        errors: [{ field: 'body', message: 'has no entries: one value a line, or type,value[,country]' }],
+      });
     }
     return await upload.finish(options.onInvalid ?? 'reject', 'body');
   } catch (error) {
@@ -284,9 +328,16 @@ export async function uploadSuppressionsCsv(
     if (code.startsWith('CSV_')) {
       throw new AppError('validation_failed', `The CSV cannot be read: ${message}`, { errors: [{ field: 'body', message }] });
     }
-    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || message === 'aborted' || (bodyError !== undefined && error === bodyError)) {
+    if (
+      code === 'ECONNRESET' ||
+      code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+      message === 'aborted' ||
+      (bodyError !== undefined && error === bodyError)
+    ) {
       // The client went away mid-upload: nothing was added, and the answer (if it can still be read) says so.
-      throw new AppError('validation_failed', 'The upload ended before its end: nothing was added', { errors: [{ field: 'body', message: 'was cut short' }] });
+      throw new AppError('validation_failed', 'The upload ended before its end: nothing was added', {
+        errors: [{ field: 'body', message: 'was cut short' }],
+      });
     }
     throw error;
   } finally {
@@ -303,7 +354,10 @@ export async function listSuppressions(db: Db, accountId: number, query: Suppres
           field: 'querystring.cursor',
           message: 'pass the next_cursor of the previous page unchanged',
         });
-  const [rows, counts] = await Promise.all([listEntries(db, accountId, { afterId, limit: perPage + 1, kind: query.type }), countsOf(db, accountId)]);
+  const [rows, counts] = await Promise.all([
+    listEntries(db, accountId, { afterId, limit: perPage + 1, kind: query.type }),
+    countsOf(db, accountId),
+  ]);
   const page = rows.slice(0, perPage);
   return {
     data: page.map((r) => ({ id: r.id, type: r.kind, value: r.value, key: r.key, created_at: r.created_at })),
@@ -315,7 +369,8 @@ export async function listSuppressions(db: Db, accountId: number, query: Suppres
 
 /** Removes one entry; `not_found` for an id the account has no entry with (another account's included). */
 export async function removeSuppression(db: Db, accountId: number, id: number): Promise<Deleted> {
-  if (!(await deleteEntry(db, accountId, id, new Date().toISOString()))) throw new AppError('not_found', `suppression ${id} does not exist`);
+  if (!(await deleteEntry(db, accountId, id, new Date().toISOString())))
+    throw new AppError('not_found', `suppression ${id} does not exist`);
   return { deleted: 1, counts: await countsOf(db, accountId) };
 }
 

@@ -68,7 +68,13 @@ describe('resolving category terms for the API', () => {
   test('lists every category with its parent and localised name', () => {
     const list = index.list('de');
     const optician = list.find((c) => c.slug === 'optician');
-    assert.deepEqual(optician, { slug: 'optician', parent: 'shop', presetId: 'shop/optician', osmTags: { shop: 'optician' }, name: 'Optiker' });
+    assert.deepEqual(optician, {
+      slug: 'optician',
+      parent: 'shop',
+      presetId: 'shop/optician',
+      osmTags: { shop: 'optician' },
+      name: 'Optiker',
+    });
     assert.ok(list.length > 500);
   });
 });
@@ -99,7 +105,14 @@ describe('the category index over the category_names table (SQLite)', () => {
     const norms = [...new Set(loadTaxonomyNames().map((n) => n.norm))].sort();
     // Names, aliases and terms of every language, their plural-looking forms, slugs and tags, and misspellings.
     const terms = norms.filter((_, i) => i % 37 === 0);
-    terms.push(...terms.slice(0, 60).map((w) => `${w}s`), 'restaurant_italian', 'shop=optician', 'amenity=cafe', 'Optiker Shop', 'car repair');
+    terms.push(
+      ...terms.slice(0, 60).map((w) => `${w}s`),
+      'restaurant_italian',
+      'shop=optician',
+      'amenity=cafe',
+      'Optiker Shop',
+      'car repair',
+    );
     const typos = norms.filter((n, i) => i % 1601 === 0 && n.length > 4).map((n) => n.slice(0, 2) + n.slice(3));
     for (const lang of [undefined, 'de', 'fr', 'pt-BR', 'ja']) {
       for (const term of [...terms, ...(lang === undefined || lang === 'de' ? typos : [])]) {
@@ -113,7 +126,8 @@ describe('the category index over the category_names table (SQLite)', () => {
     const sql = categoryIndexFor(t.db);
     for (const lang of [undefined, 'en', 'de', 'de-CH', 'fr', 'pt-BR', 'zh-TW', 'xx']) {
       assert.deepEqual(sql.list(lang), memory.list(lang), lang);
-      for (const c of memory.list().filter((_, i) => i % 7 === 0)) assert.equal(sql.name(c.slug, lang), memory.name(c.slug, lang), `${c.slug} ${lang}`);
+      for (const c of memory.list().filter((_, i) => i % 7 === 0))
+        assert.equal(sql.name(c.slug, lang), memory.name(c.slug, lang), `${c.slug} ${lang}`);
     }
     assert.deepEqual(sql.subtree('shop'), memory.subtree('shop'));
   });

@@ -265,7 +265,8 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
     const ranked = [...scores].sort((a, b) => b[1] - a[1] || depth(a[0]) - depth(b[0]) || (a[0] < b[0] ? -1 : 1));
     const known = ranked.map(([slug]) => slug);
     // The request's language first, its categories in the order of the votes.
-    const order = (slugs: string[]) => [...slugs].sort((a, b) => rank(known, a) - rank(known, b) || depth(a) - depth(b) || (a < b ? -1 : 1));
+    const order = (slugs: string[]) =>
+      [...slugs].sort((a, b) => rank(known, a) - rank(known, b) || depth(a) - depth(b) || (a < b ? -1 : 1));
     const local = inLanguage(norm, voteLang, order);
     if (!local && ranked.length === 0) return null;
     const top = ranked[0]?.[1] ?? 1;
@@ -303,7 +304,9 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
     if (named.length > 0) return order(named);
     const local = localFolded(lang);
     // A word in the names of many categories is a generic one (`shop` in Croatian, `centre` in Welsh), not a trade.
-    const withWord = GENERIC_LAST_WORD.test(` ${norm}`) ? [] : [...local].filter(([, padded]) => forms.some((f) => padded.includes(` ${f} `))).map(([slug]) => slug);
+    const withWord = GENERIC_LAST_WORD.test(` ${norm}`)
+      ? []
+      : [...local].filter(([, padded]) => forms.some((f) => padded.includes(` ${f} `))).map(([slug]) => slug);
     const containing = withWord.length <= MAX_NAMES_WITH_TERM ? withWord : [];
     const shared = [...new Set([...entries.map((e) => e.slug), ...containing])];
     if (shared.length === 0) return null;
@@ -346,7 +349,9 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
       }
       if (bySlug.has(lower)) {
         // A slug means that category; other categories whose own name it is in the language come with it (`bank` is the bench in Breton).
-        const named = withNorm(foldText(trimmed)).filter((e) => e.kind === 'name' && (e.lang === (lang ?? 'en') || e.lang === baseLang(lang ?? 'en')) && e.slug !== lower);
+        const named = withNorm(foldText(trimmed)).filter(
+          (e) => e.kind === 'name' && (e.lang === (lang ?? 'en') || e.lang === baseLang(lang ?? 'en')) && e.slug !== lower,
+        );
         const slugs = [lower, ...new Set(named.map((e) => e.slug))];
         return { slug: lower, slugs, candidates: slugs.map((slug) => candidate(slug, 1, lang)) };
       }
@@ -359,7 +364,14 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
       if (norm === '') return { slug: null, slugs: [], candidates: [] };
       // `beauty salon`, `optiker shop`: else the trade without the word for its premises.
       const trade = norm.replace(GENERIC_LAST_WORD, '');
-      return voted(norm, lang) ?? (trade !== norm ? voted(trade, lang) : null) ?? { slug: null, slugs: [], candidates: options?.suggest === false ? [] : fuzzy(norm, lang) };
+      return (
+        voted(norm, lang) ??
+        (trade !== norm ? voted(trade, lang) : null) ?? {
+          slug: null,
+          slugs: [],
+          candidates: options?.suggest === false ? [] : fuzzy(norm, lang),
+        }
+      );
     },
     get: (slug, lang) => (bySlug.has(slug) ? toCategory(slug, lang) : undefined),
     descendants(slug) {
@@ -378,7 +390,13 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
     name,
     list(lang = 'en') {
       const local = names.localNames(lang);
-      return taxonomy.categories.map((c) => ({ slug: c.slug, parent: c.parent, presetId: c.presetId, osmTags: c.osmTags, name: local.get(c.slug) ?? c.name }));
+      return taxonomy.categories.map((c) => ({
+        slug: c.slug,
+        parent: c.parent,
+        presetId: c.presetId,
+        osmTags: c.osmTags,
+        name: local.get(c.slug) ?? c.name,
+      }));
     },
   };
 }

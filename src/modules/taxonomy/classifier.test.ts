@@ -15,11 +15,14 @@ const place = (sourceCategories: string[], osmTags?: Record<string, string>): Pl
   sourceCategories,
   ...(osmTags ? { osmTags } : {}),
 });
-const classify = (source: string, categories: string[], osmTags?: Record<string, string>) => classifier.classify(source, place(categories, osmTags));
+const classify = (source: string, categories: string[], osmTags?: Record<string, string>) =>
+  classifier.classify(source, place(categories, osmTags));
 
 describe('classifying OpenStreetMap places on their tags', () => {
   test('picks the most specific preset: an Italian restaurant, not just a restaurant', () => {
-    assert.deepEqual(classify('osm', ['amenity=restaurant'], { amenity: 'restaurant', cuisine: 'italian', name: 'Da Mario' }), ['restaurant_italian']);
+    assert.deepEqual(classify('osm', ['amenity=restaurant'], { amenity: 'restaurant', cuisine: 'italian', name: 'Da Mario' }), [
+      'restaurant_italian',
+    ]);
     assert.deepEqual(classify('osm', ['amenity=restaurant'], { amenity: 'restaurant', cuisine: 'basque' }), ['restaurant']);
   });
 

@@ -20,7 +20,8 @@ export interface TermMatcher {
 const CACHE_LIMIT = 200_000;
 const osmTagPattern = /^([a-z][a-z0-9_:]*)=(.+)$/;
 /** Last words that only say "a place of this trade": `Electronics Store`, `Parking Lot`, `Car Repair Shop`. */
-export const GENERIC_LAST_WORD = / (store|shop|office|grounds|building|lot|facility|center|centre|practitioner|company|agency|station|service|services|provider|salon|parlor|parlour)$/;
+export const GENERIC_LAST_WORD =
+  / (store|shop|office|grounds|building|lot|facility|center|centre|practitioner|company|agency|station|service|services|provider|salon|parlor|parlour)$/;
 
 /** Folded, without `and`/`or`: `Beauty & Spas`, `beauty_and_spa` → `beauty spas`, `beauty spa`. */
 function termKey(text: string): string {
@@ -41,8 +42,19 @@ function forms(key: string): string[] {
 
 /** Presets (and their sub-presets) a restaurant-only source may name; anything else there means `restaurant`. */
 const FOOD_PRESETS = [
-  'amenity/restaurant', 'amenity/cafe', 'amenity/fast_food', 'amenity/bar', 'amenity/pub', 'amenity/biergarten',
-  'amenity/food_court', 'amenity/ice_cream', 'shop/bakery', 'shop/pastry', 'shop/confectionery', 'shop/deli', 'shop/chocolate',
+  'amenity/restaurant',
+  'amenity/cafe',
+  'amenity/fast_food',
+  'amenity/bar',
+  'amenity/pub',
+  'amenity/biergarten',
+  'amenity/food_court',
+  'amenity/ice_cream',
+  'shop/bakery',
+  'shop/pastry',
+  'shop/confectionery',
+  'shop/deli',
+  'shop/chocolate',
 ];
 
 /**
@@ -107,7 +119,8 @@ export function createTermMatcher(
     byCuisine.get(amenity)!.set(cuisine, p.slug);
   }
   const restaurantOf = (value: string) => byCuisine.get('restaurant')?.get(value) ?? 'restaurant';
-  const anyOf = (value: string) => byCuisine.get('restaurant')?.get(value) ?? byCuisine.get('cafe')?.get(value) ?? byCuisine.get('fast_food')?.get(value) ?? 'restaurant';
+  const anyOf = (value: string) =>
+    byCuisine.get('restaurant')?.get(value) ?? byCuisine.get('cafe')?.get(value) ?? byCuisine.get('fast_food')?.get(value) ?? 'restaurant';
   const cuisineAny = new Map<string, string>();
   const cuisineRestaurant = new Map<string, string>();
   const labels = new Map(taxonomy.cuisines.map((c) => [c.value, c.label]));
@@ -129,7 +142,8 @@ export function createTermMatcher(
   for (const [source, table] of Object.entries(SOURCE_OVERRIDES)) {
     const keyed = new Map<string, string | null>(overrides.get('common'));
     for (const [term, slug] of Object.entries(table)) {
-      if (slug !== null && !categories.has(slug)) throw new Error(`taxonomy: the ${source} override for "${term}" names an unknown category ${slug}`);
+      if (slug !== null && !categories.has(slug))
+        throw new Error(`taxonomy: the ${source} override for "${term}" names an unknown category ${slug}`);
       keyed.set(termKey(term), slug);
     }
     overrides.set(source, keyed);
@@ -137,7 +151,8 @@ export function createTermMatcher(
 
   for (const [source, table] of Object.entries(SOURCE_MAPS)) {
     for (const [term, slug] of Object.entries(table)) {
-      if (slug !== null && !categories.has(slug)) throw new Error(`taxonomy: the ${source} category table maps "${term}" to an unknown category ${slug}`);
+      if (slug !== null && !categories.has(slug))
+        throw new Error(`taxonomy: the ${source} category table maps "${term}" to an unknown category ${slug}`);
     }
   }
 

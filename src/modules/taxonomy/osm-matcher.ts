@@ -46,7 +46,9 @@ function score(c: Candidate, tags: Record<string, string>): number {
 
 export function createOsmMatcher({ patterns, upgrades }: Pick<Taxonomy, 'patterns' | 'upgrades'>): OsmMatcher {
   const keyRank = (key: string) => (CATEGORY_KEYS as readonly string[]).indexOf(key);
-  const ordered = [...patterns].sort((a, b) => keyRank(a.presetId.split('/')[0]!) - keyRank(b.presetId.split('/')[0]!) || (a.presetId < b.presetId ? -1 : 1));
+  const ordered = [...patterns].sort(
+    (a, b) => keyRank(a.presetId.split('/')[0]!) - keyRank(b.presetId.split('/')[0]!) || (a.presetId < b.presetId ? -1 : 1),
+  );
   const rankOf = new Map(ordered.map((p, i) => [p, i]));
   // Indexed by the preset's first exact tag (`amenity` → `restaurant`), or under `*` when it only has wildcards.
   const byKey = new Map<string, Map<string, Bucket>>();
@@ -119,7 +121,8 @@ export function createOsmMatcher({ patterns, upgrades }: Pick<Taxonomy, 'pattern
       const primary = best.pattern.slug;
       if (perKey === undefined || perKey.length < 2) return [primary];
       const out = [primary];
-      for (const { c } of perKey.sort((a, b) => b.s - a.s || a.c.rank - b.c.rank)) if (!out.includes(c.pattern.slug)) out.push(c.pattern.slug);
+      for (const { c } of perKey.sort((a, b) => b.s - a.s || a.c.rank - b.c.rank))
+        if (!out.includes(c.pattern.slug)) out.push(c.pattern.slug);
       return out;
     },
   };

@@ -36,7 +36,7 @@ export const SOURCE_OVERRIDES: Record<string, Record<string, string | null>> = {
     accommodation: 'hotel',
     automotive: 'car_repair',
     'home garden': 'garden_centre',
-    'education': 'education',
+    education: 'education',
     'educational services': 'education',
     business: 'company',
     'business to business': 'company',

@@ -128,9 +128,9 @@ export function loadTaxonomy(): Taxonomy {
   const dir = join(packageDir(), 'dist');
   const presets = readJson<Record<string, RawPreset>>(join(dir, 'presets.min.json'));
   const deprecated = readJson<Array<{ old: Record<string, string>; replace?: Record<string, string> }>>(join(dir, 'deprecated.min.json'));
-  const en = readJson<{ en: { presets: { presets: Record<string, RawTranslation>; fields: Record<string, { options?: Record<string, unknown> }> } } }>(
-    join(dir, 'translations', 'en.min.json'),
-  ).en.presets;
+  const en = readJson<{
+    en: { presets: { presets: Record<string, RawTranslation>; fields: Record<string, { options?: Record<string, unknown> }> } };
+  }>(join(dir, 'translations', 'en.min.json')).en.presets;
 
   const keys = new Set<string>(CATEGORY_KEYS);
   const candidates = new Map<string, RawPreset>();
@@ -226,7 +226,14 @@ export function loadTaxonomy(): Taxonomy {
   for (const [id, p] of candidates) {
     const slug = slugOf.get(id);
     if (!slug) continue;
-    patterns.push({ slug, presetId: id, tags: p.tags, addTags: p.addTags ?? {}, score: p.matchScore ?? 1, searchable: p.searchable !== false });
+    patterns.push({
+      slug,
+      presetId: id,
+      tags: p.tags,
+      addTags: p.addTags ?? {},
+      score: p.matchScore ?? 1,
+      searchable: p.searchable !== false,
+    });
   }
 
   const cuisineOptions = en.fields['cuisine']?.options ?? {};

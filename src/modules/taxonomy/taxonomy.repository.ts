@@ -19,7 +19,11 @@ export interface SyncOutcome {
 }
 
 export async function findTaxonomyVersion(db: Db): Promise<{ version: string; rowCount: number } | undefined> {
-  const row = await db.kysely.selectFrom('reference_data').select(['version', 'row_count']).where('name', '=', REFERENCE_NAME).executeTakeFirst();
+  const row = await db.kysely
+    .selectFrom('reference_data')
+    .select(['version', 'row_count'])
+    .where('name', '=', REFERENCE_NAME)
+    .executeTakeFirst();
   return row ? { version: row.version, rowCount: Number(row.row_count) } : undefined;
 }
 
@@ -78,7 +82,11 @@ class PostgresTaxonomyStore implements TaxonomyStore {
     return this.kysely.transaction().execute(async (trx) => {
       // Serialises concurrent syncs across processes until this transaction ends.
       await sql`select pg_advisory_xact_lock(hashtext('leadatlas.reference.categories'))`.execute(trx);
-      const stored = await trx.selectFrom('reference_data').select(['version', 'row_count']).where('name', '=', REFERENCE_NAME).executeTakeFirst();
+      const stored = await trx
+        .selectFrom('reference_data')
+        .select(['version', 'row_count'])
+        .where('name', '=', REFERENCE_NAME)
+        .executeTakeFirst();
       if (stored?.version === version) return { rows: Number(stored.row_count), changed: false };
       await sql`truncate table category_names, categories`.execute(trx);
       for (const part of chunks(categories)) {
@@ -89,7 +97,9 @@ class PostgresTaxonomyStore implements TaxonomyStore {
       for (const part of chunks(names)) {
         await sql`insert into category_names (name_norm, slug, lang, name, is_name, kind)
           select * from unnest(${part.map((n) => n.norm)}::text[], ${part.map((n) => n.slug)}::text[], ${part.map((n) => n.lang)}::text[],
-            ${part.map((n) => n.name)}::text[], ${part.map((n) => (n.isName ? 1 : 0))}::int[], ${part.map((n) => n.kind)}::text[])`.execute(trx);
+            ${part.map((n) => n.name)}::text[], ${part.map((n) => (n.isName ? 1 : 0))}::int[], ${part.map((n) => n.kind)}::text[])`.execute(
+          trx,
+        );
       }
       const count = categories.length + names.length;
       await trx

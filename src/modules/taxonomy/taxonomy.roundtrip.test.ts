@@ -20,7 +20,8 @@ const tagsOf = new Map(categories.map((c) => [c.slug, JSON.stringify(Object.entr
 const ownNames = loadTaxonomyNames().filter((n) => n.kind === 'name');
 
 /** A resolution names the category when it lists it, one with the same OSM tags, or an ancestor (whose subtree holds it). */
-const names = (slugs: readonly string[], slug: string) => slugs.some((s) => s === slug || tagsOf.get(s) === tagsOf.get(slug) || index.subtree(s).includes(slug));
+const names = (slugs: readonly string[], slug: string) =>
+  slugs.some((s) => s === slug || tagsOf.get(s) === tagsOf.get(slug) || index.subtree(s).includes(slug));
 
 describe('the taxonomy round trip', () => {
   test('resolves every own name in every locale, as type= in that language, to its category', () => {
@@ -39,7 +40,8 @@ describe('the taxonomy round trip', () => {
   });
 
   test('resolves a term its language lists for several categories to the one whose name begins with it, or to them all', () => {
-    const check = (term: string, lang: string, expected: string[]) => assert.deepEqual([...index.resolve(term, lang).slugs].sort(), [...expected].sort(), `${term} (${lang})`);
+    const check = (term: string, lang: string, expected: string[]) =>
+      assert.deepEqual([...index.resolve(term, lang).slugs].sort(), [...expected].sort(), `${term} (${lang})`);
     // German: the pharmacy's own name; the drugstore only lists it.
     check('Apotheke', 'de', ['pharmacy']);
     // Afrikaans names both the pharmacy and the chemist Apteek, the bar and the pub Kroeg.
@@ -94,7 +96,9 @@ describe('the taxonomy round trip', () => {
         const r = await quickSearch(deps, { query: n.name, city: 'München', per_page: 1 }, { lang: n.lang, location: 'querystring' });
         const type = r.resolution.type;
         if (!type || !names(type.includes, n.slug) || r.total < present.get(n.slug)!) {
-          failures.push(`${n.lang} ${n.name} (${n.slug}: ${present.get(n.slug)}) → ${type?.categories?.map((c) => c.slug).join(', ') ?? 'no kind'}, total ${r.total}`);
+          failures.push(
+            `${n.lang} ${n.name} (${n.slug}: ${present.get(n.slug)}) → ${type?.categories?.map((c) => c.slug).join(', ') ?? 'no kind'}, total ${r.total}`,
+          );
         }
       }
       assert.ok(sample.length > 1000, `${sample.length} names sampled`);

@@ -71,8 +71,14 @@ for (const dialect of dialects) {
       assert.equal(first.changed, true);
       assert.match(first.version, /^@openstreetmap\/id-tagging-schema@\d+\.\d+\.\d+\+rules\.\d+$/);
       const count = async () => {
-        const c = await t.db.kysely.selectFrom('categories').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-        const n = await t.db.kysely.selectFrom('category_names').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const c = await t.db.kysely
+          .selectFrom('categories')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
+        const n = await t.db.kysely
+          .selectFrom('category_names')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         return Number(c.n) + Number(n.n);
       };
       assert.equal(await count(), first.rows);
@@ -87,11 +93,29 @@ for (const dialect of dialects) {
         { parent: optician.parent_slug, preset: optician.preset_id, tags: JSON.parse(optician.osm_tags), name: optician.name },
         { parent: 'shop', preset: 'shop/optician', tags: { shop: 'optician' }, name: 'Optician' },
       );
-      const de = await t.db.kysely.selectFrom('category_names').selectAll().where('slug', '=', 'optician').where('lang', '=', 'de').execute();
+      const de = await t.db.kysely
+        .selectFrom('category_names')
+        .selectAll()
+        .where('slug', '=', 'optician')
+        .where('lang', '=', 'de')
+        .execute();
       assert.ok(de.some((r) => r.name === 'Optiker' && r.name_norm === 'optiker' && r.is_name === 1));
-      const vet = await t.db.kysely.selectFrom('category_names').select('slug').where('name_norm', '=', 'tierarzt').where('lang', '=', 'de').execute();
-      assert.deepEqual(vet.map((r) => r.slug), ['veterinary']);
-      const sample = await t.db.kysely.selectFrom('category_names').select(['name', 'name_norm']).where('lang', '=', 'fr').limit(200).execute();
+      const vet = await t.db.kysely
+        .selectFrom('category_names')
+        .select('slug')
+        .where('name_norm', '=', 'tierarzt')
+        .where('lang', '=', 'de')
+        .execute();
+      assert.deepEqual(
+        vet.map((r) => r.slug),
+        ['veterinary'],
+      );
+      const sample = await t.db.kysely
+        .selectFrom('category_names')
+        .select(['name', 'name_norm'])
+        .where('lang', '=', 'fr')
+        .limit(200)
+        .execute();
       for (const r of sample) assert.equal(r.name_norm, foldText(r.name));
       const displayNames = await t.db.kysely
         .selectFrom('category_names')
@@ -109,7 +133,11 @@ for (const dialect of dialects) {
       const again = await syncTaxonomy(t.db);
       assert.equal(again.changed, true);
       assert.equal(again.rows, before.rows);
-      const stored = await t.db.kysely.selectFrom('reference_data').select(['version', 'row_count']).where('name', '=', 'categories').executeTakeFirstOrThrow();
+      const stored = await t.db.kysely
+        .selectFrom('reference_data')
+        .select(['version', 'row_count'])
+        .where('name', '=', 'categories')
+        .executeTakeFirstOrThrow();
       assert.deepEqual(stored, { version: before.version, row_count: before.rows });
     });
   });

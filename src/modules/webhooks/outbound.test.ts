@@ -34,14 +34,26 @@ describe('postJson: the outbound guard against server-side request forgery', () 
 
   test('refuses loopback by address and by name (the system resolver), sending nothing', async () => {
     const before = received.length;
-    for (const url of [`http://127.0.0.1:${port}/hook`, `http://localhost:${port}/hook`, `http://[::1]:${port}/hook`, `http://[::ffff:127.0.0.1]:${port}/hook`]) {
-      await assert.rejects(postJson(url, '{}', {}, strict), (e: unknown) => e instanceof OutboundRefused && /only public addresses/.test((e as Error).message), url);
+    for (const url of [
+      `http://127.0.0.1:${port}/hook`,
+      `http://localhost:${port}/hook`,
+      `http://[::1]:${port}/hook`,
+      `http://[::ffff:127.0.0.1]:${port}/hook`,
+    ]) {
+      await assert.rejects(
+        postJson(url, '{}', {}, strict),
+        (e: unknown) => e instanceof OutboundRefused && /only public addresses/.test((e as Error).message),
+        url,
+      );
     }
     assert.equal(received.length, before, 'no request reached the receiver');
   });
 
   test('checks every address a name resolves to: one private among public ones is refused', async () => {
-    const resolve = async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.7', family: 4 }];
+    const resolve = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.7', family: 4 },
+    ];
     await assert.rejects(postJson('https://hooks.example.test/x', '{}', {}, { ...strict, resolve }), OutboundRefused);
   });
 
@@ -56,7 +68,10 @@ describe('postJson: the outbound guard against server-side request forgery', () 
     assert.equal(status, 200);
     assert.equal(lookups, 1);
     const last = received.at(-1)!;
-    assert.deepEqual([last.url, last.headers.host, last.headers['x-test'], last.headers['content-type'], last.body], ['/pinned?q=1', `rebind.example.test:${port}`, 'yes', 'application/json', '{"a":1}']);
+    assert.deepEqual(
+      [last.url, last.headers.host, last.headers['x-test'], last.headers['content-type'], last.body],
+      ['/pinned?q=1', `rebind.example.test:${port}`, 'yes', 'application/json', '{"a":1}'],
+    );
   });
 
   test('does not follow redirects: a 3xx is the answer', async () => {
@@ -86,7 +101,10 @@ describe('signatures and retries', () => {
   });
 
   test('the wait doubles with each attempt, within ±20 %, and never passes a day', () => {
-    assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(1000, n, 0.5)), [1000, 2000, 4000, 8000]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((n) => retryDelayMs(1000, n, 0.5)),
+      [1000, 2000, 4000, 8000],
+    );
     assert.equal(retryDelayMs(1000, 1, 0), 800);
     assert.equal(retryDelayMs(1000, 1, 1), 1200);
     assert.equal(retryDelayMs(3_600_000, 20, 0.5), 86_400_000);

@@ -10,7 +10,10 @@ export async function insertDelivery(
   db: Kdb,
   row: Pick<DeliveryRow, 'public_id' | 'account_id' | 'job_id' | 'url' | 'event' | 'body' | 'created_at'>,
 ): Promise<void> {
-  await db.insertInto('webhook_deliveries').values({ ...row, status: 'pending', next_attempt_at: row.created_at }).execute();
+  await db
+    .insertInto('webhook_deliveries')
+    .values({ ...row, status: 'pending', next_attempt_at: row.created_at })
+    .execute();
 }
 
 /** Pending deliveries whose next attempt is due and that no process is attempting now. */
@@ -47,7 +50,10 @@ export async function recordAttempt(
   next: Pick<DeliveryRow, 'status' | 'next_attempt_at' | 'finished_at'>,
 ): Promise<void> {
   await db.kysely.transaction().execute(async (trx) => {
-    await trx.insertInto('webhook_attempts').values({ ...attempt, delivery_id: delivery.id, attempt: delivery.attempts + 1 }).execute();
+    await trx
+      .insertInto('webhook_attempts')
+      .values({ ...attempt, delivery_id: delivery.id, attempt: delivery.attempts + 1 })
+      .execute();
     await trx
       .updateTable('webhook_deliveries')
       .set({ ...next, attempts: sql<number>`attempts + 1`, lease_until: null })
@@ -64,12 +70,26 @@ export async function deliveriesOfJobs(db: Db, jobIds: readonly number[]): Promi
 
 export async function attemptsOfDeliveries(db: Db, deliveryIds: readonly number[]): Promise<AttemptRow[]> {
   if (deliveryIds.length === 0) return [];
-  const rows = await db.kysely.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('delivery_id').orderBy('attempt').execute();
-  return rows.map((r) => ({ ...r, id: Number(r.id), delivery_id: Number(r.delivery_id), attempt: Number(r.attempt), duration_ms: Number(r.duration_ms), response_status: r.response_status === null ? null : Number(r.response_status) }));
+  const rows = await db.kysely
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('delivery_id')
+    .orderBy('attempt')
+    .execute();
+  return rows.map((r) => ({
+    ...r,
+    id: Number(r.id),
+    delivery_id: Number(r.delivery_id),
+    attempt: Number(r.attempt),
+    duration_ms: Number(r.duration_ms),
+    response_status: r.response_status === null ? null : Number(r.response_status),
+  }));
 }
 
 export async function findAccountSecret(db: Db, accountId: number): Promise<string | undefined> {
-  return (await db.kysely.selectFrom('account_webhook_secrets').select('secret').where('account_id', '=', accountId).executeTakeFirst())?.secret;
+  return (await db.kysely.selectFrom('account_webhook_secrets').select('secret').where('account_id', '=', accountId).executeTakeFirst())
+    ?.secret;
 }
 
 /** Creates the account's secret unless it has one; answers the one in force. */

@@ -20,7 +20,10 @@ export interface DeliveryView {
 /** The deliveries of these export jobs (internal ids), oldest first, each with its attempts in order. */
 export async function deliveriesOfJobs(db: Db, jobIds: readonly number[]): Promise<DeliveryView[]> {
   const deliveries = await repo.deliveriesOfJobs(db, jobIds);
-  const attempts = await repo.attemptsOfDeliveries(db, deliveries.map((d) => d.id));
+  const attempts = await repo.attemptsOfDeliveries(
+    db,
+    deliveries.map((d) => d.id),
+  );
   return deliveries.map((d) => ({
     jobId: d.job_id,
     event: d.event,
@@ -35,7 +38,9 @@ export async function deliveriesOfJobs(db: Db, jobIds: readonly number[]): Promi
 
 /** The account's signing secret, made on first use. */
 export async function accountWebhookSecret(db: Db, accountId: number): Promise<string> {
-  return (await repo.findAccountSecret(db, accountId)) ?? repo.ensureAccountSecret(db, accountId, newWebhookSecret(), new Date().toISOString());
+  return (
+    (await repo.findAccountSecret(db, accountId)) ?? repo.ensureAccountSecret(db, accountId, newWebhookSecret(), new Date().toISOString())
+  );
 }
 
 /** A new secret for the account; deliveries from now on (retries too) are signed with it. */
@@ -52,7 +57,15 @@ export async function queueDelivery(
 ): Promise<string> {
   const publicId = `whd_${randomBytes(10).toString('base64url')}`;
   const body = JSON.stringify({ id: publicId, type: event.type, created: Math.floor(event.at.getTime() / 1000), data: event.data });
-  await repo.insertDelivery(trx, { public_id: publicId, account_id: event.accountId, job_id: event.jobId, url: event.url, event: event.type, body, created_at: event.at.toISOString() });
+  await repo.insertDelivery(trx, {
+    public_id: publicId,
+    account_id: event.accountId,
+    job_id: event.jobId,
+    url: event.url,
+    event: event.type,
+    body,
+    created_at: event.at.toISOString(),
+  });
   return publicId;
 }
 
@@ -88,7 +101,11 @@ export class WebhookDispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     this.parallel = options.parallel ?? 4;
-    this.loop = new PollLoop(() => this.tick(), options.pollMs ?? 1000, (err: unknown) => options.log.error({ err }, 'webhook queue: a round failed'));
+    this.loop = new PollLoop(
+      () => this.tick(),
+      options.pollMs ?? 1000,
+      (err: unknown) => options.log.error({ err }, 'webhook queue: a round failed'),
+    );
   }
 
   start(): void {
@@ -115,7 +132,9 @@ export class WebhookDispatcher {
       const leaseUntil = new Date(now.getTime() + this.options.outbound.timeoutMs + 30_000).toISOString();
       if (!(await repo.claimDelivery(this.options.db, delivery.id, now.toISOString(), leaseUntil))) continue;
       const run = this.attempt(delivery)
-        .catch((err: unknown) => this.options.log.error({ err, delivery: delivery.public_id }, 'webhook delivery: recording the attempt failed'))
+        .catch((err: unknown) =>
+          this.options.log.error({ err, delivery: delivery.public_id }, 'webhook delivery: recording the attempt failed'),
+        )
         .finally(() => {
           this.inFlight.delete(run);
           this.poke();
@@ -134,12 +153,17 @@ export class WebhookDispatcher {
     let outcome: 'succeeded' | 'http_error' | 'network_error' | 'refused';
     let error: string | null = null;
     try {
-      responseStatus = await postJson(delivery.url, delivery.body, {
-        [signatureHeader]: signPayload(secret, delivery.body, timestamp),
-        'user-agent': 'LeadAtlas-Webhooks/1',
-        'leadatlas-event': delivery.event,
-        'leadatlas-delivery': delivery.public_id,
-      }, outbound);
+      responseStatus = await postJson(
+        delivery.url,
+        delivery.body,
+        {
+          [signatureHeader]: signPayload(secret, delivery.body, timestamp),
+          'user-agent': 'LeadAtlas-Webhooks/1',
+          'leadatlas-event': delivery.event,
+          'leadatlas-delivery': delivery.public_id,
+        },
+        outbound,
+      );
       outcome = responseStatus >= 200 && responseStatus < 300 ? 'succeeded' : 'http_error';
     } catch (err) {
       outcome = err instanceof OutboundRefused ? 'refused' : 'network_error';
@@ -154,7 +178,11 @@ export class WebhookDispatcher {
       { at: at.toISOString(), response_status: responseStatus, outcome, error, duration_ms: Date.now() - started },
       finalState
         ? { status: finalState, next_attempt_at: null, finished_at: at.toISOString() }
-        : { status: 'pending', next_attempt_at: new Date(at.getTime() + retryDelayMs(retryBaseMs, attemptNo)).toISOString(), finished_at: null },
+        : {
+            status: 'pending',
+            next_attempt_at: new Date(at.getTime() + retryDelayMs(retryBaseMs, attemptNo)).toISOString(),
+            finished_at: null,
+          },
     );
     log.info({ delivery: delivery.public_id, attempt: attemptNo, outcome, responseStatus, error }, 'webhook delivery attempted');
   }

@@ -69,13 +69,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       )
       .execute(db);
     // Places imported before this migration.
+    await sql.raw(`INSERT INTO places_fts(rowid, names) SELECT id, ${allNames('places')} FROM places`).execute(db);
     await sql
       .raw(
-        `INSERT INTO places_fts(rowid, names) SELECT id, ${allNames('places')} FROM places`,
+        `INSERT INTO places_geo(id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE lat IS NOT NULL AND lon IS NOT NULL`,
       )
-      .execute(db);
-    await sql
-      .raw(`INSERT INTO places_geo(id, min_lat, max_lat, min_lon, max_lon) SELECT id, lat, lat, lon, lon FROM places WHERE lat IS NOT NULL AND lon IS NOT NULL`)
       .execute(db);
   } else {
     const trgm = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'pg_trgm'`.execute(db);
@@ -84,7 +82,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       // and with it the trigram indexes of every other schema on the database.
       await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`.execute(db);
       // The extension lives in one schema per database (often public), which need not be on this connection's search_path.
-      const where = await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db);
+      const where = await sql<{
+        schema: string;
+      }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(
+        db,
+      );
       const opclass = sql.raw(`${sql.id(where.rows[0]?.schema ?? 'public').compile(db).sql}.gin_trgm_ops`);
       await sql`CREATE INDEX places_name_trgm_idx ON places USING gin (lower(name) ${opclass})`.execute(db);
     }

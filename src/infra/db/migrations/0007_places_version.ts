@@ -17,12 +17,18 @@ export async function up(db: Kysely<any>): Promise<void> {
   if (dialectOf(db) === 'sqlite') {
     for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
       await sql
-        .raw(`CREATE TRIGGER places_version_${event.toLowerCase()} AFTER ${event} ON places BEGIN UPDATE places_version SET version = version + 1 WHERE id = 1; END`)
+        .raw(
+          `CREATE TRIGGER places_version_${event.toLowerCase()} AFTER ${event} ON places BEGIN UPDATE places_version SET version = version + 1 WHERE id = 1; END`,
+        )
         .execute(db);
     }
   } else {
-    await sql`CREATE FUNCTION places_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE places_version SET version = version + 1 WHERE id = 1; RETURN NULL; END $$`.execute(db);
-    await sql`CREATE TRIGGER places_version_bump AFTER INSERT OR UPDATE OR DELETE ON places FOR EACH STATEMENT EXECUTE FUNCTION places_version_bump()`.execute(db);
+    await sql`CREATE FUNCTION places_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE places_version SET version = version + 1 WHERE id = 1; RETURN NULL; END $$`.execute(
+      db,
+    );
+    await sql`CREATE TRIGGER places_version_bump AFTER INSERT OR UPDATE OR DELETE ON places FOR EACH STATEMENT EXECUTE FUNCTION places_version_bump()`.execute(
+      db,
+    );
   }
 }
 

@@ -15,17 +15,25 @@ export async function up(db: Kysely<any>): Promise<void> {
   const available = await sql<{ name: string }>`SELECT name FROM pg_available_extensions WHERE name IN ('unaccent', 'pg_trgm')`.execute(db);
   const has = (name: string) => available.rows.some((r) => r.name === name);
   const schemaOf = async (extension: string) =>
-    (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ${extension}`.execute(db)).rows[0]?.schema;
+    (
+      await sql<{
+        schema: string;
+      }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ${extension}`.execute(
+        db,
+      )
+    ).rows[0]?.schema;
   if (has('unaccent')) {
     // In public, never in a connection's own schema (see 0004 for pg_trgm).
     await sql`CREATE EXTENSION IF NOT EXISTS unaccent WITH SCHEMA public`.execute(db);
-    const ext = sql.id(((await schemaOf('unaccent')) ?? 'public')).compile(db).sql;
+    const ext = sql.id((await schemaOf('unaccent')) ?? 'public').compile(db).sql;
     await sql
       .raw(`CREATE FUNCTION la_fold(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
             AS $$ SELECT lower(${ext}.unaccent('${ext}.unaccent'::regdictionary, $1)) $$`)
       .execute(db);
   } else {
-    await sql.raw(`CREATE FUNCTION la_fold(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$ SELECT lower($1) $$`).execute(db);
+    await sql
+      .raw(`CREATE FUNCTION la_fold(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$ SELECT lower($1) $$`)
+      .execute(db);
   }
   if (has('pg_trgm') && (await schemaOf('pg_trgm'))) {
     const opclass = sql.raw(`${sql.id((await schemaOf('pg_trgm'))!).compile(db).sql}.gin_trgm_ops`);

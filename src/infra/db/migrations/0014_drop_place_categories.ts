@@ -23,7 +23,11 @@ export async function down(db: Kysely<any>): Promise<void> {
   const places = await db.selectFrom('places').select(['id', 'categories']).execute();
   for (let i = 0; i < places.length; i += 1000) {
     const rows = places.slice(i, i + 1000).flatMap((p: { id: number; categories: string }) =>
-      [...new Set(JSON.parse(p.categories) as string[])].map((category, j) => ({ place_id: p.id, category, is_primary: j === 0 ? 1 : 0 })),
+      [...new Set(JSON.parse(p.categories) as string[])].map((category, j) => ({
+        place_id: p.id,
+        category,
+        is_primary: j === 0 ? 1 : 0,
+      })),
     );
     if (rows.length > 0) await db.insertInto('place_categories').values(rows).execute();
   }

@@ -37,7 +37,8 @@ function ftsTriggers(document: (row: string) => string): string[] {
 }
 
 async function rebuildFts(db: Kysely<any>, tokenize: string, document: (row: string) => string): Promise<void> {
-  for (const t of ['places_search_ai', 'places_search_au_names', 'places_search_ad']) await sql.raw(`DROP TRIGGER IF EXISTS ${t}`).execute(db);
+  for (const t of ['places_search_ai', 'places_search_au_names', 'places_search_ad'])
+    await sql.raw(`DROP TRIGGER IF EXISTS ${t}`).execute(db);
   await sql`DROP TABLE places_fts`.execute(db);
   await sql.raw(`CREATE VIRTUAL TABLE places_fts USING fts5(names, tokenize = '${tokenize}')`).execute(db);
   await sql.raw(`INSERT INTO places_fts(rowid, names) SELECT id, ${document('places')} FROM places`).execute(db);

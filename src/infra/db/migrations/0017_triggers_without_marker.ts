@@ -14,7 +14,10 @@ const clause = ' WHEN NOT EXISTS (SELECT 1 FROM places_deferred_indexing)';
 const withClause = ['places_search_ai', 'places_search_au_names', 'places_version_insert', 'places_version_update'];
 
 async function triggersOfPlaces(db: Kysely<any>): Promise<Array<{ name: string; sql: string }>> {
-  const { rows } = await sql<{ name: string; sql: string }>`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'`.execute(db);
+  const { rows } = await sql<{
+    name: string;
+    sql: string;
+  }>`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'places'`.execute(db);
   return rows;
 }
 

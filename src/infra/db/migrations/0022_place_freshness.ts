@@ -42,15 +42,28 @@ function datasetOfPath(path: string): string {
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('import_runs').addColumn('dataset', 'text', (c) => c.notNull().defaultTo('')).execute();
-  await db.schema.alterTable('import_runs').addColumn('retired_count', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('import_runs')
+    .addColumn('dataset', 'text', (c) => c.notNull().defaultTo(''))
+    .execute();
+  await db.schema
+    .alterTable('import_runs')
+    .addColumn('retired_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   const runs = await db.selectFrom('import_runs').select(['id', 'path']).execute();
   for (const run of runs) {
-    await db.updateTable('import_runs').set({ dataset: datasetOfPath(String(run.path)) }).where('id', '=', run.id).execute();
+    await db
+      .updateTable('import_runs')
+      .set({ dataset: datasetOfPath(String(run.path)) })
+      .where('id', '=', run.id)
+      .execute();
   }
 
   await db.schema.alterTable('places').addColumn('seen_run_id', 'bigint').execute();
-  await db.schema.alterTable('places').addColumn('closed', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('places')
+    .addColumn('closed', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('places').addColumn('closed_at', 'text').execute();
   await db.schema.alterTable('places').addColumn('closed_reason', 'text').execute();
   await sql`UPDATE places SET seen_run_id = import_run_id`.execute(db);
@@ -64,18 +77,28 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 /** The search indexes, as they were (0001, 0006, 0008) and with `closed_at` after the category. */
 const searchIndexes: Array<[string, { before: string; withClosed: string }]> = [
-  ['places_city_category_reviews_idx', {
-    before: 'CREATE INDEX places_city_category_reviews_idx ON places (city_id, category, (coalesce(review_count, -1)))',
-    withClosed: 'CREATE INDEX places_city_category_reviews_idx ON places (city_id, category, closed_at, (coalesce(review_count, -1)))',
-  }],
-  ['places_country_category_reviews_idx', {
-    before: 'CREATE INDEX places_country_category_reviews_idx ON places (country_code, category, (coalesce(review_count, -1)))',
-    withClosed: 'CREATE INDEX places_country_category_reviews_idx ON places (country_code, category, closed_at, (coalesce(review_count, -1)))',
-  }],
-  ['places_category_idx', {
-    before: 'CREATE INDEX places_category_idx ON places (category)',
-    withClosed: 'CREATE INDEX places_category_idx ON places (category, closed_at)',
-  }],
+  [
+    'places_city_category_reviews_idx',
+    {
+      before: 'CREATE INDEX places_city_category_reviews_idx ON places (city_id, category, (coalesce(review_count, -1)))',
+      withClosed: 'CREATE INDEX places_city_category_reviews_idx ON places (city_id, category, closed_at, (coalesce(review_count, -1)))',
+    },
+  ],
+  [
+    'places_country_category_reviews_idx',
+    {
+      before: 'CREATE INDEX places_country_category_reviews_idx ON places (country_code, category, (coalesce(review_count, -1)))',
+      withClosed:
+        'CREATE INDEX places_country_category_reviews_idx ON places (country_code, category, closed_at, (coalesce(review_count, -1)))',
+    },
+  ],
+  [
+    'places_category_idx',
+    {
+      before: 'CREATE INDEX places_category_idx ON places (category)',
+      withClosed: 'CREATE INDEX places_category_idx ON places (category, closed_at)',
+    },
+  ],
 ];
 
 export async function down(db: Kysely<any>): Promise<void> {
@@ -85,6 +108,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   }
   await sql`DROP INDEX IF EXISTS places_closed_idx`.execute(db);
   await sql`DROP INDEX IF EXISTS places_seen_run_idx`.execute(db);
-  for (const column of ['closed_reason', 'closed_at', 'closed', 'seen_run_id']) await db.schema.alterTable('places').dropColumn(column).execute();
+  for (const column of ['closed_reason', 'closed_at', 'closed', 'seen_run_id'])
+    await db.schema.alterTable('places').dropColumn(column).execute();
   for (const column of ['retired_count', 'dataset']) await db.schema.alterTable('import_runs').dropColumn(column).execute();
 }

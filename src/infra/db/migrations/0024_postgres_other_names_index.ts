@@ -12,10 +12,16 @@ import { dialectOf } from './helpers.ts';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   if (dialectOf(db) !== 'postgres') return;
-  const trgm = (await sql<{ schema: string }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db)).rows[0]?.schema;
+  const trgm = (
+    await sql<{
+      schema: string;
+    }>`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`.execute(db)
+  ).rows[0]?.schema;
   if (!trgm) return;
   const opclass = sql.raw(`${sql.id(trgm).compile(db).sql}.gin_trgm_ops`);
-  await sql`CREATE INDEX IF NOT EXISTS places_names_fold_trgm_idx ON places USING gin (la_fold(names) ${opclass}) WHERE names IS NOT NULL`.execute(db);
+  await sql`CREATE INDEX IF NOT EXISTS places_names_fold_trgm_idx ON places USING gin (la_fold(names) ${opclass}) WHERE names IS NOT NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -53,7 +53,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     await db.schema.alterTable('places').addColumn(column, 'text').execute();
   }
   await db.schema.alterTable('places').addColumn('enrich_site_id', 'bigint').execute();
-  await db.schema.alterTable('places').addColumn('found_social', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('places')
+    .addColumn('found_social', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   // Only enriched places are in it: an import's inserts (null) never touch it.
   await sql`CREATE INDEX places_enrich_site_idx ON places (enrich_site_id) WHERE enrich_site_id IS NOT NULL`.execute(db);
 
@@ -115,7 +118,15 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('enrichment_jobs').execute();
   await db.schema.dropTable('place_found_keys').execute();
   await sql`DROP INDEX IF EXISTS places_enrich_site_idx`.execute(db);
-  for (const column of ['found_social', 'enrich_site_id', 'found_phone', 'found_email', 'found_contacts', 'enrich_basis', 'source_contacts']) {
+  for (const column of [
+    'found_social',
+    'enrich_site_id',
+    'found_phone',
+    'found_email',
+    'found_contacts',
+    'enrich_basis',
+    'source_contacts',
+  ]) {
     await db.schema.alterTable('places').dropColumn(column).execute();
   }
   await db.schema.dropTable('enrich_sites').execute();

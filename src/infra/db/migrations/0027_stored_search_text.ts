@@ -42,7 +42,9 @@ const functionTriggers = [
 ];
 
 async function versionTrigger(db: Kysely<any>): Promise<string> {
-  const { rows } = await sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'places_version_update'`.execute(db);
+  const { rows } = await sql<{
+    sql: string;
+  }>`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'places_version_update'`.execute(db);
   return rows[0]!.sql;
 }
 

@@ -13,8 +13,14 @@ for (const dialect of dialects) {
     before(async () => {
       t = await dialect.open();
       const schema =
-        t.db.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(t.db.kysely)).rows[0]?.schema : undefined;
-      migrator = new Migrator({ db: t.db.kysely, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+        t.db.dialect === 'postgres'
+          ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(t.db.kysely)).rows[0]?.schema
+          : undefined;
+      migrator = new Migrator({
+        db: t.db.kysely,
+        provider: { getMigrations: async () => migrations },
+        ...(schema ? { migrationTableSchema: schema } : {}),
+      });
       const before = await migrator.migrateTo('0017_triggers_without_marker');
       assert.equal(before.error, undefined);
     });
@@ -35,22 +41,55 @@ for (const dialect of dialects) {
       const porto = await run('/data/porto-2020.osm.pbf');
       const yelp = await run('/srv/files/yelp-open.ndjson.gz');
       const place = (sourceId: string, runId: number | null) => ({
-        public_id: `plc_${sourceId}`, source: 'osm', source_id: sourceId, name: sourceId, categories: '[]', content_hash: sourceId,
-        import_run_id: runId, first_seen_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-02T00:00:00.000Z',
+        public_id: `plc_${sourceId}`,
+        source: 'osm',
+        source_id: sourceId,
+        name: sourceId,
+        categories: '[]',
+        content_hash: sourceId,
+        import_run_id: runId,
+        first_seen_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-02T00:00:00.000Z',
       });
-      await k.insertInto('places').values([place('n1', porto), place('n2', yelp), place('n3', null)]).execute();
+      await k
+        .insertInto('places')
+        .values([place('n1', porto), place('n2', yelp), place('n3', null)])
+        .execute();
 
       const result = await migrator.migrateToLatest();
       assert.equal(result.error, undefined);
 
       const runs = await k.selectFrom('import_runs').select(['id', 'dataset', 'retired_count']).orderBy('id').execute();
-      assert.deepEqual(runs.map((r) => [Number(r.id), r.dataset, Number(r.retired_count)]), [[porto, 'porto-2020', 0], [yelp, 'yelp-open', 0]]);
-      const places = await k.selectFrom('places').select(['source_id', 'seen_run_id', 'closed', 'closed_at', 'closed_reason', 'first_seen_at', 'updated_at']).orderBy('source_id').execute();
       assert.deepEqual(
-        places.map((p) => [p.source_id, p.seen_run_id === null ? null : Number(p.seen_run_id), Number(p.closed), p.closed_at, p.closed_reason]),
-        [['n1', porto, 0, null, null], ['n2', yelp, 0, null, null], ['n3', null, 0, null, null]],
+        runs.map((r) => [Number(r.id), r.dataset, Number(r.retired_count)]),
+        [
+          [porto, 'porto-2020', 0],
+          [yelp, 'yelp-open', 0],
+        ],
       );
-      assert.deepEqual(places.map((p) => p.first_seen_at), Array(3).fill('2026-01-01T00:00:00.000Z'));
+      const places = await k
+        .selectFrom('places')
+        .select(['source_id', 'seen_run_id', 'closed', 'closed_at', 'closed_reason', 'first_seen_at', 'updated_at'])
+        .orderBy('source_id')
+        .execute();
+      assert.deepEqual(
+        places.map((p) => [
+          p.source_id,
+          p.seen_run_id === null ? null : Number(p.seen_run_id),
+          Number(p.closed),
+          p.closed_at,
+          p.closed_reason,
+        ]),
+        [
+          ['n1', porto, 0, null, null],
+          ['n2', yelp, 0, null, null],
+          ['n3', null, 0, null, null],
+        ],
+      );
+      assert.deepEqual(
+        places.map((p) => p.first_seen_at),
+        Array(3).fill('2026-01-01T00:00:00.000Z'),
+      );
     });
 
     test('goes down and up again', async () => {
@@ -60,7 +99,10 @@ for (const dialect of dialects) {
       assert.equal(up.error, undefined);
       const k = t.db.kysely as unknown as import('kysely').Kysely<any>;
       const runs = await k.selectFrom('import_runs').select('dataset').orderBy('id').execute();
-      assert.deepEqual(runs.map((r) => r.dataset), ['porto-2020', 'yelp-open']);
+      assert.deepEqual(
+        runs.map((r) => r.dataset),
+        ['porto-2020', 'yelp-open'],
+      );
     });
   });
 }

@@ -24,7 +24,15 @@ describe('migration 0027 on an existing SQLite catalog', () => {
     for (const p of places) {
       await k
         .insertInto('places')
-        .values({ ...p, public_id: `plc_${p.source_id}`, source: 'osm', categories: '[]', content_hash: p.source_id, first_seen_at: 'x', updated_at: 'x' })
+        .values({
+          ...p,
+          public_id: `plc_${p.source_id}`,
+          source: 'osm',
+          categories: '[]',
+          content_hash: p.source_id,
+          first_seen_at: 'x',
+          updated_at: 'x',
+        })
         .execute();
     }
     assert.equal((await migrator.migrateToLatest()).error, undefined);
@@ -43,23 +51,29 @@ describe('migration 0027 on an existing SQLite catalog', () => {
       rows.map((r) => [r.search_document, r.city_fold]),
       places.map((p) => [searchDocument(p.name, p.names), p.city_source === 'address_unmatched' ? foldText(p.city!) : null]),
     );
-    assert.deepEqual(h.prepare('SELECT names FROM places_fts ORDER BY rowid').pluck().all(), rows.map((r) => r.search_document));
+    assert.deepEqual(
+      h.prepare('SELECT names FROM places_fts ORDER BY rowid').pluck().all(),
+      rows.map((r) => r.search_document),
+    );
   });
 
   test('goes back down to the functions of 0016 and up again', async () => {
     assert.equal((await migrator.migrateTo('0025_conflation')).error, undefined);
-    const columns = t.db.sqlite!.prepare("SELECT name FROM pragma_table_info('places') WHERE name IN ('search_document', 'city_fold')").pluck().all();
+    const columns = t.db
+      .sqlite!.prepare("SELECT name FROM pragma_table_info('places') WHERE name IN ('search_document', 'city_fold')")
+      .pluck()
+      .all();
     assert.deepEqual(columns, []);
     assert.equal((await migrator.migrateToLatest()).error, undefined);
-    assert.equal(t.db.sqlite!.prepare("SELECT count(*) FROM places WHERE search_document IS NOT NULL").pluck().get(), places.length);
+    assert.equal(t.db.sqlite!.prepare('SELECT count(*) FROM places WHERE search_document IS NOT NULL').pluck().get(), places.length);
   });
 
   test("Debian's sqlite3 shell checks the migrated file and renames a place, and the full-text index follows", () => {
     const shell = (script: string) => runTool('sqlite3', ['-bail', t.path], { input: script }).toString().trim();
     assert.equal(shell('PRAGMA integrity_check;'), 'ok');
     shell("UPDATE places SET name = 'Zur Krone', search_document = '$ zur krone $' WHERE source_id = 'b'; VACUUM;");
-    assert.equal(shell("SELECT count(*) FROM places_fts WHERE places_fts MATCH '\"zur krone\"';"), '1');
-    assert.equal(shell("SELECT count(*) FROM places_fts WHERE places_fts MATCH '\"lowen\"';"), '0');
+    assert.equal(shell('SELECT count(*) FROM places_fts WHERE places_fts MATCH \'"zur krone"\';'), '1');
+    assert.equal(shell('SELECT count(*) FROM places_fts WHERE places_fts MATCH \'"lowen"\';'), '0');
     assert.equal(shell("SELECT count(*) FROM places WHERE city_source = 'address_unmatched' AND city_fold = 'sankt margen';"), '1');
   });
 });

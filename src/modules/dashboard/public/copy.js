@@ -1,6 +1,6 @@
 // Copy buttons: <button data-copy="ID"> copies the value (or text) of the element with that id and
 // announces the result in the .copy-status[data-for=ID] live region.
-'use strict';
+
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy]') : null;
   if (!button) return;
@@ -22,6 +22,8 @@ document.addEventListener('click', async (event) => {
   if (copied) {
     const label = button.textContent;
     button.textContent = 'Copied ✓';
-    setTimeout(() => { button.textContent = label; }, 2000);
+    setTimeout(() => {
+      button.textContent = label;
+    }, 2000);
   }
 });

@@ -20,7 +20,9 @@ export function decodeHtml(body: Buffer, contentType: string | undefined): { htm
     const decoded = decodeWith(label, body);
     if (decoded) return decoded;
   }
-  return decodeWith(detectEncoding(body.subarray(0, 1 << 16)), body) ?? { html: iconv.decode(body, 'windows-1252'), encoding: 'windows-1252' };
+  return (
+    decodeWith(detectEncoding(body.subarray(0, 1 << 16)), body) ?? { html: iconv.decode(body, 'windows-1252'), encoding: 'windows-1252' }
+  );
 }
 
 function bomEncoding(body: Buffer): string | null {
@@ -35,7 +37,13 @@ export function charsetOfContentType(contentType: string | undefined): string | 
   if (!contentType) return null;
   for (const parameter of contentType.split(';').slice(1)) {
     const [name, ...value] = parameter.split('=');
-    if (name?.trim().toLowerCase() === 'charset') return value.join('=').trim().replace(/^["']|["']$/g, '') || null;
+    if (name?.trim().toLowerCase() === 'charset')
+      return (
+        value
+          .join('=')
+          .trim()
+          .replace(/^["']|["']$/g, '') || null
+      );
   }
   return null;
 }

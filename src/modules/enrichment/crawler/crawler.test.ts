@@ -85,7 +85,11 @@ class SiteFarm {
   }
 }
 
-function html(res: ServerResponse, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'text/html; charset=utf-8' }): void {
+function html(
+  res: ServerResponse,
+  body: string | Buffer,
+  headers: Record<string, string> = { 'content-type': 'text/html; charset=utf-8' },
+): void {
   res.writeHead(200, headers);
   res.end(body);
 }
@@ -144,7 +148,9 @@ describe('Crawler against a hostile local web', () => {
         '/team': '<html><body><h1>Team</h1></body></html>',
         '/produkte': '<html><body><h1>Produkte</h1></body></html>',
       }),
-      'cdn.baeckerei-sonnenschein.de': site({ '/impressum.html': '<html><body><h1>Impressum</h1><p>info@baeckerei-sonnenschein.de</p></body></html>' }),
+      'cdn.baeckerei-sonnenschein.de': site({
+        '/impressum.html': '<html><body><h1>Impressum</h1><p>info@baeckerei-sonnenschein.de</p></body></html>',
+      }),
       'www.sushi-hanami.jp': site({
         '/': '<html><body><p>寿司 花見 — 新鮮なネタを毎日</p><a href="/menu">メニュー</a><a href="/company">会社概要</a><a href="/inquiry">お問い合わせ</a></body></html>',
         '/inquiry': '<html><body>お問い合わせ: 03-1234-5678</body></html>',
@@ -156,7 +162,11 @@ describe('Crawler against a hostile local web', () => {
             res.writeHead(304, { etag: '"v1"' });
             return res.end();
           }
-          html(res, '<html><body><a href="/mentions-legales">Mentions légales</a></body></html>', { 'content-type': 'text/html', etag: '"v1"', 'last-modified': 'Tue, 03 Nov 2026 10:00:00 GMT' });
+          html(res, '<html><body><a href="/mentions-legales">Mentions légales</a></body></html>', {
+            'content-type': 'text/html',
+            etag: '"v1"',
+            'last-modified': 'Tue, 03 Nov 2026 10:00:00 GMT',
+          });
         },
         '/mentions-legales': '<html><body>SARL Boulangerie</body></html>',
       }),
@@ -191,7 +201,9 @@ describe('Crawler against a hostile local web', () => {
           pump();
         },
       }),
-      'www.declared-huge.it': site({ '/': (_req, res) => html(res, '', { 'content-type': 'text/html', 'content-length': String(50 * 1024 * 1024) }) }),
+      'www.declared-huge.it': site({
+        '/': (_req, res) => html(res, '', { 'content-type': 'text/html', 'content-length': String(50 * 1024 * 1024) }),
+      }),
       'www.gzip-bomb.es': site({
         '/': (_req, res) => {
           res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': String(gzipBomb.length) });
@@ -209,26 +221,41 @@ describe('Crawler against a hostile local web', () => {
         if (req.url === '/robots.txt') return res.writeHead(404).end();
         res.writeHead(302, { location: `/hop${n + 1}` }).end();
       },
-      'www.metadata-redirect.com': site({ '/': (_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/iam/' }).end() }),
-      'www.metadata-by-name.com': site({ '/': (_req, res) => res.writeHead(301, { location: `http://instance-data.cloud-example.com:${farm.port}/` }).end() }),
+      'www.metadata-redirect.com': site({
+        '/': (_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/iam/' }).end(),
+      }),
+      'www.metadata-by-name.com': site({
+        '/': (_req, res) => res.writeHead(301, { location: `http://instance-data.cloud-example.com:${farm.port}/` }).end(),
+      }),
       'www.file-redirect.com': site({ '/': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end() }),
       'www.no-robots-allowed.se': site({
         '/robots.txt': (_req, res) => html(res, 'User-agent: *\nDisallow: /\n', { 'content-type': 'text/plain' }),
         '/': bakeryHome,
       }),
       'www.robots-only-us.se': site({
-        '/robots.txt': (_req, res) => html(res, 'User-agent: LeadAtlasBot\nDisallow: /kontakt\n\nUser-agent: *\nAllow: /\n', { 'content-type': 'text/plain' }),
+        '/robots.txt': (_req, res) =>
+          html(res, 'User-agent: LeadAtlasBot\nDisallow: /kontakt\n\nUser-agent: *\nAllow: /\n', { 'content-type': 'text/plain' }),
         '/': bakeryHome,
         '/kontakt': '<html><body>Kontakt</body></html>',
         '/ueber-uns': '<html><body>Über uns</body></html>',
       }),
       'www.robots-broken.se': site({ '/robots.txt': (_req, res) => res.writeHead(500).end(), '/': bakeryHome }),
       'www.too-many-requests.pt': site({ '/': (_req, res) => res.writeHead(429, { 'retry-after': '120' }).end() }),
-      'www.maintenance.pt': site({ '/': (_req, res) => res.writeHead(503, { 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() }).end() }),
+      'www.maintenance.pt': site({
+        '/': (_req, res) => res.writeHead(503, { 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() }).end(),
+      }),
       'www.gone.pt': site({ '/': (_req, res) => res.writeHead(410).end() }),
       'www.endless-calendar.at': endlessCalendar,
       'www.cafe-latin1.fr': site({
-        '/': (_req, res) => html(res, iconv.encode('<html><body><p>Café Müller – Öffnungszeiten: täglich. Prix: 5 € le menu. Nous contacter: « ici ».</p></body></html>', 'windows-1252'), { 'content-type': 'text/html' }),
+        '/': (_req, res) =>
+          html(
+            res,
+            iconv.encode(
+              '<html><body><p>Café Müller – Öffnungszeiten: täglich. Prix: 5 € le menu. Nous contacter: « ici ».</p></body></html>',
+              'windows-1252',
+            ),
+            { 'content-type': 'text/html' },
+          ),
       }),
       'www.spa-only.io': site({
         '/': '<!doctype html><html><head><title>Studio</title><script src="/static/app.3f9a.js"></script></head><body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>',
@@ -241,7 +268,10 @@ describe('Crawler against a hostile local web', () => {
       }),
       'www.slow-hops.de': (req, res) => {
         const n = Number((req.url ?? '/').replace(/\D/g, '') || 0);
-        const timer = setTimeout(() => (req.url === '/robots.txt' ? res.writeHead(404).end() : res.writeHead(302, { location: `/hop${n + 1}` }).end()), 250);
+        const timer = setTimeout(
+          () => (req.url === '/robots.txt' ? res.writeHead(404).end() : res.writeHead(302, { location: `/hop${n + 1}` }).end()),
+          250,
+        );
         timers.add(timer);
         res.on('close', () => clearTimeout(timer));
       },
@@ -288,7 +318,9 @@ describe('Crawler against a hostile local web', () => {
     await dns.close();
   });
 
-  test('fetches the home page, then the best-named contact pages within the registrable domain, up to the page limit', { timeout: 15_000 }, async () => {
+  test('fetches the home page, then the best-named contact pages within the registrable domain, up to the page limit', {
+    timeout: 15_000,
+  }, async () => {
     const result = await crawler.crawlSite(farm.url('www.baeckerei-sonnenschein.de'));
     assert.equal(result.outcome, 'ok', result.reason ?? '');
     assert.equal(result.reason, null);
@@ -300,7 +332,10 @@ describe('Crawler against a hostile local web', () => {
     assert.match(result.pages[1]!.html, /030 1234567/);
     assert.ok(result.pages.every((p) => p.status === 200 && !Number.isNaN(Date.parse(p.fetchedAt))));
     const requests = farm.requestsTo('www.baeckerei-sonnenschein.de');
-    assert.deepEqual(requests.map((r) => r.path), ['/robots.txt', '/', '/kontakt']);
+    assert.deepEqual(
+      requests.map((r) => r.path),
+      ['/robots.txt', '/', '/kontakt'],
+    );
     assert.ok(requests.every((r) => r.userAgent === userAgent));
   });
 
@@ -308,10 +343,15 @@ describe('Crawler against a hostile local web', () => {
     const result = await crawler.crawlSite(farm.url('www.sushi-hanami.jp'));
     assert.equal(result.outcome, 'ok');
     assert.equal(result.reason, null);
-    assert.deepEqual(result.pages.map((p) => new URL(p.url).pathname), ['/', '/inquiry', '/company']);
+    assert.deepEqual(
+      result.pages.map((p) => new URL(p.url).pathname),
+      ['/', '/inquiry', '/company'],
+    );
   });
 
-  test('sends one request at a time to a host, with the delay between them, even to two crawls of the same site at once', { timeout: 15_000 }, async () => {
+  test('sends one request at a time to a host, with the delay between them, even to two crawls of the same site at once', {
+    timeout: 15_000,
+  }, async () => {
     const polite = new Crawler({ ...options, perHostDelayMs: 150 });
     try {
       const host = 'www.robots-only-us.se';
@@ -323,17 +363,25 @@ describe('Crawler against a hostile local web', () => {
       assert.equal(requests.filter((r) => r.path === '/robots.txt').length, 1, 'robots.txt is fetched once and shared');
       assert.equal(farm.maxActivePerHost, 1);
       for (let i = 1; i < requests.length; i++) {
-        assert.ok(requests[i]!.startedAt - requests[i - 1]!.endedAt! >= 145, `request ${i} started ${requests[i]!.startedAt - requests[i - 1]!.endedAt!} ms after the previous one ended`);
+        assert.ok(
+          requests[i]!.startedAt - requests[i - 1]!.endedAt! >= 145,
+          `request ${i} started ${requests[i]!.startedAt - requests[i - 1]!.endedAt!} ms after the previous one ended`,
+        );
       }
     } finally {
       polite.close();
     }
   });
 
-  test('honours a robots.txt group for its own User-Agent token: a disallowed contact page is skipped, the next one is fetched', { timeout: 15_000 }, async () => {
+  test('honours a robots.txt group for its own User-Agent token: a disallowed contact page is skipped, the next one is fetched', {
+    timeout: 15_000,
+  }, async () => {
     const result = await crawler.crawlSite(farm.url('www.robots-only-us.se'));
     assert.equal(result.outcome, 'ok');
-    assert.deepEqual(result.pages.map((p) => new URL(p.url).pathname), ['/', '/ueber-uns']);
+    assert.deepEqual(
+      result.pages.map((p) => new URL(p.url).pathname),
+      ['/', '/ueber-uns'],
+    );
     assert.match(result.reason ?? '', /kontakt: robots_disallowed/);
   });
 
@@ -341,7 +389,10 @@ describe('Crawler against a hostile local web', () => {
     const result = await crawler.crawlSite(farm.url('www.no-robots-allowed.se'));
     assert.equal(result.outcome, 'robots_disallowed');
     assert.match(result.reason!, /disallows \/ for LeadAtlasBot/);
-    assert.deepEqual(farm.requestsTo('www.no-robots-allowed.se').map((r) => r.path), ['/robots.txt']);
+    assert.deepEqual(
+      farm.requestsTo('www.no-robots-allowed.se').map((r) => r.path),
+      ['/robots.txt'],
+    );
   });
 
   test('a robots.txt answering 500 is read as "disallow everything" (RFC 9309)', { timeout: 15_000 }, async () => {
@@ -350,7 +401,9 @@ describe('Crawler against a hostile local web', () => {
     assert.match(result.reason!, /answered 500/);
   });
 
-  test('a re-crawl sends If-None-Match and If-Modified-Since; a 304 is not_modified and keeps the validators', { timeout: 15_000 }, async () => {
+  test('a re-crawl sends If-None-Match and If-Modified-Since; a 304 is not_modified and keeps the validators', {
+    timeout: 15_000,
+  }, async () => {
     const first = await crawler.crawlSite(farm.url('www.conditional-shop.fr'));
     assert.equal(first.outcome, 'ok');
     assert.deepEqual([first.etag, first.lastModified], ['"v1"', 'Tue, 03 Nov 2026 10:00:00 GMT']);
@@ -374,7 +427,9 @@ describe('Crawler against a hostile local web', () => {
     assert.match(result.reason!, /no response headers within 1500 ms/);
   });
 
-  test('a 50 MB page stops at the byte cap: too_large, the connection cut before the server could send it all, the heap not grown by it', { timeout: 15_000 }, async () => {
+  test('a 50 MB page stops at the byte cap: too_large, the connection cut before the server could send it all, the heap not grown by it', {
+    timeout: 15_000,
+  }, async () => {
     global.gc?.();
     const heapBefore = process.memoryUsage().heapUsed;
     const result = await crawler.crawlSite(farm.url('www.fifty-megabytes.it'));
@@ -412,7 +467,9 @@ describe('Crawler against a hostile local web', () => {
     assert.equal(farm.requestsTo('www.redirect-chain.nl').filter((r) => r.path !== '/robots.txt').length, 6);
   });
 
-  test('a redirect to the cloud metadata address, by address or by name, is refused even where private networks are allowed', { timeout: 15_000 }, async () => {
+  test('a redirect to the cloud metadata address, by address or by name, is refused even where private networks are allowed', {
+    timeout: 15_000,
+  }, async () => {
     const byAddress = await crawler.crawlSite(farm.url('www.metadata-redirect.com'));
     assert.equal(byAddress.outcome, 'refused');
     assert.match(byAddress.reason!, /169\.254\.169\.254, a link-local address/);
@@ -424,7 +481,9 @@ describe('Crawler against a hostile local web', () => {
     assert.match(toFile.reason!, /scheme file: is not allowed/);
   });
 
-  test('with private networks not allowed, names resolving to loopback, private or link-local addresses are refused before any connection', { timeout: 15_000 }, async () => {
+  test('with private networks not allowed, names resolving to loopback, private or link-local addresses are refused before any connection', {
+    timeout: 15_000,
+  }, async () => {
     const strict = new Crawler({ ...options, allowPrivate: false });
     try {
       const connections = farm.connections;
@@ -447,7 +506,9 @@ describe('Crawler against a hostile local web', () => {
     }
   });
 
-  test('a 429 or a 503 with Retry-After is rate_limited with the seconds to wait; another error status is http_error', { timeout: 15_000 }, async () => {
+  test('a 429 or a 503 with Retry-After is rate_limited with the seconds to wait; another error status is http_error', {
+    timeout: 15_000,
+  }, async () => {
     const limited = await crawler.crawlSite(farm.url('www.too-many-requests.pt'));
     assert.deepEqual([limited.outcome, limited.retryAfterSeconds], ['rate_limited', 120]);
     const maintenance = await crawler.crawlSite(farm.url('www.maintenance.pt'));
@@ -487,18 +548,26 @@ describe('Crawler against a hostile local web', () => {
   test('an empty home page with a meta refresh leads to the real one', { timeout: 15_000 }, async () => {
     const result = await crawler.crawlSite(farm.url('www.refresh-start.ch'));
     assert.equal(result.outcome, 'ok');
-    assert.deepEqual(result.pages.map((p) => new URL(p.url).pathname), ['/de/index.html', '/de/kontakt.html']);
+    assert.deepEqual(
+      result.pages.map((p) => new URL(p.url).pathname),
+      ['/de/index.html', '/de/kontakt.html'],
+    );
   });
 
   test('a contact page that times out ends the site with the pages so far and the reason', { timeout: 15_000 }, async () => {
     const result = await crawler.crawlSite(farm.url('www.slow-contact.de'));
     assert.equal(result.outcome, 'ok');
-    assert.deepEqual(result.pages.map((p) => new URL(p.url).pathname), ['/']);
+    assert.deepEqual(
+      result.pages.map((p) => new URL(p.url).pathname),
+      ['/'],
+    );
     assert.match(result.reason!, /kontakt: timeout/);
     assert.ok(!farm.requestsTo('www.slow-contact.de').some((r) => r.path === '/impressum'), 'a slow host gets no further request');
   });
 
-  test('a site answering every request just inside the deadlines stops once its requests have taken their budget', { timeout: 15_000 }, async () => {
+  test('a site answering every request just inside the deadlines stops once its requests have taken their budget', {
+    timeout: 15_000,
+  }, async () => {
     // Each hop of the redirect chain takes 250 ms, well under the 1000 ms headers deadline; the budget is 2 × (200 + 1000 + 300) ms.
     const brisk = new Crawler({ ...options, connectTimeoutMs: 200, headersTimeoutMs: 1000, bodyTimeoutMs: 300, maxRedirects: 30 });
     try {
@@ -511,7 +580,9 @@ describe('Crawler against a hostile local web', () => {
     }
   });
 
-  test('names that do not resolve, hosts that do not listen and websites that are no URL end with their own outcomes', { timeout: 15_000 }, async () => {
+  test('names that do not resolve, hosts that do not listen and websites that are no URL end with their own outcomes', {
+    timeout: 15_000,
+  }, async () => {
     const unknown = await crawler.crawlSite(`http://www.does-not-exist.de:${farm.port}/`);
     assert.equal(unknown.outcome, 'dns_error');
     assert.match(unknown.reason!, /robots\.txt: www\.does-not-exist\.de does not exist$/);
@@ -556,15 +627,29 @@ l3BznjG6bgpNeY1Ujw9pfqiUAiA3umuYnrTraYT/KkJFAO40Rt6xtdT62ZP0tKGl
 -----END CERTIFICATE-----`;
 
 describe('Crawler over https', () => {
-  test('connects to the pinned address with the site name for SNI, and a certificate that does not verify is unreachable', { timeout: 15_000 }, async () => {
+  test('connects to the pinned address with the site name for SNI, and a certificate that does not verify is unreachable', {
+    timeout: 15_000,
+  }, async () => {
     const servernames: string[] = [];
     const context = createSecureContext({ key: selfSignedKey, cert: selfSignedCert });
-    const server = createHttpsServer({ key: selfSignedKey, cert: selfSignedCert, SNICallback: (name, cb) => (servernames.push(name), cb(null, context)) }, (_req, res) => res.end('<html></html>'));
+    const server = createHttpsServer(
+      { key: selfSignedKey, cert: selfSignedCert, SNICallback: (name, cb) => (servernames.push(name), cb(null, context)) },
+      (_req, res) => res.end('<html></html>'),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
     const dns = await startDnsServer({ 'www.secure-shop.de': { A: ['127.0.0.2'] } });
     const crawler = new Crawler({
-      userAgent, resolver: createResolver({ dnsServers: [dns.address], timeoutMs: 2000 }), allowPrivate: true, connectTimeoutMs: 2000, headersTimeoutMs: 2000,
-      bodyTimeoutMs: 2000, maxPageBytes: 1 << 20, maxPagesPerSite: 3, maxRedirects: 5, perHostDelayMs: 0, concurrency: 2,
+      userAgent,
+      resolver: createResolver({ dnsServers: [dns.address], timeoutMs: 2000 }),
+      allowPrivate: true,
+      connectTimeoutMs: 2000,
+      headersTimeoutMs: 2000,
+      bodyTimeoutMs: 2000,
+      maxPageBytes: 1 << 20,
+      maxPagesPerSite: 3,
+      maxRedirects: 5,
+      perHostDelayMs: 0,
+      concurrency: 2,
     });
     try {
       const result = await crawler.crawlSite(`https://www.secure-shop.de:${(server.address() as AddressInfo).port}/`);

@@ -113,7 +113,11 @@ export class Crawler {
     this.robotsAgent = robotsAgentOf(options.userAgent);
   }
 
-  async crawlSite(website: string, previous?: { etag: string | null; lastModified: string | null }, signal?: AbortSignal): Promise<SiteCrawl> {
+  async crawlSite(
+    website: string,
+    previous?: { etag: string | null; lastModified: string | null },
+    signal?: AbortSignal,
+  ): Promise<SiteCrawl> {
     // A signal of its own for each crawl: its few listeners come and go with it, instead of piling up on the crawler's.
     const abort = AbortSignal.any(signal ? [signal, this.closing.signal] : [this.closing.signal]);
     const start = startUrl(website);
@@ -131,7 +135,12 @@ export class Crawler {
     this.closing.abort(new Error('the crawler is closed'));
   }
 
-  private async crawl(website: string, start: URL, previous: { etag: string | null; lastModified: string | null } | undefined, site: SiteContext): Promise<SiteCrawl> {
+  private async crawl(
+    website: string,
+    start: URL,
+    previous: { etag: string | null; lastModified: string | null } | undefined,
+    site: SiteContext,
+  ): Promise<SiteCrawl> {
     const conditional: Record<string, string> = {};
     if (previous?.etag) conditional['if-none-match'] = previous.etag;
     if (previous?.lastModified) conditional['if-modified-since'] = previous.lastModified;
@@ -139,9 +148,21 @@ export class Crawler {
     if ('outcome' in home) return failed(website, home);
     const etag = headerValue(home.headers.etag) ?? null;
     const lastModified = headerValue(home.headers['last-modified']) ?? null;
-    const result = (outcome: CrawlOutcome, reason: string | null, pages: CrawledPage[] = []): SiteCrawl => ({ website, outcome, reason, pages, etag, lastModified, retryAfterSeconds: null });
+    const result = (outcome: CrawlOutcome, reason: string | null, pages: CrawledPage[] = []): SiteCrawl => ({
+      website,
+      outcome,
+      reason,
+      pages,
+      etag,
+      lastModified,
+      retryAfterSeconds: null,
+    });
     if (home.status === 304) {
-      return { ...result('not_modified', `${home.url.href} has not changed since the last crawl`), etag: etag ?? previous?.etag ?? null, lastModified: lastModified ?? previous?.lastModified ?? null };
+      return {
+        ...result('not_modified', `${home.url.href} has not changed since the last crawl`),
+        etag: etag ?? previous?.etag ?? null,
+        lastModified: lastModified ?? previous?.lastModified ?? null,
+      };
     }
     const problem = pageProblem(home);
     if (problem) return { ...failed(website, problem), etag, lastModified };
@@ -171,7 +192,7 @@ export class Crawler {
     const kept = new Set([page.url]);
     const notes: string[] = [];
     const homeRules = await this.robotsFor(site, home.url);
-    const delay = 'outcome' in homeRules ? 0 : homeRules.crawlDelayMs ?? 0;
+    const delay = 'outcome' in homeRules ? 0 : (homeRules.crawlDelayMs ?? 0);
     const maxPages = delay > maxCrawlDelayMs ? 1 : this.options.maxPagesPerSite;
     if (maxPages < this.options.maxPagesPerSite) notes.push(`robots.txt asks for ${delay / 1000} s between requests: the home page only`);
     let attempts = 1;
@@ -200,7 +221,13 @@ export class Crawler {
    * GETs a page, following up to maxRedirects redirects. Every hop is checked against robots.txt (except
    * robots.txt itself) and the outbound guard; a contact page must stay within the site (`inScope`).
    */
-  private async fetchPage(site: SiteContext, first: URL, kind: 'home' | 'contact' | 'robots', headers: Record<string, string>, inScope?: (url: URL) => boolean): Promise<Fetched | Failure> {
+  private async fetchPage(
+    site: SiteContext,
+    first: URL,
+    kind: 'home' | 'contact' | 'robots',
+    headers: Record<string, string>,
+    inScope?: (url: URL) => boolean,
+  ): Promise<Fetched | Failure> {
     const seen = new Set<string>();
     let url = first;
     for (let hops = 0; ; hops++) {
@@ -210,7 +237,10 @@ export class Crawler {
         const rules = await this.robotsFor(site, url);
         if ('outcome' in rules) return rules;
         if (!robotsAllow(rules, url.href, this.robotsAgent)) {
-          return { outcome: 'robots_disallowed', reason: rules.disallowAll ?? `robots.txt of ${url.host} disallows ${url.pathname}${url.search} for ${this.robotsAgent}` };
+          return {
+            outcome: 'robots_disallowed',
+            reason: rules.disallowAll ?? `robots.txt of ${url.host} disallows ${url.pathname}${url.search} for ${this.robotsAgent}`,
+          };
         }
         delayMs = Math.max(delayMs, Math.min(rules.crawlDelayMs ?? 0, maxCrawlDelayMs));
       }
@@ -222,7 +252,10 @@ export class Crawler {
         truncate: kind === 'robots',
       };
       const accept = kind === 'robots' ? 'text/plain, */*;q=0.5' : 'text/html, application/xhtml+xml;q=0.9, */*;q=0.1';
-      const wantBody = kind === 'robots' ? (status: number) => status >= 200 && status < 300 : (status: number, h: IncomingHttpHeaders) => status >= 200 && status < 300 && isHtmlType(h['content-type']);
+      const wantBody =
+        kind === 'robots'
+          ? (status: number) => status >= 200 && status < 300
+          : (status: number, h: IncomingHttpHeaders) => status >= 200 && status < 300 && isHtmlType(h['content-type']);
       const answer = await this.request(site, url, { ...headers, accept }, limits, wantBody, delayMs);
       if ('outcome' in answer) return { ...answer, reason: `${url.href}: ${answer.reason}` };
       const location = headerValue(answer.headers.location);
@@ -237,7 +270,11 @@ export class Crawler {
       next.hash = '';
       if (inScope && !inScope(next)) return { outcome: 'refused', reason: `${url.href} redirects off the site, to ${next.href}` };
       if (seen.has(next.href)) return { outcome: 'too_many_redirects', reason: `redirect loop: ${url.href} leads back to ${next.href}` };
-      if (hops + 1 > this.options.maxRedirects) return { outcome: 'too_many_redirects', reason: `more than ${this.options.maxRedirects} redirects from ${first.href} (the last to ${next.href})` };
+      if (hops + 1 > this.options.maxRedirects)
+        return {
+          outcome: 'too_many_redirects',
+          reason: `more than ${this.options.maxRedirects} redirects from ${first.href} (the last to ${next.href})`,
+        };
       url = next;
     }
   }
@@ -268,7 +305,8 @@ export class Crawler {
       checkAddresses(host, addresses, this.options.allowPrivate);
       // Link-local is the cloud metadata service's range: never a site, even where private networks are allowed.
       for (const { address } of addresses) {
-        if (isPublicAddress(address).range === 'linkLocal') throw new OutboundRefused(`${host} resolves to ${address}, a link-local address (cloud metadata): never crawled`);
+        if (isPublicAddress(address).range === 'linkLocal')
+          throw new OutboundRefused(`${host} resolves to ${address}, a link-local address (cloud metadata): never crawled`);
       }
     } catch (error) {
       return { outcome: 'refused', reason: (error as Error).message };
@@ -276,10 +314,22 @@ export class Crawler {
     const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs } = this.options;
     const budgetMs = siteBudgetFactor * (connectTimeoutMs + headersTimeoutMs + bodyTimeoutMs);
     const answer = await this.gate.run(url.host, delayMs, site.signal, async () => {
-      if (site.requestMs >= budgetMs) return { kind: 'failure' as const, outcome: 'timeout' as const, reason: `the site's requests took ${Math.round(site.requestMs)} ms, its budget of ${budgetMs} ms is spent` };
+      if (site.requestMs >= budgetMs)
+        return {
+          kind: 'failure' as const,
+          outcome: 'timeout' as const,
+          reason: `the site's requests took ${Math.round(site.requestMs)} ms, its budget of ${budgetMs} ms is spent`,
+        };
       const started = performance.now();
       try {
-        return await httpGet(url, addresses[0]!, { ...headers, 'user-agent': this.options.userAgent, 'accept-encoding': 'gzip, deflate, br' }, limits, site.signal, wantBody);
+        return await httpGet(
+          url,
+          addresses[0]!,
+          { ...headers, 'user-agent': this.options.userAgent, 'accept-encoding': 'gzip, deflate, br' },
+          limits,
+          site.signal,
+          wantBody,
+        );
       } finally {
         site.requestMs += performance.now() - started;
       }
@@ -287,7 +337,11 @@ export class Crawler {
     if (answer.kind === 'failure') return { outcome: answer.outcome, reason: answer.reason };
     if (answer.status === 429 || (answer.status === 503 && answer.headers['retry-after'])) {
       const retryAfterSeconds = parseRetryAfter(headerValue(answer.headers['retry-after']));
-      return { outcome: 'rate_limited', reason: `answered ${answer.status}${retryAfterSeconds === null ? '' : `, retry after ${retryAfterSeconds} s`}`, retryAfterSeconds };
+      return {
+        outcome: 'rate_limited',
+        reason: `answered ${answer.status}${retryAfterSeconds === null ? '' : `, retry after ${retryAfterSeconds} s`}`,
+        retryAfterSeconds,
+      };
     }
     return { ...answer, fetchedAt: new Date().toISOString() };
   }
@@ -319,7 +373,11 @@ export class Crawler {
       return parseRobots(robotsUrl.href, new TextDecoder('utf-8').decode(answer.body ?? Buffer.alloc(0)), this.robotsAgent);
     }
     // RFC 9309 2.3.1.4: a server error on robots.txt means the whole site is disallowed.
-    if (answer.status >= 500) return { ...allowAll, disallowAll: `robots.txt of ${url.host} answered ${answer.status}, which RFC 9309 reads as "disallow everything"` };
+    if (answer.status >= 500)
+      return {
+        ...allowAll,
+        disallowAll: `robots.txt of ${url.host} answered ${answer.status}, which RFC 9309 reads as "disallow everything"`,
+      };
     return allowAll;
   }
 }
@@ -334,7 +392,8 @@ function startUrl(website: string): URL | Failure {
   } catch {
     return { outcome: 'invalid_url', reason: `${JSON.stringify(website)} is not a URL` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { outcome: 'invalid_url', reason: `${url.protocol} is not http or https` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { outcome: 'invalid_url', reason: `${url.protocol} is not http or https` };
   if (url.username || url.password) return { outcome: 'invalid_url', reason: 'credentials in the URL are not allowed' };
   if (!url.hostname) return { outcome: 'invalid_url', reason: `${JSON.stringify(website)} names no host` };
   url.hash = '';
@@ -351,16 +410,33 @@ function scopeOf(home: URL): (url: URL) => boolean {
 /** Why a fetched page gives nothing to read, or null when it does. */
 function pageProblem(page: Fetched): Failure | null {
   if (page.status < 200 || page.status >= 300) return { outcome: 'http_error', reason: `${page.url.href} answered ${page.status}` };
-  if (!page.body) return { outcome: 'not_html', reason: `${page.url.href} is ${headerValue(page.headers['content-type']) ?? 'of no declared type'}, not HTML` };
+  if (!page.body)
+    return {
+      outcome: 'not_html',
+      reason: `${page.url.href} is ${headerValue(page.headers['content-type']) ?? 'of no declared type'}, not HTML`,
+    };
   return null;
 }
 
 function toPage(page: Fetched): CrawledPage {
-  return { url: page.url.href, html: decodeHtml(page.body!, headerValue(page.headers['content-type'])).html, status: page.status, fetchedAt: page.fetchedAt };
+  return {
+    url: page.url.href,
+    html: decodeHtml(page.body!, headerValue(page.headers['content-type'])).html,
+    status: page.status,
+    fetchedAt: page.fetchedAt,
+  };
 }
 
 function failed(website: string, failure: Failure): SiteCrawl {
-  return { website, outcome: failure.outcome, reason: failure.reason, pages: [], etag: null, lastModified: null, retryAfterSeconds: failure.retryAfterSeconds ?? null };
+  return {
+    website,
+    outcome: failure.outcome,
+    reason: failure.reason,
+    pages: [],
+    etag: null,
+    lastModified: null,
+    retryAfterSeconds: failure.retryAfterSeconds ?? null,
+  };
 }
 
 /** HTML or XHTML, or no declared type at all (old servers): anything else is not a page to read. */

@@ -110,7 +110,9 @@ export function httpGet(
               kept += room;
               return complete();
             }
-            return next(new Failure('too_large', `the body passed the cap of ${limits.maxBytes} bytes${decoder ? ' once decompressed' : ''}`));
+            return next(
+              new Failure('too_large', `the body passed the cap of ${limits.maxBytes} bytes${decoder ? ' once decompressed' : ''}`),
+            );
           }
           chunks.push(chunk);
           kept += chunk.length;
@@ -120,7 +122,8 @@ export function httpGet(
       // The wire is capped too: a compressed body larger than the cap could not decompress to less.
       res.on('data', (chunk: Buffer) => {
         wire += chunk.length;
-        if (wire > limits.maxBytes && !limits.truncate) fail(new Failure('too_large', `the body passed the cap of ${limits.maxBytes} bytes`));
+        if (wire > limits.maxBytes && !limits.truncate)
+          fail(new Failure('too_large', `the body passed the cap of ${limits.maxBytes} bytes`));
       });
       const done = (error: Error | null | undefined) => (error ? fail(error) : complete());
       if (decoder) pipeline(res, decoder, sink, done);

@@ -5,13 +5,35 @@ import { analysePage, contactKindOf } from './page-links.ts';
 const sameDomain = (domain: string) => (url: URL) => url.hostname === domain || url.hostname.endsWith(`.${domain}`);
 
 describe('contactKindOf: the keyword list across languages', () => {
-  test('names contact, legal, about and team pages in the taxonomy\'s languages, accents and case aside', () => {
+  test("names contact, legal, about and team pages in the taxonomy's languages, accents and case aside", () => {
     const cases: Record<string, string> = {
-      Kontakt: 'contact', 'Contactez-nous': 'contact', Contatti: 'contact', Contáctenos: 'contact', 'Fale Conosco': 'contact', Yhteystiedot: 'contact',
-      'お問い合わせ': 'contact', '연락처': 'contact', '联系我们': 'contact', 'Контакты': 'contact', 'İletişim': 'contact', 'Επικοινωνία': 'contact', 'צור קשר': 'contact',
-      Impressum: 'legal', 'Mentions légales': 'legal', 'Aviso legal': 'legal', 'Note legali': 'legal', Colofon: 'legal',
-      'Über uns': 'about', 'Chi siamo': 'about', 'Quiénes somos': 'about', 'Om oss': 'about', '会社概要': 'about', 'О нас': 'about', 'Hakkımızda': 'about',
-      'Unser Team': 'team', 'Équipe': 'team',
+      Kontakt: 'contact',
+      'Contactez-nous': 'contact',
+      Contatti: 'contact',
+      Contáctenos: 'contact',
+      'Fale Conosco': 'contact',
+      Yhteystiedot: 'contact',
+      お問い合わせ: 'contact',
+      연락처: 'contact',
+      联系我们: 'contact',
+      Контакты: 'contact',
+      İletişim: 'contact',
+      Επικοινωνία: 'contact',
+      'צור קשר': 'contact',
+      Impressum: 'legal',
+      'Mentions légales': 'legal',
+      'Aviso legal': 'legal',
+      'Note legali': 'legal',
+      Colofon: 'legal',
+      'Über uns': 'about',
+      'Chi siamo': 'about',
+      'Quiénes somos': 'about',
+      'Om oss': 'about',
+      会社概要: 'about',
+      'О нас': 'about',
+      Hakkımızda: 'about',
+      'Unser Team': 'team',
+      Équipe: 'team',
     };
     for (const [text, kind] of Object.entries(cases)) assert.equal(contactKindOf(text), kind, text);
   });
@@ -31,7 +53,7 @@ describe('contactKindOf: the keyword list across languages', () => {
 });
 
 describe('analysePage (htmlparser2)', () => {
-  test('ranks links by the kind their words name, keeps the site\'s domain, drops files, fragments and the page itself', () => {
+  test("ranks links by the kind their words name, keeps the site's domain, drops files, fragments and the page itself", () => {
     const page = `<html><head><base href="/de/"></head><body>
       <a href="team.html">Team</a>
       <a href="ueber-uns.html">Über uns</a>
@@ -71,20 +93,32 @@ describe('analysePage (htmlparser2)', () => {
   });
 
   test('reads <meta http-equiv="refresh"> targets, quoted or not, resolved against the page', () => {
-    const refresh = (content: string) => analysePage(`<html><head><meta http-equiv="Refresh" content="${content}"></head></html>`, 'http://old.example.de/index.html', () => true).refreshUrl;
+    const refresh = (content: string) =>
+      analysePage(
+        `<html><head><meta http-equiv="Refresh" content="${content}"></head></html>`,
+        'http://old.example.de/index.html',
+        () => true,
+      ).refreshUrl;
     assert.equal(refresh("0; URL='/de/start.html'"), 'http://old.example.de/de/start.html');
     assert.equal(refresh('3;url=https://www.example.de/'), 'https://www.example.de/');
     assert.equal(refresh('5'), null);
   });
 
   test('survives broken markup: unclosed tags and stray quotes still give their links', () => {
-    const analysis = analysePage('<div><a href=/kontakt>Kontakt<div><a href="/impressum>Impressum</a><p>unclosed', 'http://x.example.com/', () => true);
+    const analysis = analysePage(
+      '<div><a href=/kontakt>Kontakt<div><a href="/impressum>Impressum</a><p>unclosed',
+      'http://x.example.com/',
+      () => true,
+    );
     assert.equal(analysis.contactLinks[0]?.url, 'http://x.example.com/kontakt');
   });
 
   test('a page nested far deeper than real pages gives the links before the depth limit instead of overflowing the stack', () => {
     const html = '<a href="/kontakt">Kontakt</a>' + '<b>'.repeat(100_000) + '<a href="/impressum">Impressum</a>';
     const analysis = analysePage(html, 'https://x.example.de/', () => true);
-    assert.deepEqual(analysis.contactLinks.map((l) => l.url), ['https://x.example.de/kontakt']);
+    assert.deepEqual(
+      analysis.contactLinks.map((l) => l.url),
+      ['https://x.example.de/kontakt'],
+    );
   });
 });

@@ -31,13 +31,18 @@ export interface PageAnalysis {
 const hidden = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg']);
 
 /** Links to files a browser would download rather than show: never a contact page. */
-const fileExtension = /\.(pdf|jpe?g|png|gif|webp|svg|ico|zip|rar|7z|docx?|xlsx?|pptx?|odt|mp[34]|mov|avi|webm|css|js|xml|json|txt|vcf|ics)$/i;
+const fileExtension =
+  /\.(pdf|jpe?g|png|gif|webp|svg|ico|zip|rar|7z|docx?|xlsx?|pptx?|odt|mp[34]|mov|avi|webm|css|js|xml|json|txt|vcf|ics)$/i;
 
 /** A link text longer than this is a sentence or a teaser, not the name of a page. */
 const maxLinkTextLength = 80;
 
 const folded = (Object.keys(contactKeywords) as ContactPageKind[]).flatMap((kind) =>
-  contactKeywords[kind].map((word) => ({ kind, word: foldText(word), unspaced: /[^\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\s\d]/u.test(foldText(word)) })),
+  contactKeywords[kind].map((word) => ({
+    kind,
+    word: foldText(word),
+    unspaced: /[^\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\s\d]/u.test(foldText(word)),
+  })),
 );
 
 /** The best kind a piece of text names, by the keyword list: a word must start where the keyword starts (anywhere, for scripts written without spaces). */
@@ -62,7 +67,7 @@ export function analysePage(html: string, pageUrl: string, inScope: (url: URL) =
   // walks below (domutils' findOne, textContent, `walk`) recurse once a level.
   const document = parseDocument(withinNesting(html, LINK_NESTING), { decodeEntities: true });
   const baseHref = DomUtils.findOne((e) => e.name === 'base' && DomUtils.hasAttrib(e, 'href'), document.children);
-  const base = resolveUrl(baseHref ? DomUtils.getAttributeValue(baseHref, 'href') ?? '' : '', pageUrl) ?? new URL(pageUrl);
+  const base = resolveUrl(baseHref ? (DomUtils.getAttributeValue(baseHref, 'href') ?? '') : '', pageUrl) ?? new URL(pageUrl);
   const pageKey = withoutHash(new URL(pageUrl));
 
   const found = new Map<string, ContactLink>();
@@ -93,7 +98,11 @@ export function analysePage(html: string, pageUrl: string, inScope: (url: URL) =
       } else if (node.type === ElementType.Script || node.type === ElementType.Style || node.type === ElementType.Tag) {
         const element = node as Element;
         if (element.name === 'script') scriptCount++;
-        if (element.name === 'meta' && refreshUrl === null && DomUtils.getAttributeValue(element, 'http-equiv')?.toLowerCase() === 'refresh') {
+        if (
+          element.name === 'meta' &&
+          refreshUrl === null &&
+          DomUtils.getAttributeValue(element, 'http-equiv')?.toLowerCase() === 'refresh'
+        ) {
           refreshUrl = refreshTarget(DomUtils.getAttributeValue(element, 'content') ?? '', base.href);
         }
         walk(element.children, visible && !hidden.has(element.name));
@@ -105,7 +114,11 @@ export function analysePage(html: string, pageUrl: string, inScope: (url: URL) =
 }
 
 function rankLink(anchor: Element, target: URL): { kind: ContactPageKind; score: number } | null {
-  const words = [DomUtils.textContent(anchor), DomUtils.getAttributeValue(anchor, 'title') ?? '', DomUtils.getAttributeValue(anchor, 'aria-label') ?? '']
+  const words = [
+    DomUtils.textContent(anchor),
+    DomUtils.getAttributeValue(anchor, 'title') ?? '',
+    DomUtils.getAttributeValue(anchor, 'aria-label') ?? '',
+  ]
     .map((w) => w.replace(/\s+/g, ' ').trim())
     .filter((w) => w.length > 0 && w.length <= maxLinkTextLength)
     .join(' | ');

@@ -39,7 +39,11 @@ describe('HostGate', () => {
       log.push(name);
       active--;
     };
-    await Promise.all([gate.run('a.example', 0, signal, request('a1')), gate.run('a.example', 0, signal, request('a2')), gate.run('a.example', 0, signal, request('a3'))]);
+    await Promise.all([
+      gate.run('a.example', 0, signal, request('a1')),
+      gate.run('a.example', 0, signal, request('a2')),
+      gate.run('a.example', 0, signal, request('a3')),
+    ]);
     assert.equal(most, 1);
     assert.deepEqual(log, ['a1', 'a2', 'a3']);
     assert.equal(gate.size, 0);
@@ -52,7 +56,10 @@ describe('HostGate', () => {
     await gate.run('b.example', 60, signal, async () => {});
     // A timer of 20 ms fires before the second request to b.example (60 ms later) and after the one to another host.
     setTimeout(() => log.push('20 ms timer'), 20);
-    await Promise.all([gate.run('b.example', 60, signal, async () => log.push('b.example again')), gate.run('other.example', 60, signal, async () => log.push('other.example'))]);
+    await Promise.all([
+      gate.run('b.example', 60, signal, async () => log.push('b.example again')),
+      gate.run('other.example', 60, signal, async () => log.push('other.example')),
+    ]);
     assert.deepEqual(log, ['other.example', '20 ms timer', 'b.example again']);
   });
 
@@ -61,7 +68,9 @@ describe('HostGate', () => {
     const controller = new AbortController();
     const log: string[] = [];
     let release!: () => void;
-    const blocker = gate.run('c.example', 0, new AbortController().signal, () => new Promise<void>((r) => (release = r)).then(() => log.push('blocker done')));
+    const blocker = gate.run('c.example', 0, new AbortController().signal, () =>
+      new Promise<void>((r) => (release = r)).then(() => log.push('blocker done')),
+    );
     while (!release) await new Promise((r) => setImmediate(r));
     const waiting = gate.run('c.example', 0, controller.signal, async () => log.push('aborted waiter ran'));
     const next = gate.run('c.example', 0, new AbortController().signal, async () => log.push('next'));
@@ -75,7 +84,7 @@ describe('HostGate', () => {
 });
 
 describe('robotsAgentOf', () => {
-  test('takes the crawler\'s product token, not the browser-compatibility one', () => {
+  test("takes the crawler's product token, not the browser-compatibility one", () => {
     assert.equal(robotsAgentOf('Mozilla/5.0 (compatible; LeadAtlasBot/1.0; +https://leadatlas.example/bot)'), 'LeadAtlasBot');
     assert.equal(robotsAgentOf('LeadAtlas/0.1 (+https://leadatlas.example)'), 'LeadAtlas');
     assert.equal(robotsAgentOf('plainbot'), 'plainbot');

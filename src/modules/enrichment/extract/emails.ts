@@ -5,9 +5,28 @@ import { parse as parseDomain } from 'tldts';
  * placeholders: an address there is never a business's.
  */
 const PLACEHOLDER_DOMAINS = new Set([
-  'example.com', 'example.org', 'example.net', 'example.edu', 'domain.com', 'domain.tld', 'yourdomain.com',
-  'yoursite.com', 'yourcompany.com', 'mydomain.com', 'mysite.com', 'mycompany.com', 'company.com', 'website.com',
-  'yourwebsite.com', 'sitename.com', 'test.com', 'email.tld', 'address.com', 'mail.tld', 'host.com', 'server.com',
+  'example.com',
+  'example.org',
+  'example.net',
+  'example.edu',
+  'domain.com',
+  'domain.tld',
+  'yourdomain.com',
+  'yoursite.com',
+  'yourcompany.com',
+  'mydomain.com',
+  'mysite.com',
+  'mycompany.com',
+  'company.com',
+  'website.com',
+  'yourwebsite.com',
+  'sitename.com',
+  'test.com',
+  'email.tld',
+  'address.com',
+  'mail.tld',
+  'host.com',
+  'server.com',
 ]);
 const RESERVED_SUFFIXES = ['example', 'test', 'invalid', 'localhost', 'local', 'internal', 'lan', 'home.arpa'];
 
@@ -18,20 +37,84 @@ const RESERVED_SUFFIXES = ['example', 'test', 'invalid', 'localhost', 'local', '
  * (`sentry-next.wixpress.com`).
  */
 const PLATFORM_DOMAINS = new Set([
-  'sentry.io', 'wixpress.com', 'wix.com', 'squarespace.com', 'sqsp.net', 'godaddy.com',
-  'secureserver.net', 'wordpress.com', 'wordpress.org', 'wpengine.com', 'shopify.com', 'myshopify.com', 'weebly.com',
-  'jimdo.com', 'strikingly.com', 'webflow.io', 'webflow.com', 'duda.co', 'site123.com', 'yola.com', 'bugsnag.com',
-  'rollbar.com', 'raygun.io', 'trackjs.com', 'newrelic.com', 'nr-data.net', 'datadoghq.com', 'logrocket.com',
-  'w3.org', 'schema.org', 'typekit.com', 'fontawesome.com', 'cloudflare.com', 'googlegroups.com',
-  'mailchimp.com', 'list-manage.com', 'hubspot.com', 'wufoo.com', 'jotform.com',
+  'sentry.io',
+  'wixpress.com',
+  'wix.com',
+  'squarespace.com',
+  'sqsp.net',
+  'godaddy.com',
+  'secureserver.net',
+  'wordpress.com',
+  'wordpress.org',
+  'wpengine.com',
+  'shopify.com',
+  'myshopify.com',
+  'weebly.com',
+  'jimdo.com',
+  'strikingly.com',
+  'webflow.io',
+  'webflow.com',
+  'duda.co',
+  'site123.com',
+  'yola.com',
+  'bugsnag.com',
+  'rollbar.com',
+  'raygun.io',
+  'trackjs.com',
+  'newrelic.com',
+  'nr-data.net',
+  'datadoghq.com',
+  'logrocket.com',
+  'w3.org',
+  'schema.org',
+  'typekit.com',
+  'fontawesome.com',
+  'cloudflare.com',
+  'googlegroups.com',
+  'mailchimp.com',
+  'list-manage.com',
+  'hubspot.com',
+  'wufoo.com',
+  'jotform.com',
 ]);
 
 /** Mailbox names that only ever stand for "put your own address here". */
 const PLACEHOLDER_LOCALS = new Set([
-  'yourname', 'your.name', 'your_name', 'your-name', 'youremail', 'your.email', 'your_email', 'your-email', 'yourmail',
-  'firstname.lastname', 'first.last', 'firstname', 'lastname', 'john.doe', 'jane.doe', 'johndoe', 'janedoe', 'john.smith',
-  'username', 'someone', 'somebody', 'xxx', 'xxxx', 'xxxxx', 'you', 'abc', 'emailaddress', 'email.address', 'nobody',
-  'noreply', 'no-reply', 'donotreply', 'do-not-reply', 'mailer-daemon', 'postmaster',
+  'yourname',
+  'your.name',
+  'your_name',
+  'your-name',
+  'youremail',
+  'your.email',
+  'your_email',
+  'your-email',
+  'yourmail',
+  'firstname.lastname',
+  'first.last',
+  'firstname',
+  'lastname',
+  'john.doe',
+  'jane.doe',
+  'johndoe',
+  'janedoe',
+  'john.smith',
+  'username',
+  'someone',
+  'somebody',
+  'xxx',
+  'xxxx',
+  'xxxxx',
+  'you',
+  'abc',
+  'emailaddress',
+  'email.address',
+  'nobody',
+  'noreply',
+  'no-reply',
+  'donotreply',
+  'do-not-reply',
+  'mailer-daemon',
+  'postmaster',
 ]);
 /** Mailbox names that are placeholders at a free-mail or generic domain (`your@email.com`, `name@gmail.com`). */
 const WEAK_PLACEHOLDER_LOCALS = new Set(['your', 'name', 'email', 'user', 'test', 'me', 'mail', 'example', 'sample', 'info', 'address']);
@@ -39,8 +122,38 @@ const GENERIC_DOMAINS = new Set(['email.com', 'mail.com', 'gmail.com', 'yahoo.co
 
 /** File extensions that make `logo@2x.png` look like an address (several of them are TLDs too). */
 const ASSET_EXTENSIONS = new Set([
-  'png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'bmp', 'ico', 'tif', 'tiff', 'avif', 'heic', 'css', 'js', 'mjs', 'json',
-  'map', 'mp4', 'mov', 'webm', 'mp3', 'zip', 'pdf', 'woff', 'woff2', 'ttf', 'eot', 'otf', 'php', 'html', 'htm', 'xml',
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'svg',
+  'webp',
+  'bmp',
+  'ico',
+  'tif',
+  'tiff',
+  'avif',
+  'heic',
+  'css',
+  'js',
+  'mjs',
+  'json',
+  'map',
+  'mp4',
+  'mov',
+  'webm',
+  'mp3',
+  'zip',
+  'pdf',
+  'woff',
+  'woff2',
+  'ttf',
+  'eot',
+  'otf',
+  'php',
+  'html',
+  'htm',
+  'xml',
 ]);
 
 const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
@@ -51,7 +164,10 @@ const LABEL = /^(?!-)[\p{L}\p{N}-]{1,63}(?<!-)$/u;
  * dot-atom mailbox, a domain of letter-digit-hyphen labels under a known top-level domain); null otherwise.
  */
 export function emailSyntax(raw: string): { local: string; domain: string; registrable: string } | null {
-  const address = raw.trim().replace(/^mailto:/i, '').replace(/^[<("'\[]+|[>)"'\].,;:]+$/g, '');
+  const address = raw
+    .trim()
+    .replace(/^mailto:/i, '')
+    .replace(/^[<("'[]+|[>)"'\].,;:]+$/g, '');
   const at = address.lastIndexOf('@');
   if (at <= 0 || at !== address.indexOf('@')) return null;
   const local = address.slice(0, at);
@@ -90,14 +206,42 @@ export function normaliseEmail(raw: string): string | null {
 
 /** Words that, put before " at ", make a sentence (`find us at … dot com`) rather than a mailbox. */
 const SENTENCE_WORDS = new Set([
-  'us', 'me', 'you', 'him', 'her', 'them', 'it', 'we', 'located', 'based', 'available', 'online', 'visit', 'find',
-  'reach', 'found', 'click', 'here', 'there', 'is', 'are', 'and', 'or', 'was', 'be', 'look', 'see', 'stop', 'arrive',
+  'us',
+  'me',
+  'you',
+  'him',
+  'her',
+  'them',
+  'it',
+  'we',
+  'located',
+  'based',
+  'available',
+  'online',
+  'visit',
+  'find',
+  'reach',
+  'found',
+  'click',
+  'here',
+  'there',
+  'is',
+  'are',
+  'and',
+  'or',
+  'was',
+  'be',
+  'look',
+  'see',
+  'stop',
+  'arrive',
 ]);
 
 const AT_BRACKETED = /\s*[[({<]\s*(?:at|@|arroba|chez|ät)\s*[\])}>]\s*/gi;
 const DOT_BRACKETED = /\s*[[({<]\s*(?:dot|punkt|point|punto|ponto|\.)\s*[\])}>]\s*/gi;
 /** `info at example dot com`: the spelled-out form needs at least one " dot " so that ordinary sentences with "at" stay sentences. */
-const SPELLED = /(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s+(?:at|AT|At)\s+([A-Za-z0-9-]+(?:\s*\.\s*[A-Za-z0-9-]+)*(?:\s+(?:dot|DOT|Dot|punkt|PUNKT|Punkt)\s+[A-Za-z0-9-]+)+)(?![\w@])/g;
+const SPELLED =
+  /(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s+(?:at|AT|At)\s+([A-Za-z0-9-]+(?:\s*\.\s*[A-Za-z0-9-]+)*(?:\s+(?:dot|DOT|Dot|punkt|PUNKT|Punkt)\s+[A-Za-z0-9-]+)+)(?![\w@])/g;
 /** `info @ example.com`: spaces around the @ that some sites add to fool harvesters. */
 const SPACED_AT = /(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s+@\s*|(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)\s*@\s+/g;
 const ADDRESS = /(?<![\p{L}\p{N}._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu;
@@ -108,7 +252,9 @@ export function deobfuscate(text: string): string {
     .replace(AT_BRACKETED, '@')
     .replace(DOT_BRACKETED, '.')
     .replace(SPELLED, (whole, local: string, domain: string) =>
-      SENTENCE_WORDS.has(local.toLowerCase()) ? whole : `${local}@${domain.replace(/\s+(?:dot|punkt)\s+/gi, '.').replace(/\s*\.\s*/g, '.')}`,
+      SENTENCE_WORDS.has(local.toLowerCase())
+        ? whole
+        : `${local}@${domain.replace(/\s+(?:dot|punkt)\s+/gi, '.').replace(/\s*\.\s*/g, '.')}`,
     )
     .replace(SPACED_AT, (whole, before: string | undefined, after: string | undefined) => {
       const local = before ?? after!;

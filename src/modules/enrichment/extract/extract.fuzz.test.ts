@@ -20,14 +20,57 @@ const piece = fc.oneof(
   address.map((a) => `<a href="mailto:${a}?subject=x">${a}</a>`),
   fc.stringMatching(/^\+?[0-9 ()./-]{4,24}$/).map((n) => `<p>Tel: ${n}</p>`),
   fc.stringMatching(/^[0-9 ()./-]{4,24}$/).map((n) => `<a href="tel:${n}">${n}</a>`),
-  fc.tuple(fc.constantFrom('Tel.', 'Fax', 'IBAN', '', '+49', 'T:'), fc.constantFrom('089', '030', '0171', '(212)', '020'), fc.stringMatching(/^[0-9]{3,4}[ -]?[0-9]{3,4}$/))
+  fc
+    .tuple(
+      fc.constantFrom('Tel.', 'Fax', 'IBAN', '', '+49', 'T:'),
+      fc.constantFrom('089', '030', '0171', '(212)', '020'),
+      fc.stringMatching(/^[0-9]{3,4}[ -]?[0-9]{3,4}$/),
+    )
     .map(([label, area, rest]) => `<p>${label} ${area} ${rest}</p>`),
-  fc.tuple(fc.constantFrom('facebook.com', 'instagram.com', 'x.com', 'youtube.com/@', 'tiktok.com/@', 'linkedin.com/in'), word).map(([host, handle]) => `<a href="https://www.${host}/${handle}">p</a>`),
-  fc.tuple(fc.constantFrom('facebook.com', 'twitter.com', 'x.com', 'instagram.com', 'linkedin.com/company', 'youtube.com', 'tiktok.com', 'm.facebook.com', 'developers.facebook.com'), fc.webPath(), fc.webQueryParameters())
+  fc
+    .tuple(fc.constantFrom('facebook.com', 'instagram.com', 'x.com', 'youtube.com/@', 'tiktok.com/@', 'linkedin.com/in'), word)
+    .map(([host, handle]) => `<a href="https://www.${host}/${handle}">p</a>`),
+  fc
+    .tuple(
+      fc.constantFrom(
+        'facebook.com',
+        'twitter.com',
+        'x.com',
+        'instagram.com',
+        'linkedin.com/company',
+        'youtube.com',
+        'tiktok.com',
+        'm.facebook.com',
+        'developers.facebook.com',
+      ),
+      fc.webPath(),
+      fc.webQueryParameters(),
+    )
     .map(([host, path, query]) => `<a href="https://${host}${path}?${query}">s</a>`),
-  fc.stringMatching(/^[0-9a-f]{0,40}$/).map((hex) => `<span data-cfemail="${hex}">[email protected]</span><a href="/cdn-cgi/l/email-protection#${hex}">x</a>`),
-  fc.jsonValue({ maxDepth: 4 }).map((v) => `<script type="application/ld+json">${JSON.stringify({ email: v, telephone: v, sameAs: v, '@graph': [v] })}</script>`),
-  fc.constantFrom('<div>', '</div>', '<br>', '<p', '">', '&#64;', '&amp;', '<script>', '</script>', '<!--', '-->', '<style>', '<td>', '<span itemprop="email">', '</span>', '<base href="::">'),
+  fc
+    .stringMatching(/^[0-9a-f]{0,40}$/)
+    .map((hex) => `<span data-cfemail="${hex}">[email protected]</span><a href="/cdn-cgi/l/email-protection#${hex}">x</a>`),
+  fc
+    .jsonValue({ maxDepth: 4 })
+    .map((v) => `<script type="application/ld+json">${JSON.stringify({ email: v, telephone: v, sameAs: v, '@graph': [v] })}</script>`),
+  fc.constantFrom(
+    '<div>',
+    '</div>',
+    '<br>',
+    '<p',
+    '">',
+    '&#64;',
+    '&amp;',
+    '<script>',
+    '</script>',
+    '<!--',
+    '-->',
+    '<style>',
+    '<td>',
+    '<span itemprop="email">',
+    '</span>',
+    '<base href="::">',
+  ),
   fc.string({ maxLength: 20 }),
 );
 const htmlPage = fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join(' '));
@@ -51,12 +94,21 @@ describe('extraction on generated pages', () => {
     // Nested 4,000 deep: read whole, through the walk's own stack.
     const deep = `<p>info@shop.de</p>${'<div><span>'.repeat(2_000)}laden@shop.de${'</span></div>'.repeat(2_000)}<p>Tel. 089 2199890</p>`;
     const found = extractContacts([{ url: 'https://www.shop.de/', html: deep }], { countryCode: 'DE', siteDomain: 'shop.de' });
-    assert.deepEqual(found.emails.map((e) => e.address), ['info@shop.de', 'laden@shop.de']);
-    assert.deepEqual(found.phones.map((p) => p.e164), ['+49892199890']);
+    assert.deepEqual(
+      found.emails.map((e) => e.address),
+      ['info@shop.de', 'laden@shop.de'],
+    );
+    assert.deepEqual(
+      found.phones.map((p) => p.e164),
+      ['+49892199890'],
+    );
     // 200,000 unclosed elements, which would cost the parser minutes: read up to the limit, the rest left.
     const hostile = `<p>info@shop.de</p>${'<b>'.repeat(200_000)}laden@shop.de`;
     const cut = extractContacts([{ url: 'https://www.shop.de/', html: hostile }], { countryCode: 'DE', siteDomain: 'shop.de' });
-    assert.deepEqual(cut.emails.map((e) => e.address), ['info@shop.de']);
+    assert.deepEqual(
+      cut.emails.map((e) => e.address),
+      ['info@shop.de'],
+    );
   });
 
   test('canonicalises any string or URL without throwing, to a fixed point', () => {

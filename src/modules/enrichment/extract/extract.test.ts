@@ -19,7 +19,9 @@ function cloudflareHex(address: string, key: number): string {
 
 describe('email extraction', () => {
   test('reads mailto links, decoding percent escapes and dropping the query', () => {
-    assert.deepEqual(emails(page('<a href="mailto:%20info@baeckerei-huber.de?subject=Hallo">Schreiben Sie uns</a>')), ['info@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<a href="mailto:%20info@baeckerei-huber.de?subject=Hallo">Schreiben Sie uns</a>')), [
+      'info@baeckerei-huber.de',
+    ]);
   });
 
   test('undoes obfuscations inside a mailto link', () => {
@@ -27,7 +29,10 @@ describe('email extraction', () => {
   });
 
   test('reads several addresses of one mailto link', () => {
-    assert.deepEqual(emails(page('<a href="mailto:a@baeckerei-huber.de,b@baeckerei-huber.de">mail</a>')), ['a@baeckerei-huber.de', 'b@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<a href="mailto:a@baeckerei-huber.de,b@baeckerei-huber.de">mail</a>')), [
+      'a@baeckerei-huber.de',
+      'b@baeckerei-huber.de',
+    ]);
   });
 
   test('reads addresses written in visible text, with entities decoded by the parser', () => {
@@ -36,7 +41,12 @@ describe('email extraction', () => {
   });
 
   test('undoes bracketed obfuscations', () => {
-    for (const written of ['info [at] baeckerei-huber [dot] de', 'info(at)baeckerei-huber.de', 'info {at} baeckerei-huber (dot) de', 'info[@]baeckerei-huber.de']) {
+    for (const written of [
+      'info [at] baeckerei-huber [dot] de',
+      'info(at)baeckerei-huber.de',
+      'info {at} baeckerei-huber (dot) de',
+      'info[@]baeckerei-huber.de',
+    ]) {
       assert.deepEqual(emails(page(`<p>${written}</p>`)), ['info@baeckerei-huber.de'], written);
     }
   });
@@ -57,16 +67,23 @@ describe('email extraction', () => {
     const hex = cloudflareHex('info@baeckerei-huber.de', 0x5a);
     assert.equal(decodeCloudflareEmail(hex), 'info@baeckerei-huber.de');
     assert.deepEqual(emails(page(`<a class="__cf_email__" data-cfemail="${hex}">[email&#160;protected]</a>`)), ['info@baeckerei-huber.de']);
-    assert.deepEqual(emails(page(`<a href="/cdn-cgi/l/email-protection#${cloudflareHex('laden@baeckerei-huber.de', 0x13)}">Mail</a>`)), ['laden@baeckerei-huber.de']);
+    assert.deepEqual(emails(page(`<a href="/cdn-cgi/l/email-protection#${cloudflareHex('laden@baeckerei-huber.de', 0x13)}">Mail</a>`)), [
+      'laden@baeckerei-huber.de',
+    ]);
     assert.equal(decodeCloudflareEmail('zz12'), null);
   });
 
   test('reads JSON-LD email values in nested objects, @graph and arrays, and microdata', () => {
     const jsonLd = JSON.stringify({
       '@context': 'https://schema.org',
-      '@graph': [{ '@type': 'Bakery', email: 'mailto:info@baeckerei-huber.de', contactPoint: [{ email: ['bestellung@baeckerei-huber.de'] }] }],
+      '@graph': [
+        { '@type': 'Bakery', email: 'mailto:info@baeckerei-huber.de', contactPoint: [{ email: ['bestellung@baeckerei-huber.de'] }] },
+      ],
     });
-    assert.deepEqual(emails(page(`<script type="application/ld+json">${jsonLd}</script>`)), ['info@baeckerei-huber.de', 'bestellung@baeckerei-huber.de']);
+    assert.deepEqual(emails(page(`<script type="application/ld+json">${jsonLd}</script>`)), [
+      'info@baeckerei-huber.de',
+      'bestellung@baeckerei-huber.de',
+    ]);
     assert.deepEqual(emails(page('<span itemprop="email">laden@baeckerei-huber.de</span>')), ['laden@baeckerei-huber.de']);
     assert.deepEqual(emails(page('<script type="application/ld+json">{"email": broken</script><p>x</p>')), []);
   });
@@ -82,10 +99,25 @@ describe('email extraction', () => {
 
   test('drops asset file names, reserved and placeholder domains, platform addresses and machine-made mailboxes', () => {
     const junk = [
-      'logo@2x.png', 'banner@3x.webp', 'icon@2x.svg', 'photo@large.jpg', 'info@example.com', 'someone@example.org',
-      'office@shop.example', 'your@email.com', 'name@domain.com', 'yourname@gmail.com', 'email@example',
-      'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6@sentry.io', 'abc@sentry-next.wixpress.com', 'support@squarespace.com',
-      'help@godaddy.com', 'wordpress@wordpress.org', 'john.doe@baeckerei-huber.de', 'noreply@baeckerei-huber.de', 'x@localhost',
+      'logo@2x.png',
+      'banner@3x.webp',
+      'icon@2x.svg',
+      'photo@large.jpg',
+      'info@example.com',
+      'someone@example.org',
+      'office@shop.example',
+      'your@email.com',
+      'name@domain.com',
+      'yourname@gmail.com',
+      'email@example',
+      'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6@sentry.io',
+      'abc@sentry-next.wixpress.com',
+      'support@squarespace.com',
+      'help@godaddy.com',
+      'wordpress@wordpress.org',
+      'john.doe@baeckerei-huber.de',
+      'noreply@baeckerei-huber.de',
+      'x@localhost',
     ];
     for (const address of junk) assert.equal(normaliseEmail(address), null, address);
     assert.deepEqual(emails(page(`<p>${junk.join(' ')}</p>`)), []);
@@ -93,42 +125,71 @@ describe('email extraction', () => {
   });
 
   test('drops the address of a web designer credit', () => {
-    const html = page('<p>info@baeckerei-huber.de</p><footer>Website by Pixelwerk: hallo@pixelwerk.de <a href="mailto:studio@webagentur.de">Site by</a></footer>');
+    const html = page(
+      '<p>info@baeckerei-huber.de</p><footer>Website by Pixelwerk: hallo@pixelwerk.de <a href="mailto:studio@webagentur.de">Site by</a></footer>',
+    );
     assert.deepEqual(emails(html), ['info@baeckerei-huber.de']);
-    for (const credit of ['Webdesign von Pixelwerk', 'Réalisé par Pixelwerk', 'Diseño web por Pixelwerk', 'Realizzato da Pixelwerk', 'Desenvolvido por Pixelwerk']) {
-      assert.deepEqual(emails(page(`<p>info@baeckerei-huber.de</p><p>${credit} – hallo@pixelwerk.de</p>`)), ['info@baeckerei-huber.de'], credit);
+    for (const credit of [
+      'Webdesign von Pixelwerk',
+      'Réalisé par Pixelwerk',
+      'Diseño web por Pixelwerk',
+      'Realizzato da Pixelwerk',
+      'Desenvolvido por Pixelwerk',
+    ]) {
+      assert.deepEqual(
+        emails(page(`<p>info@baeckerei-huber.de</p><p>${credit} – hallo@pixelwerk.de</p>`)),
+        ['info@baeckerei-huber.de'],
+        credit,
+      );
     }
   });
 
   test('ranks the site own addresses first, deduplicates case-insensitively and marks own_domain', () => {
-    const found = extract(page('<p>baeckerhuber@gmail.com</p><p>INFO@Baeckerei-Huber.de</p><p>info@baeckerei-huber.de</p><p>filiale@shop.baeckerei-huber.de</p>')).emails;
+    const found = extract(
+      page(
+        '<p>baeckerhuber@gmail.com</p><p>INFO@Baeckerei-Huber.de</p><p>info@baeckerei-huber.de</p><p>filiale@shop.baeckerei-huber.de</p>',
+      ),
+    ).emails;
     assert.deepEqual(
       found.map((e) => [e.address, e.own_domain]),
-      [['INFO@baeckerei-huber.de', true], ['filiale@shop.baeckerei-huber.de', true], ['baeckerhuber@gmail.com', false]],
+      [
+        ['INFO@baeckerei-huber.de', true],
+        ['filiale@shop.baeckerei-huber.de', true],
+        ['baeckerhuber@gmail.com', false],
+      ],
     );
     assert.equal(found[0]!.page, site);
   });
 
   test('separates an address from a label or text that inline markup runs into it', () => {
     assert.deepEqual(emails(page('<p><span>info@baeckerei-huber.de</span><span>Telefon</span></p>')), ['info@baeckerei-huber.de']);
-    assert.deepEqual(emails(page('<p><span class="label">E-Mail</span><span class="value">info@baeckerei-huber.de</span></p>')), ['info@baeckerei-huber.de']);
+    assert.deepEqual(emails(page('<p><span class="label">E-Mail</span><span class="value">info@baeckerei-huber.de</span></p>')), [
+      'info@baeckerei-huber.de',
+    ]);
     assert.deepEqual(emails(page('<p>info<span>@</span>baeckerei-huber.de</p>')), ['info@baeckerei-huber.de']);
   });
 
   test('reads an address from the query of a payment link', () => {
-    assert.deepEqual(emails(page('<a href="https://www.paypal.com/cgi-bin/webscr?cmd=_cart&amp;business=kasse@baeckerei-huber.de">Pay</a>')), ['kasse@baeckerei-huber.de']);
+    assert.deepEqual(
+      emails(page('<a href="https://www.paypal.com/cgi-bin/webscr?cmd=_cart&amp;business=kasse@baeckerei-huber.de">Pay</a>')),
+      ['kasse@baeckerei-huber.de'],
+    );
   });
 });
 
 describe('phone extraction', () => {
   test('reads tel links, JSON-LD telephone and microdata in the place country', () => {
     const jsonLd = JSON.stringify({ '@type': 'Bakery', telephone: '089 2199890' });
-    const html = page(`<a href="tel:+49-89-1234567">Anrufen</a><script type="application/ld+json">${jsonLd}</script><span itemprop="telephone">0171 2345678</span>`);
+    const html = page(
+      `<a href="tel:+49-89-1234567">Anrufen</a><script type="application/ld+json">${jsonLd}</script><span itemprop="telephone">0171 2345678</span>`,
+    );
     assert.deepEqual(phones(html), ['+49891234567', '+49892199890', '+491712345678']);
   });
 
   test('reads callto links and the numbers of WhatsApp chat links', () => {
-    const html = page('<a href="callto:089 2199890">Skype</a><a href="https://wa.me/491712345678?text=Hallo">WhatsApp</a><a href="https://api.whatsapp.com/send?phone=+34612345678">WA</a><a href="https://wa.me/">WA</a>');
+    const html = page(
+      '<a href="callto:089 2199890">Skype</a><a href="https://wa.me/491712345678?text=Hallo">WhatsApp</a><a href="https://api.whatsapp.com/send?phone=+34612345678">WA</a><a href="https://wa.me/">WA</a>',
+    );
     assert.deepEqual(phones(html), ['+49892199890', '+491712345678', '+34612345678']);
   });
 
@@ -138,7 +199,9 @@ describe('phone extraction', () => {
   });
 
   test('drops numbers labelled as fax, before or after the number, unless a page also gives them as a phone', () => {
-    assert.deepEqual(phones(page('<p>Phone: (916) 774-5200</p><p>Fax: (916) 786-9175</p><p>(916) 782-4348 [fax]</p>'), 'US'), ['+19167745200']);
+    assert.deepEqual(phones(page('<p>Phone: (916) 774-5200</p><p>Fax: (916) 786-9175</p><p>(916) 782-4348 [fax]</p>'), 'US'), [
+      '+19167745200',
+    ]);
     assert.deepEqual(phones(page('<p>T 020 3167 4997 | F 020 7629 1317</p>'), 'GB'), ['+442031674997']);
     assert.deepEqual(phones(page('<p>Tel/Fax: 020 3167 4997</p>'), 'GB'), ['+442031674997']);
     assert.deepEqual(phones(page('<p>Fax: 020 3167 4997</p><a href="tel:02031674997">Call</a>'), 'GB'), ['+442031674997']);
@@ -152,9 +215,13 @@ describe('phone extraction', () => {
   });
 
   test('ignores bank accounts, tax and company registrations and opening hours', () => {
-    const html = page('<p>IBAN: DE89 3704 0044 0532 0130 00</p><p>Konto 0532 0130 00</p><p>Steuernummer 143/123/45678</p><p>Mo-Fr 08.00-12.00 14.00-18.00 Uhr</p><p>P.IVA 01234567890</p>');
+    const html = page(
+      '<p>IBAN: DE89 3704 0044 0532 0130 00</p><p>Konto 0532 0130 00</p><p>Steuernummer 143/123/45678</p><p>Mo-Fr 08.00-12.00 14.00-18.00 Uhr</p><p>P.IVA 01234567890</p>',
+    );
     assert.deepEqual(phones(html, 'DE'), []);
-    assert.deepEqual(phones(page('<p>VAT Reg No. 123 4567 89</p><p>Jerry, Account Manager</p><p>(469) 360-3706</p>'), 'US'), ['+14693603706']);
+    assert.deepEqual(phones(page('<p>VAT Reg No. 123 4567 89</p><p>Jerry, Account Manager</p><p>(469) 360-3706</p>'), 'US'), [
+      '+14693603706',
+    ]);
   });
 
   test('finds no national numbers without a country, but finds international ones', () => {
@@ -163,7 +230,10 @@ describe('phone extraction', () => {
 
   test('deduplicates numbers by E.164 and keeps the raw text of the first', () => {
     const found = extract(page('<p>Tel: 089 2199890</p><p>Telefon +49 89 2199890</p>')).phones;
-    assert.deepEqual(found.map((p) => [p.e164, p.raw]), [['+49892199890', '089 2199890']]);
+    assert.deepEqual(
+      found.map((p) => [p.e164, p.raw]),
+      [['+49892199890', '089 2199890']],
+    );
   });
 });
 
@@ -248,8 +318,15 @@ describe('social profiles', () => {
   });
 
   test('collects profiles from links and JSON-LD sameAs once each, with the page they came from', () => {
-    const jsonLd = JSON.stringify({ '@type': 'Bakery', sameAs: ['https://www.instagram.com/baeckerei.huber', 'https://twitter.com/BaeckerHuber'] });
-    const found = extract(page(`<a href="https://twitter.com/BaeckerHuber">X</a><a href="https://twitter.com/intent/tweet?url=x">Share</a><script type="application/ld+json">${jsonLd}</script>`)).socials;
+    const jsonLd = JSON.stringify({
+      '@type': 'Bakery',
+      sameAs: ['https://www.instagram.com/baeckerei.huber', 'https://twitter.com/BaeckerHuber'],
+    });
+    const found = extract(
+      page(
+        `<a href="https://twitter.com/BaeckerHuber">X</a><a href="https://twitter.com/intent/tweet?url=x">Share</a><script type="application/ld+json">${jsonLd}</script>`,
+      ),
+    ).socials;
     assert.deepEqual(found, [
       { network: 'x', url: 'https://x.com/baeckerhuber', page: site },
       { network: 'instagram', url: 'https://www.instagram.com/baeckerei.huber', page: site },
@@ -257,10 +334,17 @@ describe('social profiles', () => {
   });
 
   test('keeps only the site own profiles when its pages link many profiles of one network', () => {
-    const others = ['muellerbrot', 'konditorei.schmid', 'cafe.luitpold', 'brotzeit.muc'].map((h) => `<a href="https://www.instagram.com/${h}">${h}</a>`).join('');
+    const others = ['muellerbrot', 'konditorei.schmid', 'cafe.luitpold', 'brotzeit.muc']
+      .map((h) => `<a href="https://www.instagram.com/${h}">${h}</a>`)
+      .join('');
     const jsonLd = JSON.stringify({ '@type': 'Bakery', sameAs: 'https://www.instagram.com/huber.backt' });
-    const found = extract(page(`${others}<a href="https://www.instagram.com/baeckerei_huber">Wir</a><script type="application/ld+json">${jsonLd}</script>`)).socials;
-    assert.deepEqual(found.map((s) => s.url), ['https://www.instagram.com/baeckerei_huber', 'https://www.instagram.com/huber.backt']);
+    const found = extract(
+      page(`${others}<a href="https://www.instagram.com/baeckerei_huber">Wir</a><script type="application/ld+json">${jsonLd}</script>`),
+    ).socials;
+    assert.deepEqual(
+      found.map((s) => s.url),
+      ['https://www.instagram.com/baeckerei_huber', 'https://www.instagram.com/huber.backt'],
+    );
     const few = extract(page(others.split('</a>').slice(0, 2).join('</a>') + '</a>')).socials;
     assert.equal(few.length, 2);
   });
@@ -280,14 +364,19 @@ describe('contact page', () => {
   });
 
   test('is otherwise the best contact link of the home page at the site own domain', () => {
-    const html = page('<a href="https://other.example.net/contact">Contact</a><a href="/ueber-uns">Über uns</a><a href="/legal">Impressum</a><a href="/seite-7">Kontakt</a>');
+    const html = page(
+      '<a href="https://other.example.net/contact">Contact</a><a href="/ueber-uns">Über uns</a><a href="/legal">Impressum</a><a href="/seite-7">Kontakt</a>',
+    );
     assert.equal(extract(html).contact_url, 'https://www.baeckerei-huber.de/seite-7');
     assert.equal(extract(page('<a href="/produkte">Brot</a>')).contact_url, null);
   });
 
   test('resolves relative contact links against the page base href', () => {
     const html = '<html><head><base href="https://www.baeckerei-huber.de/"></head><body><a href="kontakt.html">Kontakt</a></body></html>';
-    assert.equal(extract(html, 'DE', 'https://www.baeckerei-huber.de/shop/brot/index.html').contact_url, 'https://www.baeckerei-huber.de/kontakt.html');
+    assert.equal(
+      extract(html, 'DE', 'https://www.baeckerei-huber.de/shop/brot/index.html').contact_url,
+      'https://www.baeckerei-huber.de/kontakt.html',
+    );
   });
 });
 
@@ -331,20 +420,25 @@ describe('a modern small-business site', () => {
       ],
       { countryCode: 'DE', siteDomain: 'baeckerei-huber.de' },
     );
-    assert.deepEqual(found.emails.map((e) => [e.address, e.own_domain]), [
-      ['laden@baeckerei-huber.de', true],
-      ['info@baeckerei-huber.de', true],
-      ['bestellung@baeckerei-huber.de', true],
-      ['grosskunden@baeckerei-huber.de', true],
-      ['filiale.viktualienmarkt@gmail.com', false],
-    ]);
-    assert.deepEqual(found.phones.map((p) => p.e164), ['+49892199890', '+491712345678']);
+    assert.deepEqual(
+      found.emails.map((e) => [e.address, e.own_domain]),
+      [
+        ['laden@baeckerei-huber.de', true],
+        ['info@baeckerei-huber.de', true],
+        ['bestellung@baeckerei-huber.de', true],
+        ['grosskunden@baeckerei-huber.de', true],
+        ['filiale.viktualienmarkt@gmail.com', false],
+      ],
+    );
+    assert.deepEqual(
+      found.phones.map((p) => p.e164),
+      ['+49892199890', '+491712345678'],
+    );
     // Four Instagram profiles: the partners listed on the contact page are not the bakery's.
-    assert.deepEqual(found.socials.map((s) => s.url), [
-      'https://www.instagram.com/baeckerei.huber',
-      'https://www.youtube.com/@baeckereihuber',
-      'https://www.facebook.com/baeckereihuber',
-    ]);
+    assert.deepEqual(
+      found.socials.map((s) => s.url),
+      ['https://www.instagram.com/baeckerei.huber', 'https://www.youtube.com/@baeckereihuber', 'https://www.facebook.com/baeckereihuber'],
+    );
     assert.equal(found.contact_url, 'https://www.baeckerei-huber.de/kontakt/');
   });
 });

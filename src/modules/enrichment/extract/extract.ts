@@ -83,7 +83,12 @@ function whatsAppNumber(href: string): string | null {
   }
   const host = url.hostname.toLowerCase().replace(/^www\./, '');
   // A `+` in the query reads as a space: the number is the digits either way.
-  const written = host === 'wa.me' ? url.pathname.slice(1) : host === 'api.whatsapp.com' || host === 'whatsapp.com' ? (url.searchParams.get('phone') ?? '') : '';
+  const written =
+    host === 'wa.me'
+      ? url.pathname.slice(1)
+      : host === 'api.whatsapp.com' || host === 'whatsapp.com'
+        ? (url.searchParams.get('phone') ?? '')
+        : '';
   const digits = written.replace(/[\s+]/g, '');
   return /^\d{8,15}$/.test(digits) ? `+${digits}` : null;
 }
@@ -138,7 +143,10 @@ class ContactCollector {
     const siteName = this.site.split('.')[0]!.replace(/[^a-z0-9]/g, '');
     return all.filter((social) => {
       if (perNetwork.get(social.network)! <= PROFILES_PER_NETWORK) return true;
-      const handle = social.url.slice(social.url.lastIndexOf('/') + 1).toLowerCase().replace(/[^a-z0-9]/g, '');
+      const handle = social.url
+        .slice(social.url.lastIndexOf('/') + 1)
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, '');
       return this.declaredSocials.has(social.url) || (siteName.length >= 4 && (handle.includes(siteName) || siteName.includes(handle)));
     });
   }

@@ -23,9 +23,50 @@ const INVISIBLE = new Set(['script', 'style', 'noembed', 'template', 'head', 'sv
 
 /** Elements that start a new line of text, so that the text of neighbouring cells and blocks never runs together. */
 const BLOCK = new Set([
-  'address', 'article', 'aside', 'blockquote', 'body', 'br', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
-  'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section',
-  'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul', 'option', 'button', 'label', 'center', 'caption', 'html',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'body',
+  'br',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
+  'option',
+  'button',
+  'label',
+  'center',
+  'caption',
+  'html',
 ]);
 
 /**
@@ -76,7 +117,23 @@ function parseJson(text: string): unknown {
  */
 const MAX_NESTING = 5_000;
 /** Elements without content: they never deepen a page. */
-const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'param', 'keygen']);
+const VOID = new Set([
+  'area',
+  'base',
+  'br',
+  'col',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'link',
+  'meta',
+  'source',
+  'track',
+  'wbr',
+  'param',
+  'keygen',
+]);
 
 /**
  * The page up to the first tag that would nest elements deeper than `MAX_NESTING`, found with htmlparser2's
@@ -91,9 +148,18 @@ export function withinNesting(html: string, maxNesting = MAX_NESTING): string {
   let cut = -1;
   const ignore = () => {};
   const callbacks: TokenizerCallbacks = {
-    onattribdata: ignore, onattribentity: ignore, onattribend: ignore, onattribname: ignore, oncdata: ignore,
-    oncomment: ignore, ondeclaration: ignore, onend: ignore, onprocessinginstruction: ignore, ontext: ignore,
-    ontextentity: ignore, onselfclosingtag: ignore,
+    onattribdata: ignore,
+    onattribentity: ignore,
+    onattribend: ignore,
+    onattribname: ignore,
+    oncdata: ignore,
+    oncomment: ignore,
+    ondeclaration: ignore,
+    onend: ignore,
+    onprocessinginstruction: ignore,
+    ontext: ignore,
+    ontextentity: ignore,
+    onselfclosingtag: ignore,
     onopentagname(start, end) {
       tagStart = start - 1;
       name = html.slice(start, end).toLowerCase();

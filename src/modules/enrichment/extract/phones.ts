@@ -95,7 +95,14 @@ export function phonesInText(text: string, countryCode: string | null): PhoneInT
         if (raw.startsWith('(') && !raw.includes(')')) raw = raw.slice(1);
         const before = `${text.slice(Math.max(0, lineStart - LABEL_WINDOW), lineStart)}${line.slice(0, startsAt)}`.slice(-LABEL_WINDOW);
         const after = line.slice(endsAt, endsAt + 12);
-        if (DATE.test(raw) || HOURS.test(raw) || CURRENCY.test(before) || /^\s*(?:[$€£%]|usd|eur)/i.test(after) || (raw.match(/\//g)?.length ?? 0) > 1) continue;
+        if (
+          DATE.test(raw) ||
+          HOURS.test(raw) ||
+          CURRENCY.test(before) ||
+          /^\s*(?:[$€£%]|usd|eur)/i.test(after) ||
+          (raw.match(/\//g)?.length ?? 0) > 1
+        )
+          continue;
         const label = lastLabel(before);
         if (label === 'other') continue;
         const grouped = /[\s().\-/]/.test(raw.replace(/^\+/, '')) || raw.startsWith('+');

@@ -29,11 +29,32 @@ export async function* pickedPlaces(batches: PlaceBatches, fields: readonly Plac
 
 /** The column each public field is read from (`placeRowToPlace` in the other direction); `contacts` is several cells. */
 const fieldColumn: { [F in Exclude<PlaceField, 'contacts'>]: keyof PublicPlaceRow } = {
-  id: 'public_id', name: 'name', category: 'category', categories: 'categories', phone: 'phone', phone_e164: 'phone_e164',
-  website: 'website', email: 'email', rating: 'rating', review_count: 'review_count', address: 'address', street: 'street',
-  housenumber: 'housenumber', postcode: 'postcode', city: 'city', region: 'region', country: 'country_code', lat: 'lat',
-  lon: 'lon', opening_hours: 'opening_hours', source: 'source', updated_at: 'updated_at', first_seen_at: 'first_seen_at',
-  status: 'closed_reason', closed_at: 'closed_at', sources: 'sources',
+  id: 'public_id',
+  name: 'name',
+  category: 'category',
+  categories: 'categories',
+  phone: 'phone',
+  phone_e164: 'phone_e164',
+  website: 'website',
+  email: 'email',
+  rating: 'rating',
+  review_count: 'review_count',
+  address: 'address',
+  street: 'street',
+  housenumber: 'housenumber',
+  postcode: 'postcode',
+  city: 'city',
+  region: 'region',
+  country: 'country_code',
+  lat: 'lat',
+  lon: 'lon',
+  opening_hours: 'opening_hours',
+  source: 'source',
+  updated_at: 'updated_at',
+  first_seen_at: 'first_seen_at',
+  status: 'closed_reason',
+  closed_at: 'closed_at',
+  sources: 'sources',
 };
 
 const sourceAt = publicColumnIndex.source;
@@ -166,7 +187,18 @@ export function joinedList(json: string): string {
 export function guardFormula(value: string): string {
   // Most cells start with a letter or a digit: their first character settles it without the patterns.
   const first = value.charCodeAt(0);
-  if (first !== 9 && first !== 10 && first !== 13 && first !== 32 && first !== 43 && first !== 45 && first !== 61 && first !== 64 && first < 0xff0b) return value;
+  if (
+    first !== 9 &&
+    first !== 10 &&
+    first !== 13 &&
+    first !== 32 &&
+    first !== 43 &&
+    first !== 45 &&
+    first !== 61 &&
+    first !== 64 &&
+    first < 0xff0b
+  )
+    return value;
   return startsLikeFormula.test(value) && !isPlainPhoneNumber(value) ? `'${value}` : value;
 }
 

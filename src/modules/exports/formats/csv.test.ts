@@ -50,11 +50,24 @@ describe('CSV export', () => {
   });
 
   test('neutralises cells that a spreadsheet would run as a formula', async () => {
-    const payloads = ['=HYPERLINK("http://evil.example","click")', '+1+cmd|\' /C calc\'!A0', '-2+3+cmd|\' /C calc\'!A0', '@SUM(1,2)', '\t=1+1', '\r=1+1', '  =1+1', '\n=1+1', '＝1+1'];
+    const payloads = [
+      '=HYPERLINK("http://evil.example","click")',
+      "+1+cmd|' /C calc'!A0",
+      "-2+3+cmd|' /C calc'!A0",
+      '@SUM(1,2)',
+      '\t=1+1',
+      '\r=1+1',
+      '  =1+1',
+      '\n=1+1',
+      '＝1+1',
+    ];
     const rows = payloads.map((name, i) => placeRow(i + 1, { name }));
     const out = await csvText(placesToCsv(inBatches(rows, 4), ['name']));
     const [, ...parsed] = parse(out, { bom: true }) as string[][];
-    assert.deepEqual(parsed.map((r) => r[0]), payloads.map((p) => `'${p}`));
+    assert.deepEqual(
+      parsed.map((r) => r[0]),
+      payloads.map((p) => `'${p}`),
+    );
   });
 
   test('keeps plain phone numbers intact even though they start with +', async () => {
@@ -62,8 +75,14 @@ describe('CSV export', () => {
     const rows = phones.map((phone, i) => placeRow(i + 1, { phone, phone_e164: phone.replace(/[^\d+]/g, '') }));
     const out = await csvText(placesToCsv(inBatches(rows, 10), ['phone', 'phone_e164']));
     const [, ...parsed] = parse(out, { bom: true }) as string[][];
-    assert.deepEqual(parsed.map((r) => r[0]), phones);
-    assert.deepEqual(parsed.map((r) => r[1]), phones.map((p) => p.replace(/[^\d+]/g, '')));
+    assert.deepEqual(
+      parsed.map((r) => r[0]),
+      phones,
+    );
+    assert.deepEqual(
+      parsed.map((r) => r[1]),
+      phones.map((p) => p.replace(/[^\d+]/g, '')),
+    );
   });
 
   test('does not take formulas, too short or too long digit runs for phone numbers', () => {

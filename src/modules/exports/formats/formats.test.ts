@@ -52,9 +52,19 @@ describe('xlsx export', () => {
     const rows = Array.from({ length: 7 }, (_, i) => placeRow(i + 1));
     const wb = readWorkbook(await buffer(placesToXlsx(inBatches(rows, 2), ['id', 'name'], { rowsPerSheet: 3 })));
     assert.deepEqual(wb.SheetNames, ['places', 'places 2', 'places 3']);
-    const names = wb.SheetNames.flatMap((s) => sheetRows(wb, s).slice(1).map((r) => r[1]));
-    assert.deepEqual(names, rows.map((r) => r.name));
-    assert.deepEqual(sheetRows(wb, 'places 3'), [['id', 'name'], [rows[6]!.public_id, 'Place 7']]);
+    const names = wb.SheetNames.flatMap((s) =>
+      sheetRows(wb, s)
+        .slice(1)
+        .map((r) => r[1]),
+    );
+    assert.deepEqual(
+      names,
+      rows.map((r) => r.name),
+    );
+    assert.deepEqual(sheetRows(wb, 'places 3'), [
+      ['id', 'name'],
+      [rows[6]!.public_id, 'Place 7'],
+    ]);
   });
 
   test('a full last sheet does not leave an empty sheet behind', async () => {
@@ -67,45 +77,103 @@ describe('xlsx export', () => {
 describe('cells of a row array', () => {
   test('each field reads the value of the public place shape (lists joined), whatever the field order', async () => {
     const row = placeRow(7, {
-      phone: '+49 89 1', phone_e164: '+49891', website: 'https://example.org', email: 'a@example.org', rating: 4.5, review_count: 9,
-      address: 'Marienplatz 8, München', street: 'Marienplatz', housenumber: '8', postcode: '80331', region: 'Bayern', opening_hours: 'Mo-Fr 10:00-18:00',
+      phone: '+49 89 1',
+      phone_e164: '+49891',
+      website: 'https://example.org',
+      email: 'a@example.org',
+      rating: 4.5,
+      review_count: 9,
+      address: 'Marienplatz 8, München',
+      street: 'Marienplatz',
+      housenumber: '8',
+      postcode: '80331',
+      region: 'Bayern',
+      opening_hours: 'Mo-Fr 10:00-18:00',
     });
     const place = placeRowToPlace(row);
     const fields = [...placeFields].reverse();
     const batches: unknown[][][] = [];
     for await (const b of placeCellBatches(inBatches([row], 1), fields)) batches.push(b);
     const cells = batches[0]?.[0];
-    const listed = (v: ReadonlyArray<string | { source: string; source_id: string }>) => v.map((x) => (typeof x === 'string' ? x : `${x.source}:${x.source_id}`)).join(';');
-    const contactCells = [place.contacts.emails.map((e) => e.address).join(';'), place.contacts.phones.map((p) => p.e164).join(';'), null, null];
-    assert.deepEqual(cells, fields.flatMap((f) => {
-      if (f === 'contacts') return contactCells;
-      const v = place[f];
-      return [Array.isArray(v) ? listed(v) : v];
-    }));
+    const listed = (v: ReadonlyArray<string | { source: string; source_id: string }>) =>
+      v.map((x) => (typeof x === 'string' ? x : `${x.source}:${x.source_id}`)).join(';');
+    const contactCells = [
+      place.contacts.emails.map((e) => e.address).join(';'),
+      place.contacts.phones.map((p) => p.e164).join(';'),
+      null,
+      null,
+    ];
+    assert.deepEqual(
+      cells,
+      fields.flatMap((f) => {
+        if (f === 'contacts') return contactCells;
+        const v = place[f];
+        return [Array.isArray(v) ? listed(v) : v];
+      }),
+    );
     assert.equal(cells?.[tabularHeader(fields).indexOf('sources')], 'osm:n7', 'a place of one record: its own source and id');
   });
 
-  test('contacts are four columns: every email, phone and social profile, and the contact page, with what a website found after the source\'s', async () => {
+  test("contacts are four columns: every email, phone and social profile, and the contact page, with what a website found after the source's", async () => {
     const found = {
       site: 'https://example.org/',
-      emails: [{ address: 'info@example.org', page: 'https://example.org/kontakt', fetched_at: '2026-11-26T10:00:00.000Z', own_domain: true, verdict: 'deliverable_domain' }],
+      emails: [
+        {
+          address: 'info@example.org',
+          page: 'https://example.org/kontakt',
+          fetched_at: '2026-11-26T10:00:00.000Z',
+          own_domain: true,
+          verdict: 'deliverable_domain',
+        },
+      ],
       phones: [{ e164: '+49892', page: 'https://example.org/kontakt', fetched_at: '2026-11-26T10:00:00.000Z' }],
-      socials: [{ network: 'instagram', url: 'https://www.instagram.com/example', page: 'https://example.org/', fetched_at: '2026-11-26T10:00:00.000Z' }],
+      socials: [
+        {
+          network: 'instagram',
+          url: 'https://www.instagram.com/example',
+          page: 'https://example.org/',
+          fetched_at: '2026-11-26T10:00:00.000Z',
+        },
+      ],
       contact_url: 'https://example.org/kontakt',
     };
-    const enriched = placeRow(8, { website: 'https://example.org', phone: '+49 89 1', phone_e164: '+49891', found_contacts: JSON.stringify(found), enrich_basis: 'https://example.org' });
-    const stale = placeRow(9, { website: 'https://other.example', found_contacts: JSON.stringify(found), enrich_basis: 'https://example.org' });
+    const enriched = placeRow(8, {
+      website: 'https://example.org',
+      phone: '+49 89 1',
+      phone_e164: '+49891',
+      found_contacts: JSON.stringify(found),
+      enrich_basis: 'https://example.org',
+    });
+    const stale = placeRow(9, {
+      website: 'https://other.example',
+      found_contacts: JSON.stringify(found),
+      enrich_basis: 'https://example.org',
+    });
     const batches: unknown[][][] = [];
     for await (const b of placeCellBatches(inBatches([enriched, stale], 2), ['email', 'phone', 'contacts'])) batches.push(b);
-    assert.deepEqual(batches[0], [
-      ['info@example.org', '+49 89 1', 'info@example.org', '+49891;+49892', 'https://www.instagram.com/example', 'https://example.org/kontakt'],
-      [null, null, null, null, null, null],
-    ], 'an empty email is filled by the website; a source phone stays; found values of a website the place no longer has count for nothing');
+    assert.deepEqual(
+      batches[0],
+      [
+        [
+          'info@example.org',
+          '+49 89 1',
+          'info@example.org',
+          '+49891;+49892',
+          'https://www.instagram.com/example',
+          'https://example.org/kontakt',
+        ],
+        [null, null, null, null, null, null],
+      ],
+      'an empty email is filled by the website; a source phone stays; found values of a website the place no longer has count for nothing',
+    );
     assert.deepEqual(tabularHeader(['email', 'phone', 'contacts']), ['email', 'phone', 'emails', 'phones', 'socials', 'contact_url']);
   });
 
   test('the sources of a place of several records are every record’s, joined', async () => {
-    const sources = [{ source: 'osm', source_id: 'n7' }, { source: 'michelin', source_id: 'https://guide.michelin.com/x' }];
+    const sources = [
+      { source: 'osm', source_id: 'n7' },
+      { source: 'michelin', source_id: 'https://guide.michelin.com/x' },
+    ];
     const row = placeRow(7, { source_id: 'merged:plc_test000000000007', sources: JSON.stringify(sources) });
     const batches: unknown[][][] = [];
     for await (const b of placeCellBatches(inBatches([row], 1), ['id', 'sources'])) batches.push(b);
@@ -129,7 +197,10 @@ describe('JSON, NDJSON and GeoJSON exports', () => {
   test('ndjson has one place per line', async () => {
     const lines = (await utf8(exportFormats.ndjson.write(inBatches(rows, 1), fields))).split('\n');
     assert.equal(lines.pop(), '', 'the last line ends with a newline');
-    assert.deepEqual(lines.map((l) => JSON.parse(l)), expected);
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l)),
+      expected,
+    );
   });
 
   test('geojson is a FeatureCollection of Points at [lon, lat], a place without coordinates keeps a null geometry', async () => {
@@ -151,7 +222,9 @@ describe('streaming', () => {
       try {
         for (let b = 0; ; b++) {
           pulled++;
-          yield Array.from({ length: 100 }, (_, i) => placeRowToTuple(placeRow(b * 100 + i + 1, { name: randomBytes(100).toString('hex') })));
+          yield Array.from({ length: 100 }, (_, i) =>
+            placeRowToTuple(placeRow(b * 100 + i + 1, { name: randomBytes(100).toString('hex') })),
+          );
         }
       } finally {
         closed = true;

@@ -44,7 +44,10 @@ export function placesToXlsx(batches: PlaceBatches, fields: readonly PlaceField[
   const addSheet = (firstRow: string | undefined) => {
     sheets++;
     let carry: string | undefined;
-    const sheet = Readable.from(sheetXml(fields, rows, firstRow, rowsPerSheet, (next) => (carry = next)), { objectMode: false });
+    const sheet = Readable.from(
+      sheetXml(fields, rows, firstRow, rowsPerSheet, (next) => (carry = next)),
+      { objectMode: false },
+    );
     current = sheet;
     sheet.once('error', stopWith);
     sheet.once('end', () => {
@@ -145,7 +148,12 @@ function addWorkbookParts(zip: yazl.ZipFile, sheets: number): void {
         '<Default Extension="xml" ContentType="application/xml"/>' +
         '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
         '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>' +
-        ids.map((i) => `<Override PartName="/xl/worksheets/sheet${i}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`).join('') +
+        ids
+          .map(
+            (i) =>
+              `<Override PartName="/xl/worksheets/sheet${i}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+          )
+          .join('') +
         '</Types>',
     ),
     '[Content_Types].xml',
@@ -169,7 +177,12 @@ function addWorkbookParts(zip: yazl.ZipFile, sheets: number): void {
   zip.addBuffer(
     part(
       '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-        ids.map((i) => `<Relationship Id="rId${i}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet${i}.xml"/>`).join('') +
+        ids
+          .map(
+            (i) =>
+              `<Relationship Id="rId${i}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet${i}.xml"/>`,
+          )
+          .join('') +
         `<Relationship Id="rId${sheets + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>` +
         '</Relationships>',
     ),

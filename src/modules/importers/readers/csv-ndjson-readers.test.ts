@@ -177,7 +177,10 @@ describe('real files', () => {
     // 0x81 is undefined in windows-1252; the WHATWG table keeps it as U+0081, as latin-1 does.
     assert.equal(byId(results, '6000549').name, 'Me\u0081ôhur TavacÛ± Recep Usta');
     const mangled = places(results).filter((p) => JSON.stringify(p).includes('\uFFFD'));
-    assert.deepEqual(mangled.map((p) => p.sourceId), []);
+    assert.deepEqual(
+      mangled.map((p) => p.sourceId),
+      [],
+    );
   });
 
   test('the Michelin row for Enoteca Pinchiorri maps the award, the country from the address and a + on the digits-only phone', async () => {
@@ -207,7 +210,9 @@ describe('real files', () => {
     const p = byId(results, '5d181e52-949d-4557-ba62-93ba3bd8fba1');
     assert.equal(p.name, 'Hideaway Pizza');
     // The current taxonomy, as its path from the top, rather than the older `categories.primary`.
-    assert.deepEqual(p.sourceCategories, ['food_and_drink > restaurant > european_restaurant > mediterranean_restaurant > italian_restaurant > pizza_restaurant']);
+    assert.deepEqual(p.sourceCategories, [
+      'food_and_drink > restaurant > european_restaurant > mediterranean_restaurant > italian_restaurant > pizza_restaurant',
+    ]);
     assert.equal(p.phone, '(303) 444-4642');
     assert.equal(p.website, 'http://www.hideawaypizza.com');
     assert.equal(p.street, '500 Cascade Ave');
@@ -248,7 +253,10 @@ describe('encodings', () => {
     assert.equal(reader.encoding, 'windows-1252');
     assert.deepEqual(
       places(results).map((p) => [p.name, p.city]),
-      [['Café Müller', 'Besançon'], ['Bäckerei Süß', 'Zürich']],
+      [
+        ['Café Müller', 'Besançon'],
+        ['Bäckerei Süß', 'Zürich'],
+      ],
     );
   });
 });
@@ -269,7 +277,11 @@ describe('generic CSV and NDJSON', () => {
     assert.equal(reader.source, 'csv');
     assert.deepEqual(
       results.filter((r) => !r.ok),
-      [{ ok: false, reason: 'no name' }, { ok: false, reason: 'bad row: column count' }, { ok: false, reason: 'bad row' }],
+      [
+        { ok: false, reason: 'no name' },
+        { ok: false, reason: 'bad row: column count' },
+        { ok: false, reason: 'bad row' },
+      ],
     );
     const [huber, laden] = places(results);
     assert.equal(huber?.name, 'Bäckerei Huber');
@@ -296,8 +308,14 @@ describe('generic CSV and NDJSON', () => {
     const path = join(tmp, 'dups.csv');
     writeFileSync(path, 'id,name\n7,First\n7,Second\n');
     const { results } = await readAll(path, 'csv');
-    assert.deepEqual(places(results).map((p) => p.name), ['First']);
-    assert.deepEqual(results.filter((r) => !r.ok), [{ ok: false, reason: 'duplicate id' }]);
+    assert.deepEqual(
+      places(results).map((p) => p.name),
+      ['First'],
+    );
+    assert.deepEqual(
+      results.filter((r) => !r.ok),
+      [{ ok: false, reason: 'duplicate id' }],
+    );
   });
 
   test('an explicit column mapping names the columns the synonyms do not know', async () => {
@@ -305,9 +323,25 @@ describe('generic CSV and NDJSON', () => {
     writeFileSync(path, 'Nr,Firma,Rufnummer,Ort\n17,Schreinerei Maier,0821 55 66,Augsburg\n');
     const { results } = await readAll(path, 'csv', { columns: parseColumnMapping('id=Nr,name=Firma,phone=Rufnummer,city=Ort') });
     assert.deepEqual(places(results)[0], {
-      sourceId: '17', name: 'Schreinerei Maier', sourceCategories: [], phone: '0821 55 66', website: null, email: null,
-      street: null, housenumber: null, postcode: null, address: null, city: 'Augsburg', region: null,
-      countryCode: null, countryName: null, lat: null, lon: null, rating: null, reviewCount: null, openingHours: null,
+      sourceId: '17',
+      name: 'Schreinerei Maier',
+      sourceCategories: [],
+      phone: '0821 55 66',
+      website: null,
+      email: null,
+      street: null,
+      housenumber: null,
+      postcode: null,
+      address: null,
+      city: 'Augsburg',
+      region: null,
+      countryCode: null,
+      countryName: null,
+      lat: null,
+      lon: null,
+      rating: null,
+      reviewCount: null,
+      openingHours: null,
     });
   });
 
@@ -315,10 +349,16 @@ describe('generic CSV and NDJSON', () => {
     const path = join(tmp, 'firmen2.csv');
     writeFileSync(path, 'Nr,Firma\n17,Maier\n');
     const refusal = (field: string, allowed: unknown) => (e: unknown) =>
-      e instanceof AppError && e.code === 'validation_failed' && e.extras.errors?.[0]?.field === field && assert.deepEqual(e.extras.errors[0].allowed, allowed) === undefined;
+      e instanceof AppError &&
+      e.code === 'validation_failed' &&
+      e.extras.errors?.[0]?.field === field &&
+      assert.deepEqual(e.extras.errors[0].allowed, allowed) === undefined;
     await assert.rejects(factory('csv').open(path, { columns: { name: 'Company' } }), refusal('columns.name', ['Nr', 'Firma']));
     await assert.rejects(factory('csv').open(path, {}), refusal('columns.name', ['Nr', 'Firma']));
-    assert.throws(() => parseColumnMapping('nom=Firma'), (e: unknown) => e instanceof AppError && e.extras.errors?.[0]?.field === 'columns.nom');
+    assert.throws(
+      () => parseColumnMapping('nom=Firma'),
+      (e: unknown) => e instanceof AppError && e.extras.errors?.[0]?.field === 'columns.nom',
+    );
     await assert.rejects(
       factory('gmaps-csv').open(join(data, 'ratings/gmaps-scraper-plano-tx-73.csv.gz'), { columns: { name: 'title' } }),
       refusal('columns', ['csv', 'ndjson']),
@@ -328,14 +368,30 @@ describe('generic CSV and NDJSON', () => {
   test('generic NDJSON maps synonyms, GeoJSON features and dotted paths, and skips a line that is not JSON', async () => {
     const path = join(tmp, 'mixed.jsonl.gz');
     const lines = [
-      { id: 'a1', title: 'Ramen Ya', phone_number: '+33 1 23 45 67 89', location: { city: 'Paris' }, latitude: 48.86, longitude: 2.35, stars: 4.5 },
+      {
+        id: 'a1',
+        title: 'Ramen Ya',
+        phone_number: '+33 1 23 45 67 89',
+        location: { city: 'Paris' },
+        latitude: 48.86,
+        longitude: 2.35,
+        stars: 4.5,
+      },
       '{not json',
-      { type: 'Feature', id: 'a2', geometry: { type: 'Point', coordinates: [2.3, 48.8] }, properties: { title: 'Bistro', location: { city: 'Paris' } } },
+      {
+        type: 'Feature',
+        id: 'a2',
+        geometry: { type: 'Point', coordinates: [2.3, 48.8] },
+        properties: { title: 'Bistro', location: { city: 'Paris' } },
+      },
     ];
     writeFileSync(path, gzipSync(lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n'));
     assert.equal((await detectFormat(path)).format, 'ndjson');
     const { results } = await readAll(path, 'ndjson', { columns: { city: 'location.city' } });
-    assert.deepEqual(results.filter((r) => !r.ok), [{ ok: false, reason: 'bad json' }]);
+    assert.deepEqual(
+      results.filter((r) => !r.ok),
+      [{ ok: false, reason: 'bad json' }],
+    );
     const [ramen, bistro] = places(results);
     assert.equal(ramen?.name, 'Ramen Ya');
     assert.equal(ramen?.phone, '+33 1 23 45 67 89');
@@ -346,9 +402,13 @@ describe('generic CSV and NDJSON', () => {
 
   test('a Zomato file takes country names for codes it does not know from a codes file beside it', async () => {
     const dir = mkdtempSync(join(tmp, 'zomato-'));
-    const header = 'Restaurant ID,Restaurant Name,Country Code,City,Address,Locality,Locality Verbose,Longitude,Latitude,Cuisines,' +
+    const header =
+      'Restaurant ID,Restaurant Name,Country Code,City,Address,Locality,Locality Verbose,Longitude,Latitude,Cuisines,' +
       'Average Cost for two,Currency,Has Table booking,Has Online delivery,Is delivering now,Switch to order menu,Price range,Aggregate rating,Rating color,Rating text,Votes';
-    writeFileSync(join(dir, 'restaurants.csv'), Buffer.from(`${header}\n1,Crêperie,999,Nowhere,x,x,x,1,1,French,10,X,No,No,No,No,1,4.1,Green,Very Good,5\n`, 'latin1'));
+    writeFileSync(
+      join(dir, 'restaurants.csv'),
+      Buffer.from(`${header}\n1,Crêperie,999,Nowhere,x,x,x,1,1,French,10,X,No,No,No,No,1,4.1,Green,Very Good,5\n`, 'latin1'),
+    );
     writeFileSync(join(dir, 'Country-Code.csv'), 'Country Code,Country\r999,Atlantis\r');
     assert.equal((await detectFormat(join(dir, 'restaurants.csv'))).format, 'zomato-csv');
     const [p] = places((await readAll(join(dir, 'restaurants.csv'), 'zomato-csv')).results);

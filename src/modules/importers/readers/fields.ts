@@ -38,7 +38,12 @@ export function unwrapFeature(o: Record<string, unknown>): Record<string, unknow
 /** Splits a list written as one cell (`French, Japanese, Desserts`), keeping each item as written. */
 export function splitList(value: unknown, separator: RegExp = /\s*[,;|]\s*/): string[] {
   const t = text(value);
-  return t === null ? [] : t.split(separator).map((s) => s.trim()).filter((s) => s !== '');
+  return t === null
+    ? []
+    : t
+        .split(separator)
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
 }
 
 /** The distinct non-empty strings, first occurrence first. */

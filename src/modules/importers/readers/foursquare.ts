@@ -11,8 +11,17 @@ import { csvHeader, hasColumns, openCsvReader, refuseColumns } from './rows.ts';
 
 /** Foursquare's top-level categories: in a CSV cell (`[A > B, C > D]`) a new label starts with one of them. */
 const TOP_LEVELS = [
-  'Arts and Entertainment', 'Business and Professional Services', 'Community and Government', 'Dining and Drinking', 'Event',
-  'Health and Medicine', 'Landmarks and Outdoors', 'Nightlife Spot', 'Retail', 'Sports and Recreation', 'Travel and Transportation',
+  'Arts and Entertainment',
+  'Business and Professional Services',
+  'Community and Government',
+  'Dining and Drinking',
+  'Event',
+  'Health and Medicine',
+  'Landmarks and Outdoors',
+  'Nightlife Spot',
+  'Retail',
+  'Sports and Recreation',
+  'Travel and Transportation',
 ];
 // Labels hold commas of their own (`Cafe, Coffee, and Tea House`): split only where the next label begins.
 const labelSeparator = new RegExp(`, (?=(?:${TOP_LEVELS.join('|')})(?: > |$))`);
@@ -56,7 +65,11 @@ function socials(row: Record<string, unknown>): string[] {
   const facebook = idText(row.facebook_id);
   const instagram = text(row.instagram);
   const twitter = text(row.twitter);
-  return distinct([facebook && `facebook:${facebook}`, instagram && `instagram:${instagram.replace(/^@/, '')}`, twitter && `x:${twitter.replace(/^@/, '')}`]);
+  return distinct([
+    facebook && `facebook:${facebook}`,
+    instagram && `instagram:${instagram.replace(/^@/, '')}`,
+    twitter && `x:${twitter.replace(/^@/, '')}`,
+  ]);
 }
 
 export function foursquareToPlace(row: Record<string, unknown>): ReadResult {
@@ -64,9 +77,17 @@ export function foursquareToPlace(row: Record<string, unknown>): ReadResult {
   if (!sourceId) return { ok: false, reason: 'no id' };
   const name = text(row.name);
   if (!name) return { ok: false, reason: 'no name' };
-  const located = number(row.latitude) !== null && number(row.longitude) !== null ? { lat: number(row.latitude)!, lon: number(row.longitude)! } : point(row.geom);
+  const located =
+    number(row.latitude) !== null && number(row.longitude) !== null
+      ? { lat: number(row.latitude)!, lon: number(row.longitude)! }
+      : point(row.geom);
   const contacts: SourceContacts = {};
-  const lists = { phones: distinct([text(row.tel)]), websites: distinct([text(row.website)]), emails: distinct([text(row.email)]), socials: socials(row) };
+  const lists = {
+    phones: distinct([text(row.tel)]),
+    websites: distinct([text(row.website)]),
+    emails: distinct([text(row.email)]),
+    socials: socials(row),
+  };
   for (const [k, l] of Object.entries(lists)) if (l.length > 0) contacts[k as keyof SourceContacts] = l;
   const closedOn = day(row.date_closed);
   const place: PlaceInput = {
@@ -99,9 +120,31 @@ export function foursquareToPlace(row: Record<string, unknown>): ReadResult {
 }
 
 const columns = [
-  'fsq_place_id', 'name', 'latitude', 'longitude', 'address', 'locality', 'region', 'postcode', 'admin_region', 'post_town', 'po_box',
-  'country', 'date_created', 'date_refreshed', 'date_closed', 'tel', 'website', 'email', 'facebook_id', 'instagram', 'twitter',
-  'fsq_category_ids', 'fsq_category_labels', 'placemaker_url', 'geom',
+  'fsq_place_id',
+  'name',
+  'latitude',
+  'longitude',
+  'address',
+  'locality',
+  'region',
+  'postcode',
+  'admin_region',
+  'post_town',
+  'po_box',
+  'country',
+  'date_created',
+  'date_refreshed',
+  'date_closed',
+  'tel',
+  'website',
+  'email',
+  'facebook_id',
+  'instagram',
+  'twitter',
+  'fsq_category_ids',
+  'fsq_category_labels',
+  'placemaker_url',
+  'geom',
 ];
 
 /** The release's Parquet: locating statistics from its `bbox` struct when it has one, else from the coordinates. */

@@ -32,7 +32,7 @@ export const columnSynonyms = {
 export type MappedField = keyof typeof columnSynonyms;
 export const mappedFields = Object.keys(columnSynonyms) as MappedField[];
 
-const fold = (s: string) => s.toLowerCase().replace(/[\s_.\-]+/g, '');
+const fold = (s: string) => s.toLowerCase().replace(/[\s_.-]+/g, '');
 
 /** Field → column (or, for NDJSON, key or dotted path). */
 export type ColumnMapping = Partial<Record<MappedField, string>>;
@@ -98,11 +98,15 @@ export function resolveColumns(header: string[], explicit: Record<string, string
  * SHA-256 over the name, address, postcode, city and coordinates (rounded to 5 decimals, about 1 m), each
  * trimmed, lower-cased and with runs of spaces collapsed. Editing any of those gives the row a new id.
  */
-export function derivedId(p: Pick<PlaceInput, 'name' | 'address' | 'street' | 'housenumber' | 'postcode' | 'city' | 'lat' | 'lon'>): string {
+export function derivedId(
+  p: Pick<PlaceInput, 'name' | 'address' | 'street' | 'housenumber' | 'postcode' | 'city' | 'lat' | 'lon'>,
+): string {
   const norm = (v: string | null | undefined) => (v ?? '').toLowerCase().replace(/\s+/g, ' ').trim();
   const coord = (v: number | null | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(5) : '');
   const parts = [p.name, p.address ?? [p.street, p.housenumber].filter(Boolean).join(' '), p.postcode, p.city].map(norm);
-  const hash = createHash('sha256').update([...parts, coord(p.lat), coord(p.lon)].join('\u001f')).digest('hex');
+  const hash = createHash('sha256')
+    .update([...parts, coord(p.lat), coord(p.lon)].join('\u001f'))
+    .digest('hex');
   return `h-${hash.slice(0, 20)}`;
 }
 
@@ -125,7 +129,10 @@ export function genericRowToPlace(row: Record<string, unknown>, m: ColumnMapping
   const name = text(firstOf(pick(row, m.name)));
   if (!name) return { ok: false, reason: 'no name' };
   const categories = pick(row, m.category);
-  const geometry = isObject(row.geometry) && row.geometry.type === 'Point' && Array.isArray(row.geometry.coordinates) ? row.geometry.coordinates : undefined;
+  const geometry =
+    isObject(row.geometry) && row.geometry.type === 'Point' && Array.isArray(row.geometry.coordinates)
+      ? row.geometry.coordinates
+      : undefined;
   const place: Omit<PlaceInput, 'sourceId'> = {
     name,
     sourceCategories: Array.isArray(categories) ? distinct(categories.map(text)) : splitList(categories),

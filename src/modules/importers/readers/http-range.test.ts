@@ -88,7 +88,10 @@ describe('reading Parquet over HTTP range requests', () => {
   });
 
   test('refuses a loopback address unless private networks are allowed', async () => {
-    await assert.rejects(parquetPlaces.open(`${base}/release/boulder.parquet`, {}), (e: Error & { code?: string }) => e.code === 'validation_failed' && /loopback/.test(e.message));
+    await assert.rejects(
+      parquetPlaces.open(`${base}/release/boulder.parquet`, {}),
+      (e: Error & { code?: string }) => e.code === 'validation_failed' && /loopback/.test(e.message),
+    );
   });
 
   test('names the HTTP status of a file the server does not have', async () => {
@@ -113,7 +116,10 @@ describe('HTTP servers that cannot serve a Parquet file in parts', () => {
     const { server } = rangeServer({ stallMs: 3000 });
     const base = await listen(server);
     try {
-      await assert.rejects(parquetPlaces.open(`${base}/release/boulder.parquet`, { http: { allowPrivate: true, timeoutMs: 300 } }), /within 300 ms/);
+      await assert.rejects(
+        parquetPlaces.open(`${base}/release/boulder.parquet`, { http: { allowPrivate: true, timeoutMs: 300 } }),
+        /within 300 ms/,
+      );
     } finally {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));

@@ -10,11 +10,24 @@ export const isHttpUrl = (location: string): boolean => /^https?:\/\//i.test(loc
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** One GET with a `Range` header: the body of a 206 answer, at most `maxBytes`, within the time limit; of any other answer, only its status. */
-function get(guarded: GuardedTarget, range: string, maxBytes: number, timeoutMs: number): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+function get(
+  guarded: GuardedTarget,
+  range: string,
+  maxBytes: number,
+  timeoutMs: number,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
   const { target, host, lookup } = guarded;
   return new Promise((resolve, reject) => {
     const req = (target.protocol === 'https:' ? httpsRequest : httpRequest)(
-      { method: 'GET', host, port: target.port || undefined, path: `${target.pathname}${target.search}`, headers: { range, 'accept-encoding': 'identity' }, lookup, agent: false },
+      {
+        method: 'GET',
+        host,
+        port: target.port || undefined,
+        path: `${target.pathname}${target.search}`,
+        headers: { range, 'accept-encoding': 'identity' },
+        lookup,
+        agent: false,
+      },
       (res) => {
         if (res.statusCode !== 206) {
           // Not a part of the file (an error page, or the whole file from a server that ignores Range): not read.
@@ -75,7 +88,8 @@ export async function httpRangeBuffer(url: string, options: HttpReadOptions): Pr
     } catch (error) {
       throw unreadable(url, (error as Error).message);
     }
-    if (answer.status !== 206) throw unreadable(url, `HTTP ${answer.status} to a range request (the server must answer 206 Partial Content)`);
+    if (answer.status !== 206)
+      throw unreadable(url, `HTTP ${answer.status} to a range request (the server must answer 206 Partial Content)`);
     read += answer.body.length;
     return answer.body;
   };

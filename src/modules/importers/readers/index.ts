@@ -10,7 +10,6 @@ import { parquetPlaces } from './parquet-places.ts';
 import { yelpFusionNdjson, yelpOpenNdjson } from './yelp-ndjson.ts';
 import { zomatoCsv } from './zomato-csv.ts';
 
-
 /**
  * Every format `leadatlas import` knows, most specific first (auto-detection takes the first match): the
  * generic `csv` and `ndjson` readers accept almost any text file, so they come last.

@@ -26,7 +26,8 @@ export function michelinRowToPlace(row: CsvRow): ReadResult {
   const addressParts = splitList(address, /\s*,\s*/);
   // Later versions write Location as "Florence, Italy".
   const location = splitList(row.Location, /\s*,\s*/);
-  const countryName = location.length > 1 ? location[location.length - 1]! : addressParts.length > 1 ? addressParts[addressParts.length - 1]! : null;
+  const countryName =
+    location.length > 1 ? location[location.length - 1]! : addressParts.length > 1 ? addressParts[addressParts.length - 1]! : null;
   const minPrice = number(row.MinPrice);
   const maxPrice = number(row.MaxPrice);
   const place: PlaceInput = {

@@ -110,7 +110,11 @@ export async function readOsmChange(path: string): Promise<OsmChange> {
         if (current?.kind === 'relation') {
           const type = a.type;
           if (type !== 'node' && type !== 'way' && type !== 'relation') fail(`member type ${JSON.stringify(type)}`);
-          (current.object as ChangedRelation).members.push({ type: type as 'node' | 'way' | 'relation', ref: integer(a.ref, 'member ref'), role: a.role ?? '' });
+          (current.object as ChangedRelation).members.push({
+            type: type as 'node' | 'way' | 'relation',
+            ref: integer(a.ref, 'member ref'),
+            role: a.role ?? '',
+          });
         }
         break;
       default:
@@ -119,7 +123,10 @@ export async function readOsmChange(path: string): Promise<OsmChange> {
   });
   parser.on('closetag', (tag) => {
     if ((tag.name === 'node' || tag.name === 'way' || tag.name === 'relation') && current) {
-      const into = (current.kind === 'node' ? change.nodes : current.kind === 'way' ? change.ways : change.relations) as Map<number, { version: number }>;
+      const into = (current.kind === 'node' ? change.nodes : current.kind === 'way' ? change.ways : change.relations) as Map<
+        number,
+        { version: number }
+      >;
       const before = into.get(current.id);
       // The later of two versions wins; at equal versions (no version attributes) the later in the file.
       if (!before || current.object.version >= before.version) into.set(current.id, current.object);

@@ -254,7 +254,12 @@ export async function* rawBlobs(file: FileHandle, spans: ReadonlyArray<readonly 
           if (type !== 'OSMHeader' && type !== 'OSMData') fail(`unknown blob type ${type}`);
           const dataStart = pos + 4 + headerLength;
           if (data.length - dataStart >= dataSize) {
-            yield { type: type as RawBlob['type'], offset: at + pos, length: 4 + headerLength + dataSize, blob: data.subarray(dataStart, dataStart + dataSize) };
+            yield {
+              type: type as RawBlob['type'],
+              offset: at + pos,
+              length: 4 + headerLength + dataSize,
+              blob: data.subarray(dataStart, dataStart + dataSize),
+            };
             pos = dataStart + dataSize;
             continue;
           }
@@ -412,7 +417,14 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
   }
 
   function denseNodes(q: Proto, onNode: NonNullable<BlockVisitor['node']>): void {
-    let ids = -1, idsEnd = -1, lats = -1, latsEnd = -1, lons = -1, lonsEnd = -1, kv = -1, kvEnd = -1;
+    let ids = -1,
+      idsEnd = -1,
+      lats = -1,
+      latsEnd = -1,
+      lons = -1,
+      lonsEnd = -1,
+      kv = -1,
+      kvEnd = -1;
     while (q.pos < q.end) {
       const tag = q.varint();
       const field = tag >>> 3;
@@ -453,7 +465,11 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
   }
 
   function node(q: Proto, onNode: NonNullable<BlockVisitor['node']>): void {
-    let nodeId = 0, lat = 0, lon = 0, keyCount = 0, valCount = 0;
+    let nodeId = 0,
+      lat = 0,
+      lon = 0,
+      keyCount = 0,
+      valCount = 0;
     while (q.pos < q.end) {
       const tag = q.varint();
       if (tag === 0x08) nodeId = q.svarint();
@@ -468,7 +484,11 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
   }
 
   function way(q: Proto, onWay: NonNullable<BlockVisitor['way']>): void {
-    let wayId = 0, keyCount = 0, valCount = 0, refsStart = -1, refsEnd = -1;
+    let wayId = 0,
+      keyCount = 0,
+      valCount = 0,
+      refsStart = -1,
+      refsEnd = -1;
     while (q.pos < q.end) {
       const tag = q.varint();
       if (tag === 0x08) wayId = q.varint();
@@ -493,8 +513,15 @@ export function decodeBlock(buf: Buffer, wantedKeys: ReadonlySet<string>, requir
   }
 
   function relation(q: Proto, onRelation: NonNullable<BlockVisitor['relation']>): void {
-    let relationId = 0, keyCount = 0, valCount = 0;
-    let roles = -1, rolesEnd = -1, memids = -1, memidsEnd = -1, types = -1, typesEnd = -1;
+    let relationId = 0,
+      keyCount = 0,
+      valCount = 0;
+    let roles = -1,
+      rolesEnd = -1,
+      memids = -1,
+      memidsEnd = -1,
+      types = -1,
+      typesEnd = -1;
     while (q.pos < q.end) {
       const tag = q.varint();
       if (tag === 0x08) relationId = q.varint();

@@ -71,12 +71,19 @@ function locatedByOsmium(file: string): { nodes: number; memberWays: number } {
 
 describe('the .osm.pbf reader keeps only what the places need', () => {
   // Andorra and Liechtenstein declare Sort.Type_then_ID (Geofabrik); Malta (2018) does not.
-  for (const [name, sorted] of [['andorra-2026', true], ['liechtenstein-2024', true], ['malta-2018', false]] as const) {
+  for (const [name, sorted] of [
+    ['andorra-2026', true],
+    ['liechtenstein-2024', true],
+    ['malta-2018', false],
+  ] as const) {
     test(`${name}: locates exactly the nodes and member ways that osmium lists for the named POIs`, async () => {
       const file = join(osmDir, `${name}.osm.pbf`);
       const { reader } = await readAll(file);
       const expected = locatedByOsmium(file);
-      assert.deepEqual({ nodes: reader.gathered?.nodes, memberWays: reader.gathered?.memberWays, sorted: reader.gathered?.sorted }, { ...expected, sorted });
+      assert.deepEqual(
+        { nodes: reader.gathered?.nodes, memberWays: reader.gathered?.memberWays, sorted: reader.gathered?.sorted },
+        { ...expected, sorted },
+      );
       // Of 318,592–490,035 nodes in these extracts, a few percent are needed.
       const nodes = Number(osmium('fileinfo', '-e', '-g', 'data.count.nodes', file));
       assert.ok(expected.nodes < 0.05 * nodes, `${expected.nodes} of ${nodes}`);
@@ -106,8 +113,19 @@ describe('the .osm.pbf reader keeps only what the places need', () => {
     try {
       // `osmium cat` of two extracts keeps each one's nodes, ways, relations in turn: not sorted overall.
       const lying = join(dir, 'two.osm.pbf');
-      osmium('cat', '-O', '--output-header=sorting=Type_then_ID', '-o', lying, join(osmDir, 'monaco-2026.osm.pbf'), join(osmDir, 'andorra-2026.osm.pbf'));
-      await assert.rejects(readAll(lying), (e: unknown) => e instanceof AppError && e.code === 'validation_failed' && /osmium sort/.test(e.message));
+      osmium(
+        'cat',
+        '-O',
+        '--output-header=sorting=Type_then_ID',
+        '-o',
+        lying,
+        join(osmDir, 'monaco-2026.osm.pbf'),
+        join(osmDir, 'andorra-2026.osm.pbf'),
+      );
+      await assert.rejects(
+        readAll(lying),
+        (e: unknown) => e instanceof AppError && e.code === 'validation_failed' && /osmium sort/.test(e.message),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -128,7 +146,10 @@ describe('the id set and the location store', () => {
     }
     const set = builder.finish();
     assert.equal(set.length, expected.size);
-    assert.deepEqual([...set], [...expected].sort((a, b) => a - b));
+    assert.deepEqual(
+      [...set],
+      [...expected].sort((a, b) => a - b),
+    );
   });
 
   test('keeps the points of wanted nodes only, in file order or not, and skips nodes the file lacks', () => {

@@ -13,13 +13,13 @@ function mergeUnique(a: Float64Array, b: Float64Array): Float64Array {
   for (let i = 0, j = 0; i < a.length || j < b.length; size++) {
     if (j === b.length || (i < a.length && a[i]! < b[j]!)) i++;
     else if (i === a.length || b[j]! < a[i]!) j++;
-    else (i++, j++);
+    else i++, j++;
   }
   const out = new Float64Array(size);
   for (let i = 0, j = 0, k = 0; k < size; k++) {
     if (j === b.length || (i < a.length && a[i]! < b[j]!)) out[k] = a[i++]!;
     else if (i === a.length || b[j]! < a[i]!) out[k] = b[j++]!;
-    else (out[k] = a[i++]!, j++);
+    else (out[k] = a[i++]!), j++;
   }
   return out;
 }

@@ -305,7 +305,10 @@ export class OsmPbfReader implements SourceReader {
     const memberWayBlobs = index.spans(HAS_WAYS, (min, max) => ways.anyWithin(min, max));
     this.planned = this.passed + memberWayBlobs.bytes + this.placeBytes(index);
     if (ways.size > 0) {
-      await this.decodeAll(file, memberWayBlobs.spans, { wayRefsWanted: (id) => ways.wants(id), way: (_id, refs, refCount) => wanted.addNodes(refs, refCount) });
+      await this.decodeAll(file, memberWayBlobs.spans, {
+        wayRefsWanted: (id) => ways.wants(id),
+        way: (_id, refs, refCount) => wanted.addNodes(refs, refCount),
+      });
       ways.rewind();
     }
     return { index, ways, nodes: new NodeLocations(wanted.nodes.finish()) };
@@ -317,7 +320,13 @@ export class OsmPbfReader implements SourceReader {
   }
 
   /** The last pass: nodes, then ways, then relations become places. */
-  private async *places(file: FileHandle, index: BlobIndex, ways: WaySums, nodes: NodeLocations, sorted: boolean): AsyncGenerator<ReadResult> {
+  private async *places(
+    file: FileHandle,
+    index: BlobIndex,
+    ways: WaySums,
+    nodes: NodeLocations,
+    sorted: boolean,
+  ): AsyncGenerator<ReadResult> {
     const out: ReadResult[] = [];
     let member = -1;
     const passes: Array<[number, BlockVisitor]> = [
@@ -380,7 +389,9 @@ async function* rawBlocks(file: FileHandle, spans: Spans): AsyncGenerator<{ bloc
 /** A sorted file's blob holds only the type its place in the file says; anything else means it is not sorted. */
 function checkHolds(holds: number, only: number | undefined): void {
   if (only !== undefined && (holds & ~only) !== 0) {
-    throw new PbfFormatError('the header says the file is sorted by type then id (Sort.Type_then_ID) but it is not; sort it with `osmium sort`');
+    throw new PbfFormatError(
+      'the header says the file is sorted by type then id (Sort.Type_then_ID) but it is not; sort it with `osmium sort`',
+    );
   }
 }
 

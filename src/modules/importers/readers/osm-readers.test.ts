@@ -14,7 +14,9 @@ import { osmObjectToPlace } from './osm-tags.ts';
 import { mergedNdjson, mergedPbf, osmDir, osmiumCount, poiFilter } from '../../../../test/helpers/osm.ts';
 import { runTool } from '../../../../test/helpers/tools.ts';
 
-const extracts = readdirSync(osmDir).filter((f) => f.endsWith('.osm.pbf')).sort();
+const extracts = readdirSync(osmDir)
+  .filter((f) => f.endsWith('.osm.pbf'))
+  .sort();
 
 async function readAll(path: string): Promise<ReadResult[]> {
   const factory = path.endsWith('.pbf') ? osmPbfReaderFactory : osmNdjsonReaderFactory;
@@ -24,8 +26,7 @@ async function readAll(path: string): Promise<ReadResult[]> {
   return out;
 }
 
-const placesById = (results: ReadResult[]) =>
-  new Map(results.flatMap((r) => (r.ok ? [[r.place.sourceId, r.place] as const] : [])));
+const placesById = (results: ReadResult[]) => new Map(results.flatMap((r) => (r.ok ? [[r.place.sourceId, r.place] as const] : [])));
 
 describe('OpenStreetMap .osm.pbf reader', () => {
   for (const file of extracts) {
@@ -36,7 +37,11 @@ describe('OpenStreetMap .osm.pbf reader', () => {
       const ok = results.filter((r) => r.ok).map((r) => (r as { place: PlaceInput }).place.sourceId[0]);
       const skipped = results.filter((r) => !r.ok).map((r) => (r as { reason: string }).reason);
       assert.deepEqual(
-        { nodes: ok.filter((t) => t === 'n').length, ways: ok.filter((t) => t === 'w').length, relations: ok.filter((t) => t === 'r').length },
+        {
+          nodes: ok.filter((t) => t === 'n').length,
+          ways: ok.filter((t) => t === 'w').length,
+          relations: ok.filter((t) => t === 'r').length,
+        },
         { nodes: named.nodes, ways: named.ways, relations: named.relations },
       );
       // Every object in these files has a location (their ways and relations come with their nodes).
@@ -77,7 +82,11 @@ describe('OpenStreetMap .osm.pbf reader', () => {
     }
     assert.ok(Object.keys(boat.names ?? {}).length >= 2);
     const withAlt = places.find((p) => p.osmTags?.alt_name?.includes(';'));
-    if (withAlt) assert.deepEqual(withAlt.names?.alt, withAlt.osmTags!.alt_name!.split(';').map((s) => s.trim()));
+    if (withAlt)
+      assert.deepEqual(
+        withAlt.names?.alt,
+        withAlt.osmTags!.alt_name!.split(';').map((s) => s.trim()),
+      );
   });
 
   test('places a way at the average of its vertices, to OSM precision', async () => {
@@ -101,7 +110,10 @@ describe('OpenStreetMap .osm.pbf reader', () => {
     try {
       const path = join(dir, 'cut.osm.pbf');
       writeFileSync(path, readFileSync(mergedPbf).subarray(0, 300_000));
-      await assert.rejects(readAll(path), (e: unknown) => e instanceof AppError && e.code === 'validation_failed' && /cut\.osm\.pbf/.test(e.message));
+      await assert.rejects(
+        readAll(path),
+        (e: unknown) => e instanceof AppError && e.code === 'validation_failed' && /cut\.osm\.pbf/.test(e.message),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -146,7 +158,10 @@ describe('OpenStreetMap NDJSON reader', () => {
       assert.notEqual(id[0], 'n', `node ${id} has the same point in both`);
       if (id[0] === 'w') movedWays++;
       else movedRelations++;
-      const metres = Math.hypot((place.lat! - other.lat!) * 111_320, (place.lon! - other.lon!) * 111_320 * Math.cos((place.lat! * Math.PI) / 180));
+      const metres = Math.hypot(
+        (place.lat! - other.lat!) * 111_320,
+        (place.lon! - other.lon!) * 111_320 * Math.cos((place.lat! * Math.PI) / 180),
+      );
       assert.ok(metres < 100, `${id} is ${Math.round(metres)} m away`);
     }
     assert.ok(movedWays < 0.02 * 3992, `${movedWays} way points differ`);
@@ -163,8 +178,14 @@ describe('OpenStreetMap NDJSON reader', () => {
     assert.deepEqual(osmNdjsonLineToPlace('{"id": "n1", "tags": '), { ok: false, reason: 'invalid JSON' });
     assert.deepEqual(osmNdjsonLineToPlace('[1,2]'), { ok: false, reason: 'no OSM id' });
     assert.deepEqual(osmNdjsonLineToPlace('{"id": "n1", "tags": {"shop": 3}}'), { ok: false, reason: 'no tags' });
-    assert.deepEqual(osmNdjsonLineToPlace('{"id": "n1", "lat": 1, "lon": 2, "tags": {"shop": "bakery"}}'), { ok: false, reason: 'no name' });
-    assert.deepEqual(osmNdjsonLineToPlace('{"id": "w7", "tags": {"shop": "bakery", "name": "Bäckerei"}}'), { ok: false, reason: 'no location' });
+    assert.deepEqual(osmNdjsonLineToPlace('{"id": "n1", "lat": 1, "lon": 2, "tags": {"shop": "bakery"}}'), {
+      ok: false,
+      reason: 'no name',
+    });
+    assert.deepEqual(osmNdjsonLineToPlace('{"id": "w7", "tags": {"shop": "bakery", "name": "Bäckerei"}}'), {
+      ok: false,
+      reason: 'no location',
+    });
     const ok = osmNdjsonLineToPlace(
       '{"id": "n1", "lat": 47.1, "lon": 9.5, "tags": {"shop": "bakery", "name": "Bäckerei", "contact:phone": "+423 1; +423 2", ' +
         '"name:ja_kana": "ベッカライ", "name:zh-Hant": "麵包店", "name:etymology:wikidata": "Q1", "name:signed": "no", "alt_name": "A; B"}}',
@@ -220,7 +241,10 @@ describe('OpenStreetMap places their tags say are closed', () => {
 
   test('the real extracts hold closed places, found the same way by both readers', async () => {
     const lines = (await import('node:zlib')).gunzipSync(readFileSync(mergedNdjson)).toString('utf8').split('\n').filter(Boolean);
-    const closedIds = lines.map(osmNdjsonLineToPlace).filter((r) => r.ok && r.place.closed).map((r) => (r as { place: PlaceInput }).place.sourceId);
+    const closedIds = lines
+      .map(osmNdjsonLineToPlace)
+      .filter((r) => r.ok && r.place.closed)
+      .map((r) => (r as { place: PlaceInput }).place.sourceId);
     assert.ok(closedIds.length >= 20, `${closedIds.length} closed`);
     const reader = await osmPbfReaderFactory.open(mergedPbf, {});
     const fromPbf: string[] = [];

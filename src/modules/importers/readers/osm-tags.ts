@@ -31,17 +31,52 @@ const websiteKeys = ['website', 'contact:website', 'url'] as const;
 const emailKeys = ['email', 'contact:email'] as const;
 /** Tags kept as attributes: what a lead list filters or shows beside name and contact. */
 const attributeKeys = [
-  'cuisine', 'brand', 'brand:wikidata', 'operator', 'wheelchair', 'diet:vegetarian', 'diet:vegan',
-  'outdoor_seating', 'takeaway', 'delivery', 'internet_access', 'payment:cards', 'stars', 'wikidata',
-  'facebook', 'contact:facebook', 'instagram', 'contact:instagram', 'level', 'check_date',
+  'cuisine',
+  'brand',
+  'brand:wikidata',
+  'operator',
+  'wheelchair',
+  'diet:vegetarian',
+  'diet:vegan',
+  'outdoor_seating',
+  'takeaway',
+  'delivery',
+  'internet_access',
+  'payment:cards',
+  'stars',
+  'wikidata',
+  'facebook',
+  'contact:facebook',
+  'instagram',
+  'contact:instagram',
+  'level',
+  'check_date',
 ] as const;
 
 /** Social profile tags beyond those kept as attributes (`facebook`, `instagram` and their `contact:` forms). */
-const socialKeys = ['contact:linkedin', 'linkedin', 'contact:twitter', 'twitter', 'contact:x', 'contact:youtube', 'youtube', 'contact:tiktok', 'tiktok'] as const;
+const socialKeys = [
+  'contact:linkedin',
+  'linkedin',
+  'contact:twitter',
+  'twitter',
+  'contact:x',
+  'contact:youtube',
+  'youtube',
+  'contact:tiktok',
+  'tiktok',
+] as const;
 
 const addressKeys = [
-  'addr:street', 'addr:place', 'addr:housenumber', 'addr:postcode', 'addr:full', 'addr:city', 'addr:province', 'addr:state',
-  'addr:country', 'opening_hours',
+  'addr:street',
+  'addr:place',
+  'addr:housenumber',
+  'addr:postcode',
+  'addr:full',
+  'addr:city',
+  'addr:province',
+  'addr:state',
+  'addr:country',
+  'opening_hours',
 ] as const;
 
 /**
@@ -50,7 +85,17 @@ const addressKeys = [
  * slots by position. Looking up the ~50 keys read here on the tag object itself, or on a Map of its tags,
  * costs more than the rest of the mapping: most are absent, and every object has a shape of its own.
  */
-const readKeys = [...nameListKeys, ...poiKeys, ...attributeKeys, ...phoneKeys, ...websiteKeys, ...emailKeys, ...socialKeys, ...addressKeys, ...disusedKeys] as const;
+const readKeys = [
+  ...nameListKeys,
+  ...poiKeys,
+  ...attributeKeys,
+  ...phoneKeys,
+  ...websiteKeys,
+  ...emailKeys,
+  ...socialKeys,
+  ...addressKeys,
+  ...disusedKeys,
+] as const;
 type ReadKey = (typeof readKeys)[number];
 /** Lifecycle-prefixed POI keys have slots too (after `readKeys`): only whether one is present matters. */
 const lifecycleSlotsFrom = readKeys.length;
@@ -73,9 +118,9 @@ const socialSlots: ReadonlyArray<[string, number[]]> = [
   ['youtube', slotsOf(['contact:youtube', 'youtube'])],
   ['tiktok', slotsOf(['contact:tiktok', 'tiktok'])],
 ];
-const [streetSlot, placeSlot, housenumberSlot, postcodeSlot, fullSlot, citySlot, provinceSlot, stateSlot, countrySlot, hoursSlot] = slotsOf(addressKeys) as [
-  number, number, number, number, number, number, number, number, number, number,
-];
+const [streetSlot, placeSlot, housenumberSlot, postcodeSlot, fullSlot, citySlot, provinceSlot, stateSlot, countrySlot, hoursSlot] = slotsOf(
+  addressKeys,
+) as [number, number, number, number, number, number, number, number, number, number];
 
 /** One object's values by slot; reused object after object (every filled slot is emptied again after use). */
 const slots: Array<string | undefined> = new Array<string | undefined>(slotOf.size).fill(undefined);
@@ -116,7 +161,8 @@ function contactsBySlots(): SourceContacts | undefined {
   const socials: string[] = [];
   all(phoneSlots, phones);
   all(emailSlots, emails);
-  for (const [network, of] of socialSlots) all(of, socials, (v) => (/^https?:\/\//i.test(v) || v.includes('/') ? v : `${network}:${v.replace(/^@/, '')}`));
+  for (const [network, of] of socialSlots)
+    all(of, socials, (v) => (/^https?:\/\//i.test(v) || v.includes('/') ? v : `${network}:${v.replace(/^@/, '')}`));
   if (phones.length <= 1 && emails.length <= 1 && socials.length === 0) return undefined;
   return { phones, emails, websites: [], socials };
 }
@@ -175,7 +221,11 @@ export function osmObjectToPlace(sourceId: string, tags: Record<string, string>,
   try {
     for (let i = 0; i < nameListSlots.length; i++) {
       const value = slots[nameListSlots[i]!];
-      if (value !== undefined) names[nameListKeys[i]!.replace(/_name$/, '')] = value.split(';').map((v) => v.trim()).filter(Boolean);
+      if (value !== undefined)
+        names[nameListKeys[i]!.replace(/_name$/, '')] = value
+          .split(';')
+          .map((v) => v.trim())
+          .filter(Boolean);
     }
 
     const sourceCategories: string[] = [];

@@ -39,7 +39,15 @@ function overtureCategories(o: JsonObject): string[] {
 /** Where each record came from (`sources`: dataset, record id, licence, update time), kept as provenance. */
 function provenance(v: unknown): Array<Record<string, unknown>> {
   if (!Array.isArray(v)) return [];
-  return v.filter(isObject).map((s) => attributes({ dataset: text(s.dataset), record_id: text(s.record_id), license: text(s.license), update_time: text(s.update_time) }) ?? {});
+  return v.filter(isObject).map(
+    (s) =>
+      attributes({
+        dataset: text(s.dataset),
+        record_id: text(s.record_id),
+        license: text(s.license),
+        update_time: text(s.update_time),
+      }) ?? {},
+  );
 }
 
 function contactsOf(o: JsonObject): SourceContacts | undefined {
@@ -99,16 +107,47 @@ export function overtureToPlace(line: JsonObject): ReadResult {
 /** Overture's places GeoParquet (any release): the columns read and the statistics that locate a row group. */
 export const overtureParquet: ParquetDialect = {
   source: 'overture',
-  columns: ['id', 'geometry', 'bbox', 'names', 'categories', 'basic_category', 'taxonomy', 'confidence', 'websites', 'emails', 'socials', 'phones', 'brand', 'addresses', 'sources', 'operating_status'],
+  columns: [
+    'id',
+    'geometry',
+    'bbox',
+    'names',
+    'categories',
+    'basic_category',
+    'taxonomy',
+    'confidence',
+    'websites',
+    'emails',
+    'socials',
+    'phones',
+    'brand',
+    'addresses',
+    'sources',
+    'operating_status',
+  ],
   // Name rules, the brand's other names and the sources' per-property entries are not used; they are most of the nested data.
-  skip: ['names.rules', 'brand.names.common', 'brand.names.rules', 'sources.list.element.property', 'sources.list.element.confidence', 'sources.list.element.between'],
-  statistics: { minLon: 'bbox.xmin', maxLon: 'bbox.xmax', minLat: 'bbox.ymin', maxLat: 'bbox.ymax', country: 'addresses.list.element.country' },
+  skip: [
+    'names.rules',
+    'brand.names.common',
+    'brand.names.rules',
+    'sources.list.element.property',
+    'sources.list.element.confidence',
+    'sources.list.element.between',
+  ],
+  statistics: {
+    minLon: 'bbox.xmin',
+    maxLon: 'bbox.xmax',
+    minLat: 'bbox.ymin',
+    maxLat: 'bbox.ymax',
+    country: 'addresses.list.element.country',
+  },
   toPlace: overtureToPlace,
   confidence: (row) => number(row.confidence),
 };
 
 /** Whether a Parquet file's top-level columns are Overture's places schema. */
-export const isOvertureColumns = (columns: string[]): boolean => columns.includes('id') && columns.includes('names') && (columns.includes('sources') || columns.includes('addresses'));
+export const isOvertureColumns = (columns: string[]): boolean =>
+  columns.includes('id') && columns.includes('names') && (columns.includes('sources') || columns.includes('addresses'));
 
 export const overtureNdjson: ReaderFactory = {
   format: 'overture-ndjson',
@@ -117,7 +156,9 @@ export const overtureNdjson: ReaderFactory = {
     const line = firstJsonObject(head);
     if (!line) return false;
     const o = unwrapFeature(line);
-    return typeof o.id === 'string' && isObject(o.names) && 'primary' in o.names && ('sources' in o || 'addresses' in o || 'categories' in o);
+    return (
+      typeof o.id === 'string' && isObject(o.names) && 'primary' in o.names && ('sources' in o || 'addresses' in o || 'categories' in o)
+    );
   },
   open: async (path, options) => {
     refuseColumns(options, 'overture-ndjson');

@@ -25,7 +25,8 @@ export async function openParquetBuffer(location: string, options: OpenOptions):
 
 export const parquetPlaces: ReaderFactory = {
   format: 'parquet',
-  description: 'Parquet or GeoParquet, local or an http(s) URL: Overture places (any schema), Foursquare OS Places, or any table (columns by synonyms)',
+  description:
+    'Parquet or GeoParquet, local or an http(s) URL: Overture places (any schema), Foursquare OS Places, or any table (columns by synonyms)',
   detect: (_path, head) => isParquet(head),
   open: async (location, options) =>
     openParquetReader(await openParquetBuffer(location, options), 'parquet', options, (metadata) => {

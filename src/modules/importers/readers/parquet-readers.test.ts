@@ -27,12 +27,20 @@ type Line = {
   socials?: string[] | null;
   taxonomy?: { primary?: string } | null;
 };
-const lines = gunzipSync(readFileSync(boulderNdjson)).toString('utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Line);
+const lines = gunzipSync(readFileSync(boulderNdjson))
+  .toString('utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '')
+  .map((l) => JSON.parse(l) as Line);
 
 /** A list as the record gives it, without empty entries and repeats. */
 const given = (list: string[] | null | undefined): string[] => [...new Set((list ?? []).map((s) => s.trim()).filter((s) => s !== ''))];
 
-async function read(factory: ReaderFactory, path: string, options: OpenOptions = {}): Promise<{ places: PlaceInput[]; bytesRead: number; totalBytes: number }> {
+async function read(
+  factory: ReaderFactory,
+  path: string,
+  options: OpenOptions = {},
+): Promise<{ places: PlaceInput[]; bytesRead: number; totalBytes: number }> {
   const reader = await factory.open(path, options);
   const places: PlaceInput[] = [];
   for await (const r of reader.records()) {
@@ -60,7 +68,8 @@ describe('reading Overture GeoParquet', () => {
       const line = lines[i]!;
       assert.equal(p.sourceId, line.id);
       assert.deepEqual([p.lon, p.lat], line.geometry.coordinates);
-      for (const k of ['phones', 'websites', 'emails', 'socials'] as const) assert.deepEqual(p.contacts?.[k] ?? [], given(line[k]), `${line.id} ${k}`);
+      for (const k of ['phones', 'websites', 'emails', 'socials'] as const)
+        assert.deepEqual(p.contacts?.[k] ?? [], given(line[k]), `${line.id} ${k}`);
       assert.equal(p.phone ?? null, given(line.phones)[0] ?? null);
       assert.equal(p.attributes?.confidence, line.confidence);
     });
@@ -69,14 +78,19 @@ describe('reading Overture GeoParquet', () => {
 
   test('takes the category from the current taxonomy as a path from the top, and keeps the sources as provenance', () => {
     const pizza = places.find((p) => p.sourceId === '5d181e52-949d-4557-ba62-93ba3bd8fba1')!;
-    assert.deepEqual(pizza.sourceCategories, ['food_and_drink > restaurant > european_restaurant > mediterranean_restaurant > italian_restaurant > pizza_restaurant']);
+    assert.deepEqual(pizza.sourceCategories, [
+      'food_and_drink > restaurant > european_restaurant > mediterranean_restaurant > italian_restaurant > pizza_restaurant',
+    ]);
     assert.deepEqual(pizza.attributes?.sources, [
       { dataset: 'Foursquare', record_id: '30910f3e27834c4b16e74404', license: 'Apache-2.0', update_time: '2025-03-21T00:00:00.000' },
       { dataset: 'Overture', license: 'CDLA-Permissive-2.0', update_time: '2026-04-07T10:00:15Z' },
     ]);
     assert.equal(pizza.attributes?.basic_category, 'restaurant');
     const withTaxonomy = lines.filter((l) => l.taxonomy?.primary).length;
-    assert.equal(places.filter((p) => p.sourceCategories.length > 0).length, withTaxonomy + places.filter((p, i) => !lines[i]!.taxonomy?.primary && p.sourceCategories.length > 0).length);
+    assert.equal(
+      places.filter((p) => p.sourceCategories.length > 0).length,
+      withTaxonomy + places.filter((p, i) => !lines[i]!.taxonomy?.primary && p.sourceCategories.length > 0).length,
+    );
   });
 
   test('gives the same places as the NDJSON of the same rows', async () => {
@@ -103,11 +117,23 @@ describe('reading Overture GeoParquet', () => {
 
   test('--bbox, --country and --min-confidence keep exactly the places inside them', async () => {
     const bbox: [number, number, number, number] = [-105.29, 40.0, -105.27, 40.02];
-    const inside = lines.filter(({ geometry: { coordinates: [lon, lat] } }) => lon >= bbox[0] && lon <= bbox[2] && lat >= bbox[1] && lat <= bbox[3]);
+    const inside = lines.filter(
+      ({
+        geometry: {
+          coordinates: [lon, lat],
+        },
+      }) => lon >= bbox[0] && lon <= bbox[2] && lat >= bbox[1] && lat <= bbox[3],
+    );
     assert.ok(inside.length > 100 && inside.length < lines.length);
-    assert.deepEqual((await read(parquetPlaces, boulderParquet, { bbox })).places.map((p) => p.sourceId), inside.map((l) => l.id));
+    assert.deepEqual(
+      (await read(parquetPlaces, boulderParquet, { bbox })).places.map((p) => p.sourceId),
+      inside.map((l) => l.id),
+    );
     const confident = lines.filter((l) => l.confidence >= 0.9);
-    assert.deepEqual((await read(parquetPlaces, boulderParquet, { minConfidence: 0.9 })).places.map((p) => p.sourceId), confident.map((l) => l.id));
+    assert.deepEqual(
+      (await read(parquetPlaces, boulderParquet, { minConfidence: 0.9 })).places.map((p) => p.sourceId),
+      confident.map((l) => l.id),
+    );
     assert.equal((await read(parquetPlaces, boulderParquet, { country: 'us' })).places.length, lines.length);
   });
 
@@ -119,7 +145,8 @@ describe('reading Overture GeoParquet', () => {
     assert.equal(otherCountry.places.length, 0);
     // Only the footer is read: the file is mostly its row groups.
     const footer = Number((await readParquet(boulderParquet)).metadata.metadata_length);
-    for (const r of [elsewhere, otherCountry]) assert.ok(r.bytesRead < all.bytesRead / 4 && r.bytesRead >= footer, `${r.bytesRead} of ${all.bytesRead}`);
+    for (const r of [elsewhere, otherCountry])
+      assert.ok(r.bytesRead < all.bytesRead / 4 && r.bytesRead >= footer, `${r.bytesRead} of ${all.bytesRead}`);
   });
 });
 
@@ -167,7 +194,11 @@ describe('reading Foursquare OS Places', () => {
       // The release's layout: a WKB `geom` beside the coordinates, which some rows lack.
       const withGeom = {
         ...metadata,
-        schema: [...metadata.schema, { name: 'geom', type: 'BYTE_ARRAY' as const, repetition_type: 'OPTIONAL' as const }, { name: 'placemaker_url', type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const }],
+        schema: [
+          ...metadata.schema,
+          { name: 'geom', type: 'BYTE_ARRAY' as const, repetition_type: 'OPTIONAL' as const },
+          { name: 'placemaker_url', type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const },
+        ],
       };
       withGeom.schema[0] = { ...withGeom.schema[0]!, num_children: (withGeom.schema[0]!.num_children ?? 0) + 2 };
       const edited = sample.map((r, i) => ({
@@ -193,7 +224,10 @@ test('a file that says PAR1 but has no readable footer is refused with a clear e
   try {
     const path = join(dir, 'broken.parquet');
     writeFileSync(path, Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(100, 7)]));
-    await assert.rejects(parquetPlaces.open(path, {}), (e: Error & { code?: string }) => e.code === 'validation_failed' && /Parquet/.test(e.message));
+    await assert.rejects(
+      parquetPlaces.open(path, {}),
+      (e: Error & { code?: string }) => e.code === 'validation_failed' && /Parquet/.test(e.message),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

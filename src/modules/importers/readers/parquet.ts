@@ -96,7 +96,8 @@ export interface StatisticsColumns {
 }
 
 const statNumber = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : null);
-const statText = (v: unknown): string | null => (typeof v === 'string' ? v : v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : null);
+const statText = (v: unknown): string | null =>
+  typeof v === 'string' ? v : v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : null;
 
 /** False when the row group's statistics prove that no row of it can be selected. */
 export function rowGroupMaySelect(group: RowGroup, columns: StatisticsColumns, s: RowSelection): boolean {
@@ -182,7 +183,10 @@ export function withoutColumns(metadata: FileMetaData, skip: string[]): FileMeta
     if (r.kept) kept++;
   }
   schema[0] = { ...schema[0]!, num_children: kept };
-  const row_groups = metadata.row_groups.map((g) => ({ ...g, columns: g.columns.filter((c) => !c.meta_data || !skipped(c.meta_data.path_in_schema.join('.'))) }));
+  const row_groups = metadata.row_groups.map((g) => ({
+    ...g,
+    columns: g.columns.filter((c) => !c.meta_data || !skipped(c.meta_data.path_in_schema.join('.'))),
+  }));
   return { ...metadata, schema, row_groups };
 }
 
@@ -190,7 +194,8 @@ export function withoutColumns(metadata: FileMetaData, skip: string[]): FileMeta
 export const topLevelColumns = (metadata: FileMetaData): string[] => parquetSchema(metadata).children.map((c) => c.element.name);
 
 /** Every leaf column path (`bbox.xmin`, `addresses.list.element.country`). */
-const leafPaths = (metadata: FileMetaData): string[] => (metadata.row_groups[0]?.columns ?? []).map((c) => c.meta_data?.path_in_schema.join('.') ?? '');
+const leafPaths = (metadata: FileMetaData): string[] =>
+  (metadata.row_groups[0]?.columns ?? []).map((c) => c.meta_data?.path_in_schema.join('.') ?? '');
 
 /** The first path among `candidates` that the file has, for row-group statistics. */
 export function statisticsColumn(metadata: FileMetaData, candidates: string[]): string | undefined {
@@ -248,7 +253,15 @@ export async function openParquetReader(
           const step = chunks.some((c) => c.meta_data!.path_in_schema.length > 1) ? rows : ROWS_PER_READ;
           for (let from = start; from < start + rows; from += step) {
             // utf8 off: text columns are annotated as such, and a bare byte array is WKB or another binary value.
-            const objects = await parquetReadObjects({ file: groupFile, metadata, columns, compressors, utf8: false, rowStart: from, rowEnd: Math.min(from + step, start + rows) });
+            const objects = await parquetReadObjects({
+              file: groupFile,
+              metadata,
+              columns,
+              compressors,
+              utf8: false,
+              rowStart: from,
+              rowEnd: Math.min(from + step, start + rows),
+            });
             for (const row of objects) {
               const result = dialect.toPlace(row);
               if (result.ok && !selects(selection, result.place, dialect.confidence?.(row) ?? null)) continue;

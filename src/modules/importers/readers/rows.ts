@@ -212,7 +212,9 @@ export async function openCsvReader(
   const first = await stream.next();
   if (first.done || !('header' in first.value)) {
     text.text.destroy();
-    throw new AppError('validation_failed', `${spec.path} has no header row`, { errors: [{ field: 'file', message: 'no CSV header row' }] });
+    throw new AppError('validation_failed', `${spec.path} has no header row`, {
+      errors: [{ field: 'file', message: 'no CSV header row' }],
+    });
   }
   let map: (row: CsvRow) => ReadResult;
   try {

@@ -94,7 +94,8 @@ export function detectEncoding(sample: Buffer): string {
   const firstHigh = sample.findIndex((b) => b >= 0x80);
   const start = Math.max(0, firstHigh - 1024);
   const guess = chardet.detect(sample.subarray(start, start + chardetWindow))?.toLowerCase();
-  if (!guess || guess === 'utf-8' || guess === 'iso-8859-1' || guess === 'windows-1252' || !iconv.encodingExists(guess)) return 'windows-1252';
+  if (!guess || guess === 'utf-8' || guess === 'iso-8859-1' || guess === 'windows-1252' || !iconv.encodingExists(guess))
+    return 'windows-1252';
   return guess;
 }
 
@@ -138,7 +139,13 @@ function decodeStream(encoding: string): Transform {
 export function checkEncoding(encoding: string): string {
   if (windows1252.has(encoding.toLowerCase()) || iconv.encodingExists(encoding)) return encoding;
   throw new AppError('validation_failed', `unknown text encoding ${encoding}`, {
-    errors: [{ field: 'encoding', message: 'not a known encoding', allowed: ['utf-8', 'latin1', 'windows-1252', 'utf-16le', 'iso-8859-15', 'macintosh', '…any iconv-lite encoding'] }],
+    errors: [
+      {
+        field: 'encoding',
+        message: 'not a known encoding',
+        allowed: ['utf-8', 'latin1', 'windows-1252', 'utf-16le', 'iso-8859-15', 'macintosh', '…any iconv-lite encoding'],
+      },
+    ],
   });
 }
 

@@ -35,7 +35,8 @@ export function yelpFusionToPlace(o: JsonObject): ReadResult {
 }
 
 /** `8:0` → `08:00`: the Yelp Open Dataset writes hours without padding. */
-const padTime = (range: string) => range.replace(/\b(\d{1,2}):(\d{1,2})\b/g, (_m, h: string, m: string) => `${h.padStart(2, '0')}:${m.padStart(2, '0')}`);
+const padTime = (range: string) =>
+  range.replace(/\b(\d{1,2}):(\d{1,2})\b/g, (_m, h: string, m: string) => `${h.padStart(2, '0')}:${m.padStart(2, '0')}`);
 
 /** A Yelp Open Dataset business (yelp_academic_dataset_business.json). */
 export function yelpOpenToPlace(o: JsonObject): ReadResult {

@@ -9,8 +9,21 @@ const signature = ['Restaurant ID', 'Restaurant Name', 'Country Code', 'City', '
 
 /** Zomato's numeric country codes (the dataset's Country-Code.csv) as ISO 3166-1 alpha-2. */
 export const zomatoCountryCodes: Readonly<Record<string, string>> = {
-  '1': 'IN', '14': 'AU', '30': 'BR', '37': 'CA', '94': 'ID', '148': 'NZ', '162': 'PH', '166': 'QA',
-  '184': 'SG', '189': 'ZA', '191': 'LK', '208': 'TR', '214': 'AE', '215': 'GB', '216': 'US',
+  '1': 'IN',
+  '14': 'AU',
+  '30': 'BR',
+  '37': 'CA',
+  '94': 'ID',
+  '148': 'NZ',
+  '162': 'PH',
+  '166': 'QA',
+  '184': 'SG',
+  '189': 'ZA',
+  '191': 'LK',
+  '208': 'TR',
+  '214': 'AE',
+  '215': 'GB',
+  '216': 'US',
 };
 
 /** A country codes file beside the input (`zomato-country-codes.csv`, Kaggle's `Country-Code.csv`), as code → name. */
@@ -67,6 +80,12 @@ export const zomatoCsv: ReaderFactory = {
   open: async (path, options) => {
     refuseColumns(options, 'zomato-csv');
     const countryNames = await countryNamesBeside(path);
-    return openCsvReader({ path, options, format: 'zomato-csv', source: 'zomato', prepare: () => (row) => zomatoRowToPlace(row, countryNames) });
+    return openCsvReader({
+      path,
+      options,
+      format: 'zomato-csv',
+      source: 'zomato',
+      prepare: () => (row) => zomatoRowToPlace(row, countryNames),
+    });
   },
 };

@@ -10,21 +10,39 @@ import { lookUpSourceMap, SOURCE_MAPS } from './index.ts';
 
 const data = resolve(import.meta.dirname, '../../../../../shared/data');
 const csv = (file: string, delimiter = ','): Array<Record<string, string>> =>
-  parse(readFileSync(resolve(data, file), 'utf8'), { columns: true, bom: true, delimiter, trim: true, relax_quotes: true }) as Array<Record<string, string>>;
+  parse(readFileSync(resolve(data, file), 'utf8'), { columns: true, bom: true, delimiter, trim: true, relax_quotes: true }) as Array<
+    Record<string, string>
+  >;
 const slugs = new Set(loadTaxonomy().categories.map((c) => c.slug));
 
 /** Every code the published Overture files name: current taxonomy, its basic categories, the old list, the counts. */
 function publishedOvertureCodes(): Set<string> {
   const codes = new Set<string>();
   for (const r of csv('taxonomies/overture-categories-hierarchies-2026-03-04.csv')) {
-    for (const k of ['New Primary Category', 'New Basic Level Category', 'Old Primary Category', 'PC Redirect To']) if (r[k]) codes.add(r[k]!);
+    for (const k of ['New Primary Category', 'New Basic Level Category', 'Old Primary Category', 'PC Redirect To'])
+      if (r[k]) codes.add(r[k]!);
   }
-  for (const r of csv('taxonomies/overture-categories-counts-2025-12-05.csv')) for (const k of ['primary', 'primary_category', 'basic_category']) if (r[k]) codes.add(r[k]!);
+  for (const r of csv('taxonomies/overture-categories-counts-2025-12-05.csv'))
+    for (const k of ['primary', 'primary_category', 'basic_category']) if (r[k]) codes.add(r[k]!);
   for (const r of csv('taxonomies/overture-categories-legacy.csv', ';')) codes.add(r['Category code']!);
-  const sample = gunzipSync(readFileSync(resolve(data, 'places/overture-places-boulder-3545.ndjson.gz'))).toString('utf8').split('\n').filter(Boolean);
+  const sample = gunzipSync(readFileSync(resolve(data, 'places/overture-places-boulder-3545.ndjson.gz')))
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean);
   for (const line of sample) {
-    const o = JSON.parse(line) as { categories?: { primary?: string; alternate?: string[] }; basic_category?: string; taxonomy?: { hierarchy?: string[]; alternates?: string[] } };
-    for (const c of [o.categories?.primary, ...(o.categories?.alternate ?? []), o.basic_category, ...(o.taxonomy?.hierarchy ?? []), ...(o.taxonomy?.alternates ?? [])]) if (c) codes.add(c);
+    const o = JSON.parse(line) as {
+      categories?: { primary?: string; alternate?: string[] };
+      basic_category?: string;
+      taxonomy?: { hierarchy?: string[]; alternates?: string[] };
+    };
+    for (const c of [
+      o.categories?.primary,
+      ...(o.categories?.alternate ?? []),
+      o.basic_category,
+      ...(o.taxonomy?.hierarchy ?? []),
+      ...(o.taxonomy?.alternates ?? []),
+    ])
+      if (c) codes.add(c);
   }
   return codes;
 }
@@ -42,20 +60,32 @@ describe('the explicit category tables of Overture and Foursquare', () => {
     const table = SOURCE_MAPS.foursquare!;
     const labels = csv('taxonomies/fsq-os-categories-1245.csv').map((r) => r['category_label']!);
     assert.equal(labels.length, 1245);
-    assert.deepEqual(labels.filter((l) => !Object.hasOwn(table, l)), []);
-    assert.deepEqual(Object.entries(table).filter(([, slug]) => slug !== null && !slugs.has(slug)), []);
+    assert.deepEqual(
+      labels.filter((l) => !Object.hasOwn(table, l)),
+      [],
+    );
+    assert.deepEqual(
+      Object.entries(table).filter(([, slug]) => slug !== null && !slugs.has(slug)),
+      [],
+    );
   });
 
   test('file a code a newer release adds under its nearest known parent, and a deliberately unmapped one nowhere', () => {
     const table = SOURCE_MAPS.overture!;
     assert.equal(lookUpSourceMap(table, 'food_and_drink > restaurant > italian_restaurant > pizza_restaurant'), 'restaurant_pizza');
-    assert.equal(lookUpSourceMap(table, 'food_and_drink > restaurant > italian_restaurant > a_code_of_2027'), lookUpSourceMap(table, 'italian_restaurant'));
+    assert.equal(
+      lookUpSourceMap(table, 'food_and_drink > restaurant > italian_restaurant > a_code_of_2027'),
+      lookUpSourceMap(table, 'italian_restaurant'),
+    );
     assert.equal(lookUpSourceMap(table, 'geographic_entities > water_feature > lake'), null);
     assert.equal(lookUpSourceMap(table, 'no_such_group > no_such_code'), undefined);
     const classifier = loadClassifier();
-    const classify = (source: string, sourceCategories: string[]) => classifier.classify(source, { sourceId: 'x', name: 'x', sourceCategories });
+    const classify = (source: string, sourceCategories: string[]) =>
+      classifier.classify(source, { sourceId: 'x', name: 'x', sourceCategories });
     assert.deepEqual(classify('overture', ['food_and_drink > restaurant > italian_restaurant > a_code_of_2027']), ['restaurant_italian']);
-    assert.deepEqual(classify('foursquare', ['Dining and Drinking > Restaurant > Italian Restaurant > Trattoria of the Future']), ['restaurant_italian']);
+    assert.deepEqual(classify('foursquare', ['Dining and Drinking > Restaurant > Italian Restaurant > Trattoria of the Future']), [
+      'restaurant_italian',
+    ]);
     assert.deepEqual(classify('foursquare', ['Landmarks and Outdoors > Lake']), []);
   });
 });
