@@ -22,12 +22,12 @@ let copyFrom: typeof CopyStreams.from | undefined;
 const special = /[\\\t\n\r]/;
 const specials = /[\\\t\n\r]/g;
 const escapes: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-const escape = (c: string): string => escapes[c]!;
+const escapeSpecial = (c: string): string => escapes[c]!;
 
 /** One value as a field of COPY's text format. */
 export function copyField(v: CopyValue): string {
   if (v === null || v === undefined) return '\\N';
-  if (typeof v === 'string') return special.test(v) ? v.replace(specials, escape) : v;
+  if (typeof v === 'string') return special.test(v) ? v.replace(specials, escapeSpecial) : v;
   return String(v);
 }
 

@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { monthOf } from '../auth/quotas.service.ts';
-import { getSearchForAccount, iterateSearchPlaces } from '../search/search.service.ts';
+import { getSearchForAccount, iterateSearchPlaces, type SavedSearch } from '../search/search.service.ts';
 import * as repo from './enrichment-jobs.repository.ts';
 import type { EnrichmentJobView, EnrichmentJobsQuery } from './enrichment-jobs.schema.ts';
 import { prioritiseSites } from './enrichment.repository.ts';
@@ -195,7 +195,7 @@ export class EnrichmentJobRunner {
       if (job.charged_places > 0 && job.charged_month)
         await allowance.returnEnrichPlaces(job.account_id, job.charged_month, job.charged_places);
       await repo.clearJobSites(db, job.id, this.id);
-      let search;
+      let search: SavedSearch;
       try {
         search = await getSearchForAccount(db, job.account_id, job.search_id);
       } catch (error) {

@@ -27,8 +27,8 @@ interface OplObject {
   tags: Map<string, string>;
 }
 
-const unescape = (s: string) => s.replace(/%([0-9a-fA-F]+)%/g, (_, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)));
-const escape = (s: string) => s.replace(/[\s,=%@]/gu, (c) => `%${c.codePointAt(0)!.toString(16)}%`);
+const unescapeOpl = (s: string) => s.replace(/%([0-9a-fA-F]+)%/g, (_, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)));
+const escapeOpl = (s: string) => s.replace(/[\s,=%@]/gu, (c) => `%${c.codePointAt(0)!.toString(16)}%`);
 
 function parseOpl(line: string): OplObject {
   const [head, ...rest] = line.split(' ');
@@ -36,14 +36,14 @@ function parseOpl(line: string): OplObject {
   const tags = new Map<string, string>();
   for (const pair of (fields.get('T') ?? '').split(',').filter(Boolean)) {
     const at = pair.indexOf('=');
-    tags.set(unescape(pair.slice(0, at)), unescape(pair.slice(at + 1)));
+    tags.set(unescapeOpl(pair.slice(0, at)), unescapeOpl(pair.slice(at + 1)));
   }
   return { kind: head![0] as OplObject['kind'], id: Number(head!.slice(1)), fields, tags };
 }
 
 function writeOpl(o: OplObject): string {
   const fields = new Map(o.fields);
-  fields.set('T', [...o.tags].map(([k, v]) => `${escape(k)}=${escape(v)}`).join(','));
+  fields.set('T', [...o.tags].map(([k, v]) => `${escapeOpl(k)}=${escapeOpl(v)}`).join(','));
   return `${o.kind}${o.id} ${[...fields].map(([k, v]) => `${k}${v}`).join(' ')}`;
 }
 

@@ -81,8 +81,9 @@ export async function httpRangeBuffer(url: string, options: HttpReadOptions): Pr
     throw unreadable(url, error instanceof OutboundRefused ? error.message : (error as Error).message);
   }
   let read = 0;
+  type Answer = Awaited<ReturnType<typeof get>>;
   const fetchRange = async (start: number, end: number): Promise<Buffer> => {
-    let answer;
+    let answer: Answer;
     try {
       answer = await get(guarded, `bytes=${start}-${end - 1}`, end - start, timeoutMs);
     } catch (error) {
@@ -94,7 +95,7 @@ export async function httpRangeBuffer(url: string, options: HttpReadOptions): Pr
     return answer.body;
   };
   // The first byte tells the size (Content-Range: bytes 0-0/SIZE) and that ranges are served.
-  let first;
+  let first: Answer;
   try {
     first = await get(guarded, 'bytes=0-0', 1, timeoutMs);
   } catch (error) {
