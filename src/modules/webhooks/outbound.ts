@@ -1,13 +1,13 @@
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { guardTarget } from '../../infra/http/outbound-guard.ts';
+import { guardTarget, type ResolveAll } from '../../infra/http/outbound-guard.ts';
 
 export interface OutboundOptions {
   /** Let requests reach private, loopback, link-local and other non-public addresses (WEBHOOK_ALLOW_PRIVATE_NETWORKS). */
   allowPrivate: boolean;
   timeoutMs: number;
   /** Name resolution; the system resolver unless a test passes its own. */
-  resolve?: (host: string) => Promise<Array<{ address: string; family: number }>>;
+  resolve?: ResolveAll;
 }
 
 /**
