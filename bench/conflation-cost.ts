@@ -101,7 +101,7 @@ async function freshDatabase(dialect: string): Promise<{ url: string; drop: () =
 function run(tree: string, args: string[], url: string): string {
   const r = spawnSync(process.execPath, ['--import', 'tsx', ...args], {
     cwd: tree,
-    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', TREE: tree },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
