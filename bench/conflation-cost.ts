@@ -1,8 +1,9 @@
 /**
  * What conflation costs per record, this tree against a base commit measured in the same run.
- *   npm run bench:conflation-cost -- [--base main] [--twin-lines 5000] [--rounds 1] [--dialects sqlite,postgres]
+ *   npm run bench:conflation-cost -- [--base main] [--head HEAD] [--twin-lines 5000] [--rounds 1] [--dialects sqlite,postgres]
  *
- * The base is checked out in a temporary git worktree (this tree's node_modules linked in). For each tree,
+ * Both commits are checked out in temporary git worktrees (this tree's node_modules linked in), so what is
+ * measured is what was committed, whatever the working tree holds meanwhile. For each tree,
  * dialect and case, a fresh database: the first source imported conflating (it only writes blocking keys),
  * the second with `--no-conflate` (its records left due), then `conflate(db)` of that tree timed alone in a
  * process of its own:
@@ -14,7 +15,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -25,6 +26,7 @@ const arg = (name: string, fallback: string) => {
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
 };
 const base = arg('base', 'main');
+const headCommit = arg('head', 'HEAD');
 const twinLines = Number(arg('twin-lines', '5000'));
 const rounds = Number(arg('rounds', '1'));
 const dialects = arg('dialects', 'sqlite,postgres').split(',');
@@ -69,8 +71,8 @@ const cases: Case[] = [
   },
 ];
 
-function checkout(commit: string): string {
-  const dir = join(work, 'base');
+function checkout(commit: string, name: string): string {
+  const dir = join(work, name);
   const r = spawnSync('git', ['-C', repo, 'worktree', 'add', '--detach', dir, commit], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`git worktree add ${commit}: ${r.stderr}`);
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
@@ -134,10 +136,10 @@ async function measure(tree: string, dialect: string, c: Case): Promise<{ ms: nu
   }
 }
 
-const baseTree = checkout(base);
-const head = spawnSync('git', ['-C', repo, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
-const baseRev = spawnSync('git', ['-C', baseTree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
-console.log(`conflation cost: this tree (${head}, with its uncommitted changes) against ${base} (${baseRev}), ${rounds} round(s)`);
+const baseTree = checkout(base, 'base');
+const headTree = checkout(headCommit, 'head');
+const rev = (tree: string) => spawnSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
+console.log(`conflation cost: ${headCommit} (${rev(headTree)}) against ${base} (${rev(baseTree)}), ${rounds} round(s)`);
 try {
   for (const dialect of dialects) {
     for (const c of cases) {
@@ -146,7 +148,7 @@ try {
       for (let round = 0; round < rounds; round++) {
         for (const [label, tree] of [
           ['base', baseTree],
-          ['this', repo],
+          ['this', headTree],
         ] as const) {
           const m = await measure(tree, dialect, c);
           const n = c.per === 'merged' ? m.merged : m.indexed;
@@ -157,12 +159,13 @@ try {
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
       const b = median(figures.base);
       const t = median(figures.this);
-      console.log(`${dialect}, ${c.name}: ${t.toFixed(2)} ms per ${c.per} record against ${b.toFixed(2)} (${(t / b).toFixed(2)}×)`);
+      console.log(
+        `${dialect}, ${c.name}: ${t.toFixed(2)} ms per ${c.per === 'merged' ? 'merged record' : 'record'} against ${b.toFixed(2)} (${(t / b).toFixed(2)}×)`,
+      );
       process.stdout.write(detail);
     }
   }
 } finally {
-  spawnSync('git', ['-C', repo, 'worktree', 'remove', '--force', baseTree]);
+  for (const tree of [baseTree, headTree]) spawnSync('git', ['-C', repo, 'worktree', 'remove', '--force', tree]);
   rmSync(work, { recursive: true, force: true });
-  if (existsSync(baseTree)) rmSync(baseTree, { recursive: true, force: true });
 }

@@ -93,6 +93,8 @@ async function conflateChunk(
   const touched = new Set<number>();
   let ahead = new Map<number, Found>();
   let aheadUntil = 0;
+  let readAhead = FIRST_READ_AHEAD / 2;
+  let mergedBefore = summary.merged;
   let done = 0;
   for (const [index, r] of rows.entries()) {
     if (done > 0 && performance.now() - started > MATCH_BUDGET_MS) break;
@@ -111,11 +113,16 @@ async function conflateChunk(
     if (other === undefined) otherSources.set(r.source, (other = await hasOtherSource(trx, r.source)));
     if (!other) continue;
     if (index >= aheadUntil) {
+      // A window that merged nothing doubles the next; one that merged starts small again: a merge costs
+      // a dozen statements, so few records of a merging stretch fit in a transaction's time budget, and
+      // candidates read ahead for records the transaction does not reach are read for nothing.
+      readAhead = mergedBefore === summary.merged ? Math.min(readAhead * 2, READ_AHEAD) : FIRST_READ_AHEAD;
+      mergedBefore = summary.merged;
       const window = rows
-        .slice(index, index + READ_AHEAD)
+        .slice(index, index + readAhead)
         .filter((w) => w.sources === null && w.merged_into === null && w.closed_reason === null && w.lat !== null);
       ahead = await readCandidates(trx, window);
-      aheadUntil = index + READ_AHEAD;
+      aheadUntil = index + readAhead;
     }
     const placeId = await matchInto(trx, r, now, text, ahead.get(r.id), touched);
     if (placeId !== undefined) {
@@ -175,11 +182,12 @@ function nearestCandidates(r: PendingRecord, candidates: Candidate[]): Candidate
 }
 
 /**
- * Records whose candidates are read together: three statements for the window (keys, candidate rows, key
+ * Records whose candidates are read together (at most; the window adapts, see `conflateChunk`): three statements for the window (keys, candidate rows, key
  * counts) instead of three for each record, which on PostgreSQL is where a record's time went (a round
  * trip each).
  */
-const READ_AHEAD = 250;
+const READ_AHEAD = 256;
+const FIRST_READ_AHEAD = 16;
 
 /** A record's candidates (the records of other sources under its probe keys) and the counts of its phone and domain keys. */
 interface Found {
