@@ -182,9 +182,9 @@ function nearestCandidates(r: PendingRecord, candidates: Candidate[]): Candidate
 }
 
 /**
- * Records whose candidates are read together (at most; the window adapts, see `conflateChunk`): three statements for the window (keys, candidate rows, key
- * counts) instead of three for each record, which on PostgreSQL is where a record's time went (a round
- * trip each).
+ * Records whose candidates are read together, at most (the window adapts, see `conflateChunk`): three
+ * statements for the window (keys, candidate rows, key counts) instead of three for each record, which on
+ * PostgreSQL is where a record's time went (a round trip each).
  */
 const READ_AHEAD = 256;
 const FIRST_READ_AHEAD = 16;
