@@ -168,7 +168,7 @@ export async function runImport(
       : workerChunks({ path: part, format: factory.format, options: openOptions, batchSize: chunkSize });
   const input = await partChunks(parts, openPart);
   // A run is named by its first part; the count of parts keeps a run of a split release apart from one of its first file.
-  const runPath = parts.length === 1 ? first.path : `${first.path} (+${parts.length - 1} parts)`;
+  const runPath = parts.length === 1 ? first.path : `${first.path} (+${parts.length - 1} ${parts.length === 2 ? 'part' : 'parts'})`;
   let run: StoredRun;
   try {
     run = await storeChunks(
