@@ -2,10 +2,11 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../infra/db/database.ts';
 import { AppError } from '../infra/errors.ts';
-import { importDemoDataIfEmpty, importFiles, prepareDatabase } from '../bootstrap.ts';
+import { importDemoDataIfEmpty, prepareDatabase } from '../bootstrap.ts';
 import { catalogStats, printStats } from './stats.ts';
 import { copyProgressRenderer, progressRenderer, printImportSummary } from './progress.ts';
-import { isChangeFile } from '../modules/importers/import.service.ts';
+import { isChangeFile, runImport } from '../modules/importers/import.service.ts';
+import { expandImportArguments } from '../modules/importers/dataset.ts';
 import { parseColumnMapping } from '../modules/importers/readers/generic.ts';
 import { limitHeapGrowth } from '../infra/memory.ts';
 
@@ -121,7 +122,10 @@ program
   .description(
     'import place files (.osm.pbf, Parquet, NDJSON, CSV; gzip or plain) or Parquet URLs, detecting the format unless --format is given',
   )
-  .argument('<files...>', 'files or http(s) URLs of Parquet files to import')
+  .argument(
+    '<files...>',
+    'files, http(s) URLs of Parquet files, or quoted patterns ("part-*.parquet"); with --dataset, the parts of one release',
+  )
   .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
   .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
   .option('-s, --source <source>', "source name stored with the places (defaults to the format's)")
@@ -154,25 +158,19 @@ program
   .option('--allow-private-networks', 'let an http(s) URL reach private and loopback addresses (a mirror on the local network)')
   .action((files: string[], opts: ImportCliOptions) =>
     withDb(async (db) => {
-      // Each snapshot of a dataset would retire the places of the ones before it (change files apply in turn).
-      if (opts.dataset !== undefined && files.length > 1 && !(await everyChangeFile(files))) {
-        throw new AppError(
-          'validation_failed',
-          '--dataset names the snapshot of one file: import the files one at a time (several change files may update one dataset in turn)',
-          {
-            errors: [{ field: 'dataset', message: 'one file per dataset' }],
-          },
-        );
-      }
+      const parts = await expandImportArguments(files);
       await prepareDatabase(db);
       // A Parquet row group is decoded whole, a burst of short-lived objects: without the cap V8 lets the
       // worker's old generation grow to several times what it holds (peak RSS ~1 GB instead of ~0.5 GB).
       limitHeapGrowth();
       const { allowPrivateNetworks, ...importOptions } = opts;
       const http = { allowPrivate: allowPrivateNetworks === true };
-      for (const file of files) {
-        const [summary] = await importFiles(db, [file], { ...importOptions, http, onProgress: progressRenderer(file) });
-        if (summary) printImportSummary(summary);
+      // --dataset with several files: the parts of one release, imported as one snapshot (change files
+      // instead update the dataset in turn); without it each file is a dataset of its own.
+      const oneSnapshot = opts.dataset !== undefined && parts.length > 1 && !(await everyChangeFile(parts));
+      for (const group of oneSnapshot ? [parts] : parts.map((p) => [p])) {
+        const summary = await runImport(db, null, group, { ...importOptions, http, onProgress: progressRenderer(group[0]!) });
+        printImportSummary(summary);
       }
     }),
   );
