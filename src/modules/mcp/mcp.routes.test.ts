@@ -226,7 +226,20 @@ describe('the MCP server at /mcp', () => {
     });
     assert.equal(res.status, 401);
     assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer realm="leadatlas"/);
+    assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
     assert.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    const answered = await fetch(base, {
+      method: 'POST',
+      headers: {
+        authorization: (await account()).authorization,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(answered.status, 200);
+    assert.match(answered.headers.get('x-request-id') ?? '', /^req_/);
+    assert.equal(((await answered.json()) as { result: { tools: unknown[] } }).result.tools.length, 7);
   });
 
   test('answers GET and DELETE with a 405 problem saying the server is stateless and takes POST', async () => {

@@ -10,6 +10,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { AppError } from '../../infra/errors.ts';
 import { problemTypeBase } from '../../infra/http/problem.ts';
 import { scopeCosts } from '../../infra/ratelimit/costs.ts';
@@ -71,11 +72,14 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     };
   };
 
+  // One for every request's server: the SDK would compile a new Ajv instance for each (it checks elicitation answers, which this server never asks for).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const serverFor = (request: FastifyRequest): Server => {
     const server = new Server(
       { name: 'leadatlas', title: 'LeadAtlas', version },
       {
         capabilities: { tools: {} },
+        jsonSchemaValidator,
         instructions:
           'Search businesses (places) by kind, city and filters with search_places, page with its cursor, export a search with start_export ' +
           "and get_export. Every call runs with the user's LeadAtlas token, its scopes and quotas.",
@@ -103,6 +107,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       reply.hijack();
+      // The transport writes the answer itself, past Fastify's onSend hooks: the request id is set here.
+      reply.raw.setHeader('x-request-id', String(request.id));
       const server = serverFor(request);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.raw.on('close', () => {
