@@ -5,9 +5,9 @@
  * every page of a search or a list.
  */
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './schema.ts';
+import type { components, paths } from './schema.js';
 
-export type { components, paths } from './schema.ts';
+export type { components, paths } from './schema.js';
 
 /** An error answer of the API (RFC 9457): `type`, `title`, `status`, `detail`, `request_id`, `code`, and per code more. */
 export type Problem = components['schemas']['Problem'];
