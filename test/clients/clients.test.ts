@@ -240,18 +240,38 @@ describe('the MCP server at /mcp', () => {
     ok(await call(client, 'list_countries'));
   });
 
-  test('charges a tool call what its REST route costs, on the same rate limit, and refuses it over the limit', async () => {
+  test("charges a tool call once, what its REST route costs, to the account's requests of the day and the token's rate", async () => {
     const user = await account();
     const client = await connect(user.authorization);
-    const start = await unitsLeft(user);
+    const requests = () => t.app.usage.requestsToday(user.accountId);
+    const before = await requests();
+    const unitsBefore = await unitsLeft(user);
+    const startedAt = Date.now();
     ok(await call(client, 'search_places', { type: 'restaurant', city: 'Monaco', per_page: 1 }));
-    assert.equal(await unitsLeft(user), start - 2);
+    assert.equal(await requests(), before + 1, "one request of the day: the route's, not also the POST to /mcp");
+    const spent = unitsBefore - (await unitsLeft(user));
+    const refilled = Math.ceil(((Date.now() - startedAt) * tokenUnitsPerMinute) / 60_000);
+    assert.ok(spent <= 2 && spent >= 2 - refilled, `a search costs 2 units; spent ${spent}, ${refilled} refilled meanwhile`);
     await client.listTools();
-    assert.equal(await unitsLeft(user), start - 3);
-    // Spend the rest over REST: the tool shares the route's limit.
-    while ((await unitsLeft(user)) >= 2) await rest(user, '/api/v2/map/search?type=restaurant&city=Monaco&per_page=1');
+    assert.equal(await requests(), before + 2, 'tools/list counts as a request');
+    // The account's last request of the day goes to REST; the tool is refused by the same quota.
+    await t.app.quotas.setQuotas(user.accountId, { requestsPerDay: before + 3 });
+    await rest(user, '/api/v2/countries');
     const problem = failed(await call(client, 'search_places', { type: 'restaurant', city: 'Monaco' }));
     assert.equal(problem.status, 429);
+    assert.equal(problem.code, 'quota_exceeded');
+    assert.deepEqual(problem['violated-policies'], ['daily']);
+  });
+
+  test("refuses a tool call over the token's rate once REST has spent it", async () => {
+    const user = await account();
+    const client = await connect(user.authorization);
+    const search = ok<SearchPage>(await call(client, 'search_places', { type: 'pharmacy', country: 'MC', per_page: 1 }));
+    // An export costs 20 units, which take 10 s to refill: spend the units over REST until fewer than 20 are left.
+    while ((await unitsLeft(user)) >= 20) await rest(user, '/api/v2/map/search?type=restaurant&city=Monaco&per_page=1');
+    const problem = failed(await call(client, 'start_export', { search_id: search.search_id }));
+    assert.equal(problem.status, 429);
+    assert.equal(problem.code, 'rate_limited');
     assert.deepEqual(problem['violated-policies'], ['token']);
   });
 
