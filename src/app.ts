@@ -29,6 +29,7 @@ import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
+import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -123,5 +124,6 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(searchRoutes, { db, config, reads });
   await app.register(referenceRoutes, { db, reads });
   await app.register(dashboardRoutes, { config, db, reads, jobs });
+  await app.register(mcpRoutes);
   return app;
 }

@@ -20,6 +20,7 @@ const modules = [
   'geo',
   'importers',
   'leads',
+  'mcp',
   'places',
   'reference',
   'search',
@@ -61,6 +62,7 @@ export const allowedImports: Record<string, readonly string[]> = {
     'taxonomy',
     'webhooks',
   ],
+  mcp: ['exports', 'infra', 'places', 'reference', 'search', 'suppressions'],
   dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
