@@ -11,6 +11,19 @@ import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../../src/mod
 import { readTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';
 import type { PlacePage } from '../../src/modules/search/search.reads.ts';
 import { dialects, type TestDatabase } from '../helpers/databases.ts';
+import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
+
+type PlaceRecordRow = {
+  id: number;
+  category: string | null;
+  city_id: number | null;
+  country_code: string | null;
+  phone: string | null;
+  website: string | null;
+  email: string | null;
+  rating: number | null;
+  review_count: number | null;
+};
 
 /**
  * The in-memory search engine against the SQL path on real data (OpenStreetMap extracts and Yelp's ratings),
@@ -28,8 +41,7 @@ const data = new URL('../../../shared/data/', import.meta.url);
 const path = (f: string) => new URL(f, data).pathname;
 const first = full
   ? ['osm/osm-pois-all.osm.pbf', 'ratings/yelp-fusion-4cities-2018.ndjson.gz'].map(path)
-  : ['osm/munich-center-2020.osm.pbf', 'ratings/yelp-fusion-4cities-2018.ndjson.gz'].map(path);
-const second = [path(full ? 'places/overture-places-boulder-3545.ndjson.gz' : 'osm/porto-2020.osm.pbf')];
+  : ['osm/monaco-2026.osm.pbf'].map(path);
 
 /** Criteria with nothing set: each search sets what it narrows by. */
 const none: PlaceCriteria = {
@@ -93,6 +105,8 @@ for (const dialect of dialects) {
       t = await dialect.open();
       await prepareDatabase(t.db);
       await importFiles(t.db, first);
+      // OpenStreetMap has no ratings: the sample gets some, with ties (the full sweep has Yelp's).
+      if (!full) await sql`UPDATE places SET rating = (id % 9) * 0.5 + 1, review_count = id % 37 WHERE id % 3 <> 0`.execute(t.db.kysely);
       reads = createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
       memory = new MemorySearchEngine({ db: t.db, reads }, 60_000);
       sqlEngine = new SqlSearchEngine({ db: t.db, reads });
@@ -152,7 +166,26 @@ for (const dialect of dialects) {
 
     test('after an import and a retirement, the change log brings the index to the same answers', async () => {
       const before = memory.state();
-      await importFiles(t.db, second);
+      // New places through the import's writer, copies of existing ones under another source (same
+      // categories, cities and contacts), some with more reviews than any: they land in the tail.
+      const { rows } = await sql<PlaceRecordRow>`SELECT * FROM places WHERE id % 5 = 0`.execute(t.db.kysely);
+      await writePlaces(
+        t.db,
+        rows.map((r, i) =>
+          testPlaceRecord('parity', `copy-${r.id}`, {
+            category: r.category,
+            categories: r.category ? [r.category] : [],
+            city_id: r.city_id,
+            country_code: r.country_code,
+            phone: i % 3 === 0 ? r.phone : null,
+            website: r.website,
+            email: r.email,
+            rating: r.rating,
+            review_count: i % 4 === 0 ? 100_000 + i : r.review_count,
+            closed: i % 11 === 0 ? 1 : 0,
+          }),
+        ),
+      );
       // Retire a tenth of the first import's places as a later snapshot would.
       await sql`UPDATE places SET closed_reason = 'retired', closed_at = '2026-01-01T00:00:00.000Z' WHERE id % 10 = 3 AND closed_at IS NULL`.execute(
         t.db.kysely,
@@ -162,6 +195,23 @@ for (const dialect of dialects) {
       assert.ok(now.engine === 'memory' && before.engine === 'memory' && now.version! > before.version!);
       assert.equal(now.engine === 'memory' && now.builtMs, before.engine === 'memory' && before.builtMs, 'no rebuild');
       await compareAll('after changes');
+    });
+
+    test('follows the catalog by itself: a change is searchable within a second', async () => {
+      const polling = new MemorySearchEngine({ db: t.db, reads }, 50);
+      await polling.start();
+      try {
+        const criteria: PlaceCriteria = { ...none, categories: ['parity-followed'] };
+        assert.equal(await polling.countMatches(criteria), 0);
+        const written = Date.now();
+        await writePlaces(t.db, [testPlaceRecord('parity', 'followed', { category: 'parity-followed', review_count: 3 })]);
+        while ((await polling.countMatches(criteria)) === 0) {
+          assert.ok(Date.now() - written < 1000, 'searchable within a second');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      } finally {
+        await polling.close();
+      }
     });
 
     test('an index behind a pruned change log rebuilds, and answers as SQL does', async () => {
