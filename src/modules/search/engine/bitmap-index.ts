@@ -65,6 +65,8 @@ export class BitmapIndex {
   private readonly countryCode = new Map<string, number>();
   private readonly byCountry: RoaringBitmap32[] = [];
   private readonly byCity = new Map<number, RoaringBitmap32>();
+  /** The cities each country's places were filed under (only grows: a city left empty counts 0). */
+  private readonly citiesOf = new Map<number, Set<number>>();
   private readonly byRating = new Map<number, RoaringBitmap32>();
   private readonly byFlag = new Map<AnyFlag, RoaringBitmap32>(allFlags.map((f) => [f, new RoaringBitmap32()]));
   private disposed = false;
@@ -211,8 +213,11 @@ export class BitmapIndex {
     return [...out, ...tail].sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
   }
 
-  /** Matches of `result` per value of a dimension, largest first (ties by value). */
-  facet(result: RoaringBitmap32, by: FacetDimension): FacetValue[] {
+  /**
+   * Matches of `result` per value of a dimension, largest first (ties by value). `countryCode`: the
+   * search's country, whose cities alone can hold its matches.
+   */
+  facet(result: RoaringBitmap32, by: FacetDimension, countryCode: string | null = null): FacetValue[] {
     if (by !== 'category' && by !== 'city' && by !== 'country') {
       const yes = result.andCardinality(this.byFlag.get(by)!);
       return [
@@ -223,7 +228,10 @@ export class BitmapIndex {
         .sort((a, b) => b.count - a.count);
     }
     const counts = new Map<string | number, number>();
-    const values = by === 'category' ? this.categories.length : by === 'country' ? this.countries.length : this.byCity.size;
+    const country = countryCode === null ? undefined : this.countryCode.get(countryCode);
+    const cities = country === undefined ? null : (this.citiesOf.get(country) ?? new Set<number>());
+    const values =
+      by === 'category' ? this.categories.length : by === 'country' ? this.countries.length : (cities?.size ?? this.byCity.size);
     if (result.size < values * 8) {
       // Few matches: read each one's value.
       const column = by === 'category' ? this.cat : by === 'country' ? this.country : this.city;
@@ -239,7 +247,9 @@ export class BitmapIndex {
           ? this.categories.map((c, i) => [c, this.byCategory[i]!])
           : by === 'country'
             ? this.countries.map((c, i) => [c, this.byCountry[i]!])
-            : [...this.byCity];
+            : cities
+              ? [...cities].map((c) => [c, this.byCity.get(c)!])
+              : [...this.byCity];
       for (const [value, bitmap] of bitmaps) {
         const n = result.andCardinality(bitmap);
         if (n > 0) counts.set(value, n);
@@ -289,6 +299,11 @@ export class BitmapIndex {
     this.cat[s] = f.category === null ? NONE : this.codeOf(f.category, this.categories, this.categoryCode, this.byCategory);
     this.country[s] = f.country_code === null ? NONE : this.codeOf(f.country_code, this.countries, this.countryCode, this.byCountry);
     this.city[s] = f.city_id ?? NONE;
+    if (f.city_id !== null && this.country[s] !== NONE) {
+      let cities = this.citiesOf.get(this.country[s]!);
+      if (!cities) this.citiesOf.set(this.country[s]!, (cities = new Set()));
+      cities.add(f.city_id);
+    }
     if (f.city_id !== null && !this.byCity.has(f.city_id)) this.byCity.set(f.city_id, new RoaringBitmap32());
     this.rating[s] = f.rating ?? Number.NaN;
     if (f.rating !== null && !this.byRating.has(f.rating)) this.byRating.set(f.rating, new RoaringBitmap32());

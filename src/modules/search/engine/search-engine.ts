@@ -186,7 +186,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if (!q || !this.index) return super.facets(criteria, by);
     const result = this.index.evaluate(q);
     try {
-      return this.index.facet(result, by);
+      return this.index.facet(result, by, q.countryCode);
     } finally {
       result.dispose();
     }
