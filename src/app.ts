@@ -11,6 +11,7 @@ import { startCheckpointer } from './infra/db/checkpointer.ts';
 import { sizeCacheForRole, type Db } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { placesVersion } from './modules/places/places.repository.ts';
+import { createSearchEngine, type EngineState } from './modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
@@ -69,7 +70,9 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(authPlugin, { db, config });
 
   await app.register(strictQueryPlugin);
-  await app.register(healthPlugin, { db });
+  // What /readyz shows of the search engine, made further down (it needs the read pool).
+  const engineState: { current: () => EngineState } = { current: () => ({ engine: 'sql' }) };
+  await app.register(healthPlugin, { db, searchIndex: () => engineState.current() });
 
   await app.register(exportsRoutes, { db, config });
   // Export jobs run in the background from the database: started once the app is ready, stopped (their
@@ -121,9 +124,15 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   if (checkpointer) app.addHook('onClose', () => checkpointer.stop());
   // The shared connection only appends (saved searches, leads) and looks up tokens and names.
   sizeCacheForRole(db, 'server');
-  await app.register(searchRoutes, { db, config, reads });
+  // The one search engine of this node: its in-memory index is built before the server listens and follows
+  // the catalog's change log from then on (SEARCH_ENGINE, SEARCH_ENGINE_POLL_MS).
+  const engine = createSearchEngine(config.SEARCH_ENGINE, { db, reads, log: app.log, pollMs: config.SEARCH_ENGINE_POLL_MS });
+  engineState.current = () => engine.state();
+  app.addHook('onReady', () => engine.start());
+  app.addHook('onClose', () => engine.close());
+  await app.register(searchRoutes, { db, config, reads, engine });
   await app.register(referenceRoutes, { db, reads });
-  await app.register(dashboardRoutes, { config, db, reads, jobs });
+  await app.register(dashboardRoutes, { config, db, reads, jobs, engine });
   await app.register(mcpRoutes);
   return app;
 }

@@ -47,6 +47,17 @@ export const ConfigSchema = Type.Object({
     description:
       'milliseconds the reads of one search may take; past it the statement is stopped and the search answers 503 time_budget_exceeded',
   }),
+  SEARCH_ENGINE: Type.Union([Type.Literal('memory'), Type.Literal('sql')], {
+    default: 'memory',
+    description:
+      'memory: searches the index holds (type, city, country, boolean filters, rating, open/closed) are answered from compressed bitmaps in memory, the rest by SQL; sql: every search by SQL',
+  }),
+  SEARCH_ENGINE_POLL_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    maximum: 60_000,
+    description: 'how often the in-memory index checks the places version and applies the change log',
+  }),
   SEARCH_TYPO_CANDIDATES: Type.Integer({
     default: 10_000,
     minimum: 1,

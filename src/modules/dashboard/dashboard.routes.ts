@@ -119,7 +119,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     );
   });
 
-  const pages: PageOptions = { ...options, kit, searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES) };
+  const pages: PageOptions = { ...options, kit, searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES, options.engine) };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
   for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, suppressionsPageRoutes, usageRoutes])

@@ -7,6 +7,7 @@ import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlPlaceNames } from '../geo/place-names.ts';
 import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
+import { SqlSearchEngine, type SearchEngine } from './engine/search-engine.ts';
 import { fuzzyCandidateLimit } from '../places/places.repository.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
 
@@ -124,6 +125,11 @@ export function loadPlaceNameResolver(): void {
 }
 
 /** What the search service needs, wired to the taxonomy and the place names: for the API and the dashboard alike. */
-export function createSearchDeps(db: Db, reads: ReadPool<ApiReadTasks>, typoCandidates = fuzzyCandidateLimit): SearchDeps {
-  return { db, reads, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates };
+export function createSearchDeps(
+  db: Db,
+  reads: ReadPool<ApiReadTasks>,
+  typoCandidates = fuzzyCandidateLimit,
+  engine: SearchEngine = new SqlSearchEngine({ db, reads }),
+): SearchDeps {
+  return { db, reads, engine, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates };
 }
