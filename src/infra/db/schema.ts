@@ -11,6 +11,10 @@ import type { Generated } from 'kysely';
 export interface Database {
   places: PlacesTable;
   import_runs: ImportRunsTable;
+  replication_state: ReplicationStateTable;
+  monitors: MonitorsTable;
+  monitor_places: MonitorPlacesTable;
+  monitor_events: MonitorEventsTable;
   categories: CategoriesTable;
   category_names: CategoryNamesTable;
   countries: CountriesTable;
@@ -250,6 +254,55 @@ export interface ImportRunsTable {
   dataset: Generated<string>;
   /** Places of the dataset the run retired when it completed. */
   retired_count: Generated<number>;
+}
+
+/** The replication feed a dataset follows and the last change file applied (migration 0030). */
+export interface ReplicationStateTable {
+  dataset: string;
+  source: string;
+  url: string;
+  sequence: number;
+  /** The feed's timestamp of that change file (ISO-8601). */
+  timestamp: string;
+  updated_at: string;
+}
+
+/** A saved search's criteria watched for an account (migration 0030, `modules/monitors`). */
+export interface MonitorsTable {
+  id: Generated<number>;
+  /** `mon_` + random. */
+  public_id: string;
+  account_id: number;
+  search_id: string;
+  /** JSON of the saved search's criteria (`MonitorCriteria`). */
+  criteria: string;
+  /** Comma-separated event kinds the monitor records: added, closed, changed. */
+  events: string;
+  webhook_url: string | null;
+  status: 'active' | 'paused';
+  /** The places version the monitor was last evaluated at. */
+  version: number;
+  place_count: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A place a monitor's search holds, with its content hash at the last evaluation. */
+export interface MonitorPlacesTable {
+  monitor_id: number;
+  place_id: number;
+  content_hash: string;
+}
+
+export interface MonitorEventsTable {
+  id: Generated<number>;
+  monitor_id: number;
+  kind: 'added' | 'closed' | 'changed';
+  place_id: number;
+  /** JSON array of the public fields that changed (`changed` events; [] otherwise). */
+  changed_fields: string;
+  version: number;
+  created_at: string;
 }
 
 export interface CategoriesTable {
