@@ -66,6 +66,10 @@ export const notCopiedTables: readonly string[] = [
   'kysely_migration',
   'kysely_migration_lock',
   'places_version',
+  // The log of changed places (migration 0028): the target logs its own writes.
+  'place_changes',
+  'place_changes_marks',
+  'place_changes_horizon',
   // Uploads in progress: finished ones leave nothing here, unfinished ones are dropped anyway.
   'suppression_uploads',
 ];

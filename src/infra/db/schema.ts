@@ -48,6 +48,9 @@ export interface Database {
   enrichment_jobs: EnrichmentJobsTable;
   enrichment_job_sites: EnrichmentJobSitesTable;
   enrich_usage: EnrichUsageTable;
+  place_changes: PlaceChangesTable;
+  place_changes_marks: PlaceChangesMarksTable;
+  place_changes_horizon: PlaceChangesHorizonTable;
 }
 
 export interface PlacesTable {
@@ -218,6 +221,24 @@ export interface EnrichUsageTable {
 }
 
 /** A record due for conflation (migration 0025): new, or changed since it was last conflated. */
+/** A place inserted, updated or deleted at a places version (migration 0028). */
+export interface PlaceChangesTable {
+  version: number;
+  place_id: number;
+}
+
+/** The places version at a moment: what pruning the change log by age goes by. */
+export interface PlaceChangesMarksTable {
+  version: number;
+  marked_at: string;
+}
+
+/** One row: the largest version the change log no longer holds. */
+export interface PlaceChangesHorizonTable {
+  id: number;
+  pruned_through: number;
+}
+
 export interface PlaceMatchDueTable {
   place_id: number;
   /** 1: the record changed (its old blocking keys go first); 0: new. */
