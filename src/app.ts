@@ -87,6 +87,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     allowance: app.quotas,
     leaseSeconds: config.ENRICH_LEASE,
     onQueued: () => enrichment.poke(),
+    onEvent: () => jobs.webhooks.poke(),
   });
   app.addHook('onReady', async () => {
     enrichment.start();

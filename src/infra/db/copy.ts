@@ -49,6 +49,8 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'enrichment_jobs', key: ['id'] },
   { name: 'enrichment_job_sites', key: ['job_id', 'site_id'] },
   { name: 'enrich_usage', key: ['account_id', 'month'] },
+  // Enrichment jobs' places (migration 0029).
+  { name: 'enrichment_job_places', key: ['job_id', 'place_id'] },
 ];
 
 /**

@@ -47,6 +47,7 @@ export interface Database {
   place_found_keys: PlaceFoundKeysTable;
   enrichment_jobs: EnrichmentJobsTable;
   enrichment_job_sites: EnrichmentJobSitesTable;
+  enrichment_job_places: EnrichmentJobPlacesTable;
   enrich_usage: EnrichUsageTable;
   place_changes: PlaceChangesTable;
   place_changes_marks: PlaceChangesMarksTable;
@@ -201,6 +202,8 @@ export interface EnrichmentJobsTable {
   /** Places taken from the month's enrichment quota (`charged_month`), given back when an attempt is abandoned. */
   charged_places: Generated<number>;
   charged_month: string | null;
+  /** Told with a signed POST when the job ends (migration 0029). */
+  webhook_url: string | null;
   runner: string | null;
   lease_until: string | null;
   created_at: string;
@@ -211,6 +214,12 @@ export interface EnrichmentJobsTable {
 export interface EnrichmentJobSitesTable {
   job_id: number;
   site_id: number;
+}
+
+/** The places an enrichment job queued, within its quota (migration 0029): what its counts are about. */
+export interface EnrichmentJobPlacesTable {
+  job_id: number;
+  place_id: number;
 }
 
 /** Places an account's enrichment jobs queued in a UTC calendar month. */
@@ -534,9 +543,11 @@ export interface WebhookDeliveriesTable {
   /** `whd_` + random; also the event's id. */
   public_id: string;
   account_id: number;
+  /** What `job_id` is an id of (`WebhookJobKind`, migration 0029): no foreign key, as it points into one of several tables. */
+  job_kind: Generated<string>;
   job_id: number;
   url: string;
-  /** `export_job.succeeded` or `export_job.failed`. */
+  /** `<job kind>.succeeded` or `<job kind>.failed` (`export_job.succeeded`, `enrichment_job.failed`…). */
   event: string;
   /** The JSON body, fixed when the job ended (every attempt sends the same bytes). */
   body: string;
