@@ -20,6 +20,7 @@ const modules = [
   'geo',
   'importers',
   'leads',
+  'monitors',
   'places',
   'reference',
   'search',
@@ -61,7 +62,8 @@ export const allowedImports: Record<string, readonly string[]> = {
     'taxonomy',
     'webhooks',
   ],
-  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'places', 'search', 'suppressions', 'webhooks'],
+  monitors: ['infra', 'leads', 'places', 'search', 'webhooks'],
+  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */

@@ -322,6 +322,8 @@ export interface MonitorPlacesTable {
   monitor_id: number;
   place_id: number;
   content_hash: string;
+  /** JSON of the watched fields (`monitors.repository.ts`, `watchedFields`). */
+  snapshot: string;
 }
 
 export interface MonitorEventsTable {

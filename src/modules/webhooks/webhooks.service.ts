@@ -10,9 +10,10 @@ import { newWebhookSecret, signatureHeader, signPayload } from './signature.ts';
 /**
  * The kinds of job whose end is told by webhook. A delivery's `job_id` is an id in its kind's table (no foreign
  * key: one column cannot reference several tables), and its event is `<kind>.succeeded` or `<kind>.failed`.
- * A new kind of job adds its name here and passes it to `queueDelivery` and `deliveriesOfJobs`.
+ * A new kind of job adds its name here and passes it to `queueDelivery` and `deliveriesOfJobs`. A monitor is not a
+ * job that ends: its deliveries are `monitor.events`, one for each evaluation that found events.
  */
-export const webhookJobKinds = ['export_job', 'enrichment_job'] as const;
+export const webhookJobKinds = ['export_job', 'enrichment_job', 'monitor'] as const;
 export type WebhookJobKind = (typeof webhookJobKinds)[number];
 
 /** A webhook delivery of a job with every attempt so far, as the account's pages show it. */
@@ -69,7 +70,7 @@ export async function queueDelivery(
     jobKind: WebhookJobKind;
     jobId: number;
     url: string;
-    outcome: 'succeeded' | 'failed';
+    outcome: 'succeeded' | 'failed' | 'events';
     data: unknown;
     at: Date;
   },

@@ -12,8 +12,9 @@ import { serialType } from './helpers.ts';
  * `monitors`: a saved search's criteria (`criteria`, JSON, frozen when the monitor is made) watched for an
  * account; `events` the kinds it records (comma-separated: added, closed, changed); `status` active or
  * paused; `version` the places version it was last evaluated at (migration 0007).
- * `monitor_places`: the places the monitor's search holds now, with the content hash each had when it was
- * last evaluated: what an evaluation compares a changed place with.
+ * `monitor_places`: the places the monitor's search holds now, with the content hash and the watched fields
+ * (`snapshot`, JSON) each had when it was last evaluated: what an evaluation compares a changed place with.
+ * Kept while a monitor is paused (its events are not recorded), so resuming it misses and repeats nothing.
  * `monitor_events`: what the evaluation found, in the order found (`id`, the feed's keyset).
  */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -49,6 +50,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('monitor_id', 'bigint', (c) => c.notNull().references('monitors.id').onDelete('cascade'))
     .addColumn('place_id', 'bigint', (c) => c.notNull())
     .addColumn('content_hash', 'text', (c) => c.notNull())
+    .addColumn('snapshot', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('monitor_places_pk', ['monitor_id', 'place_id'])
     .execute();
 
