@@ -118,6 +118,11 @@ export async function listMonitors(
   return { data: page.map(monitorView), next_cursor: rows.length > perPage ? encodeCursor(Number(page.at(-1)!.id)) : null };
 }
 
+/** The account's monitors, newest first, as rows for the dashboard's view. */
+export function listAccountMonitorRows(db: Db, accountId: number, limit: number): Promise<repo.MonitorRow[]> {
+  return repo.listAccountMonitors(db, accountId, null, limit);
+}
+
 export async function setMonitorPaused(db: Db, accountId: number, monitorId: string, paused: boolean): Promise<repo.MonitorRow> {
   const row = await getMonitor(db, accountId, monitorId);
   await repo.setMonitorStatus(db, Number(row.id), paused ? 'paused' : 'active', new Date().toISOString());

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
+import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { buildReplication, serveFeed, type FeedServer, type ReplicationFixture } from '../../../test/helpers/replication.ts';
 import { followFeed } from '../importers/follow.service.ts';
@@ -159,6 +160,27 @@ for (const { name: dialect } of dialects) {
 
       assert.equal((await call('DELETE', `/api/v2/monitors/${created.id}`)).statusCode, 204);
       assert.equal((await call('GET', `/api/v2/monitors/${created.id}`)).statusCode, 404);
+    });
+
+    test('the dashboard watches a saved search, shows its monitors and pauses one, with the form token', async () => {
+      const owner = await createAccountWithToken(t.db);
+      const searchId = await newSearch('country=MC&type=cafe', owner);
+      const c = new DashboardClient(t.app);
+      await c.get('/signin');
+      assert.equal((await c.post('/signin', { email: owner.email, password: owner.password })).statusCode, 303);
+      const empty = await c.get('/monitors');
+      assert.equal(empty.statusCode, 200);
+      assert.match(empty.body, new RegExp(`<option value="${searchId}"`));
+      assert.equal((await c.post('/monitors', { search_id: searchId }, { csrf: 'forged' })).statusCode, 403);
+      assert.equal((await c.post('/monitors', { search_id: searchId })).statusCode, 303);
+      const listed = await c.get('/monitors');
+      const id = /data-monitor="(mon_[^"]+)"/.exec(listed.body)?.[1];
+      assert.ok(id, 'the new monitor is listed');
+      assert.equal((await c.post(`/monitors/${id}/pause`, {})).statusCode, 303);
+      assert.match((await c.get('/monitors')).body, /Paused/);
+      const refused = await c.post('/monitors', { search_id: 'srch_aaaaaaaaaaaaaaaa' });
+      assert.equal(refused.statusCode, 404);
+      assert.match(refused.body, /does not exist/);
     });
 
     describeAuthSuite({ method: 'GET', url: '/api/v2/monitors', scope: 'monitors' }, () => t);
