@@ -92,6 +92,9 @@ export async function evaluateMonitors(db: Db, hooks: EvaluatorHooks = {}): Prom
       }
     const evaluations: Array<{ monitor: MonitorRow; evaluation: Evaluation }> = [];
     for (const monitor of monitors) {
+      // SQLite answers in the same turn of the event loop: without a turn given back between monitors, a
+      // round would hold the server's loop (and the read pool's answers to searches) for its whole length.
+      await new Promise((resolve) => setImmediate(resolve));
       const saved = JSON.parse(monitor.criteria) as MonitorCriteria;
       const exclude = await exclusionOf(Number(monitor.account_id), saved.onlyNew);
       const criteria: PlaceCriteria = exclude ? { ...saved.criteria, exclude } : saved.criteria;
@@ -101,6 +104,7 @@ export async function evaluateMonitors(db: Db, hooks: EvaluatorHooks = {}): Prom
       evaluations.push({ monitor, evaluation });
     }
     for (let i = 0; i < evaluations.length; i += MONITORS_PER_TRANSACTION) {
+      await new Promise((resolve) => setImmediate(resolve));
       const part = evaluations.slice(i, i + MONITORS_PER_TRANSACTION);
       const byId = new Map(part.map((p) => [p.monitor.id, p.monitor]));
       const stored = await saveEvaluations(
