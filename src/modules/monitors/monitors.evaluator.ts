@@ -10,7 +10,7 @@ import {
   matchingPlaces,
   membersAmong,
   monitorMembers,
-  monitorsBehind,
+  monitorsNotAt,
   saveEvaluations,
   type ChangedPlace,
   type Evaluation,
@@ -49,11 +49,12 @@ const MONITORS_PER_TRANSACTION = 200;
  * `closed`; a member whose content hash changed is `changed`, with the watched fields that differ. A monitor's
  * events, members and new version commit together, and only when the monitor is still at the version it was
  * read at: after a crash, or with several servers, a change is evaluated once. When the change log no longer
- * reaches back to a monitor's version (pruned), its search is run whole and compared with its members.
+ * reaches back to a monitor's version (pruned), or the version is ahead of the catalog's (a copied database), its
+ * search is run whole and compared with its members.
  */
 export async function evaluateMonitors(db: Db, hooks: EvaluatorHooks = {}): Promise<EvaluationRound> {
   const current = await placesVersion(db);
-  const behind = await monitorsBehind(db, current);
+  const behind = await monitorsNotAt(db, current);
   const round: EvaluationRound = { monitors: 0, events: 0, changedPlaces: 0 };
   const byVersion = new Map<number, MonitorRow[]>();
   for (const m of behind) {
@@ -70,8 +71,9 @@ export async function evaluateMonitors(db: Db, hooks: EvaluatorHooks = {}): Prom
   for (const [since, monitors] of byVersion) {
     const ids = new Set<number>();
     let through = since;
-    let complete = true;
-    for (let more = true; more && complete; ) {
+    // A version ahead of the catalog's comes from another database (`db copy`): its changes are not in this log.
+    let complete = since <= current;
+    for (let more = complete; more && complete; ) {
       const page = await placeChangesSince(db, through, CHANGES_PAGE);
       complete = page.complete;
       more = page.more;

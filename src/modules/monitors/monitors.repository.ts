@@ -147,9 +147,9 @@ export async function deleteMonitor(db: Db, id: number): Promise<void> {
   });
 }
 
-/** Monitors behind the places version `version`, oldest version first. */
-export async function monitorsBehind(db: Db, version: number): Promise<MonitorRow[]> {
-  return db.kysely.selectFrom('monitors').selectAll().where('version', '<', version).orderBy('version').orderBy('id').execute();
+/** Monitors not at the places version `version` (behind it, or ahead of it in a copied database), oldest version first. */
+export async function monitorsNotAt(db: Db, version: number): Promise<MonitorRow[]> {
+  return db.kysely.selectFrom('monitors').selectAll().where('version', '!=', version).orderBy('version').orderBy('id').execute();
 }
 
 /** The events of a monitor after `after` (its keyset), oldest first. */
