@@ -134,6 +134,33 @@ for (const { name: dialect } of dialects) {
       assert.deepEqual(JSON.parse(deliveries[0]!.body).data, { monitor: monitor.id, events: ids });
     });
 
+    test('an evaluation cut off in the middle stores nothing, and the next one records each change once', async () => {
+      const searchId = await newSearch('country=MC&type=restaurant');
+      const monitor = json(await call('POST', '/api/v2/monitors', { search_id: searchId }));
+      const member = await t.db.kysely
+        .selectFrom('monitor_places')
+        .innerJoin('monitors', 'monitors.id', 'monitor_places.monitor_id')
+        .select('monitor_places.place_id')
+        .where('monitors.public_id', '=', monitor.id)
+        .executeTakeFirstOrThrow();
+      await t.db.kysely
+        .updateTable('places')
+        .set({ name: 'Chez Monitor', content_hash: 'changed-by-test' })
+        .where('id', '=', Number(member.place_id))
+        .execute();
+      const crash = { onEvents: async () => Promise.reject(new Error('killed mid-evaluation')) };
+      await assert.rejects(evaluateMonitors(t.db, crash), /killed mid-evaluation/);
+      assert.deepEqual((await allEvents(monitor.id)).events, [], 'the cut-off round left no event');
+      await evaluateMonitors(t.db, monitorWebhooks);
+      const { events } = await allEvents(monitor.id);
+      assert.deepEqual(
+        events.map((e) => [e.kind, e.changed_fields]),
+        [['changed', ['name']]],
+      );
+      assert.equal((await evaluateMonitors(t.db, monitorWebhooks)).events, 0);
+      await call('DELETE', `/api/v2/monitors/${monitor.id}`);
+    });
+
     test('lists, pauses, resumes and deletes; refuses bad input, another account, and past the quota', async () => {
       const searchId = await newSearch('country=MC&type=restaurant');
       const created = json(await call('POST', '/api/v2/monitors', { search_id: searchId, events: ['added'] }));
