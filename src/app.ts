@@ -25,6 +25,9 @@ import { exportJobsRoutes } from './modules/exports/export-jobs.routes.ts';
 import { createExportJobs } from './modules/exports/export-jobs.ts';
 import { EnrichmentWorker } from './modules/enrichment/enrichment.ts';
 import { enrichmentJobsRoutes } from './modules/enrichment/enrichment-jobs.routes.ts';
+import { MonitorEvaluator } from './modules/monitors/monitors.evaluator.ts';
+import { monitorsRoutes } from './modules/monitors/monitors.routes.ts';
+import { monitorWebhooks } from './modules/monitors/monitors.service.ts';
 import { EnrichmentJobRunner } from './modules/enrichment/enrichment-jobs.service.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
@@ -91,6 +94,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     allowance: app.quotas,
     leaseSeconds: config.ENRICH_LEASE,
     onQueued: () => enrichment.poke(),
+    onEvent: () => jobs.webhooks.poke(),
   });
   app.addHook('onReady', async () => {
     enrichment.start();
@@ -101,6 +105,18 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     await enrichment.close();
   });
   await app.register(enrichmentJobsRoutes, { db, runner: enrichmentJobs });
+  // Monitors are evaluated from the change log by every server: an evaluation commits only when its monitor is
+  // still at the version it read, so servers never record a change twice.
+  const monitors = new MonitorEvaluator({
+    db,
+    pollMs: config.MONITOR_POLL_MS,
+    onError: (error) => app.log.error({ err: error }, 'monitor evaluation failed'),
+    // Deliveries are queued in the events' transaction; the dispatcher's next poll (a second) sends them.
+    hooks: monitorWebhooks,
+  });
+  app.addHook('onReady', async () => monitors.start());
+  app.addHook('onClose', () => monitors.close());
+  await app.register(monitorsRoutes, { db, limits: { perAccount: config.MONITORS_PER_ACCOUNT, maxPlaces: config.MONITOR_MAX_PLACES } });
   await app.register(leadsRoutes, { db });
   await app.register(placesRoutes, { db });
   await app.register(suppressionsRoutes, { db });

@@ -21,6 +21,7 @@ const modules = [
   'importers',
   'leads',
   'mcp',
+  'monitors',
   'places',
   'reference',
   'search',
@@ -62,8 +63,9 @@ export const allowedImports: Record<string, readonly string[]> = {
     'taxonomy',
     'webhooks',
   ],
+  monitors: ['infra', 'leads', 'places', 'search', 'webhooks'],
   mcp: ['exports', 'infra', 'places', 'reference', 'search', 'suppressions'],
-  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'places', 'search', 'suppressions', 'webhooks'],
+  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */

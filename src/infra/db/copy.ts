@@ -49,6 +49,15 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'enrichment_jobs', key: ['id'] },
   { name: 'enrichment_job_sites', key: ['job_id', 'site_id'] },
   { name: 'enrich_usage', key: ['account_id', 'month'] },
+  // Enrichment jobs' places (migration 0029).
+  { name: 'enrichment_job_places', key: ['job_id', 'place_id'] },
+  // A followed feed's position and the monitors (migration 0030). A monitor's `version` is the source's places
+  // version, not the target's: the target's evaluator then runs each search whole once and compares it with the
+  // members, which gives no event for a place whose match and hash are unchanged.
+  { name: 'replication_state', key: ['dataset'] },
+  { name: 'monitors', key: ['id'] },
+  { name: 'monitor_places', key: ['monitor_id', 'place_id'] },
+  { name: 'monitor_events', key: ['id'] },
 ];
 
 /**
