@@ -7,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { items, LeadAtlas, LeadAtlasProblem, retryAfterSeconds, type LeadAtlasOptions } from '../../clients/typescript/src/index.ts';
 import { committedClient, generateClient, generatedFiles, staleFiles } from '../../scripts/client-generate.ts';
 import type { Scope } from '../../src/modules/auth/auth.types.ts';
+import { toolRoutes } from '../../src/modules/mcp/mcp.tools.ts';
 import { MapSearchQuerySchema } from '../../src/modules/search/search.schema.ts';
 import { SuppressionsBodySchema } from '../../src/modules/suppressions/suppressions.schema.ts';
 import { createAccountWithToken, type TestAccount } from '../helpers/accounts.ts';
@@ -117,12 +118,13 @@ describe('the MCP server at /mcp', () => {
     for (const client of clients) await client.close();
   });
 
-  test('lists the seven tools, their input schemas made of the route schemas', async () => {
+  test('lists the eight tools, their input schemas made of the route schemas', async () => {
     const client = await connect((await account()).authorization);
     assert.equal(client.getServerVersion()?.name, 'leadatlas');
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((tool) => tool.name).sort(), [
       'add_suppressions',
+      'count_places',
       'get_export',
       'get_place',
       'list_categories',
@@ -209,6 +211,14 @@ describe('the MCP server at /mcp', () => {
     assert.ok(categories.data.some((c) => c.slug === 'shop_bakery' || c.slug.startsWith('shop_')));
     const countries = ok<{ data: { code: string }[] }>(await call(client, 'list_countries'));
     assert.ok(countries.data.some((c) => c.code === 'MC'));
+    const byCity = ok<{ total: number; values: { count: number }[] }>(
+      await call(client, 'count_places', { type: 'restaurant', country: 'MC', by: 'city' }),
+    );
+    assert.deepEqual(byCity, await rest(user, '/api/v2/map/facets?type=restaurant&country=MC&by=city'));
+    assert.equal(
+      byCity.values.reduce((n, v) => n + v.count, 0),
+      byCity.total,
+    );
   });
 
   test('answers a bad argument with a tool error carrying the problem document that names it', async () => {
@@ -298,7 +308,7 @@ describe('the MCP server at /mcp', () => {
     });
     assert.equal(answered.status, 200);
     assert.match(answered.headers.get('x-request-id') ?? '', /^req_/);
-    assert.equal(((await answered.json()) as { result: { tools: unknown[] } }).result.tools.length, 7);
+    assert.equal(((await answered.json()) as { result: { tools: unknown[] } }).result.tools.length, toolRoutes.length);
   });
 
   test('answers GET and DELETE with a 405 problem saying the server is stateless and takes POST', async () => {
@@ -418,6 +428,24 @@ describe('the TypeScript client against a live server', () => {
     assert.ok((await la.api.GET('/api/v1/user-api/usage')).data);
     assert.equal((await la.api.GET('/healthz')).response.status, 200);
     assert.equal((await la.api.GET('/readyz')).response.status, 200);
+  });
+
+  test('counts a search by city (facets) and watches it with a monitor', async () => {
+    const la = await client();
+    const facets = await la.api.GET('/api/v2/map/facets', { params: { query: { type: 'restaurant', country: 'MC', by: 'has_phone' } } });
+    assert.equal(
+      facets.data!.values.reduce((n, v) => n + v.count, 0),
+      facets.data!.total,
+    );
+    const search = await la.search({ type: 'pharmacy', country: 'MC', per_page: 1 });
+    const monitor = await la.api.POST('/api/v2/monitors', { body: { search_id: search.search_id } });
+    const id = monitor.data!.id;
+    assert.equal((await la.api.GET('/api/v2/monitors/{id}', { params: { path: { id } } })).data!.search_id, search.search_id);
+    assert.equal((await la.api.GET('/api/v2/monitors')).data!.data[0]!.id, id);
+    const paused = await la.api.PATCH('/api/v2/monitors/{id}', { params: { path: { id } }, body: { paused: true } });
+    assert.equal(paused.data!.status, 'paused');
+    assert.ok(Array.isArray((await la.api.GET('/api/v2/monitors/{id}/events', { params: { path: { id } } })).data!.data));
+    assert.equal((await la.api.DELETE('/api/v2/monitors/{id}', { params: { path: { id } } })).response.status, 204);
   });
 
   test('throws error answers as a typed LeadAtlasProblem', async () => {

@@ -714,7 +714,7 @@ export interface paths {
                                 limited: boolean;
                                 /** @description The search's places queued (with a website or a business email), within the month's quota */
                                 places: number;
-                                /** @description Of its places, those with an email once the job has succeeded (their own or found on their website) */
+                                /** @description Of the places it queued, those with an email once the job has succeeded (their own or found on their website); other places sharing their sites are not counted */
                                 places_with_email: number;
                                 search_id: string;
                                 /** @description Their sites (places that share a website share one crawl) */
@@ -724,6 +724,7 @@ export interface paths {
                                 started_at: string | null;
                                 /** @description queued → running (its sites first in the enrichment queue) → succeeded (every site crawled) | failed */
                                 status: "queued" | "running" | "succeeded" | "failed";
+                                webhook_url: string | null;
                             }[];
                             next_cursor: string | null;
                         };
@@ -790,7 +791,7 @@ export interface paths {
         put?: never;
         /**
          * Enrich a saved search's places from their own websites
-         * @description Queues a job that puts the search's places with a website (or a business email's domain) first in the enrichment queue: their sites are crawled for emails, phones and social profiles (see the README, Enrichment), which then show in `contacts`, fill an empty `email` or `phone`, and count for `has_email`/`has_social` and in exports. Answers 202 with the job and its `Location`. The places count against the account's monthly enrichment quota; a site crawled within the refresh period is not fetched again. A search of another account answers 404.
+         * @description Queues a job that puts the search's places with a website (or a business email's domain) first in the enrichment queue: their sites are crawled for emails, phones and social profiles (see the README, Enrichment), which then show in `contacts`, fill an empty `email` or `phone`, and count for `has_email`/`has_social` and in exports. With `webhook_url`, the end of the job (`enrichment_job.succeeded` or `enrichment_job.failed`) is POSTed there, signed as export jobs' events are. Answers 202 with the job and its `Location`. The places count against the account's monthly enrichment quota; a site crawled within the refresh period is not fetched again. A search of another account answers 404.
          *
          *     Requires a token with the `enrich` scope.
          */
@@ -809,6 +810,11 @@ export interface paths {
                          * @example srch_3f7kq2m5x9ab4cde
                          */
                         search_id: string;
+                        /**
+                         * @description Told with a signed POST when the job ends (`LeadAtlas-Signature`; see the enrichment README, Jobs). Only public addresses are reached.
+                         * @example https://example.com/hooks/leadatlas
+                         */
+                        webhook_url?: string;
                     };
                 };
             };
@@ -834,7 +840,7 @@ export interface paths {
                             limited: boolean;
                             /** @description The search's places queued (with a website or a business email), within the month's quota */
                             places: number;
-                            /** @description Of its places, those with an email once the job has succeeded (their own or found on their website) */
+                            /** @description Of the places it queued, those with an email once the job has succeeded (their own or found on their website); other places sharing their sites are not counted */
                             places_with_email: number;
                             search_id: string;
                             /** @description Their sites (places that share a website share one crawl) */
@@ -844,6 +850,7 @@ export interface paths {
                             started_at: string | null;
                             /** @description queued → running (its sites first in the enrichment queue) → succeeded (every site crawled) | failed */
                             status: "queued" | "running" | "succeeded" | "failed";
+                            webhook_url: string | null;
                         };
                     };
                 };
@@ -980,7 +987,7 @@ export interface paths {
                             limited: boolean;
                             /** @description The search's places queued (with a website or a business email), within the month's quota */
                             places: number;
-                            /** @description Of its places, those with an email once the job has succeeded (their own or found on their website) */
+                            /** @description Of the places it queued, those with an email once the job has succeeded (their own or found on their website); other places sharing their sites are not counted */
                             places_with_email: number;
                             search_id: string;
                             /** @description Their sites (places that share a website share one crawl) */
@@ -990,6 +997,7 @@ export interface paths {
                             started_at: string | null;
                             /** @description queued → running (its sites first in the enrichment queue) → succeeded (every site crawled) | failed */
                             status: "queued" | "running" | "succeeded" | "failed";
+                            webhook_url: string | null;
                         };
                     };
                 };
@@ -1754,6 +1762,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/map/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the matches of a search per category, city, country or contact filter
+         * @description The filters of `GET /api/v2/map/search` (at least one of `type`, `city`, `country`, `query`, `near`, `bbox`) and `by`: the exact number of matches per value of that dimension, e.g. how many dentists with a phone in each city of a country (`type=dentist&country=DE&has_phone=true&by=city`). Not saved.
+         *
+         *     Requires a token with the `search` scope.
+         */
+        get: operations["searchFacets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/map/search": {
         parameters: {
             query?: never;
@@ -1776,6 +1806,749 @@ export interface paths {
          *     Requires a token with the `search` scope.
          */
         post: operations["searchPlacesInArea"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's monitors, newest first
+         * @description Requires a token with the `monitors` scope.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page */
+                    cursor?: string;
+                    /** @description Monitors per page (1–100) */
+                    per_page?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: date-time */
+                                created_at: string;
+                                events: ("added" | "closed" | "changed")[];
+                                /** @example mon_Zk3Qw9pL2mXa7Q */
+                                id: string;
+                                /** @description Places the search holds now, as of the last evaluation */
+                                places: number;
+                                search_id: string;
+                                status: "active" | "paused";
+                                /** Format: date-time */
+                                updated_at: string;
+                                webhook_url: string | null;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Watch a saved search
+         * @description Freezes a saved search's criteria and records, after every import, change file or conflation pass, the places that enter it (`added`), leave it (`closed`: closed, retired or no longer matching) or change in it (`changed`), the account's suppression list and the search's `only_new` applied. Read them at `/api/v2/monitors/{id}/events`; with `webhook_url` each evaluation that found events is POSTed there (`monitor.events`, signed). A search of another account answers 404, a search of more than MONITOR_MAX_PLACES places or with a drawn polygon or typo-tolerant text 400, an account at MONITORS_PER_ACCOUNT monitors 409.
+         *
+         *     Requires a token with the `monitors` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The kinds of event to record (default all): `added` (a place enters the search), `closed` (a place leaves it: closed, retired, or no longer matching), `changed` (a watched field of a place in it changed) */
+                        events?: ("added" | "closed" | "changed")[];
+                        /**
+                         * @description A saved search of this account (`search_id` of a search response): its criteria are watched
+                         * @example srch_3f7kq2m5x9ab4cde
+                         */
+                        search_id: string;
+                        /**
+                         * @description Told with a signed POST when the job ends (`LeadAtlas-Signature`; see the monitors README). Only public addresses are reached.
+                         * @example https://example.com/hooks/leadatlas
+                         */
+                        webhook_url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created_at: string;
+                            events: ("added" | "closed" | "changed")[];
+                            /** @example mon_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Places the search holds now, as of the last evaluation */
+                            places: number;
+                            search_id: string;
+                            status: "active" | "paused";
+                            /** Format: date-time */
+                            updated_at: string;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/monitors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One monitor
+         * @description Requires a token with the `monitors` scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /**
+                     * @description A monitor of this account
+                     * @example mon_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created_at: string;
+                            events: ("added" | "closed" | "changed")[];
+                            /** @example mon_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Places the search holds now, as of the last evaluation */
+                            places: number;
+                            search_id: string;
+                            status: "active" | "paused";
+                            /** Format: date-time */
+                            updated_at: string;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a monitor and its events
+         * @description Requires a token with the `monitors` scope.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /**
+                     * @description A monitor of this account
+                     * @example mon_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Pause or resume a monitor
+         * @description A paused monitor keeps following its search but records no events; resumed, it records what changes from then on.
+         *
+         *     Requires a token with the `monitors` scope.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /**
+                     * @description A monitor of this account
+                     * @example mon_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description true: events are not recorded (the monitor keeps following its search); false: recorded again */
+                        paused: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created_at: string;
+                            events: ("added" | "closed" | "changed")[];
+                            /** @example mon_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Places the search holds now, as of the last evaluation */
+                            places: number;
+                            search_id: string;
+                            status: "active" | "paused";
+                            /** Format: date-time */
+                            updated_at: string;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v2/monitors/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A monitor's events, oldest first
+         * @description Exact and ordered: every change of the search after the monitor was made, once, each with the place as it is now. Continue with `next_cursor`; it is returned on the last page too, so polling with it gives exactly the events found since.
+         *
+         *     Requires a token with the `monitors` scope.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page: the events after it */
+                    cursor?: string;
+                    /** @description Events per page (1–1000) */
+                    per_page?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description A monitor of this account
+                     * @example mon_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @description `changed`: the watched fields that differ */
+                                changed_fields: string[];
+                                /** @description Increasing within the monitor: the order events were found in */
+                                id: number;
+                                kind: "added" | "closed" | "changed";
+                                place: components["schemas"]["Place"];
+                            }[];
+                            /** @description Where the next read continues; the same cursor again gives the events found since */
+                            next_cursor: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1877,6 +2650,15 @@ export interface paths {
                                 database: "ok";
                                 redis: "ok" | "not configured";
                             };
+                            /** @description The search engine of this node: `sql`, or `memory` with its index status, the places version it holds, its places, those out of its sorted order, and how long its last build took */
+                            search_index?: {
+                                builtMs?: number | null;
+                                engine: "memory" | "sql";
+                                places?: number;
+                                status?: "building" | "ready" | "failed";
+                                tail?: number;
+                                version?: number | null;
+                            };
                             /** @enum {string} */
                             status: "ready";
                         };
@@ -1958,6 +2740,127 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Place: {
+            /** @description One-line address */
+            address: string | null;
+            /** @description Every category slug, primary first */
+            categories: string[];
+            /**
+             * @description Primary category slug
+             * @example restaurant
+             */
+            category: string | null;
+            city: string | null;
+            /** @description When the place was found closed or retired; null while open */
+            closed_at: string | null;
+            /** @description Every contact of the place with where each comes from (see the enrichment README): its sources' and what its own website gave */
+            contacts: {
+                contact_url: string | null;
+                /** @description Every email: the source's first, then the website's (its own domain first) */
+                emails: {
+                    /** @example info@example.com */
+                    address: string;
+                    fetched_at: string | null;
+                    page: string | null;
+                    /**
+                     * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                     * @example website
+                     */
+                    source: string;
+                    verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
+                }[];
+                phones: {
+                    /** @example +37797708080 */
+                    e164: string;
+                    fetched_at: string | null;
+                    page: string | null;
+                    /**
+                     * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                     * @example website
+                     */
+                    source: string;
+                }[];
+                socials: {
+                    fetched_at: string | null;
+                    /** @enum {string} */
+                    network: "facebook" | "instagram" | "linkedin" | "x" | "youtube" | "tiktok";
+                    page: string | null;
+                    /**
+                     * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                     * @example website
+                     */
+                    source: string;
+                    /**
+                     * @description Canonical profile URL
+                     * @example https://www.instagram.com/example
+                     */
+                    url: string;
+                }[];
+            };
+            /**
+             * @description ISO 3166-1 alpha-2
+             * @example DE
+             */
+            country: string | null;
+            /** @description The source's; a source without one shows the best address found on the place's website */
+            email: string | null;
+            /**
+             * Format: date-time
+             * @description When an import first found the place
+             */
+            first_seen_at: string;
+            housenumber: string | null;
+            /**
+             * @description Stable public id
+             * @example plc_3f7kq2m5x9ab4cde
+             */
+            id: string;
+            lat: number | null;
+            lon: number | null;
+            /** @example Ratskeller */
+            name: string;
+            /** @description As the source wrote it (OSM syntax for OSM places) */
+            opening_hours: string | null;
+            /**
+             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+             * @example +49 (0) 89 21 99 89 0
+             */
+            phone: string | null;
+            /**
+             * @description E.164, null when not a valid number
+             * @example +4989219989
+             */
+            phone_e164: string | null;
+            postcode: string | null;
+            /** @description Average rating on the source scale (usually 0–5) */
+            rating: number | null;
+            region: string | null;
+            review_count: number | null;
+            /**
+             * @description Where the place comes from: osm, overture, yelp, gmaps, michelin, zomato…
+             * @example osm
+             */
+            source: string;
+            /** @description Every record the place is made of, one per source, the one `source` names first: records of different sources that describe the same business are one place (see `field_sources` on /api/v1/places/{id}) */
+            sources: {
+                /** @example osm */
+                source: string;
+                /**
+                 * @description The record's id in its source
+                 * @example n60013073
+                 */
+                source_id: string;
+            }[];
+            /** @description `closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them */
+            status: "open" | "closed" | "retired";
+            street: string | null;
+            /**
+             * Format: date-time
+             * @description When the place's content last changed (an import that finds it unchanged leaves this alone)
+             */
+            updated_at: string;
+            website: string | null;
+        };
         /** @description application/problem+json (RFC 9457) */
         Problem: {
             /** @description Stable machine-readable error code */
@@ -2007,6 +2910,7 @@ export interface components {
     };
     pathItems: never;
 }
+export type SchemaPlace = components['schemas']['Place'];
 export type SchemaProblem = components['schemas']['Problem'];
 export type HeaderRateLimit = components['headers']['RateLimit'];
 export type HeaderRateLimitPolicy = components['headers']['RateLimit-Policy'];
@@ -2932,6 +3836,155 @@ export interface operations {
                 };
             };
             /** @description The token lacks the `places:read` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error (quote the request id) */
+            500: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many reads are waiting for the database: retry after the Retry-After header (seconds) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    searchFacets: {
+        parameters: {
+            query: {
+                /**
+                 * @description Bounding box `minLon,minLat,maxLon,maxLat` in degrees
+                 * @example 11.50,48.10,11.65,48.18
+                 */
+                bbox?: string;
+                /** @description What to count the matches by: `category` (primary category slug), `city` (GeoNames id), `country` (ISO code), or a contact filter (`true`/`false`) */
+                by: "category" | "city" | "country" | "has_phone" | "has_website" | "has_email" | "has_social";
+                /** @description A city name or exonym. An ambiguous name resolves to the most populous match (within `country` when given); `resolved.city` says which and lists the alternatives. */
+                city?: string;
+                /** @description ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX */
+                country?: string;
+                /** @description true: only places with an email address (the source's, or one found on the place's website); false: only without */
+                has_email?: boolean;
+                /** @description true: only places with a phone number; false: only places without one */
+                has_phone?: boolean;
+                /** @description true: only places with a social profile (Facebook, Instagram, LinkedIn, X, YouTube, TikTok: the source's or found on the place's website); false: only without */
+                has_social?: boolean;
+                /** @description true: only places with a website; false: only without */
+                has_website?: boolean;
+                /** @description true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only */
+                include_closed?: boolean;
+                /**
+                 * @description Language of `type`; defaults to Accept-Language
+                 * @example de
+                 */
+                lang?: string;
+                /**
+                 * @description Only places rated at least this (0–5)
+                 * @example 4
+                 */
+                min_rating?: number;
+                /**
+                 * @description Centre point `lat,lon` in degrees; with `radius`
+                 * @example 48.1374,11.5755
+                 */
+                near?: string;
+                /** @description true: leave out the places this account has already exported (its leads); `total` counts the others. An export of the search keeps to it too */
+                only_new?: boolean;
+                /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
+                query?: string;
+                /**
+                 * @description Radius around `near` in metres (default 5000)
+                 * @example 1000
+                 */
+                radius?: number;
+                /** @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The dimension counted by */
+                        by: string;
+                        /** @description Exact number of places the filters match */
+                        total: number;
+                        /** @description Every value with at least one match, most matches first */
+                        values: {
+                            /** @description Exact number of matches with this value */
+                            count: number;
+                            /** @description A category slug, a GeoNames city id, a country code, or true/false */
+                            value: string | number | boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid request: `errors` lists each bad field and what is allowed */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the `search` scope */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -2,7 +2,7 @@ import type { TObject } from '@sinclair/typebox';
 import { CreateJobSchema, JobIdParamsSchema } from '../exports/export-jobs.schema.ts';
 import { PlaceParamsSchema } from '../places/places.routes.ts';
 import { CategoriesQuerySchema, CountriesQuerySchema } from '../reference/reference.schema.ts';
-import { MapSearchQuerySchema } from '../search/search.schema.ts';
+import { FacetsQuerySchema, MapSearchQuerySchema } from '../search/search.schema.ts';
 import { SuppressionsBodySchema, SuppressionsUploadQuerySchema } from '../suppressions/suppressions.schema.ts';
 
 /** Where a tool's argument travels in the REST request the tool makes. */
@@ -36,6 +36,18 @@ export const toolRoutes: readonly ToolRoute[] = [
     method: 'GET',
     url: '/api/v2/map/search',
     schemas: { querystring: MapSearchQuerySchema },
+  },
+  {
+    name: 'count_places',
+    title: 'Count places by value',
+    description:
+      'Exact counts of the places a search matches (same filters as `search_places`), split by one dimension: `by` is ' +
+      '`category`, `city`, `country`, `has_phone`, `has_website`, `has_email` or `has_social`; for the size of a market, e.g. ' +
+      'how many dentists with a phone in each city of a country. Answers `{by, total, values: [{value, count}]}`, most first. ' +
+      'Mirrors GET /api/v2/map/facets (scope `search`).',
+    method: 'GET',
+    url: '/api/v2/map/facets',
+    schemas: { querystring: FacetsQuerySchema },
   },
   {
     name: 'get_place',
