@@ -165,8 +165,6 @@ export interface RunSummary {
 export class EnrichmentRun {
   readonly runner = `enr_${randomBytes(8).toString('hex')}`;
   private readonly held = new Set<number>();
-  /** A worker is waiting for another process's leases (the others end meanwhile). */
-  private waiting = false;
 
   constructor(private readonly o: PipelineOptions) {}
 
@@ -197,12 +195,24 @@ export class EnrichmentRun {
       (this.o.leaseSeconds * 1000) / 3,
     );
     renew.unref();
+    // One refill at a time, awaited by every worker that runs out: a worker must not end while another
+    // waits for a dead process's leases, or the sites they free would be crawled by that one worker alone.
+    let refilling: Promise<number[]> | undefined;
+    const refill = () =>
+      (refilling ??= this.refill(options.siteIds, options.signal).finally(() => {
+        refilling = undefined;
+      }));
     try {
       const take = async (): Promise<repo.SiteRow | undefined> => {
         while (!options.signal?.aborted && budget > 0) {
-          if (pending.length === 0) pending = await this.refill(options.siteIds, options.signal);
+          if (pending.length === 0) {
+            const more = await refill();
+            if (more.length === 0 && pending.length === 0) return undefined;
+            // Every waiting worker gets the same list: the first puts it in hand, the others share it.
+            if (pending.length === 0) pending = more;
+            continue;
+          }
           const ids = pending.splice(0, 1);
-          if (ids.length === 0) return undefined;
           const now = new Date();
           const [site] = await repo.claimSites(db, ids, this.runner, now.toISOString(), this.leaseFrom(now));
           if (site) {
@@ -248,19 +258,13 @@ export class EnrichmentRun {
   private async refill(siteIds: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<number[]> {
     const { db } = this.o;
     if (!siteIds) return repo.nextDueSiteIds(db, new Date().toISOString(), 500);
-    if (this.waiting) return [];
-    this.waiting = true;
-    try {
-      for (;;) {
-        const lease = await repo.firstForeignLease(db, siteIds, this.runner);
-        if (lease === null || signal?.aborted) return [];
-        const wait = Math.min(Math.max(Date.parse(lease) - Date.now() + 50, 50), this.o.leaseSeconds * 1000);
-        await sleep(wait, undefined, { signal }).catch(() => {});
-        const due = await repo.dueSiteIds(db, siteIds, new Date().toISOString());
-        if (due.length > 0) return due;
-      }
-    } finally {
-      this.waiting = false;
+    for (;;) {
+      const due = await repo.dueSiteIds(db, siteIds, new Date().toISOString());
+      if (due.length > 0) return due;
+      const lease = await repo.firstForeignLease(db, siteIds, this.runner);
+      if (lease === null || signal?.aborted) return [];
+      const wait = Math.min(Math.max(Date.parse(lease) - Date.now() + 50, 50), this.o.leaseSeconds * 1000);
+      await sleep(wait, undefined, { signal }).catch(() => {});
     }
   }
 
