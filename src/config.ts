@@ -212,6 +212,12 @@ export const ConfigSchema = Type.Object({
     maximum: 600_000,
     description: "the crawler's wait for a whole response body",
   }),
+  ENRICH_ADDRESS_CONCURRENCY: Type.Integer({
+    default: 8,
+    minimum: 1,
+    maximum: 64,
+    description: "email domains of one site checked through DNS at once (a site's first ten addresses are checked)",
+  }),
   ENRICH_LEASE: Type.Integer({
     default: 60,
     minimum: 5,

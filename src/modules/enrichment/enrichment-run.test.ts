@@ -11,7 +11,10 @@ import { EnrichmentRun, type SiteCrawler } from './enrichment.service.ts';
 class CountingCrawler implements SiteCrawler {
   active = 0;
   readonly starts: Array<{ site: string; at: number; active: number }> = [];
-  constructor(private readonly ms: number) {}
+  constructor(
+    private readonly ms: number,
+    private readonly html = '<p>nothing</p>',
+  ) {}
   async crawlSite(website: string): Promise<SiteCrawl> {
     this.active++;
     this.starts.push({ site: website, at: Date.now(), active: this.active });
@@ -21,7 +24,7 @@ class CountingCrawler implements SiteCrawler {
       website,
       outcome: 'ok',
       reason: null,
-      pages: [{ url: website, html: '<p>nothing</p>', fetchedAt: new Date().toISOString() }] as SiteCrawl['pages'],
+      pages: [{ url: website, html: this.html, fetchedAt: new Date().toISOString() }] as SiteCrawl['pages'],
       etag: null,
       lastModified: null,
       retryAfterSeconds: null,
@@ -30,7 +33,7 @@ class CountingCrawler implements SiteCrawler {
 }
 
 for (const dialect of dialects)
-  describe(`an enrichment run after a process died holding sites (${dialect.name})`, () => {
+  describe(`an enrichment run (${dialect.name})`, () => {
     let t: TestDatabase;
     before(async () => {
       t = await dialect.open();
@@ -58,6 +61,7 @@ for (const dialect of dialects)
         checker: { check: async () => 'unknown' },
         refreshDays: 90,
         leaseSeconds: 30,
+        addressConcurrency: 8,
       });
       const summary = await run.run({ siteIds: ids, concurrency: 4 });
       assert.equal(summary.sites, 20);
@@ -67,5 +71,48 @@ for (const dialect of dialects)
       assert.equal(new Set(crawler.starts.map((s) => s.site)).size, 20, 'no site crawled twice');
       const left = await t.db.kysely.selectFrom('enrich_sites').select('status').where('status', '!=', 'done').execute();
       assert.deepEqual(left, []);
+    });
+
+    test('a site’s email domains are checked a few at once (ENRICH_ADDRESS_CONCURRENCY), not one by one nor all together', async () => {
+      const domains = Array.from({ length: 10 }, (_, i) => `baeckerei-${i}.de`);
+      const html = `<p>${domains.map((d) => `<a href="mailto:info@${d}">info@${d}</a>`).join(' ')}</p>`;
+      const sites = await repo.ensureSites(
+        t.db,
+        [{ key: 'many-addresses.de', url: 'https://many-addresses.de/', countryCode: 'DE' }],
+        new Date().toISOString(),
+      );
+      let active = 0;
+      let most = 0;
+      const checked: string[] = [];
+      const run = new EnrichmentRun({
+        db: t.db,
+        crawler: new CountingCrawler(0, html),
+        checker: {
+          check: async (address) => {
+            most = Math.max(most, ++active);
+            await sleep(30);
+            active--;
+            checked.push(address);
+            return 'deliverable_domain';
+          },
+        },
+        refreshDays: 90,
+        leaseSeconds: 30,
+        addressConcurrency: 3,
+      });
+      await run.run({ siteIds: [...sites.values()].map((s) => s.id), concurrency: 1 });
+      assert.equal(checked.length, 10);
+      assert.equal(most, 3);
+      const site = await t.db.kysely
+        .selectFrom('enrich_sites')
+        .select('contacts')
+        .where('site_key', '=', 'many-addresses.de')
+        .executeTakeFirstOrThrow();
+      const stored = JSON.parse(site.contacts!) as { emails: Array<{ address: string; verdict: string }> };
+      assert.deepEqual(
+        stored.emails.map((e) => [e.address, e.verdict]),
+        domains.map((d) => [`info@${d}`, 'deliverable_domain']),
+        'in page order, each with its own verdict',
+      );
     });
   });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mapBounded } from '../../infra/bounded-map.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { normaliseEmail, siteOf, type FoundContacts } from '../contacts/contacts.ts';
@@ -131,6 +132,8 @@ export interface PipelineOptions {
   checker: EmailChecker;
   refreshDays: number;
   leaseSeconds: number;
+  /** A site's email domains checked at once (ENRICH_ADDRESS_CONCURRENCY). */
+  addressConcurrency: number;
 }
 
 export interface SiteDone {
@@ -353,13 +356,20 @@ export class EnrichmentRun {
       pages.map((p) => ({ url: p.url, html: p.html })),
       { countryCode: site.country_code, siteDomain: registrableDomain(host) ?? host },
     );
-    const emails: FoundContacts['emails'] = [];
+    const unique: Array<(typeof extracted.emails)[number] & { address: string }> = [];
     for (const e of extracted.emails) {
       const address = normaliseEmail(e.address);
-      if (!address || emails.some((x) => x.address === address)) continue;
-      const verdict = emails.length < checkedEmails ? await this.o.checker.check(address) : 'unknown';
-      emails.push({ address, page: e.page, fetched_at: at(e.page), own_domain: e.own_domain, verdict });
+      if (address && !unique.some((x) => x.address === address)) unique.push({ ...e, address });
     }
+    // The checks of one site's addresses wait on DNS, not on each other: a few at once, not one by one.
+    const verdicts = await mapBounded(unique.slice(0, checkedEmails), this.o.addressConcurrency, (e) => this.o.checker.check(e.address));
+    const emails: FoundContacts['emails'] = unique.map((e, i) => ({
+      address: e.address,
+      page: e.page,
+      fetched_at: at(e.page),
+      own_domain: e.own_domain,
+      verdict: verdicts[i] ?? 'unknown',
+    }));
     // An address whose domain has no mail server is kept (with its verdict) but never ranks first.
     emails.sort((a, b) => Number(a.verdict === 'no_mx') - Number(b.verdict === 'no_mx'));
     const found: FoundContacts = {

@@ -33,7 +33,14 @@ export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
   });
   const checker = new EmailDomainChecker({ resolver, cacheEntries: 10_000 });
   return {
-    pipeline: { db, crawler, checker, refreshDays: config.ENRICH_REFRESH_DAYS, leaseSeconds: config.ENRICH_LEASE },
+    pipeline: {
+      db,
+      crawler,
+      checker,
+      refreshDays: config.ENRICH_REFRESH_DAYS,
+      leaseSeconds: config.ENRICH_LEASE,
+      addressConcurrency: config.ENRICH_ADDRESS_CONCURRENCY,
+    },
     close: () => crawler.close(),
   };
 }
