@@ -17,13 +17,14 @@
  * with `--delay` ms between a host's requests (how it would run), with V8's defaults and again with the
  * heap's growth limited as `leadatlas serve` limits it (`limitHeapGrowth`).
  *
- *   npm run bench:crawler -- --scenario search [--sites 3000] [--workers 8,64] [--duration 20] [--clients 8]
+ *   npm run bench:crawler -- --scenario search [--sites 4000] [--workers 8,64] [--extract-threads 0,1] [--duration 20] [--clients 8]
  *
  * The API's search latency while `serve` enriches in the background, against the same server without
  * enrichment, in one run: an app on the Munich extract (SQLite) listens on loopback; a client process sends
  * `--clients` concurrent searches (type + city, a page of 20) for `--duration` s, first with no enrichment,
- * then with the enrichment worker of the same process crawling the farm at each `--workers` count (each
- * measurement after a baseline of its own, so that a drifting host shows). Prints p50/p99 and the ratios.
+ * then with the enrichment worker of the same process crawling the farm at each `--workers` count, with the
+ * extraction on the main thread (0) and on worker threads (ENRICH_EXTRACT_THREADS), each measurement after a
+ * baseline of its own, so that a drifting host shows. Prints p50/p99 and the ratios.
  *
  *   npm run bench:crawler -- --scenario kill [--sites 10000] [--concurrency 128]
  *
@@ -345,6 +346,8 @@ async function searchScenario(): Promise<void> {
     .split(',')
     .map(Number)
     .filter((n) => n > 0);
+  const threadCounts = argValue('--extract-threads', '0,1').split(',').map(Number);
+  const rounds = workerCounts.flatMap((workers) => threadCounts.map((threads) => ({ workers, threads })));
   console.log(machineLine());
   const t = await buildTestApp({
     files: [`${osmDir}/munich-center-2020.osm.pbf`],
@@ -372,13 +375,10 @@ async function searchScenario(): Promise<void> {
       ).n,
     );
   await measureSearch(address, account.authorization); // warm-up: caches, the type resolver, JIT
-  for (const workers of workerCounts) {
+  for (const { workers, threads } of rounds) {
     const base = await measureSearch(address, account.authorization);
     // Fresh farm sites for this round, so that the worker has a full queue for the whole measurement.
-    const batch = Array.from({ length: Math.min(sites - next, sites) }, (_, k) => next + k).slice(
-      0,
-      Math.floor(sites / workerCounts.length),
-    );
+    const batch = Array.from({ length: Math.min(sites - next, sites) }, (_, k) => next + k).slice(0, Math.floor(sites / rounds.length));
     next += batch.length;
     await enrichRepo.ensureSites(
       t.db,
@@ -390,6 +390,7 @@ async function searchScenario(): Promise<void> {
       DATABASE_URL: t.url,
       LOG_LEVEL: 'silent',
       ENRICH_WORKERS: String(workers),
+      ENRICH_EXTRACT_THREADS: String(threads),
       ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
       ENRICH_DNS_SERVERS: dns,
       ENRICH_HOST_DELAY_MS: String(delayMs),
@@ -406,7 +407,11 @@ async function searchScenario(): Promise<void> {
       `| ${label} | ${m.requests} | ${m.errors} | ${m.p50.toFixed(1)} | ${m.p99.toFixed(1)} | ${extra} |`;
     rows.push(line('no enrichment', base, '—'));
     rows.push(
-      line(`enrichment, ${workers} workers`, loaded, `${(loaded.p99 / base.p99).toFixed(2)}× p99, ${sitesPerSecond.toFixed(1)} sites/s`),
+      line(
+        `enrichment, ${workers} workers, extraction ${threads ? `on ${threads} thread(s)` : 'on the main thread'}`,
+        loaded,
+        `${(loaded.p99 / base.p99).toFixed(2)}× p99, ${sitesPerSecond.toFixed(1)} sites/s`,
+      ),
     );
   }
   console.log('\n| run | searches | errors | p50 ms | p99 ms | against the baseline before it |\n|---|---:|---:|---:|---:|---|');

@@ -6,7 +6,7 @@ import { registrableDomain } from '../../infra/web-domain.ts';
 import { normaliseEmail, siteOf, type FoundContacts } from '../contacts/contacts.ts';
 import type { SiteCrawl, CrawledPage } from './crawler/crawler.ts';
 import type { EmailVerdict } from './email-check.ts';
-import { extractContacts } from './extract/extract.ts';
+import { extractContacts, type ExtractedContacts, type PageInput } from './extract/extract.ts';
 import * as repo from './enrichment.repository.ts';
 
 /**
@@ -134,6 +134,8 @@ export interface PipelineOptions {
   leaseSeconds: number;
   /** A site's email domains checked at once (ENRICH_ADDRESS_CONCURRENCY). */
   addressConcurrency: number;
+  /** Extraction off the main thread (`ExtractionPool`, ENRICH_EXTRACT_THREADS); on it when absent. */
+  extract?: (pages: PageInput[], context: { countryCode: string | null; siteDomain: string }) => Promise<ExtractedContacts>;
 }
 
 export interface SiteDone {
@@ -352,10 +354,9 @@ export class EnrichmentRun {
     const fetchedAt = new Map(pages.map((p) => [p.url, p.fetchedAt]));
     const at = (page: string) => fetchedAt.get(page) ?? pages[0]?.fetchedAt ?? new Date().toISOString();
     const host = new URL(site.url).hostname;
-    const extracted = extractContacts(
-      pages.map((p) => ({ url: p.url, html: p.html })),
-      { countryCode: site.country_code, siteDomain: registrableDomain(host) ?? host },
-    );
+    const inputs = pages.map((p) => ({ url: p.url, html: p.html }));
+    const context = { countryCode: site.country_code, siteDomain: registrableDomain(host) ?? host };
+    const extracted = this.o.extract ? await this.o.extract(inputs, context) : extractContacts(inputs, context);
     const unique: Array<(typeof extracted.emails)[number] & { address: string }> = [];
     for (const e of extracted.emails) {
       const address = normaliseEmail(e.address);
