@@ -353,6 +353,7 @@ async function searchScenario(): Promise<void> {
     files: [`${osmDir}/munich-center-2020.osm.pbf`],
     env: {
       RATE_LIMIT_TOKEN_PER_MINUTE: '10000000',
+      QUOTA_REQUESTS_PER_DAY: '1000000000',
       ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
       ENRICH_DNS_SERVERS: dns,
       ENRICH_HOST_DELAY_MS: String(delayMs),
