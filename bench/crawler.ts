@@ -21,7 +21,7 @@
  *
  * The API's search latency while `serve` enriches in the background, against the same server without
  * enrichment, in one run: an app on the Munich extract (SQLite) listens on loopback; a client process sends
- * `--clients` concurrent searches (type + city, a page of 20) for `--duration` s, first with no enrichment,
+ * `--clients` concurrent searches (type + city, pages of 10–50 rows: 328 distinct requests) for `--duration` s, first with no enrichment,
  * then with the enrichment worker of the same process crawling the farm at each `--workers` count, with the
  * extraction on the main thread (0) and on worker threads (ENRICH_EXTRACT_THREADS), each measurement after a
  * baseline of its own, so that a drifting host shows. Prints p50/p99 and the ratios.
@@ -312,7 +312,9 @@ async function runSearchClient(): Promise<void> {
       while (performance.now() < end) {
         const type = types[n++ % types.length]!;
         const started = performance.now();
-        const res = await fetch(`${base}/api/v2/map/search?type=${type}&city=Munich&per_page=20`, { headers: { authorization } });
+        const res = await fetch(`${base}/api/v2/map/search?type=${type}&city=Munich&per_page=${10 + (n % 41)}`, {
+          headers: { authorization },
+        });
         await res.arrayBuffer();
         if (res.status !== 200) errors++;
         latencies.push(performance.now() - started);
