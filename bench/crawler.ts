@@ -16,8 +16,26 @@
  * pause between a host's requests (what the crawler itself costs next to the bare loop); and the crawler
  * with `--delay` ms between a host's requests (how it would run), with V8's defaults and again with the
  * heap's growth limited as `leadatlas serve` limits it (`limitHeapGrowth`).
+ *
+ *   npm run bench:crawler -- --scenario search [--sites 4000] [--workers 8,64] [--extract-threads 0,1] [--duration 20] [--clients 8]
+ *
+ * The API's search latency while `serve` enriches in the background, against the same server without
+ * enrichment, in one run: an app on the Munich extract (SQLite) listens on loopback; a client process sends
+ * `--clients` concurrent searches (type + city, pages of 10–50 rows: 328 distinct requests) for `--duration` s, first with no enrichment,
+ * then with the enrichment worker of the same process crawling the farm at each `--workers` count, with the
+ * extraction on the main thread (0) and on worker threads (ENRICH_EXTRACT_THREADS), each measurement after a
+ * baseline of its own, so that a drifting host shows. Prints p50/p99 and the ratios.
+ *
+ *   npm run bench:crawler -- --scenario kill [--sites 10000] [--concurrency 128]
+ *
+ * `kill -9` in the middle of a run: a child process runs the pipeline (`EnrichmentRun`, as `leadatlas
+ * enrich` does) over `--sites` farm sites queued in an SQLite file, is killed with SIGKILL once 40 % are
+ * done, and a second child runs the same selection to the end. The farm counts every request per host, so
+ * the bench checks that no site recorded as done before the kill was requested again, and that every site
+ * ends done.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
@@ -26,11 +44,22 @@ import { limitHeapGrowth } from '../src/infra/memory.ts';
 import { Crawler } from '../src/modules/enrichment/crawler/crawler.ts';
 import { createResolver } from '../src/modules/enrichment/resolver.ts';
 import { argValue } from './lib/args.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase } from '../src/infra/db/database.ts';
+import { migrateToLatest } from '../src/infra/db/migrate.ts';
+import { enrichmentTools, EnrichmentWorker } from '../src/modules/enrichment/enrichment.ts';
+import * as enrichRepo from '../src/modules/enrichment/enrichment.repository.ts';
+import { EnrichmentRun } from '../src/modules/enrichment/enrichment.service.ts';
+import { createAccountWithToken } from '../test/helpers/accounts.ts';
+import { buildTestApp } from '../test/helpers/app.ts';
+import { openTestSqlite } from '../test/helpers/databases.ts';
+import { osmDir } from '../test/helpers/osm.ts';
 
 const sites = Number(argValue('--sites', '10000'));
 const concurrency = Number(argValue('--concurrency', '256'));
 const delayMs = Number(argValue('--delay', '250'));
 const mode = argValue('--mode', 'main');
+const scenario = argValue('--scenario', 'throughput');
 const addresses = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
 const trades = ['baeckerei', 'trattoria', 'boulangerie', 'taberna', 'kahvila', 'padaria', 'sushi', 'kapsalon'];
 const tlds = ['de', 'it', 'fr', 'es', 'fi', 'pt', 'jp', 'nl'];
@@ -61,8 +90,13 @@ function homePage(name: string): string {
 }
 
 async function runFarm(): Promise<void> {
+  const requestsPerHost = new Map<string, number>();
+  process.on('message', (m) => {
+    if (m === 'counts') process.send!(Object.fromEntries(requestsPerHost));
+  });
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    requestsPerHost.set(host, (requestsPerHost.get(host) ?? 0) + 1);
     const i = Number(/-(\d+)\./.exec(host)?.[1] ?? -1);
     const path = req.url ?? '/';
     const kind = kindOf(i);
@@ -246,6 +280,240 @@ async function main(): Promise<void> {
   );
 }
 
+const farmUrl = (i: number, port: number) => `http://${siteName(i)}:${port}/`;
+const machineLine = () =>
+  `machine: ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`;
+
+async function startFarm(): Promise<{ farm: ChildProcess; port: number; dns: string }> {
+  const farm = child(['--mode', 'farm', '--sites', String(sites)]);
+  const { port, dns } = await nextMessage<{ port: number; dns: string }>(farm);
+  return { farm, port, dns };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** The search client (a process of its own, so that the server's event loop is not the client's): latencies in ms. */
+async function runSearchClient(): Promise<void> {
+  const base = argValue('--base', '');
+  const authorization = argValue('--auth', '');
+  const seconds = Number(argValue('--duration', '20'));
+  const clients = Number(argValue('--clients', '8'));
+  const types = ['cafe', 'restaurant', 'bar', 'pharmacy', 'bakery', 'hairdresser', 'supermarket', 'hotel'];
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < end) {
+        const type = types[n++ % types.length]!;
+        const started = performance.now();
+        const res = await fetch(`${base}/api/v2/map/search?type=${type}&city=Munich&per_page=${10 + (n % 41)}`, {
+          headers: { authorization },
+        });
+        await res.arrayBuffer();
+        if (res.status !== 200) errors++;
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  process.send!({ latencies, errors });
+}
+
+async function measureSearch(base: string, authorization: string): Promise<{ p50: number; p99: number; requests: number; errors: number }> {
+  const client = child([
+    '--mode',
+    'search-client',
+    '--base',
+    base,
+    '--auth',
+    authorization,
+    '--duration',
+    argValue('--duration', '20'),
+    '--clients',
+    argValue('--clients', '8'),
+  ]);
+  const { latencies, errors } = await nextMessage<{ latencies: number[]; errors: number }>(client);
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, errors };
+}
+
+async function searchScenario(): Promise<void> {
+  const { farm, port, dns } = await startFarm();
+  const workerCounts = argValue('--workers', '8,64')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
+  const threadCounts = argValue('--extract-threads', '0,1').split(',').map(Number);
+  const rounds = workerCounts.flatMap((workers) => threadCounts.map((threads) => ({ workers, threads })));
+  console.log(machineLine());
+  const t = await buildTestApp({
+    files: [`${osmDir}/munich-center-2020.osm.pbf`],
+    env: {
+      RATE_LIMIT_TOKEN_PER_MINUTE: '10000000',
+      QUOTA_REQUESTS_PER_DAY: '1000000000',
+      ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
+      ENRICH_DNS_SERVERS: dns,
+      ENRICH_HOST_DELAY_MS: String(delayMs),
+      ENRICH_MAX_PAGES: '3',
+    },
+  });
+  const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const account = await createAccountWithToken(t.db);
+  const rows: string[] = [];
+  let next = 0;
+  const crawled = async () =>
+    Number(
+      (
+        await t.db.kysely
+          .selectFrom('enrich_sites')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('status', '=', 'done')
+          .where('url', 'like', 'http://%:' + port + '/')
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  await measureSearch(address, account.authorization); // warm-up: caches, the type resolver, JIT
+  for (const { workers, threads } of rounds) {
+    const base = await measureSearch(address, account.authorization);
+    // Fresh farm sites for this round, so that the worker has a full queue for the whole measurement.
+    const batch = Array.from({ length: Math.min(sites - next, sites) }, (_, k) => next + k).slice(0, Math.floor(sites / rounds.length));
+    next += batch.length;
+    await enrichRepo.ensureSites(
+      t.db,
+      batch.map((i) => ({ key: `${siteName(i)}:${port}`, url: farmUrl(i, port), countryCode: 'DE' })),
+      new Date().toISOString(),
+    );
+    const before = await crawled();
+    const config = loadConfig({
+      DATABASE_URL: t.url,
+      LOG_LEVEL: 'silent',
+      ENRICH_WORKERS: String(workers),
+      ENRICH_EXTRACT_THREADS: String(threads),
+      ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
+      ENRICH_DNS_SERVERS: dns,
+      ENRICH_HOST_DELAY_MS: String(delayMs),
+      ENRICH_MAX_PAGES: '3',
+    });
+    const worker = new EnrichmentWorker({ db: t.db, config, log: t.app.log });
+    worker.start();
+    await sleep(1000);
+    const started = performance.now();
+    const loaded = await measureSearch(address, account.authorization);
+    const sitesPerSecond = ((await crawled()) - before) / ((performance.now() - started) / 1000);
+    await worker.close();
+    const line = (label: string, m: typeof base, extra: string) =>
+      `| ${label} | ${m.requests} | ${m.errors} | ${m.p50.toFixed(1)} | ${m.p99.toFixed(1)} | ${extra} |`;
+    rows.push(line('no enrichment', base, '—'));
+    rows.push(
+      line(
+        `enrichment, ${workers} workers, extraction ${threads ? `on ${threads} thread(s)` : 'on the main thread'}`,
+        loaded,
+        `${(loaded.p99 / base.p99).toFixed(2)}× p99, ${sitesPerSecond.toFixed(1)} sites/s`,
+      ),
+    );
+  }
+  console.log('\n| run | searches | errors | p50 ms | p99 ms | against the baseline before it |\n|---|---:|---:|---:|---:|---|');
+  for (const r of rows) console.log(r);
+  console.log(
+    `\nload after: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  await t.close();
+  farm.kill();
+}
+
+/** One run of the pipeline over every farm site of the SQLite file (the kill scenario's child). */
+async function runEnrich(): Promise<void> {
+  const url = argValue('--db', '');
+  const db = openDatabase(url);
+  const config = loadConfig({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'silent',
+    ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
+    ENRICH_DNS_SERVERS: argValue('--dns', ''),
+    ENRICH_HOST_DELAY_MS: String(delayMs),
+    ENRICH_MAX_PAGES: '3',
+    ENRICH_LEASE: '5',
+  });
+  const tools = enrichmentTools(db, config);
+  const ids = (await db.kysely.selectFrom('enrich_sites').select('id').execute()).map((r) => Number(r.id));
+  const started = performance.now();
+  const summary = await new EnrichmentRun(tools.pipeline).run({ siteIds: ids, concurrency });
+  process.send!({ sites: summary.sites, seconds: (performance.now() - started) / 1000 });
+  tools.close();
+  await db.close();
+}
+
+async function killScenario(): Promise<void> {
+  const { farm, port, dns } = await startFarm();
+  console.log(machineLine());
+  const t = openTestSqlite();
+  await migrateToLatest(t.db);
+  for (let i = 0; i < sites; i += 1000)
+    await enrichRepo.ensureSites(
+      t.db,
+      Array.from({ length: Math.min(1000, sites - i) }, (_, k) => ({
+        key: `${siteName(i + k)}:${port}`,
+        url: farmUrl(i + k, port),
+        countryCode: 'DE',
+      })),
+      new Date().toISOString(),
+    );
+  const doneSites = async () =>
+    (await t.db.kysely.selectFrom('enrich_sites').select('url').where('status', '=', 'done').execute()).map((r) => new URL(r.url).hostname);
+  const args = ['--mode', 'enrich-run', '--db', t.url, '--dns', dns, '--sites', String(sites), '--concurrency', String(concurrency)];
+  const first = child(args);
+  const started = performance.now();
+  for (;;) {
+    await sleep(200);
+    if ((await doneSites()).length >= sites * 0.4) break;
+  }
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  const killedAt = (performance.now() - started) / 1000;
+  const finished = new Set(await doneSites());
+  const running = Number(
+    (
+      await t.db.kysely
+        .selectFrom('enrich_sites')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'running')
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+  farm.send('counts');
+  const before = await nextMessage<Record<string, number>>(farm);
+  const second = child(args);
+  const result = await nextMessage<{ sites: number; seconds: number }>(second);
+  farm.send('counts');
+  const afterKill = await nextMessage<Record<string, number>>(farm);
+  const refetched = [...finished].filter((h) => (afterKill[h] ?? 0) !== (before[h] ?? 0));
+  const all = await doneSites();
+  console.log(
+    `\nkilled with SIGKILL after ${killedAt.toFixed(1)} s: ${finished.size} sites done, ${running} running (their leases held by the dead process)`,
+  );
+  console.log(
+    `restart: ${result.sites} sites crawled in ${result.seconds.toFixed(1)} s (${(result.sites / result.seconds).toFixed(1)} sites/s, the dead leases' ${5} s included)`,
+  );
+  console.log(
+    `finished sites requested again after the kill: ${refetched.length}${refetched.length ? ` (${refetched.slice(0, 5).join(', ')}…)` : ''}`,
+  );
+  console.log(`sites done at the end: ${all.length} of ${sites}`);
+  await t.dispose();
+  farm.kill();
+  if (refetched.length > 0 || all.length !== sites) process.exitCode = 1;
+}
+
 if (mode === 'farm') await runFarm();
+else if (mode === 'search-client') await runSearchClient();
+else if (mode === 'enrich-run') await runEnrich();
+else if (mode === 'main' && scenario === 'search') await searchScenario();
+else if (mode === 'main' && scenario === 'kill') await killScenario();
 else if (mode === 'main') await main();
 else await runPhase();

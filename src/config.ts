@@ -265,6 +265,19 @@ export const ConfigSchema = Type.Object({
     maximum: 600_000,
     description: "the crawler's wait for a whole response body",
   }),
+  ENRICH_ADDRESS_CONCURRENCY: Type.Integer({
+    default: 8,
+    minimum: 1,
+    maximum: 64,
+    description: "email domains of one site checked through DNS at once (a site's first ten addresses are checked)",
+  }),
+  ENRICH_EXTRACT_THREADS: Type.Integer({
+    default: 1,
+    minimum: 0,
+    maximum: 16,
+    description:
+      "worker threads that parse crawled pages and extract their contacts, so that the API's requests do not wait behind them; 0: on the main thread",
+  }),
   ENRICH_LEASE: Type.Integer({
     default: 60,
     minimum: 5,

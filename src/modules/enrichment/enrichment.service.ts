@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mapBounded } from '../../infra/bounded-map.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { normaliseEmail, siteOf, type FoundContacts } from '../contacts/contacts.ts';
 import type { SiteCrawl, CrawledPage } from './crawler/crawler.ts';
 import type { EmailVerdict } from './email-check.ts';
-import { extractContacts } from './extract/extract.ts';
+import { extractContacts, type ExtractedContacts, type PageInput } from './extract/extract.ts';
 import * as repo from './enrichment.repository.ts';
 
 /**
@@ -131,6 +132,10 @@ export interface PipelineOptions {
   checker: EmailChecker;
   refreshDays: number;
   leaseSeconds: number;
+  /** A site's email domains checked at once (ENRICH_ADDRESS_CONCURRENCY). */
+  addressConcurrency: number;
+  /** Extraction off the main thread (`ExtractionPool`, ENRICH_EXTRACT_THREADS); on it when absent. */
+  extract?: (pages: PageInput[], context: { countryCode: string | null; siteDomain: string }) => Promise<ExtractedContacts>;
 }
 
 export interface SiteDone {
@@ -165,8 +170,6 @@ export interface RunSummary {
 export class EnrichmentRun {
   readonly runner = `enr_${randomBytes(8).toString('hex')}`;
   private readonly held = new Set<number>();
-  /** A worker is waiting for another process's leases (the others end meanwhile). */
-  private waiting = false;
 
   constructor(private readonly o: PipelineOptions) {}
 
@@ -197,12 +200,24 @@ export class EnrichmentRun {
       (this.o.leaseSeconds * 1000) / 3,
     );
     renew.unref();
+    // One refill at a time, awaited by every worker that runs out: a worker must not end while another
+    // waits for a dead process's leases, or the sites they free would be crawled by that one worker alone.
+    let refilling: Promise<number[]> | undefined;
+    const refill = () =>
+      (refilling ??= this.refill(options.siteIds, options.signal).finally(() => {
+        refilling = undefined;
+      }));
     try {
       const take = async (): Promise<repo.SiteRow | undefined> => {
         while (!options.signal?.aborted && budget > 0) {
-          if (pending.length === 0) pending = await this.refill(options.siteIds, options.signal);
+          if (pending.length === 0) {
+            const more = await refill();
+            if (more.length === 0 && pending.length === 0) return undefined;
+            // Every waiting worker gets the same list: the first puts it in hand, the others share it.
+            if (pending.length === 0) pending = more;
+            continue;
+          }
           const ids = pending.splice(0, 1);
-          if (ids.length === 0) return undefined;
           const now = new Date();
           const [site] = await repo.claimSites(db, ids, this.runner, now.toISOString(), this.leaseFrom(now));
           if (site) {
@@ -248,19 +263,13 @@ export class EnrichmentRun {
   private async refill(siteIds: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<number[]> {
     const { db } = this.o;
     if (!siteIds) return repo.nextDueSiteIds(db, new Date().toISOString(), 500);
-    if (this.waiting) return [];
-    this.waiting = true;
-    try {
-      for (;;) {
-        const lease = await repo.firstForeignLease(db, siteIds, this.runner);
-        if (lease === null || signal?.aborted) return [];
-        const wait = Math.min(Math.max(Date.parse(lease) - Date.now() + 50, 50), this.o.leaseSeconds * 1000);
-        await sleep(wait, undefined, { signal }).catch(() => {});
-        const due = await repo.dueSiteIds(db, siteIds, new Date().toISOString());
-        if (due.length > 0) return due;
-      }
-    } finally {
-      this.waiting = false;
+    for (;;) {
+      const due = await repo.dueSiteIds(db, siteIds, new Date().toISOString());
+      if (due.length > 0) return due;
+      const lease = await repo.firstForeignLease(db, siteIds, this.runner);
+      if (lease === null || signal?.aborted) return [];
+      const wait = Math.min(Math.max(Date.parse(lease) - Date.now() + 50, 50), this.o.leaseSeconds * 1000);
+      await sleep(wait, undefined, { signal }).catch(() => {});
     }
   }
 
@@ -345,17 +354,23 @@ export class EnrichmentRun {
     const fetchedAt = new Map(pages.map((p) => [p.url, p.fetchedAt]));
     const at = (page: string) => fetchedAt.get(page) ?? pages[0]?.fetchedAt ?? new Date().toISOString();
     const host = new URL(site.url).hostname;
-    const extracted = extractContacts(
-      pages.map((p) => ({ url: p.url, html: p.html })),
-      { countryCode: site.country_code, siteDomain: registrableDomain(host) ?? host },
-    );
-    const emails: FoundContacts['emails'] = [];
+    const inputs = pages.map((p) => ({ url: p.url, html: p.html }));
+    const context = { countryCode: site.country_code, siteDomain: registrableDomain(host) ?? host };
+    const extracted = this.o.extract ? await this.o.extract(inputs, context) : extractContacts(inputs, context);
+    const unique: Array<(typeof extracted.emails)[number] & { address: string }> = [];
     for (const e of extracted.emails) {
       const address = normaliseEmail(e.address);
-      if (!address || emails.some((x) => x.address === address)) continue;
-      const verdict = emails.length < checkedEmails ? await this.o.checker.check(address) : 'unknown';
-      emails.push({ address, page: e.page, fetched_at: at(e.page), own_domain: e.own_domain, verdict });
+      if (address && !unique.some((x) => x.address === address)) unique.push({ ...e, address });
     }
+    // The checks of one site's addresses wait on DNS, not on each other: a few at once, not one by one.
+    const verdicts = await mapBounded(unique.slice(0, checkedEmails), this.o.addressConcurrency, (e) => this.o.checker.check(e.address));
+    const emails: FoundContacts['emails'] = unique.map((e, i) => ({
+      address: e.address,
+      page: e.page,
+      fetched_at: at(e.page),
+      own_domain: e.own_domain,
+      verdict: verdicts[i] ?? 'unknown',
+    }));
     // An address whose domain has no mail server is kept (with its verdict) but never ranks first.
     emails.sort((a, b) => Number(a.verdict === 'no_mx') - Number(b.verdict === 'no_mx'));
     const found: FoundContacts = {

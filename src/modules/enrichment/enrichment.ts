@@ -4,6 +4,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { Crawler } from './crawler/crawler.ts';
 import { EmailDomainChecker } from './email-check.ts';
+import { ExtractionPool } from './extract/extract-pool.ts';
 import { EnrichmentRun, linkPlaces, type PipelineOptions } from './enrichment.service.ts';
 import { createResolver } from './resolver.ts';
 
@@ -32,9 +33,21 @@ export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
     concurrency: Math.max(config.ENRICH_CONCURRENCY, config.ENRICH_WORKERS),
   });
   const checker = new EmailDomainChecker({ resolver, cacheEntries: 10_000 });
+  const pool = config.ENRICH_EXTRACT_THREADS > 0 ? new ExtractionPool(config.ENRICH_EXTRACT_THREADS) : undefined;
   return {
-    pipeline: { db, crawler, checker, refreshDays: config.ENRICH_REFRESH_DAYS, leaseSeconds: config.ENRICH_LEASE },
-    close: () => crawler.close(),
+    pipeline: {
+      db,
+      crawler,
+      checker,
+      refreshDays: config.ENRICH_REFRESH_DAYS,
+      leaseSeconds: config.ENRICH_LEASE,
+      addressConcurrency: config.ENRICH_ADDRESS_CONCURRENCY,
+      ...(pool ? { extract: (pages, context) => pool.extract(pages, context) } : {}),
+    },
+    close: () => {
+      crawler.close();
+      void pool?.close();
+    },
   };
 }
 

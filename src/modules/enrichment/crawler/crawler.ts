@@ -75,6 +75,8 @@ const maxCrawlDelayMs = 10_000;
 const javascriptShellTextLength = 200;
 
 const robotsCacheSize = 1024;
+/** What the kept robots rules may take in memory together. */
+const robotsCacheBytes = 16 * 1024 * 1024;
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 
@@ -104,7 +106,11 @@ const siteBudgetFactor = 2;
 export class Crawler {
   private readonly sites: Semaphore;
   private readonly gate = new HostGate();
-  private readonly robots = new RobotsCache<RobotsRules | Failure>(robotsCacheSize);
+  private readonly robots = new RobotsCache<RobotsRules | Failure>({
+    entries: robotsCacheSize,
+    maxBytes: robotsCacheBytes,
+    weigh: (rules) => ('bytes' in rules ? rules.bytes : 0),
+  });
   private readonly closing = new AbortController();
   private readonly robotsAgent: string;
 

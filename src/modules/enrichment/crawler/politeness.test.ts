@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HostGate, Semaphore } from './politeness.ts';
-import { robotsAgentOf } from './robots.ts';
+import { parseRobots, robotsAgentOf, RobotsCache, type RobotsRules } from './robots.ts';
 
 describe('Semaphore', () => {
   test('lets at most its limit in, serves waiters in order, and drops a waiter whose signal aborts', async () => {
@@ -88,5 +88,41 @@ describe('robotsAgentOf', () => {
     assert.equal(robotsAgentOf('Mozilla/5.0 (compatible; LeadAtlasBot/1.0; +https://leadatlas.example/bot)'), 'LeadAtlasBot');
     assert.equal(robotsAgentOf('LeadAtlas/0.1 (+https://leadatlas.example)'), 'LeadAtlas');
     assert.equal(robotsAgentOf('plainbot'), 'plainbot');
+  });
+});
+
+describe('RobotsCache', () => {
+  const big = (i: number) => `User-agent: *\n${Array.from({ length: 12_000 }, (_, n) => `Disallow: /s${i}/p${n}/*.html`).join('\n')}`;
+
+  test('is bounded in bytes: hostile 300 KiB files push out the least recently used, whatever the entry bound', async () => {
+    const cache = new RobotsCache<RobotsRules>({ entries: 1024, maxBytes: 2 * 1024 * 1024, weigh: (r) => r.bytes });
+    const text = big(0);
+    assert.ok(text.length > 250_000);
+    for (let i = 0; i < 10; i++) {
+      cache.set(`https://h${i}.example`, Promise.resolve(parseRobots(`https://h${i}.example/robots.txt`, big(i), 'LeadAtlasBot')));
+      await Promise.resolve();
+      await Promise.resolve();
+    }
+    assert.ok(cache.bytes <= 2 * 1024 * 1024, `${cache.bytes} bytes kept`);
+    assert.equal(cache.size, 2, 'two of them fit');
+    assert.ok(cache.get('https://h9.example'), 'the newest is kept');
+    assert.equal(cache.get('https://h0.example'), undefined, 'the oldest went first');
+  });
+
+  test('keeps many small files up to its entry bound, and forgets what an entry weighed when it goes', async () => {
+    const cache = new RobotsCache<RobotsRules>({ entries: 100, maxBytes: 16 * 1024 * 1024, weigh: (r) => r.bytes });
+    for (let i = 0; i < 150; i++) {
+      cache.set(
+        `https://s${i}.example`,
+        Promise.resolve(parseRobots(`https://s${i}.example/robots.txt`, 'User-agent: *\nDisallow: /x\n', 'a')),
+      );
+      await Promise.resolve();
+      await Promise.resolve();
+    }
+    assert.equal(cache.size, 100);
+    const each = parseRobots('https://s.example/robots.txt', 'User-agent: *\nDisallow: /x\n', 'a').bytes;
+    assert.equal(cache.bytes, 100 * each);
+    cache.delete('https://s149.example');
+    assert.equal(cache.bytes, 99 * each);
   });
 });
