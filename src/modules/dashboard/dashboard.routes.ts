@@ -119,7 +119,11 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     );
   });
 
-  const pages: PageOptions = { ...options, kit, searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES) };
+  const pages: PageOptions = {
+    ...options,
+    kit,
+    searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES, config.OPENING_HOURS_WINDOW_DAYS),
+  };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
   for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, suppressionsPageRoutes, usageRoutes])

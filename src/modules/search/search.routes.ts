@@ -35,7 +35,7 @@ const maxGetBodyBytes = 16 * 1024;
 
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
-  const deps = createSearchDeps(options.db, options.reads, options.config.SEARCH_TYPO_CANDIDATES);
+  const deps = createSearchDeps(options.db, options.reads, options.config.SEARCH_TYPO_CANDIDATES, options.config.OPENING_HOURS_WINDOW_DAYS);
   // The resolvers take a moment to make (seconds for the in-memory ones): once the server listens, not on a client's first search.
   app.addHook('onListen', async () => {
     setImmediate(() => {

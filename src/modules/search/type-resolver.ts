@@ -124,6 +124,11 @@ export function loadPlaceNameResolver(): void {
 }
 
 /** What the search service needs, wired to the taxonomy and the place names: for the API and the dashboard alike. */
-export function createSearchDeps(db: Db, reads: ReadPool<ApiReadTasks>, typoCandidates = fuzzyCandidateLimit): SearchDeps {
-  return { db, reads, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates };
+export function createSearchDeps(
+  db: Db,
+  reads: ReadPool<ApiReadTasks>,
+  typoCandidates = fuzzyCandidateLimit,
+  hoursWindowDays?: number,
+): SearchDeps {
+  return { db, reads, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates, hoursWindowDays };
 }

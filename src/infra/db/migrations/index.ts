@@ -23,6 +23,7 @@ import * as m0024 from './0024_postgres_other_names_index.ts';
 import * as m0025 from './0025_conflation.ts';
 import * as m0026 from './0026_enrichment.ts';
 import * as m0027 from './0027_stored_search_text.ts';
+import * as m0031 from './0031_opening_hours.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0025_conflation': m0025,
   '0026_enrichment': m0026,
   '0027_stored_search_text': m0027,
+  '0031_opening_hours': m0031,
 };
