@@ -71,19 +71,21 @@ export function wallClockOf(instantMs: number, tz: string): number {
 }
 
 /**
- * The instant a wall-clock time in `tz` stands for. A time the zone skips (the hour a clock springs
- * forward) is read with the offset before the change, so it lands after the gap; a time the zone repeats
- * (falling back) is its first occurrence.
+ * The instant a wall-clock time in `tz` stands for. A time the zone repeats (falling back) is its first
+ * occurrence, so hours starting then cover both; a time the zone skips (springing forward) is the instant
+ * of the change, the first whose wall clock is past it: hours starting at 02:30 on a night that jumps from
+ * 02:00 to 03:00 open at 03:00.
  */
 export function instantOfWallClock(wallMs: number, tz: string): number {
   const offsetAt = (instant: number) => wallClockOf(instant, tz) - instant;
-  const before = offsetAt(wallMs - 86_400_000);
-  const after = offsetAt(wallMs + 86_400_000);
-  const first = wallMs - before;
+  const first = wallMs - offsetAt(wallMs - 86_400_000);
   if (wallClockOf(first, tz) === wallMs) return first;
-  const second = wallMs - after;
+  const second = wallMs - offsetAt(wallMs + 86_400_000);
   if (wallClockOf(second, tz) === wallMs) return second;
-  return first;
+  // In the gap: the change lies between the two readings, on a quarter hour.
+  const [low, high] = first < second ? [first, second] : [second, first];
+  for (let q = Math.ceil(low / quarterMs) * quarterMs; q <= high; q += quarterMs) if (wallClockOf(q, tz) >= wallMs) return q;
+  return high;
 }
 
 /** A wall date: a Date whose local fields are the given wall-clock time (see the module comment). */
