@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
-import { inFixedOffsetZone, namesHolidays, openIntervals, parseOpeningHours, timeZoneAt } from './opening-hours.ts';
+import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
 import { placesVersion } from './places.repository.ts';
 
 /** Tables of migration 0031 (see its comment). */
@@ -93,7 +93,7 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
     .where('opening_hours', '!=', '')
     .execute();
   const schedules = new Map<string, number>();
-  const parsedKeys = new Map<string, { id: number } | { reason: string }>();
+  const parsedKeys = new Map<string, { id: number; note: string | null } | { reason: string }>();
   const hoursRows: OpeningHoursTables['place_hours'][] = [];
   const intervalRows: OpeningHoursTables['place_open_intervals'][] = [];
   let unparsed = 0;
@@ -107,14 +107,14 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
       if (!known) {
         if (tz === null) known = { reason: 'no coordinates: the time zone is unknown' };
         else {
-          const parsed = parseOpeningHours(value, { lat: p.lat!, lon: p.lon!, countryCode: p.country_code, region: p.region });
-          const intervals = parsed.ok ? openIntervals(parsed.hours, tz, window.fromMs, window.toMs) : parsed;
-          if ('reason' in intervals) known = { reason: intervals.reason };
+          const at = { lat: p.lat!, lon: p.lon!, countryCode: p.country_code, region: p.region };
+          const schedule = scheduleIntervals(value, at, tz, window.fromMs, window.toMs);
+          if (!schedule.ok) known = { reason: schedule.reason };
           else {
             const id = schedules.size + 1;
             schedules.set(key, id);
-            known = { id };
-            for (const i of intervals) {
+            known = { id, note: schedule.note };
+            for (const i of schedule.intervals) {
               pushSplit(intervalRows, 'u', id, i.startUtc, i.endUtc);
               pushSplit(intervalRows, 'l', id, i.startLocal, i.endLocal);
             }
@@ -122,7 +122,7 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
         }
         parsedKeys.set(key, known);
       }
-      if ('id' in known) hoursRows.push({ place_id: Number(p.id), schedule_id: known.id, tz, state: 'ok', reason: null });
+      if ('id' in known) hoursRows.push({ place_id: Number(p.id), schedule_id: known.id, tz, state: 'ok', reason: known.note });
       else {
         unparsed++;
         hoursRows.push({ place_id: Number(p.id), schedule_id: 0, tz, state: 'unparsed', reason: known.reason });

@@ -1,42 +1,16 @@
 import assert from 'node:assert/strict';
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
-import { createGunzip } from 'node:zlib';
+import { realHoursValues } from '../../../test/helpers/opening-hours.ts';
 import {
   inFixedOffsetZone,
   instantOfWallClock,
   openIntervals,
   parseOpeningHours,
+  scheduleIntervals,
   timeZoneAt,
   wallClockOf,
   type OpenInterval,
 } from './opening-hours.ts';
-
-/** The country of each real extract (the library's public holidays need it). */
-export const extractCountry: Record<string, string> = {
-  'andorra-2026': 'AD',
-  'helsinki-center-2019': 'FI',
-  'liechtenstein-2024': 'LI',
-  'london-center-2020': 'GB',
-  'malta-2018': 'MT',
-  'monaco-2026': 'MC',
-  'munich-center-2020': 'DE',
-  'porto-2020': 'PT',
-  'tokyo-center': 'JP',
-};
-
-/** Every distinct `opening_hours` value of the real extracts with where one place having it lies. */
-export async function realHoursValues(): Promise<Array<{ value: string; lat: number; lon: number; country: string | null }>> {
-  const path = new URL('../../../../shared/data/osm/osm-pois-all.ndjson.gz', import.meta.url);
-  const seen = new Map<string, { value: string; lat: number; lon: number; country: string | null }>();
-  for await (const line of createInterface({ input: createReadStream(path).pipe(createGunzip()) })) {
-    const o = JSON.parse(line) as { extract: string; lat: number; lon: number; tags?: Record<string, string> };
-    const value = o.tags?.opening_hours?.trim();
-    if (value && !seen.has(value)) seen.set(value, { value, lat: o.lat, lon: o.lon, country: extractCountry[o.extract] ?? null });
-  }
-  return [...seen.values()];
-}
 
 /** The offset from UTC (ms) of a zone at an instant, read from Intl's own offset name: a path the code under test does not use. */
 const offsetNames = new Map<string, Intl.DateTimeFormat>();
@@ -155,9 +129,9 @@ describe('opening hours in each place’s time zone', () => {
     inFixedOffsetZone(() => {
       for (const v of sample) {
         const tz = timeZoneAt(v.lat, v.lon)!;
-        const parsed = parseOpeningHours(v.value, { lat: v.lat, lon: v.lon, countryCode: v.country, region: null });
-        const evaluated = parsed.ok ? openIntervals(parsed.hours, tz, Date.UTC(2026, 10, 23), Date.UTC(2026, 10, 30)) : parsed;
-        if (!Array.isArray(evaluated)) failed.push({ value: v.value, reason: evaluated.reason });
+        const at = { lat: v.lat, lon: v.lon, countryCode: v.country, region: null };
+        const schedule = scheduleIntervals(v.value, at, tz, Date.UTC(2026, 10, 23), Date.UTC(2026, 10, 30));
+        if (!schedule.ok) failed.push({ value: v.value, reason: schedule.reason });
       }
     });
     const share = 1 - failed.length / sample.length;

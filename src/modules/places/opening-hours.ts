@@ -137,7 +137,10 @@ function quietly<T>(fn: () => T): T {
 function reasonOf(err: unknown): string {
   const text = Array.isArray(err) ? err.join('; ') : err instanceof Error ? err.message : String(err);
   return text
-    .replace(/ Please (file a bug report or )?submit a pull request: \S+?\./, '')
+    .replace(
+      /^An error occurred during evaluation of the value ".*"\. Please (file a bug report or )?submit a pull request: \S+?\.(?= |$)/s,
+      '',
+    )
     .replace(/\s+/g, ' ')
     .trim()
     .slice(0, 300);
@@ -158,14 +161,17 @@ export function namesHolidays(value: string): boolean {
   return /\b(PH|SH)\b/.test(value);
 }
 
-/** Parses a value with the library, for a place's country and region (its holidays). Never throws. */
-export function parseOpeningHours(value: string, at: HoursLocation): ParsedHours {
+/**
+ * Parses a value with the library, for a place's country and region (its holidays); `at` null: no holidays
+ * known (a `PH` never falls). Never throws.
+ */
+export function parseOpeningHours(value: string, at: HoursLocation | null): ParsedHours {
   try {
     const hours = quietly(
       () =>
         new OpeningHours(
           value,
-          { lat: at.lat, lon: at.lon, address: { country_code: (at.countryCode ?? '').toLowerCase(), state: at.region ?? '' } },
+          at && { lat: at.lat, lon: at.lon, address: { country_code: (at.countryCode ?? '').toLowerCase(), state: at.region ?? '' } },
           { mode: 0, tag_key: 'opening_hours', map_value: false, warnings_severity: 4, locale: 'en' },
         ),
     );
@@ -238,6 +244,29 @@ function wallIntervals(hours: InstanceType<typeof OpeningHours>, fromWall: numbe
       if (start < toWall && end > start) out.push([start, end]);
     }
   return out;
+}
+
+/** A schedule's open intervals, or why there are none (`unparsed`); `note` when its holidays are not known. */
+export type ScheduleIntervals = { ok: true; intervals: OpenInterval[]; note: string | null } | { ok: false; reason: string };
+
+/**
+ * Parses and evaluates a value for a place between two instants. Holidays count where the library knows
+ * them for the place's country (and region): where it has none (Liechtenstein, Andorra) or keys them by a
+ * region the place lacks (Great Britain), the value is evaluated with no holiday, and `note` says so. Call
+ * inside `inFixedOffsetZone`.
+ */
+export function scheduleIntervals(value: string, at: HoursLocation, tz: string, fromMs: number, toMs: number): ScheduleIntervals {
+  const evaluate = (where: HoursLocation | null): OpenInterval[] | { reason: string } => {
+    const parsed = parseOpeningHours(value, where);
+    return parsed.ok ? openIntervals(parsed.hours, tz, fromMs, toMs) : parsed;
+  };
+  const first = evaluate(at);
+  if (Array.isArray(first)) return { ok: true, intervals: first, note: null };
+  if (!/no holidays/i.test(first.reason)) return { ok: false, reason: first.reason };
+  const retried = evaluate(null);
+  return Array.isArray(retried)
+    ? { ok: true, intervals: retried, note: `evaluated without holidays: ${first.reason}` }
+    : { ok: false, reason: first.reason };
 }
 
 /** Whether parsed hours are open at an instant in `tz` (the library's own answer, for checks and tests). */

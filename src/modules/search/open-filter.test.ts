@@ -6,7 +6,7 @@ import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
-import { instantOfWallClock, isOpenAt, parseOpeningHours, timeZoneAt } from '../places/opening-hours.ts';
+import { type HoursLocation, instantOfWallClock, isOpenAt, parseOpeningHours, timeZoneAt } from '../places/opening-hours.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
 
 interface OpenPage {
@@ -42,18 +42,14 @@ for (const dialect of dialects)
       let unparsed = 0;
       for (const r of rows) {
         const tz = timeZoneAt(r.lat, r.lon)!;
-        const parsed = parseOpeningHours(r.opening_hours!.trim(), {
-          lat: r.lat!,
-          lon: r.lon!,
-          countryCode: r.country_code,
-          region: r.region,
-        });
-        if (!parsed.ok) {
-          unparsed++;
-          continue;
-        }
         const instant = 'instantMs' in at ? at.instantMs : instantOfWallClock(at.localMs, tz);
-        const state = isOpenAt(parsed.hours, tz, instant);
+        // The library's own answer; where it knows no holidays for the country, without holidays (docs/opening-hours.md).
+        const stateWith = (where: HoursLocation | null) => {
+          const parsed = parseOpeningHours(r.opening_hours!.trim(), where);
+          return parsed.ok ? isOpenAt(parsed.hours, tz, instant) : parsed;
+        };
+        let state = stateWith({ lat: r.lat!, lon: r.lon!, countryCode: r.country_code, region: r.region });
+        if (typeof state !== 'boolean' && /no holidays/i.test(state.reason)) state = stateWith(null);
         if (typeof state !== 'boolean') unparsed++;
         else if (state) open.add(r.public_id);
       }
