@@ -2,7 +2,7 @@
  * What `open_now` costs on top of the same search (issue #26: p99 at most 1.5× the search without it), on the
  * benchmark catalog, SQLite and PostgreSQL, in one run:
  *
- *   npm run bench:open-now -- [--size N] [--rounds R] [--no-postgres]     (default 200000 places, 60 rounds)
+ *   npm run bench:open-now -- [--size N] [--rounds R] [--no-postgres] [--no-sqlite]     (default 200000 places, 60 rounds)
  *
  * Builds (or reuses) var/bench/catalog-v1-N.db (bench/lib/catalog.ts), copies it into a PostgreSQL schema
  * (bench/lib/postgres-catalog.ts, dropped at the end), runs the opening-hours pass on each (timed), then
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     size: { type: 'string', default: '200000' },
     rounds: { type: 'string', default: '60' },
     'no-postgres': { type: 'boolean', default: false },
+    'no-sqlite': { type: 'boolean', default: false },
   },
 });
 const size = Number(values.size);
@@ -114,10 +115,12 @@ async function measure(label: string, db: Db): Promise<void> {
 }
 
 console.log(`${catalog.path}: ${catalog.rows} places; ${new Date().toISOString()}; ${rounds} rounds`);
-const sqlite = openDatabase(catalog.url);
-await migrateToLatest(sqlite);
-await measure('SQLite', sqlite);
-await sqlite.close();
+if (!values['no-sqlite']) {
+  const sqlite = openDatabase(catalog.url);
+  await migrateToLatest(sqlite);
+  await measure('SQLite', sqlite);
+  await sqlite.close();
+}
 if (!values['no-postgres']) {
   const schema = `bench_open_now_${process.pid}`;
   const { url, seconds } = await loadCatalogIntoPostgres(catalog.path, adminUrl, schema, console.log);

@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
 import { placesVersion } from './places.repository.ts';
@@ -156,8 +157,21 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
         .values({ id: 1, ...state })
         .execute();
     });
+  await refreshStatistics(db);
   return { places: hoursRows.length, schedules: schedules.size, unparsed, intervals: intervalRows.length, placesVersion: version, window };
 }
+
+/**
+ * PostgreSQL plans the open filter from the tables' statistics: without them, freshly rewritten tables look
+ * empty and it hashes the whole of `place_hours` for every search instead of probing it per place. SQLite's
+ * plan does not depend on them.
+ */
+const refreshStatistics = byDialect<(db: Db) => Promise<void>>({
+  sqlite: () => async () => {},
+  postgres: () => async (db) => {
+    await sql`ANALYZE place_hours, place_open_intervals`.execute(db.kysely);
+  },
+});
 
 /** An interval cut at the day boundaries of its own clock, so a search reads one day's rows. */
 function pushSplit(out: OpeningHoursTables['place_open_intervals'][], kind: 'u' | 'l', scheduleId: number, start: number, end: number) {
