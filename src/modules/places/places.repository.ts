@@ -66,18 +66,20 @@ export interface OpenAt {
 }
 
 /**
- * The places open at the moment (migration 0031): a probe of `place_hours`' primary key per place, the
- * schedule checked against the set of schedules open then, which the database reads once per query from
- * one day of `place_open_intervals` (a few thousand schedules at most, whatever the catalog's size).
+ * The places open at the moment (migration 0031): a probe of `place_hours`' primary key per place (a place has
+ * one schedule), the schedule checked against the set of schedules open then, which the database reads once
+ * per statement from one day of `place_open_intervals` (a few thousand schedules at most, whatever the
+ * catalog's size).
  */
 export function openCondition(open: OpenAt): RawBuilder<SqlBool> {
   if (open.unparsed)
     return sql<SqlBool>`EXISTS (SELECT 1 FROM place_hours AS oh WHERE oh.place_id = places.id AND oh.schedule_id = 0 AND oh.state = 'unparsed')`;
   const day = Math.floor(open.at / 86_400);
   const openSchedules = sql`(SELECT oi.schedule_id FROM place_open_intervals AS oi WHERE oi.kind = ${open.clock === 'utc' ? 'u' : 'l'} AND oi.day = ${day} AND oi.start_s <= ${open.at} AND oi.end_s > ${open.at})`;
-  // The unary + keeps SQLite from using the set as a second key of the probe (one probe per open schedule and
-  // place): it seeks the place, then looks its schedule up in the set. PostgreSQL reads `+x` as `x`.
-  return sql<SqlBool>`EXISTS (SELECT 1 FROM place_hours AS oh WHERE oh.place_id = places.id AND +oh.schedule_id IN ${openSchedules})`;
+  // The place's schedule (one probe of place_hours' primary key) looked up in the set: both databases build the
+  // set once per statement. As EXISTS with the set inside, SQLite probed one (place, schedule) pair per open
+  // schedule and PostgreSQL drove the query from every open place of the catalog.
+  return sql<SqlBool>`(SELECT oh.schedule_id FROM place_hours AS oh WHERE oh.place_id = places.id) IN ${openSchedules}`;
 }
 
 export const suppressionKinds = ['phone', 'domain', 'email', 'place'] as const;
