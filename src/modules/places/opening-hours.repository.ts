@@ -133,6 +133,7 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
   await tables(db)
     .transaction()
     .execute(async (trx) => {
+      await passLock(db)(trx);
       await trx.deleteFrom('place_hours').execute();
       await trx.deleteFrom('place_open_intervals').execute();
       for (let i = 0; i < hoursRows.length; i += batch)
@@ -160,6 +161,18 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
   await refreshStatistics(db);
   return { places: hoursRows.length, schedules: schedules.size, unparsed, intervals: intervalRows.length, placesVersion: version, window };
 }
+
+/**
+ * One pass writes the tables at a time across processes (API nodes sharing a PostgreSQL database): a second
+ * pass waits for the first to commit, then replaces its rows, instead of inserting beside them. SQLite has
+ * one writer anyway.
+ */
+const passLock = byDialect<(trx: HoursDb) => Promise<void>>({
+  sqlite: () => async () => {},
+  postgres: () => async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtext('leadatlas.opening-hours'))`.execute(trx);
+  },
+});
 
 /**
  * PostgreSQL plans the open filter from the tables' statistics: without them, freshly rewritten tables look
