@@ -2,7 +2,7 @@
  * Parquet import (issue 23): category coverage on the real samples, then speed and memory on a resampled
  * GeoParquet file against NDJSON of the same rows, and the bytes a `--bbox` import reads over HTTP.
  *
- *   node --import tsx bench/parquet-import.ts [--rows 1000000] [--row-group 100000] [--keep] [--build-only]
+ *   node --import tsx bench/parquet-import.ts [--rows 1000000] [--row-group 100000] [--keep] [--build-only] [--coverage-only]
  *
  * `--keep` keeps the resampled files in var/bench/parquet/ (a later run with the same sizes reuses them);
  * `--build-only` stops once they are written.
@@ -78,6 +78,7 @@ console.log(
   `  Overture Boulder without categories, baseline:  0 of ${boulderRows.filter((r) => (r.taxonomy as { primary?: string } | null)?.primary).length} (the column is gone)`,
 );
 console.log(`  Foursquare sample:                              ${coverage('foursquare', await places(parquetPlaces, fsq))}`);
+if (process.argv.includes('--coverage-only')) process.exit(0);
 
 // ---------------------------------------------------------------------------------------------------------
 // The resampled file

@@ -11,6 +11,7 @@ import { startCheckpointer } from './infra/db/checkpointer.ts';
 import { sizeCacheForRole, type Db } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { placesVersion } from './modules/places/places.repository.ts';
+import { createSearchEngine, type EngineState } from './modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
@@ -24,11 +25,15 @@ import { exportJobsRoutes } from './modules/exports/export-jobs.routes.ts';
 import { createExportJobs } from './modules/exports/export-jobs.ts';
 import { EnrichmentWorker } from './modules/enrichment/enrichment.ts';
 import { enrichmentJobsRoutes } from './modules/enrichment/enrichment-jobs.routes.ts';
+import { MonitorEvaluator } from './modules/monitors/monitors.evaluator.ts';
+import { monitorsRoutes } from './modules/monitors/monitors.routes.ts';
+import { monitorWebhooks } from './modules/monitors/monitors.service.ts';
 import { EnrichmentJobRunner } from './modules/enrichment/enrichment-jobs.service.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
+import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -68,7 +73,9 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(authPlugin, { db, config });
 
   await app.register(strictQueryPlugin);
-  await app.register(healthPlugin, { db });
+  // What /readyz shows of the search engine, made further down (it needs the read pool).
+  const engineState: { current: () => EngineState } = { current: () => ({ engine: 'sql' }) };
+  await app.register(healthPlugin, { db, searchIndex: () => engineState.current() });
 
   await app.register(exportsRoutes, { db, config });
   // Export jobs run in the background from the database: started once the app is ready, stopped (their
@@ -87,6 +94,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     allowance: app.quotas,
     leaseSeconds: config.ENRICH_LEASE,
     onQueued: () => enrichment.poke(),
+    onEvent: () => jobs.webhooks.poke(),
   });
   app.addHook('onReady', async () => {
     enrichment.start();
@@ -97,6 +105,18 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     await enrichment.close();
   });
   await app.register(enrichmentJobsRoutes, { db, runner: enrichmentJobs });
+  // Monitors are evaluated from the change log by every server: an evaluation commits only when its monitor is
+  // still at the version it read, so servers never record a change twice.
+  const monitors = new MonitorEvaluator({
+    db,
+    pollMs: config.MONITOR_POLL_MS,
+    onError: (error) => app.log.error({ err: error }, 'monitor evaluation failed'),
+    // Deliveries are queued in the events' transaction; the dispatcher's next poll (a second) sends them.
+    hooks: monitorWebhooks,
+  });
+  app.addHook('onReady', async () => monitors.start());
+  app.addHook('onClose', () => monitors.close());
+  await app.register(monitorsRoutes, { db, limits: { perAccount: config.MONITORS_PER_ACCOUNT, maxPlaces: config.MONITOR_MAX_PLACES } });
   await app.register(leadsRoutes, { db });
   await app.register(placesRoutes, { db });
   await app.register(suppressionsRoutes, { db });
@@ -120,8 +140,15 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   if (checkpointer) app.addHook('onClose', () => checkpointer.stop());
   // The shared connection only appends (saved searches, leads) and looks up tokens and names.
   sizeCacheForRole(db, 'server');
-  await app.register(searchRoutes, { db, config, reads });
+  // The one search engine of this node: its in-memory index is built before the server listens and follows
+  // the catalog's change log from then on (SEARCH_ENGINE, SEARCH_ENGINE_POLL_MS).
+  const engine = createSearchEngine(config.SEARCH_ENGINE, { db, reads, log: app.log, pollMs: config.SEARCH_ENGINE_POLL_MS });
+  engineState.current = () => engine.state();
+  app.addHook('onReady', () => engine.start());
+  app.addHook('onClose', () => engine.close());
+  await app.register(searchRoutes, { db, config, reads, engine });
   await app.register(referenceRoutes, { db, reads });
-  await app.register(dashboardRoutes, { config, db, reads, jobs });
+  await app.register(dashboardRoutes, { config, db, reads, jobs, engine });
+  await app.register(mcpRoutes);
   return app;
 }

@@ -47,6 +47,17 @@ export const ConfigSchema = Type.Object({
     description:
       'milliseconds the reads of one search may take; past it the statement is stopped and the search answers 503 time_budget_exceeded',
   }),
+  SEARCH_ENGINE: Type.Union([Type.Literal('memory'), Type.Literal('sql')], {
+    default: 'memory',
+    description:
+      'memory: searches the index holds (type, city, country, boolean filters, rating, open/closed) are answered from compressed bitmaps in memory, the rest by SQL; sql: every search by SQL',
+  }),
+  SEARCH_ENGINE_POLL_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    maximum: 60_000,
+    description: 'how often the in-memory index checks the places version and applies the change log',
+  }),
   SEARCH_TYPO_CANDIDATES: Type.Integer({
     default: 10_000,
     minimum: 1,
@@ -139,6 +150,48 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     maximum: 3_600_000,
     description: "wait before a webhook's second attempt; doubled for each further attempt (at most a day)",
+  }),
+  FOLLOW_TIMEOUT_MS: Type.Integer({
+    default: 60_000,
+    minimum: 100,
+    maximum: 600_000,
+    description: '`leadatlas follow`: a request to the replication feed without a full answer within this time has failed',
+  }),
+  FOLLOW_MAX_FILE_BYTES: Type.Integer({
+    default: 512 * 1024 * 1024,
+    minimum: 1024,
+    maximum: 16 * 1024 * 1024 * 1024,
+    description: '`leadatlas follow`: the largest change file read, compressed and decompressed alike; a larger one stops the follower',
+  }),
+  FOLLOW_POLL_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 86_400,
+    description: '`leadatlas follow`: seconds between two reads of the feed state once caught up',
+  }),
+  FOLLOW_RETRY_BASE_MS: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    maximum: 600_000,
+    description: '`leadatlas follow`: first wait after a failed request to the feed, doubled each failure up to 64 times it',
+  }),
+  MONITORS_PER_ACCOUNT: Type.Integer({
+    default: 100,
+    minimum: 0,
+    maximum: 1_000_000,
+    description: 'monitors an account may have (POST /api/v2/monitors answers 409 past it)',
+  }),
+  MONITOR_MAX_PLACES: Type.Integer({
+    default: 10_000,
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'places a monitored search may hold when the monitor is made; a broader search is refused (narrow it)',
+  }),
+  MONITOR_POLL_MS: Type.Integer({
+    default: 2000,
+    minimum: 10,
+    maximum: 3_600_000,
+    description: 'how often the server checks whether places changed since its monitors were evaluated',
   }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({
     default: 10_000,

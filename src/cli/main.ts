@@ -2,10 +2,11 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../infra/db/database.ts';
 import { AppError } from '../infra/errors.ts';
-import { importDemoDataIfEmpty, importFiles, prepareDatabase } from '../bootstrap.ts';
+import { importDemoDataIfEmpty, prepareDatabase } from '../bootstrap.ts';
 import { catalogStats, printStats } from './stats.ts';
 import { copyProgressRenderer, progressRenderer, printImportSummary } from './progress.ts';
-import { isChangeFile } from '../modules/importers/import.service.ts';
+import { isChangeFile, runImport } from '../modules/importers/import.service.ts';
+import { expandImportArguments } from '../modules/importers/dataset.ts';
 import { parseColumnMapping } from '../modules/importers/readers/generic.ts';
 import { limitHeapGrowth } from '../infra/memory.ts';
 import { rebuildOpeningHours, unparsedHours } from '../modules/places/opening-hours.repository.ts';
@@ -122,7 +123,10 @@ program
   .description(
     'import place files (.osm.pbf, Parquet, NDJSON, CSV; gzip or plain) or Parquet URLs, detecting the format unless --format is given',
   )
-  .argument('<files...>', 'files or http(s) URLs of Parquet files to import')
+  .argument(
+    '<files...>',
+    'files, http(s) URLs of Parquet files, or quoted patterns ("part-*.parquet"); with --dataset, the parts of one release',
+  )
   .option('-f, --format <format>', 'format name (see `leadatlas formats`)')
   .option('-e, --encoding <encoding>', 'text encoding of CSV/NDJSON files (detected when omitted)')
   .option('-s, --source <source>', "source name stored with the places (defaults to the format's)")
@@ -155,26 +159,63 @@ program
   .option('--allow-private-networks', 'let an http(s) URL reach private and loopback addresses (a mirror on the local network)')
   .action((files: string[], opts: ImportCliOptions) =>
     withDb(async (db) => {
-      // Each snapshot of a dataset would retire the places of the ones before it (change files apply in turn).
-      if (opts.dataset !== undefined && files.length > 1 && !(await everyChangeFile(files))) {
-        throw new AppError(
-          'validation_failed',
-          '--dataset names the snapshot of one file: import the files one at a time (several change files may update one dataset in turn)',
-          {
-            errors: [{ field: 'dataset', message: 'one file per dataset' }],
-          },
-        );
-      }
+      const parts = await expandImportArguments(files);
       await prepareDatabase(db);
       // A Parquet row group is decoded whole, a burst of short-lived objects: without the cap V8 lets the
       // worker's old generation grow to several times what it holds (peak RSS ~1 GB instead of ~0.5 GB).
       limitHeapGrowth();
       const { allowPrivateNetworks, ...importOptions } = opts;
       const http = { allowPrivate: allowPrivateNetworks === true };
-      for (const file of files) {
-        const [summary] = await importFiles(db, [file], { ...importOptions, http, onProgress: progressRenderer(file) });
-        if (summary) printImportSummary(summary);
+      // --dataset with several files: the parts of one release, imported as one snapshot (change files
+      // instead update the dataset in turn); without it each file is a dataset of its own.
+      const oneSnapshot = opts.dataset !== undefined && parts.length > 1 && !(await everyChangeFile(parts));
+      for (const group of oneSnapshot ? [parts] : parts.map((p) => [p])) {
+        const summary = await runImport(db, null, group, { ...importOptions, http, onProgress: progressRenderer(group[0]!) });
+        printImportSummary(summary);
       }
+    }),
+  );
+
+program
+  .command('follow')
+  .description(
+    'keep an OpenStreetMap dataset up to date from a replication feed (state.txt and NNN/NNN/NNN.osc.gz, minutely, hourly or daily): applies each change file in order and records where it is; runs until stopped (see docs/importing-osm.md, "Following a feed")',
+  )
+  .argument('<url>', 'the replication directory, e.g. https://download.geofabrik.de/europe/monaco-updates/')
+  .option('--once', 'apply the change files the feed has now, then exit')
+  .option(
+    '--from <n>',
+    'the first change file to apply when the dataset follows no feed yet (default: the next one the feed publishes)',
+    (v) => {
+      const n = Number(v);
+      if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('a whole number from 1');
+      return n;
+    },
+  )
+  .option('-d, --dataset <name>', 'the imported OpenStreetMap dataset the feed updates (default: the only one)')
+  .option('-s, --source <source>', 'source name of its places (default osm)')
+  .option('--allow-private-networks', 'let the feed URL reach private and loopback addresses (a mirror on the local network)')
+  .action((url: string, opts: { once?: boolean; from?: number; dataset?: string; source?: string; allowPrivateNetworks?: boolean }) =>
+    withDb(async (db, config) => {
+      await prepareDatabase(db);
+      const { followFeed } = await import('../modules/importers/follow.service.ts');
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      const summary = await followFeed(db, url, {
+        allowPrivate: opts.allowPrivateNetworks === true,
+        timeoutMs: config.FOLLOW_TIMEOUT_MS,
+        maxFileBytes: config.FOLLOW_MAX_FILE_BYTES,
+        pollSeconds: config.FOLLOW_POLL_SECONDS,
+        retryBaseMs: config.FOLLOW_RETRY_BASE_MS,
+        signal: stop.signal,
+        log,
+        ...(opts.once ? { once: true } : {}),
+        ...(opts.from !== undefined ? { from: opts.from } : {}),
+        ...(opts.dataset !== undefined ? { dataset: opts.dataset } : {}),
+        ...(opts.source !== undefined ? { source: opts.source } : {}),
+      });
+      log(`${summary.dataset}: ${summary.applied} change files applied, at ${summary.sequence}`);
     }),
   );
 
@@ -314,6 +355,10 @@ try {
   if (error instanceof Error && error.name === 'CopyMismatch') {
     console.error(`leadatlas: the copy does not match its source: ${error.message}`);
     process.exit(1);
+  }
+  if (error instanceof Error && error.name === 'ReplicationError') {
+    console.error(`leadatlas follow: stopped, the catalog is as the last whole change file left it: ${error.message}`);
+    process.exit(3);
   }
   if (error instanceof AppError) {
     console.error(`leadatlas: ${error.message}`);

@@ -14,6 +14,8 @@ export function progressRenderer(file: string): ((p: ImportProgress) => void) | 
       );
       bar.start(p.totalBytes, 0, { places: 0, skipped: 0 });
     }
+    // The parts of a split release: the total grows as each part is opened.
+    if (p.totalBytes !== bar.getTotal()) bar.setTotal(p.totalBytes);
     const c = p.counters;
     bar.update(Math.min(p.bytesRead, p.totalBytes), {
       places: c.imported_count + c.updated_count + c.unchanged_count,

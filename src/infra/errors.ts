@@ -9,6 +9,7 @@ export const errorCatalog = {
   unauthorized: { status: 401, title: 'Authentication is required' },
   forbidden: { status: 403, title: 'This credential may not do that' },
   not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   gone: { status: 410, title: 'Gone' },
   payload_too_large: { status: 413, title: 'The request body is too large' },

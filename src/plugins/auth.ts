@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import type { Db } from '../infra/db/database.ts';
@@ -27,7 +27,19 @@ declare module 'fastify' {
     usage: UsageRecorder;
     /** Per-account quotas (requests a day, exported rows a month, concurrent exports). */
     quotas: QuotaService;
+    /**
+     * The check of a protected route, for an operation that is not a route of its own (a message to /mcp):
+     * the bearer token, the scope, the charge. Resolves to the refusal to send (401, 403, 429), or nothing.
+     */
+    authorizeOperation(request: FastifyRequest, reply: FastifyReply, operation: Operation): Promise<AppError | undefined>;
   }
+}
+
+/** A protected operation: the scope a token needs (null: any valid token), its cost in units, the route it is counted under. */
+export interface Operation {
+  scope: Scope | null;
+  cost: number;
+  routeUrl: string;
 }
 
 const realm = 'leadatlas';
@@ -111,39 +123,57 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
    */
   const connectionMemo = new WeakMap<object, { header: string; tokenHash: string }>();
 
+  /**
+   * What every protected operation runs before its handler: verify the bearer token, check `operation.scope`
+   * (none: any valid token), then charge `operation.cost` to the token's rate and the account's daily quota
+   * (a cost of 0 only verifies: the operation is charged where it runs, as /mcp's tool calls are by the route
+   * they call). Sets `request.auth`; calls back with the refusal to send (401, 403, 429), or nothing.
+   * Callback style, not async: a token seen in the last seconds is verified without a promise hop.
+   */
+  const authorize = (request: FastifyRequest, reply: FastifyReply, operation: Operation, done: (refusal?: Error) => void) => {
+    const { scope, cost, routeUrl } = operation;
+    /** A refused credential costs its IP a request (or answers 429 once the IP is over its limit). */
+    const refuse = (error: AppError) => {
+      meter.chargeIp(request, reply).then((limited) => done(limited ?? error), done);
+    };
+    const settle = (result: VerifyResult, header: string) => {
+      if (!result.ok) return refuse(unauthorized(result.reason));
+      connectionMemo.set(request.raw.socket, { header, tokenHash: result.tokenHash });
+      if (scope !== null && !result.auth.scopes.has(scope)) return refuse(forbidden(scope));
+      request.auth = result.auth;
+      if (cost === 0) return done();
+      charge(request, reply, result.auth, cost, routeUrl).then((refused) => done(refused), done);
+    };
+    const header = request.headers.authorization;
+    if (header === undefined || header.trim() === '') return refuse(unauthorized('missing'));
+    const memo = connectionMemo.get(request.raw.socket);
+    if (memo && memo.header === header) {
+      const again = tokens.verifyHashNow(memo.tokenHash, request.ip);
+      if (again) return settle(again, header);
+    }
+    const match = /^Bearer +([^\s]+) *$/i.exec(header);
+    if (!match?.[1]) return refuse(unauthorized('malformed'));
+    const immediate = tokens.verifyTokenNow(match[1], request.ip);
+    if (immediate) return settle(immediate, header);
+    tokens.verifyToken(match[1], request.ip).then((result) => settle(result, header), done);
+  };
+  app.decorate(
+    'authorizeOperation',
+    (request: FastifyRequest, reply: FastifyReply, operation: Operation) =>
+      new Promise<AppError | undefined>((resolve, reject) =>
+        authorize(request, reply, operation, (refusal) =>
+          refusal === undefined || refusal instanceof AppError ? resolve(refusal) : reject(refusal),
+        ),
+      ),
+  );
+
   // The check is attached only to routes that declare a scope, when they are added: other routes
   // pay nothing, and the scope and route pattern are known once instead of looked up per request.
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope;
     if (!scope) return;
-    const routeUrl = route.url;
-    const cost = route.config?.cost ?? scopeCosts[scope];
-    /** A refused credential costs its IP a request (or answers 429 once the IP is over its limit). */
-    const refuse = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, error: AppError) => {
-      meter.chargeIp(request, reply).then((limited) => done(limited ?? error), done);
-    };
-    const settle = (request: FastifyRequest, reply: FastifyReply, result: VerifyResult, done: HookHandlerDoneFunction, header: string) => {
-      if (!result.ok) return refuse(request, reply, done, unauthorized(result.reason));
-      connectionMemo.set(request.raw.socket, { header, tokenHash: result.tokenHash });
-      if (!result.auth.scopes.has(scope)) return refuse(request, reply, done, forbidden(scope));
-      request.auth = result.auth;
-      charge(request, reply, result.auth, cost, routeUrl).then((refused) => done(refused), done);
-    };
-    // Callback style, not async: a token seen in the last seconds is verified without a promise hop.
-    const authenticate: onRequestHookHandler = (request, reply, done) => {
-      const header = request.headers.authorization;
-      if (header === undefined || header.trim() === '') return refuse(request, reply, done, unauthorized('missing'));
-      const memo = connectionMemo.get(request.raw.socket);
-      if (memo && memo.header === header) {
-        const again = tokens.verifyHashNow(memo.tokenHash, request.ip);
-        if (again) return settle(request, reply, again, done, header);
-      }
-      const match = /^Bearer +([^\s]+) *$/i.exec(header);
-      if (!match?.[1]) return refuse(request, reply, done, unauthorized('malformed'));
-      const immediate = tokens.verifyTokenNow(match[1], request.ip);
-      if (immediate) return settle(request, reply, immediate, done, header);
-      tokens.verifyToken(match[1], request.ip).then((result) => settle(request, reply, result, done, header), done);
-    };
+    const operation: Operation = { scope, cost: route.config?.cost ?? scopeCosts[scope], routeUrl: route.url };
+    const authenticate: onRequestHookHandler = (request, reply, done) => authorize(request, reply, operation, done);
     route.onRequest = route.onRequest ? [authenticate, ...[route.onRequest].flat()] : [authenticate];
   });
 

@@ -27,11 +27,15 @@ describe('/healthz and /readyz on SQLite without Redis', () => {
     await t.close();
   });
 
-  test('/healthz says the process answers, /readyz that the database does and Redis is not configured', async () => {
+  test('/healthz says the process answers, /readyz that the database does, Redis is not configured and the search index is built', async () => {
     assert.deepEqual((await t.app.inject('/healthz')).json(), { status: 'ok' });
     const ready = await t.app.inject('/readyz');
     assert.equal(ready.statusCode, 200);
-    assert.deepEqual(ready.json(), { status: 'ready', checks: { database: 'ok', redis: 'not configured' } });
+    const { search_index: index, ...rest } = ready.json();
+    assert.deepEqual(rest, { status: 'ready', checks: { database: 'ok', redis: 'not configured' } });
+    assert.equal(index.engine, 'memory');
+    assert.equal(index.status, 'ready');
+    assert.equal(typeof index.version, 'number');
   });
 });
 

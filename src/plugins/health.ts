@@ -16,7 +16,10 @@ type Check = 'ok' | 'down' | 'not configured';
  * traffic to nodes whose `/readyz` answers 200 and takes it away from a node that says 503, which is
  * also what a node says from the moment it is told to stop until it has finished its requests.
  */
-export const healthPlugin = fp(async function healthPlugin(app: FastifyInstance, { db }: { db: Db }) {
+export const healthPlugin = fp(async function healthPlugin(
+  app: FastifyInstance,
+  { db, searchIndex }: { db: Db; searchIndex?: () => Record<string, unknown> },
+) {
   let stopping = false;
   app.addHook('preClose', async () => {
     stopping = true;
@@ -44,6 +47,22 @@ export const healthPlugin = fp(async function healthPlugin(app: FastifyInstance,
           200: Type.Object({
             status: Type.Literal('ready'),
             checks: Type.Object({ database: Type.Literal('ok'), redis: Type.Union([Type.Literal('ok'), Type.Literal('not configured')]) }),
+            search_index: Type.Optional(
+              Type.Object(
+                {
+                  engine: Type.Union([Type.Literal('memory'), Type.Literal('sql')]),
+                  status: Type.Optional(Type.Union([Type.Literal('building'), Type.Literal('ready'), Type.Literal('failed')])),
+                  version: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+                  places: Type.Optional(Type.Integer()),
+                  tail: Type.Optional(Type.Integer()),
+                  builtMs: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+                },
+                {
+                  description:
+                    'The search engine of this node: `sql`, or `memory` with its index status, the places version it holds, its places, those out of its sorted order, and how long its last build took',
+                },
+              ),
+            ),
           }),
           ...problemResponses(503),
         },
@@ -73,7 +92,8 @@ export const healthPlugin = fp(async function healthPlugin(app: FastifyInstance,
           { 'retry-after': '1' },
         );
       }
-      return { status: 'ready' as const, checks: checks as { database: 'ok'; redis: 'ok' | 'not configured' } };
+      const ready = { status: 'ready' as const, checks: checks as { database: 'ok'; redis: 'ok' | 'not configured' } };
+      return searchIndex ? { ...ready, search_index: searchIndex() } : ready;
     },
   );
 });

@@ -1,5 +1,5 @@
 import type { Db } from '../../src/infra/db/database.ts';
-import type { PlaceRecord } from '../../src/modules/places/place-record.ts';
+import { contentHash, publicPlaceId, type PlaceRecord } from '../../src/modules/places/place-record.ts';
 import { createPlaceWriter, type RunCounters } from '../../src/modules/places/places.writer.ts';
 
 export const zeroCounters = (): RunCounters => ({
@@ -24,4 +24,42 @@ export async function startImportRun(db: Db): Promise<number> {
 /** Writes places as an import does: through the place writer, under an import run of their own. */
 export async function writePlaces(db: Db, records: PlaceRecord[]): Promise<void> {
   await createPlaceWriter(db).writeBatch(records, await startImportRun(db), zeroCounters());
+}
+
+/** A restaurant in Munich with every other field empty, as an import would write it; `overrides` change any field. */
+export function testPlaceRecord(source: string, sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
+  const base: Omit<PlaceRecord, 'content_hash'> = {
+    public_id: publicPlaceId(source, sourceId),
+    source,
+    source_id: sourceId,
+    name: `Trattoria ${sourceId}`,
+    names: null,
+    category: 'restaurant',
+    categories: ['restaurant'],
+    source_categories: null,
+    phone: null,
+    phone_e164: null,
+    website: null,
+    website_domain: null,
+    email: null,
+    street: null,
+    housenumber: null,
+    postcode: null,
+    address: null,
+    region: null,
+    city: 'München',
+    city_id: 2867714,
+    city_source: 'address',
+    city_distance_m: null,
+    country_code: 'DE',
+    lat: 48.137,
+    lon: 11.575,
+    rating: null,
+    review_count: null,
+    opening_hours: null,
+    attributes: null,
+    closed: 0,
+    ...overrides,
+  };
+  return { ...base, content_hash: contentHash(base) };
 }

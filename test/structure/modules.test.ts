@@ -20,6 +20,8 @@ const modules = [
   'geo',
   'importers',
   'leads',
+  'mcp',
+  'monitors',
   'places',
   'reference',
   'search',
@@ -61,7 +63,9 @@ export const allowedImports: Record<string, readonly string[]> = {
     'taxonomy',
     'webhooks',
   ],
-  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'places', 'search', 'suppressions', 'webhooks'],
+  monitors: ['infra', 'leads', 'places', 'search', 'webhooks'],
+  mcp: ['exports', 'infra', 'places', 'reference', 'search', 'suppressions'],
+  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */

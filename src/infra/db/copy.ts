@@ -49,6 +49,15 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'enrichment_jobs', key: ['id'] },
   { name: 'enrichment_job_sites', key: ['job_id', 'site_id'] },
   { name: 'enrich_usage', key: ['account_id', 'month'] },
+  // Enrichment jobs' places (migration 0029).
+  { name: 'enrichment_job_places', key: ['job_id', 'place_id'] },
+  // A followed feed's position and the monitors (migration 0030). A monitor's `version` is the source's places
+  // version, not the target's: the target's evaluator then runs each search whole once and compares it with the
+  // members, which gives no event for a place whose match and hash are unchanged.
+  { name: 'replication_state', key: ['dataset'] },
+  { name: 'monitors', key: ['id'] },
+  { name: 'monitor_places', key: ['monitor_id', 'place_id'] },
+  { name: 'monitor_events', key: ['id'] },
 ];
 
 /**
@@ -66,6 +75,10 @@ export const notCopiedTables: readonly string[] = [
   'kysely_migration',
   'kysely_migration_lock',
   'places_version',
+  // The log of changed places (migration 0028): the target logs its own writes.
+  'place_changes',
+  'place_changes_marks',
+  'place_changes_horizon',
   // Uploads in progress: finished ones leave nothing here, unfinished ones are dropped anyway.
   'suppression_uploads',
   // Derived from places.opening_hours (migration 0031): with no state, the target's first open search recomputes them.

@@ -11,6 +11,10 @@ import type { Generated } from 'kysely';
 export interface Database {
   places: PlacesTable;
   import_runs: ImportRunsTable;
+  replication_state: ReplicationStateTable;
+  monitors: MonitorsTable;
+  monitor_places: MonitorPlacesTable;
+  monitor_events: MonitorEventsTable;
   categories: CategoriesTable;
   category_names: CategoryNamesTable;
   countries: CountriesTable;
@@ -43,7 +47,11 @@ export interface Database {
   place_found_keys: PlaceFoundKeysTable;
   enrichment_jobs: EnrichmentJobsTable;
   enrichment_job_sites: EnrichmentJobSitesTable;
+  enrichment_job_places: EnrichmentJobPlacesTable;
   enrich_usage: EnrichUsageTable;
+  place_changes: PlaceChangesTable;
+  place_changes_marks: PlaceChangesMarksTable;
+  place_changes_horizon: PlaceChangesHorizonTable;
 }
 
 export interface PlacesTable {
@@ -194,6 +202,8 @@ export interface EnrichmentJobsTable {
   /** Places taken from the month's enrichment quota (`charged_month`), given back when an attempt is abandoned. */
   charged_places: Generated<number>;
   charged_month: string | null;
+  /** Told with a signed POST when the job ends (migration 0029). */
+  webhook_url: string | null;
   runner: string | null;
   lease_until: string | null;
   created_at: string;
@@ -206,6 +216,12 @@ export interface EnrichmentJobSitesTable {
   site_id: number;
 }
 
+/** The places an enrichment job queued, within its quota (migration 0029): what its counts are about. */
+export interface EnrichmentJobPlacesTable {
+  job_id: number;
+  place_id: number;
+}
+
 /** Places an account's enrichment jobs queued in a UTC calendar month. */
 export interface EnrichUsageTable {
   account_id: number;
@@ -214,6 +230,24 @@ export interface EnrichUsageTable {
 }
 
 /** A record due for conflation (migration 0025): new, or changed since it was last conflated. */
+/** A place inserted, updated or deleted at a places version (migration 0028). */
+export interface PlaceChangesTable {
+  version: number;
+  place_id: number;
+}
+
+/** The places version at a moment: what pruning the change log by age goes by. */
+export interface PlaceChangesMarksTable {
+  version: number;
+  marked_at: string;
+}
+
+/** One row: the largest version the change log no longer holds. */
+export interface PlaceChangesHorizonTable {
+  id: number;
+  pruned_through: number;
+}
+
 export interface PlaceMatchDueTable {
   place_id: number;
   /** 1: the record changed (its old blocking keys go first); 0: new. */
@@ -250,6 +284,57 @@ export interface ImportRunsTable {
   dataset: Generated<string>;
   /** Places of the dataset the run retired when it completed. */
   retired_count: Generated<number>;
+}
+
+/** The replication feed a dataset follows and the last change file applied (migration 0030). */
+export interface ReplicationStateTable {
+  dataset: string;
+  source: string;
+  url: string;
+  sequence: number;
+  /** The feed's timestamp of that change file (ISO-8601). */
+  timestamp: string;
+  updated_at: string;
+}
+
+/** A saved search's criteria watched for an account (migration 0030, `modules/monitors`). */
+export interface MonitorsTable {
+  id: Generated<number>;
+  /** `mon_` + random. */
+  public_id: string;
+  account_id: number;
+  search_id: string;
+  /** JSON of the saved search's criteria (`MonitorCriteria`). */
+  criteria: string;
+  /** Comma-separated event kinds the monitor records: added, closed, changed. */
+  events: string;
+  webhook_url: string | null;
+  status: 'active' | 'paused';
+  /** The places version the monitor was last evaluated at. */
+  version: number;
+  place_count: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A place a monitor's search holds, with its content hash at the last evaluation. */
+export interface MonitorPlacesTable {
+  monitor_id: number;
+  place_id: number;
+  content_hash: string;
+  /** JSON of the watched fields (`monitors.repository.ts`, `watchedFields`). */
+  snapshot: string;
+}
+
+export interface MonitorEventsTable {
+  id: Generated<number>;
+  monitor_id: number;
+  kind: 'added' | 'closed' | 'changed';
+  place_id: number;
+  /** JSON array of the public fields that changed (`changed` events; [] otherwise). */
+  changed_fields: string;
+  version: number;
+  created_at: string;
 }
 
 export interface CategoriesTable {
@@ -460,9 +545,11 @@ export interface WebhookDeliveriesTable {
   /** `whd_` + random; also the event's id. */
   public_id: string;
   account_id: number;
+  /** What `job_id` is an id of (`WebhookJobKind`, migration 0029): no foreign key, as it points into one of several tables. */
+  job_kind: Generated<string>;
   job_id: number;
   url: string;
-  /** `export_job.succeeded` or `export_job.failed`. */
+  /** `<job kind>.succeeded` or `<job kind>.failed` (`export_job.succeeded`, `enrichment_job.failed`…). */
   event: string;
   /** The JSON body, fixed when the job ended (every attempt sends the same bytes). */
   body: string;

@@ -177,6 +177,25 @@ export async function candidatesUnderKeys(db: Conn, keys: readonly string[], sou
   return [...ids];
 }
 
+/**
+ * The records under any of `keys` that are not retired, with their source: the candidates of a batch of
+ * records read in one statement per slice (a record keeps those of other sources), instead of one per record.
+ */
+export async function recordsUnderKeys(db: Conn, keys: readonly string[]): Promise<Array<{ key: string; id: number; source: string }>> {
+  const out: Array<{ key: string; id: number; source: string }> = [];
+  for (const part of slices(keys, MAX_PARAMS)) {
+    const rows = await db
+      .selectFrom('place_match_keys as k')
+      .innerJoin('places as p', 'p.id', 'k.place_id')
+      .select(['k.key', 'k.place_id', 'p.source'])
+      .where('k.key', 'in', part)
+      .where((eb) => eb.or([eb('p.closed_reason', 'is', null), eb('p.closed_reason', '<>', 'retired')]))
+      .execute();
+    for (const r of rows) out.push({ key: r.key, id: r.place_id, source: r.source });
+  }
+  return out;
+}
+
 /** What the matcher reads of a record, and where it stands. */
 const candidateColumns = [
   'id',
@@ -211,14 +230,15 @@ export async function candidatesById(db: Conn, ids: readonly number[]): Promise<
 /** How many records carry each key (a phone or domain many carry is a brand's). */
 export async function keyCounts(db: Conn, keys: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  if (keys.length === 0) return out;
-  const rows = await db
-    .selectFrom('place_match_keys')
-    .select(['key', sql<number>`count(*)`.as('n')])
-    .where('key', 'in', keys)
-    .groupBy('key')
-    .execute();
-  for (const r of rows) out.set(r.key, Number(r.n));
+  for (const part of slices(keys, MAX_PARAMS)) {
+    const rows = await db
+      .selectFrom('place_match_keys')
+      .select(['key', sql<number>`count(*)`.as('n')])
+      .where('key', 'in', part)
+      .groupBy('key')
+      .execute();
+    for (const r of rows) out.set(r.key, Number(r.n));
+  }
   return out;
 }
 

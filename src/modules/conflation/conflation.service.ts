@@ -11,6 +11,7 @@ import {
   keyCounts,
   makePlaceOf,
   matchKeyStore,
+  recordsUnderKeys,
   membersOf,
   mergedSourceId,
   pendingRecords,
@@ -87,8 +88,15 @@ async function conflateChunk(
     records.flatMap((r) => blockingKeys(asMatchRecord(r)).map((key) => ({ key, place_id: r.id }))),
   );
   const dirty = new Set<number>();
+  // Rows whose state this chunk changed (records that joined a place, records made places): a candidate
+  // read ahead for a later record may be one of them, and that record reads its candidates again.
+  const touched = new Set<number>();
+  let ahead = new Map<number, Found>();
+  let aheadUntil = 0;
+  let readAhead = FIRST_READ_AHEAD / 2;
+  let mergedBefore = summary.merged;
   let done = 0;
-  for (const r of rows) {
+  for (const [index, r] of rows.entries()) {
     if (done > 0 && performance.now() - started > MATCH_BUDGET_MS) break;
     done++;
     // A place of several sources (nothing to index), or a record of this chunk that an earlier one joined
@@ -104,9 +112,22 @@ async function conflateChunk(
     let other = otherSources.get(r.source);
     if (other === undefined) otherSources.set(r.source, (other = await hasOtherSource(trx, r.source)));
     if (!other) continue;
-    const placeId = await matchInto(trx, r, now, text);
+    if (index >= aheadUntil) {
+      // A window that merged nothing doubles the next; one that merged starts small again: a merge costs
+      // a dozen statements, so few records of a merging stretch fit in a transaction's time budget, and
+      // candidates read ahead for records the transaction does not reach are read for nothing.
+      readAhead = mergedBefore === summary.merged ? Math.min(readAhead * 2, READ_AHEAD) : FIRST_READ_AHEAD;
+      mergedBefore = summary.merged;
+      const window = rows
+        .slice(index, index + readAhead)
+        .filter((w) => w.sources === null && w.merged_into === null && w.closed_reason === null && w.lat !== null);
+      ahead = await readCandidates(trx, window);
+      aheadUntil = index + readAhead;
+    }
+    const placeId = await matchInto(trx, r, now, text, ahead.get(r.id), touched);
     if (placeId !== undefined) {
       dirty.add(placeId);
+      touched.add(placeId).add(r.id);
       summary.merged++;
     }
   }
@@ -161,22 +182,78 @@ function nearestCandidates(r: PendingRecord, candidates: Candidate[]): Candidate
 }
 
 /**
+ * Records whose candidates are read together, at most (the window adapts, see `conflateChunk`): three
+ * statements for the window (keys, candidate rows, key counts) instead of three for each record, which on
+ * PostgreSQL is where a record's time went (a round trip each).
+ */
+const READ_AHEAD = 256;
+const FIRST_READ_AHEAD = 16;
+
+/** A record's candidates (the records of other sources under its probe keys) and the counts of its phone and domain keys. */
+interface Found {
+  ids: number[];
+  candidates: Candidate[];
+  counts: Map<string, number>;
+}
+
+const contactKeys = (r: PendingRecord): string[] =>
+  [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== '');
+
+/** The candidates of every record of `window`, by record id, read in one pass. */
+async function readCandidates(trx: Conn, window: readonly PendingRecord[]): Promise<Map<number, Found>> {
+  const out = new Map<number, Found>();
+  if (window.length === 0) return out;
+  const probes = new Map(window.map((r) => [r.id, probeKeys(asMatchRecord(r))]));
+  const byKey = new Map<string, Array<{ id: number; source: string }>>();
+  for (const row of await recordsUnderKeys(trx, [...new Set([...probes.values()].flat())])) {
+    const list = byKey.get(row.key) ?? [];
+    list.push(row);
+    byKey.set(row.key, list);
+  }
+  const idsOf = new Map<number, number[]>();
+  for (const r of window) {
+    const ids = new Set<number>();
+    for (const key of probes.get(r.id)!) for (const c of byKey.get(key) ?? []) if (c.source !== r.source) ids.add(c.id);
+    idsOf.set(r.id, [...ids]);
+  }
+  const byId = new Map((await candidatesById(trx, [...new Set([...idsOf.values()].flat())])).map((c) => [c.id, c]));
+  const counts = await keyCounts(trx, [...new Set(window.flatMap(contactKeys))]);
+  for (const r of window) {
+    const ids = idsOf.get(r.id)!;
+    out.set(r.id, { ids, candidates: ids.flatMap((id) => byId.get(id) ?? []), counts });
+  }
+  return out;
+}
+
+/** A record's candidates read now, one record alone. */
+async function readCandidatesOf(trx: Conn, r: PendingRecord, mine: MatchRecord): Promise<Found> {
+  const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
+  if (ids.length === 0) return { ids, candidates: [], counts: new Map() };
+  return { ids, candidates: await candidatesById(trx, ids), counts: await keyCounts(trx, contactKeys(r)) };
+}
+
+/**
  * The place record `r` belongs to, if any: its best match among the records sharing a blocking key, whose
  * place (the record alone, or the place it is part of) has no record of `r`'s source yet. Joins it.
+ * `ahead`: its candidates as read for its window, used unless one of them is among the rows `touched` since.
  */
-async function matchInto(trx: Conn, r: PendingRecord, now: string, text: StoredPlaceText): Promise<number | undefined> {
+async function matchInto(
+  trx: Conn,
+  r: PendingRecord,
+  now: string,
+  text: StoredPlaceText,
+  ahead: Found | undefined,
+  touched: ReadonlySet<number>,
+): Promise<number | undefined> {
   const mine = asMatchRecord(r);
-  const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
-  if (ids.length === 0) return undefined;
+  const found = ahead && !ahead.ids.some((id) => touched.has(id)) ? ahead : await readCandidatesOf(trx, r, mine);
+  if (found.ids.length === 0) return undefined;
   const candidates = nearestCandidates(
     r,
-    (await candidatesById(trx, ids)).filter((c) => c.sources === null),
+    found.candidates.filter((c) => c.sources === null),
   );
   if (candidates.length === 0) return undefined;
-  const counts = await keyCounts(
-    trx,
-    [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== ''),
-  );
+  const { counts } = found;
   const context: MatchContext = {
     placesWithPhone: (p) => counts.get(`p:${p}`) ?? 0,
     placesWithDomain: (d) => counts.get(`d:${d}`) ?? 0,

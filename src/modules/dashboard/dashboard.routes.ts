@@ -14,6 +14,7 @@ import { createSearchDeps } from '../search/type-resolver.ts';
 import { maxCsvBytes } from '../suppressions/suppressions.schema.ts';
 import { csrfPlugin } from './csrf.ts';
 import { exportJobsPageRoutes } from './exports.routes.ts';
+import { monitorsPageRoutes } from './monitors.routes.ts';
 import { createPageKit, type DashboardOptions, type PageOptions } from './page-kit.ts';
 import { errorPage } from './pages.ts';
 import { searchPageRoutes } from './search.routes.ts';
@@ -122,11 +123,11 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   const pages: PageOptions = {
     ...options,
     kit,
-    searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES, config.OPENING_HOURS_WINDOW_DAYS),
+    searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES, options.engine, config.OPENING_HOURS_WINDOW_DAYS),
   };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
-  for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, suppressionsPageRoutes, usageRoutes])
+  for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, monitorsPageRoutes, suppressionsPageRoutes, usageRoutes])
     await app.register(routes, pages);
 }
 

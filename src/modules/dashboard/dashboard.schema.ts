@@ -1,3 +1,4 @@
+import { CreateMonitorSchema } from '../monitors/monitors.schema.ts';
 import { Type } from '@sinclair/typebox';
 import { CreateJobSchema } from '../exports/export-jobs.schema.ts';
 import { ExportQuerySchema } from '../exports/exports.schema.ts';
@@ -40,6 +41,11 @@ export const ExportJobFormSchema = Type.Object({
   webhook_url: CreateJobSchema.properties.webhook_url,
 });
 export const ExportsQuerySchema = Type.Object({ rotated: optionalText });
+/** A new monitor: the API's search id and webhook URL rules. */
+export const MonitorFormSchema = Type.Object({
+  search_id: CreateMonitorSchema.properties.search_id,
+  webhook_url: CreateMonitorSchema.properties.webhook_url,
+});
 
 export const SuppressionsQuerySchema = Type.Object({
   cursor: optionalText,

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SearchEngine } from '../search/engine/search-engine.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
@@ -11,6 +12,8 @@ import type { PageContext } from './layout.ts';
 import { errorPage } from './pages.ts';
 
 export interface DashboardOptions {
+  /** Where the dashboard's searches are answered (`search/engine/`); SQL in the read pool when not given. */
+  engine?: SearchEngine;
   config: Config;
   db: Db;
   /** The API's read pool: the dashboard's searches run off the event loop like the API's. */

@@ -16,6 +16,7 @@ export const scopeDescriptions: Record<Scope, string> = {
     'Change the suppression list: add (JSON or a CSV upload) and remove phones, domains, emails and places never to show again',
   enrich:
     'Queue the places of a saved search for enrichment (emails, phones and social profiles from their own websites) and follow the jobs',
+  monitors: 'Monitors: watch saved searches and read the events of places that enter, leave or change in them',
 };
 
 /** Expiry choices offered on the form, in days; `never` needs an explicit confirmation. */

@@ -6,7 +6,7 @@ export type EnrichmentJobRow = Selectable<EnrichmentJobsTable>;
 
 export async function insertJob(
   db: Db,
-  row: Pick<EnrichmentJobRow, 'public_id' | 'account_id' | 'search_id' | 'created_at'>,
+  row: Pick<EnrichmentJobRow, 'public_id' | 'account_id' | 'search_id' | 'webhook_url' | 'created_at'>,
 ): Promise<EnrichmentJobRow> {
   return normalise(
     await db.kysely
@@ -70,9 +70,10 @@ export async function claimJob(db: Db, jobId: number, runner: string, now: strin
   return Number(r.numUpdatedRows) === 1;
 }
 
-/** What an abandoned attempt left: its sites (queued again from scratch) and what it charged. */
+/** What an abandoned attempt left: its places and sites (queued again from scratch) and what it charged. */
 export async function clearJobSites(db: Db, jobId: number, runner: string): Promise<void> {
   await db.kysely.deleteFrom('enrichment_job_sites').where('job_id', '=', jobId).execute();
+  await db.kysely.deleteFrom('enrichment_job_places').where('job_id', '=', jobId).execute();
   await db.kysely
     .updateTable('enrichment_jobs')
     .set({ charged_places: 0, charged_month: null })
@@ -90,12 +91,21 @@ export async function chargeJob(db: Db, jobId: number, runner: string, places: n
     .execute();
 }
 
-export async function addJobSites(db: Db, jobId: number, siteIds: readonly number[]): Promise<void> {
+/** The places a job queued and their sites. */
+export async function addJobPlaces(db: Db, jobId: number, placeSites: ReadonlyArray<readonly [number, number]>): Promise<void> {
+  const siteIds = [...new Set(placeSites.map(([, site]) => site))];
   for (let i = 0; i < siteIds.length; i += 500) {
     await db.kysely
       .insertInto('enrichment_job_sites')
       .values(siteIds.slice(i, i + 500).map((siteId) => ({ job_id: jobId, site_id: siteId })))
       .onConflict((oc) => oc.columns(['job_id', 'site_id']).doNothing())
+      .execute();
+  }
+  for (let i = 0; i < placeSites.length; i += 500) {
+    await db.kysely
+      .insertInto('enrichment_job_places')
+      .values(placeSites.slice(i, i + 500).map(([placeId]) => ({ job_id: jobId, place_id: placeId })))
+      .onConflict((oc) => oc.columns(['job_id', 'place_id']).doNothing())
       .execute();
   }
 }
@@ -132,7 +142,7 @@ export async function waitingJobs(db: Db, limit: number): Promise<EnrichmentJobR
 
 /**
  * Sites of the job crawled since it started, or fresh when it did (crawled within the refresh period: not due
- * again before the job started), and the places on its sites that have an email (their own or a found one).
+ * again before the job started), and the places the job queued that have an email (their own or a found one).
  */
 export async function jobProgress(db: Db, job: EnrichmentJobRow): Promise<{ sitesDone: number; placesWithEmail: number }> {
   const started = job.started_at ?? job.created_at;
@@ -145,10 +155,10 @@ export async function jobProgress(db: Db, job: EnrichmentJobRow): Promise<{ site
     .where((eb) => eb.or([eb('s.crawled_at', '>=', started), eb('s.due_at', '>', started)]))
     .executeTakeFirstOrThrow();
   const emails = await db.kysely
-    .selectFrom('enrichment_job_sites as js')
-    .innerJoin('places', 'places.enrich_site_id', 'js.site_id')
+    .selectFrom('enrichment_job_places as jp')
+    .innerJoin('places', 'places.id', 'jp.place_id')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('js.job_id', '=', job.id)
+    .where('jp.job_id', '=', job.id)
     .where('places.closed_at', 'is', null)
     .where(
       sql<boolean>`(places.email IS NOT NULL OR (places.found_email IS NOT NULL AND places.enrich_basis = coalesce(places.website, places.email)))`,
@@ -166,15 +176,15 @@ export async function updateProgress(db: Db, jobId: number, sitesDone: number): 
     .execute();
 }
 
-/** Ends a job; false when another process ended it first. */
+/** Ends a job (inside the transaction that queues its webhook event); false when another process ended it first. */
 export async function endJob(
-  db: Db,
+  db: Db['kysely'],
   jobId: number,
   values: Pick<EnrichmentJobRow, 'status' | 'failure' | 'finished_at'> &
     Partial<Pick<EnrichmentJobRow, 'sites_done' | 'places_with_email'>>,
   runner: string | null,
 ): Promise<boolean> {
-  const r = await db.kysely
+  const r = await db
     .updateTable('enrichment_jobs')
     .set({ ...values, runner: null, lease_until: null })
     .where('id', '=', jobId)

@@ -31,7 +31,9 @@ export async function enrichmentJobsRoutes(app: FastifyInstance, { db, runner }:
         description:
           "Queues a job that puts the search's places with a website (or a business email's domain) first in the enrichment queue: " +
           'their sites are crawled for emails, phones and social profiles (see the README, Enrichment), which then show in `contacts`, ' +
-          'fill an empty `email` or `phone`, and count for `has_email`/`has_social` and in exports. Answers 202 with the job and its `Location`. ' +
+          'fill an empty `email` or `phone`, and count for `has_email`/`has_social` and in exports. With `webhook_url`, the end of the job ' +
+          "(`enrichment_job.succeeded` or `enrichment_job.failed`) is POSTed there, signed as export jobs' events are. " +
+          'Answers 202 with the job and its `Location`. ' +
           "The places count against the account's monthly enrichment quota; a site crawled within the refresh period is not fetched again. " +
           'A search of another account answers 404.',
         body: CreateEnrichmentJobSchema,
@@ -39,7 +41,10 @@ export async function enrichmentJobsRoutes(app: FastifyInstance, { db, runner }:
       },
     },
     async (request, reply) => {
-      const row = await createEnrichmentJob(db, app.quotas, request.auth!.accountId, request.body.search_id);
+      const row = await createEnrichmentJob(db, app.quotas, request.auth!.accountId, {
+        searchId: request.body.search_id,
+        webhookUrl: request.body.webhook_url,
+      });
       runner.poke();
       reply.code(202).header('location', `/api/v2/enrichments/${row.public_id}`);
       return enrichmentJobView(row);

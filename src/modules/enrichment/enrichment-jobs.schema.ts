@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { WebhookUrlSchema } from '../webhooks/webhooks.schema.ts';
 
 export const enrichmentJobsPerPage = { default: 20, minimum: 1, maximum: 100 } as const;
 
@@ -20,6 +21,7 @@ export const CreateEnrichmentJobSchema = Type.Object(
       description: 'A saved search of this account (`search_id` of a search response)',
       examples: ['srch_3f7kq2m5x9ab4cde'],
     }),
+    webhook_url: Type.Optional(WebhookUrlSchema('the enrichment README, Jobs')),
   },
   { additionalProperties: false },
 );
@@ -47,12 +49,14 @@ export const EnrichmentJobSchema = Type.Object({
     description: 'queued → running (its sites first in the enrichment queue) → succeeded (every site crawled) | failed',
   }),
   search_id: Type.String(),
+  webhook_url: nullable(Type.String({ description: 'Where the end of the job is told' })),
   places: Type.Integer({ description: "The search's places queued (with a website or a business email), within the month's quota" }),
   limited: Type.Boolean({ description: "The search had more such places than the account's monthly enrichment quota left" }),
   sites: Type.Integer({ description: 'Their sites (places that share a website share one crawl)' }),
   sites_done: Type.Integer({ description: 'Sites crawled so far (or fresh already: crawled within the refresh period)' }),
   places_with_email: Type.Integer({
-    description: 'Of its places, those with an email once the job has succeeded (their own or found on their website)',
+    description:
+      'Of the places it queued, those with an email once the job has succeeded (their own or found on their website); other places sharing their sites are not counted',
   }),
   failure: nullable(Type.String({ description: 'Why the job failed' })),
   attempts: Type.Integer({ description: 'Times the job was started (more than one when a server stopped while queueing it)' }),

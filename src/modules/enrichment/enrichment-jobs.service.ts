@@ -6,6 +6,7 @@ import { AppError } from '../../infra/errors.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { monthOf } from '../auth/quotas.service.ts';
 import { getSearchForAccount, iterateSearchPlaces, type SavedSearch } from '../search/search.service.ts';
+import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import * as repo from './enrichment-jobs.repository.ts';
 import type { EnrichmentJobView, EnrichmentJobsQuery } from './enrichment-jobs.schema.ts';
 import { prioritiseSites } from './enrichment.repository.ts';
@@ -31,10 +32,10 @@ export async function createEnrichmentJob(
   db: Db,
   allowance: EnrichAllowance,
   accountId: number,
-  searchId: string,
+  request: { searchId: string; webhookUrl?: string | undefined },
   now = new Date(),
 ): Promise<repo.EnrichmentJobRow> {
-  const search = await getSearchForAccount(db, accountId, searchId);
+  const search = await getSearchForAccount(db, accountId, request.searchId);
   await allowance.assertEnrichPlacesLeft(accountId);
   if ((await repo.countOpenJobs(db, accountId)) >= maxOpenEnrichmentJobs) {
     throw new AppError(
@@ -48,6 +49,7 @@ export async function createEnrichmentJob(
     public_id: `enr_${randomBytes(10).toString('base64url')}`,
     account_id: accountId,
     search_id: search.id,
+    webhook_url: request.webhookUrl ?? null,
     created_at: now.toISOString(),
   });
 }
@@ -86,6 +88,7 @@ export function enrichmentJobView(row: repo.EnrichmentJobRow): EnrichmentJobView
     id: row.public_id,
     status: row.status,
     search_id: row.search_id,
+    webhook_url: row.webhook_url,
     places: row.place_count,
     limited: row.limited === 1,
     sites: row.site_count,
@@ -105,7 +108,9 @@ export function enrichmentJobView(row: repo.EnrichmentJobRow): EnrichmentJobView
  * their sites, the month's quota is charged for them, and their sites that are due go to the front of the
  * queue. A process that dies while doing so stops renewing the lease; another takes the job again, gives
  * back what the attempt charged and starts over. The job then waits, held by nobody, until every site has
- * been crawled since it started (or was fresh already), and succeeds.
+ * been crawled since it started (or was fresh already), and succeeds. A job with `webhook_url` queues its
+ * event (`enrichment_job.succeeded` or `.failed`, the job as `GET` shows it) in the transaction that ends it;
+ * the webhook queue (`modules/webhooks`) sends it as it sends export jobs' events.
  */
 export class EnrichmentJobRunner {
   readonly id = `run_${randomBytes(8).toString('hex')}`;
@@ -118,6 +123,8 @@ export class EnrichmentJobRunner {
       allowance: EnrichAllowance;
       leaseSeconds: number;
       onQueued: () => void;
+      /** A webhook event was queued. */
+      onEvent: () => void;
       pollMs?: number;
     },
   ) {
@@ -156,16 +163,9 @@ export class EnrichmentJobRunner {
       if (this.loop.closed) return;
       const progress = await repo.jobProgress(db, job);
       if (progress.sitesDone >= job.site_count) {
-        await repo.endJob(
-          db,
-          job.id,
-          {
-            status: 'succeeded',
-            failure: null,
-            finished_at: new Date().toISOString(),
-            sites_done: job.site_count,
-            places_with_email: progress.placesWithEmail,
-          },
+        await this.end(
+          job,
+          { status: 'succeeded', failure: null, sites_done: job.site_count, places_with_email: progress.placesWithEmail },
           null,
         );
         this.o.log.info({ job: job.public_id, places: job.place_count, sites: job.site_count }, 'enrichment job succeeded');
@@ -200,12 +200,7 @@ export class EnrichmentJobRunner {
         search = await getSearchForAccount(db, job.account_id, job.search_id);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        await repo.endJob(
-          db,
-          job.id,
-          { status: 'failed', failure: `${error.code}: ${error.message}`, finished_at: new Date().toISOString() },
-          this.id,
-        );
+        await this.end(job, { status: 'failed', failure: `${error.code}: ${error.message}` }, this.id);
         return;
       }
       const linked = await linkPlaces(db, {
@@ -217,16 +212,12 @@ export class EnrichmentJobRunner {
       const granted = linked.places === 0 ? 0 : await allowance.reserveEnrichPlaces(job.account_id, month, linked.places);
       await repo.chargeJob(db, job.id, this.id, granted, month);
       if (linked.places > 0 && granted === 0) {
-        await repo.endJob(
-          db,
-          job.id,
-          { status: 'failed', failure: 'quota_exceeded: no places left to enrich this month', finished_at: new Date().toISOString() },
-          this.id,
-        );
+        await this.end(job, { status: 'failed', failure: 'quota_exceeded: no places left to enrich this month' }, this.id);
         return;
       }
-      const siteIds = [...new Set(linked.placeSites.slice(0, granted).map(([, site]) => site))];
-      await repo.addJobSites(db, job.id, siteIds);
+      const placeSites = linked.placeSites.slice(0, granted);
+      const siteIds = [...new Set(placeSites.map(([, site]) => site))];
+      await repo.addJobPlaces(db, job.id, placeSites);
       await prioritiseSites(db, siteIds, jobPriority);
       await repo.jobQueued(db, job.id, this.id, {
         place_count: granted,
@@ -238,5 +229,32 @@ export class EnrichmentJobRunner {
     } finally {
       clearInterval(renew);
     }
+  }
+
+  /** Ends the job (held by `runner`, or waiting: null) and queues its webhook event, in one transaction. */
+  private async end(
+    job: repo.EnrichmentJobRow,
+    values: Pick<repo.EnrichmentJobRow, 'status' | 'failure'> & Partial<Pick<repo.EnrichmentJobRow, 'sites_done' | 'places_with_email'>>,
+    runner: string | null,
+  ): Promise<void> {
+    const at = new Date();
+    const ended = { ...values, finished_at: at.toISOString() };
+    let queued = false;
+    await this.o.db.kysely.transaction().execute(async (trx) => {
+      if (!(await repo.endJob(trx, job.id, ended, runner))) return;
+      if (job.webhook_url && (values.status === 'succeeded' || values.status === 'failed')) {
+        await queueDelivery(trx, {
+          accountId: job.account_id,
+          jobKind: 'enrichment_job',
+          jobId: job.id,
+          url: job.webhook_url,
+          outcome: values.status,
+          data: { job: enrichmentJobView({ ...job, ...ended, runner: null, lease_until: null }) },
+          at,
+        });
+        queued = true;
+      }
+    });
+    if (queued) this.o.onEvent();
   }
 }

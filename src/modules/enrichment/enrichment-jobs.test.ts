@@ -12,8 +12,11 @@ import { startDnsServer, type DnsZone } from '../../../test/helpers/dns-server.t
 import { saveSearch, type TestCity } from '../../../test/helpers/exports.ts';
 import { osmDir } from '../../../test/helpers/osm.ts';
 import { siteOf } from '../contacts/contacts.ts';
+import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
+import { insertJob } from './enrichment-jobs.repository.ts';
 import { createEnrichmentJob } from './enrichment-jobs.service.ts';
 import type { EnrichmentJobView } from './enrichment-jobs.schema.ts';
+import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
 
 const monaco = join(osmDir, 'monaco-2026.osm.pbf');
 
@@ -73,6 +76,8 @@ for (const dialect of dialects)
           ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
           ENRICH_HOST_DELAY_MS: '10',
           ENRICH_CONNECT_TIMEOUT_MS: '2000',
+          WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+          WEBHOOK_RETRY_BASE_MS: '200',
           get ENRICH_DNS_SERVERS() {
             return dns.address;
           },
@@ -91,7 +96,8 @@ for (const dialect of dialects)
     const post = (a: TestAccount, payload: object) =>
       t.app.inject({ method: 'POST', url: '/api/v2/enrichments', headers: { authorization: a.authorization }, payload });
     const get = (a: TestAccount, url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: a.authorization } });
-    const queuedJob = async (a: TestAccount) => (await createEnrichmentJob(t.db, t.app.quotas, a.accountId, await saveWorld(a))).public_id;
+    const queuedJob = async (a: TestAccount) =>
+      (await createEnrichmentJob(t.db, t.app.quotas, a.accountId, { searchId: await saveWorld(a) })).public_id;
 
     describeAuthSuite(
       {
@@ -191,6 +197,78 @@ for (const dialect of dialects)
       const refused = await post(a, { search_id: await saveWorld(a) });
       assert.equal(refused.statusCode, 429, refused.body);
       assert.deepEqual(refused.json()['violated-policies'], ['enrich-places']);
+    });
+
+    test('the end of a job is told to its webhook_url, signed as export jobs’ events, retried after a 500; its counts are of its own places', async () => {
+      const verify = await readmeSnippet();
+      const hook = await receiver([500]);
+      try {
+        const a = await createAccountWithToken(t.db);
+        await t.app.quotas.setQuotas(a.accountId, { enrichPlacesPerMonth: 12 });
+        const created = await post(a, { search_id: await saveWorld(a), webhook_url: hook.url });
+        assert.equal(created.statusCode, 202, created.body);
+        const job = created.json<EnrichmentJobView>();
+        assert.equal(job.webhook_url, hook.url);
+        await eventually('two deliveries', async () => (hook.received.length >= 2 ? true : undefined));
+        const secret = await accountWebhookSecret(t.db, a.accountId);
+        const ended = (await get(a, `/api/v2/enrichments/${job.id}`)).json<EnrichmentJobView>();
+        assert.equal(ended.status, 'succeeded');
+        for (const r of hook.received) {
+          assert.equal(verify(r.body, String(r.headers['leadatlas-signature']), secret), true, 'the signature verifies');
+          assert.equal(r.headers['leadatlas-event'], 'enrichment_job.succeeded');
+          const event = JSON.parse(r.body);
+          assert.equal(event.type, 'enrichment_job.succeeded');
+          assert.deepEqual(event.data.job, ended, 'the job as GET shows it');
+        }
+        assert.equal(hook.received[0]!.body, hook.received[1]!.body, 'a retry sends the same event');
+        const delivery = await eventually('the delivery to be recorded', async () => {
+          const d = await t.db.kysely.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', a.accountId).executeTakeFirst();
+          return d?.status === 'succeeded' ? d : undefined;
+        });
+        assert.equal(delivery.job_kind, 'enrichment_job');
+        // Its places: the twelve the quota granted, not the others on their sites.
+        const own = await t.db.kysely
+          .selectFrom('enrichment_job_places as jp')
+          .innerJoin('enrichment_jobs as j', 'j.id', 'jp.job_id')
+          .innerJoin('places as p', 'p.id', 'jp.place_id')
+          .select(['p.email', 'p.found_email'])
+          .where('j.public_id', '=', job.id)
+          .execute();
+        assert.equal(own.length, 12);
+        assert.equal(ended.places_with_email, own.filter((p) => p.email !== null || p.found_email !== null).length);
+      } finally {
+        await hook.close();
+      }
+    });
+
+    test('a job that fails tells its webhook enrichment_job.failed with the reason', async () => {
+      const hook = await receiver([]);
+      try {
+        const a = await createAccountWithToken(t.db);
+        await t.app.quotas.setQuotas(a.accountId, { enrichPlacesPerMonth: 0 });
+        // Past the up-front check: the quota is found spent when the job is queued.
+        const job = await insertJob(t.db, {
+          public_id: 'enr_failingjob00001',
+          account_id: a.accountId,
+          search_id: await saveWorld(a),
+          webhook_url: hook.url,
+          created_at: new Date().toISOString(),
+        });
+        await eventually('the delivery', async () => (hook.received.length >= 1 ? true : undefined));
+        const event = JSON.parse(hook.received[0]!.body);
+        assert.equal(event.type, 'enrichment_job.failed');
+        assert.equal(event.data.job.id, job.public_id);
+        assert.match(event.data.job.failure, /^quota_exceeded/);
+      } finally {
+        await hook.close();
+      }
+    });
+
+    test('a webhook_url that is not http(s) answers 400 naming the field', async () => {
+      const a = await createAccountWithToken(t.db);
+      const bad = await post(a, { search_id: await saveWorld(a), webhook_url: 'ftp://example.com/x' });
+      assert.equal(bad.statusCode, 400, bad.body);
+      assert.match(bad.body, /webhook_url/);
     });
 
     test('a search that does not exist answers 404 and a body with other fields 400', async () => {

@@ -307,9 +307,10 @@ export class ExportJobRunner {
       if (job.webhook_url) {
         await queueDelivery(trx, {
           accountId: job.account_id,
+          jobKind: 'export_job',
           jobId: job.id,
           url: job.webhook_url,
-          type: `export_job.${values.status}`,
+          outcome: values.status,
           data: { job: view },
           at,
         });

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { placeFields } from '../places/places.schema.ts';
+import { WebhookUrlSchema } from '../webhooks/webhooks.schema.ts';
 import { exportFormatNames, type ExportFormatName } from './formats/index.ts';
 
 export const jobsPerPage = { default: 20, minimum: 1, maximum: 100 } as const;
@@ -32,15 +33,7 @@ export const CreateJobSchema = Type.Object(
         description: `Comma-separated columns, in this order; all when absent. Known: ${placeFields.join(', ')}`,
       }),
     ),
-    webhook_url: Type.Optional(
-      Type.String({
-        maxLength: 2048,
-        pattern: '^https?://[^\\s/?#@]+(?:[/?#][^\\s]*)?$',
-        description:
-          'Told with a signed POST when the job ends (`LeadAtlas-Signature`; see the exports README). Only public addresses are reached.',
-        examples: ['https://example.com/hooks/leadatlas'],
-      }),
-    ),
+    webhook_url: Type.Optional(WebhookUrlSchema('the exports README')),
   },
   { additionalProperties: false },
 );

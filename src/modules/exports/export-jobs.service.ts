@@ -126,6 +126,7 @@ export async function recentJobs(db: Db, links: DownloadLinks, accountId: number
   const rows = await repo.listJobsForAccount(db, accountId, limit, null);
   const deliveries = await deliveriesOfJobs(
     db,
+    'export_job',
     rows.map((r) => r.id),
   );
   return Promise.all(

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import XLSX from 'xlsx';
@@ -15,50 +13,10 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
+import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
 import { DownloadLinks } from './download-links.ts';
 import { createJob } from './export-jobs.service.ts';
-
-/** The verification snippet of the exports README, exactly as documented, loaded as a module. */
-async function readmeSnippet(): Promise<(rawBody: string | Buffer, header: string, secret: string, toleranceSeconds?: number) => boolean> {
-  const readme = readFileSync(new URL('./README.md', import.meta.url), 'utf8');
-  const block = /<!-- webhook-verify-snippet -->\s*```js\n([\s\S]*?)```\s*<!-- \/webhook-verify-snippet -->/.exec(readme);
-  assert.ok(block, 'the README has the verification snippet between its markers');
-  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-snippet-'));
-  const file = join(dir, 'verify.mjs');
-  writeFileSync(file, block[1]!);
-  try {
-    return (await import(pathToFileURL(file).href)).verifyLeadAtlasSignature;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver on 127.0.0.1 answering the given statuses in turn (then 200). */
-async function receiver(statuses: number[]): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(parts).toString('utf8') });
-      res.statusCode = statuses.shift() ?? 200;
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  assert.ok(address && typeof address === 'object');
-  return {
-    url: `http://127.0.0.1:${address.port}/hooks/leadatlas?k=1`,
-    received,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
+import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
 
 /** Polls until `check` answers a value; fails after `limitMs` (a deadline for a hung job, not a timing assertion). */
 async function eventually<T>(what: string, check: () => Promise<T | undefined>, limitMs = 60_000): Promise<T> {
@@ -229,13 +187,7 @@ for (const database of ['sqlite', 'postgres'] as const) {
         assert.equal(job.webhook_url, hook.url);
         await finished(a, job.id);
         await eventually('two deliveries', async () => (hook.received.length >= 2 ? true : undefined));
-        const secret = (
-          await t.db.kysely
-            .selectFrom('account_webhook_secrets')
-            .select('secret')
-            .where('account_id', '=', a.accountId)
-            .executeTakeFirstOrThrow()
-        ).secret;
+        const secret = await accountWebhookSecret(t.db, a.accountId);
         for (const r of hook.received) {
           assert.equal(verify(r.body, String(r.headers['leadatlas-signature']), secret), true, 'the signature verifies');
           assert.equal(

@@ -13,10 +13,14 @@ import type { StartedExport } from './exports.service.ts';
 export function sendExport(reply: FastifyReply, started: StartedExport, idleTimeoutMs: number): FastifyReply {
   const res = reply.raw;
   observeFlushedBody(res, (bytes) => started.delivery.bodyFlushed(bytes));
-  res.setTimeout(idleTimeoutMs, () => {
-    reply.log.info({ exportId: started.exportId, idleTimeoutMs }, 'export client took nothing for the idle timeout: cut off');
-    res.destroy();
-  });
+  // The idle timeout is the socket's. A response without a network socket (a request injected in-process)
+  // has no client that could stall, and light-my-request's stand-in would keep a timer alive after the end.
+  if (typeof res.socket?.setTimeout === 'function') {
+    res.setTimeout(idleTimeoutMs, () => {
+      reply.log.info({ exportId: started.exportId, idleTimeoutMs }, 'export client took nothing for the idle timeout: cut off');
+      res.destroy();
+    });
+  }
   // 'finish': every byte has been handed to the operating system.
   let complete = false;
   res.once('finish', () => (complete = true));

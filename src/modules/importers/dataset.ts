@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
+import { glob } from 'tinyglobby';
 import { AppError } from '../../infra/errors.ts';
 
 /**
@@ -35,3 +37,33 @@ export function checkDatasetName(name: string): string {
   }
   return name;
 }
+
+/** Characters that make an argument a glob pattern rather than a file name. */
+const globCharacters = /[*?[\]{}]/;
+
+/**
+ * The files named by import arguments: a URL or an existing file as given, a pattern (`'part-*.parquet'`,
+ * quoted so that the shell leaves it alone and long lists pass) expanded to the files it matches, in name
+ * order, so the parts of a release are read in the order it numbers them. A pattern that matches nothing is
+ * an error: a release half found is worse than none (its import would retire the places of the missing parts).
+ */
+export async function expandImportArguments(args: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const arg of args) {
+    if (/^https?:\/\//i.test(arg) || !globCharacters.test(arg) || existsSync(arg)) {
+      files.push(arg);
+      continue;
+    }
+    const matches = await glob(arg, { absolute: true, onlyFiles: true, expandDirectories: false });
+    if (matches.length === 0) {
+      throw new AppError('not_found', `no file matches ${arg}`, {
+        errors: [{ field: 'files', message: `the pattern ${arg} matches no file` }],
+      });
+    }
+    files.push(...matches.sort(byName));
+  }
+  return files;
+}
+
+/** Name order with numbers compared as numbers (`part-9` before `part-10`). */
+const byName = new Intl.Collator('en', { numeric: true }).compare;

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import type { Database } from '../../infra/db/schema.ts';
 import type { RunCounters } from '../places/places.writer.ts';
 
 /** The `import_runs` log: one row a file import, with its counters and outcome. */
@@ -70,6 +71,7 @@ export async function finishRun(
   fileSha256: string,
   counters: RunCounters,
   at: string,
+  alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>,
 ): Promise<number> {
   return db.kysely.transaction().execute(async (trx) => {
     const retire = trx
@@ -107,6 +109,7 @@ export async function finishRun(
       })
       .where('id', '=', run.id)
       .execute();
+    await alsoInTransaction?.(trx);
     return retiredCount;
   });
 }

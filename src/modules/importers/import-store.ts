@@ -1,4 +1,6 @@
+import type { Transaction } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
+import type { Database } from '../../infra/db/schema.ts';
 import { conflate, remergeChanged, type ConflationSummary } from '../conflation/conflation.service.ts';
 import { createPlaceWriter, type RunCounters } from '../places/places.writer.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
@@ -31,6 +33,8 @@ export interface RunInfo {
   startedAt: string;
   /** Set when the file holds changes to the dataset (an `.osc`), not a snapshot of it: see `RunChanges`. */
   changes?: RunChanges;
+  /** Written in the transaction that completes the run (a followed feed's position: `replication.repository.ts`). */
+  onFinish?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 export interface StoreOptions {
@@ -147,6 +151,7 @@ export async function storeChunks(
     fileSha256,
     counters,
     new Date().toISOString(),
+    info.onFinish,
   );
   // A place of several sources keeps the records other sources still hold when this run retired one of its
   // own, and takes back a record that returned unchanged (counted as updated).

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { basename, resolve } from 'node:path';
@@ -7,7 +8,8 @@ import { placeWriterChunkSize, type RunCounters } from '../places/places.writer.
 import type { Enricher } from './enrich.ts';
 import { checkDatasetName, datasetOfPath } from './dataset.ts';
 import { sha256File } from './file-digest.ts';
-import { inlineChunks, workerChunks } from './import-worker.host.ts';
+import type { EnrichedChunk } from './enriched-chunks.ts';
+import { type ChunkInput, inlineChunks, workerChunks } from './import-worker.host.ts';
 import { DEFAULT_BATCH_SIZE, storeChunks, type StoredRun } from './import-store.ts';
 import type { OpenOptions, ReaderFactory } from './importer.types.ts';
 import { applyOsmChange, osmChangeFormat } from './osm-change.service.ts';
@@ -87,35 +89,57 @@ const LARGE_FILE_BYTES = 64 * 1024 * 1024;
  * Streams a file into the catalog: detects its format, reads and enriches it (`import-worker.host.ts`),
  * and writes it (`import-store.ts`), recording the run (`import-runs.repository.ts`).
  *
+ * `path` may also be the parts of one release split into several files (Overture and Foursquare publish
+ * hundreds of Parquet files): they are read one after the other into ONE run, so completing it retires
+ * the places of the dataset that no part holds. The parts must be of one format and source.
+ *
  * With `enricher` null, reading and enriching run on a worker thread while this thread writes
  * (what the CLI and the server do); with an Enricher, everything runs on this thread.
  */
-export async function runImport(db: Db, enricher: Enricher | null, path: string, options: ImportOptions = {}): Promise<ImportSummary> {
-  const remote = isHttpUrl(path);
-  if (remote && options.format !== undefined && options.format !== parquetPlaces.format) {
-    throw new AppError('validation_failed', `a URL is read as Parquet, not ${options.format}`, {
-      errors: [{ field: 'format', message: 'only Parquet is read from a URL', allowed: [parquetPlaces.format] }],
-    });
+export async function runImport(
+  db: Db,
+  enricher: Enricher | null,
+  path: string | readonly string[],
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  const paths = typeof path === 'string' ? [path] : [...path];
+  if (paths.length === 0)
+    throw new AppError('validation_failed', 'no file to import', { errors: [{ field: 'files', message: 'at least one' }] });
+  const parts: Array<{ path: string; remote: boolean }> = [];
+  for (const p of paths) {
+    const remote = isHttpUrl(p);
+    if (remote && options.format !== undefined && options.format !== parquetPlaces.format) {
+      throw new AppError('validation_failed', `a URL is read as Parquet, not ${options.format}`, {
+        errors: [{ field: 'format', message: 'only Parquet is read from a URL', allowed: [parquetPlaces.format] }],
+      });
+    }
+    const absolute = remote ? p : resolve(p);
+    if (!remote) {
+      await stat(absolute).catch(() => {
+        throw new AppError('not_found', `no such file: ${p}`);
+      });
+    }
+    parts.push({ path: absolute, remote });
   }
-  const absolute = remote ? path : resolve(path);
-  if (!remote) {
-    await stat(absolute).catch(() => {
-      throw new AppError('not_found', `no such file: ${path}`);
-    });
+  const first = parts[0]!;
+  if (parts.length === 1 && !first.remote) {
+    if (options.format === osmChangeFormat || (options.format === undefined && (await isChangeFile(first.path))))
+      return importChanges(db, first.path, options);
   }
-  if (!remote && (options.format === osmChangeFormat || (options.format === undefined && (await isChangeFile(absolute)))))
-    return importChanges(db, absolute, options);
-  const factory = remote
-    ? parquetPlaces
-    : options.format
-      ? readerFactories.find((f) => f.format === options.format)
-      : await detectFormat(absolute);
-  if (!factory) {
-    throw new AppError('unknown_value', `unknown format ${options.format}`, {
-      errors: [{ field: 'format', message: 'unknown format', allowed: [...readerFactories.map((f) => f.format), osmChangeFormat] }],
-    });
+  const factories: ReaderFactory[] = [];
+  for (const part of parts) factories.push(await factoryOf(part, options.format));
+  const factory = factories[0]!;
+  const other = factories.findIndex((f) => f !== factory);
+  if (other >= 0) {
+    throw new AppError(
+      'validation_failed',
+      `the parts of one dataset must be of one format: ${basename(parts[other]!.path)} is ${factories[other]!.format}, not ${factory.format}`,
+      {
+        errors: [{ field: 'files', message: 'parts of different formats', allowed: [factory.format] }],
+      },
+    );
   }
-  const dataset = options.dataset !== undefined ? checkDatasetName(options.dataset) : datasetOfPath(absolute);
+  const dataset = options.dataset !== undefined ? checkDatasetName(options.dataset) : datasetOfPath(first.path);
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const chunkSize = Math.min(batchSize, placeWriterChunkSize(db));
   const openOptions: OpenOptions = {
@@ -135,12 +159,16 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
   // The clock starts before the worker does: loading the taxonomy and gazetteer is part of the wait.
   const started = Date.now();
   // The file's digest is read on a thread of its own while the import runs; the run records it at the end.
-  // A remote file is not downloaded whole to hash it: its run records no digest.
-  const digest = remote ? Promise.resolve('') : sha256File(absolute);
+  // A remote file is not downloaded whole to hash it: its run records no digest. Parts: the digest of their digests.
+  const digest = parts.some((p) => p.remote) ? Promise.resolve('') : digestOfParts(parts.map((p) => p.path));
   digest.catch(() => {}); // awaited by storeChunks; a failure before then is not an unhandled rejection
-  const input = enricher
-    ? await inlineChunks(factory, absolute, openOptions, enricher, chunkSize)
-    : await workerChunks({ path: absolute, format: factory.format, options: openOptions, batchSize: chunkSize });
+  const openPart = (part: string) =>
+    enricher
+      ? inlineChunks(factory, part, openOptions, enricher, chunkSize)
+      : workerChunks({ path: part, format: factory.format, options: openOptions, batchSize: chunkSize });
+  const input = await partChunks(parts, openPart);
+  // A run is named by its first part; the count of parts keeps a run of a split release apart from one of its first file.
+  const runPath = parts.length === 1 ? first.path : `${first.path} (+${parts.length - 1} ${parts.length === 2 ? 'part' : 'parts'})`;
   let run: StoredRun;
   try {
     run = await storeChunks(
@@ -149,24 +177,80 @@ export async function runImport(db: Db, enricher: Enricher | null, path: string,
         dataset,
         source: input.source,
         format: factory.format,
-        path: absolute,
+        path: runPath,
         fileSha256: digest,
         startedAt: new Date(started).toISOString(),
       },
       input.chunks,
       {
         batchSize,
-        largeFile: input.totalBytes >= LARGE_FILE_BYTES,
+        largeFile: input.totalBytes() >= LARGE_FILE_BYTES,
         ...(options.conflate === false ? { conflate: false } : {}),
         ...(options.onProgress
-          ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes, counters }) }
+          ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes(), counters }) }
           : {}),
       },
     );
   } finally {
     await input.close();
   }
-  return summarize(run, { dataset, path: absolute, source: input.source, format: factory.format }, started);
+  return summarize(run, { dataset, path: runPath, source: input.source, format: factory.format }, started);
+}
+
+/** The reader of one part: Parquet for a URL, else the given format or the detected one. */
+async function factoryOf(part: { path: string; remote: boolean }, format: string | undefined): Promise<ReaderFactory> {
+  if (part.remote) return parquetPlaces;
+  if (format === undefined) return detectFormat(part.path);
+  const found = readerFactories.find((f) => f.format === format);
+  if (!found) {
+    throw new AppError('unknown_value', `unknown format ${format}`, {
+      errors: [{ field: 'format', message: 'unknown format', allowed: [...readerFactories.map((f) => f.format), osmChangeFormat] }],
+    });
+  }
+  return found;
+}
+
+/** The digest of one file, or for several parts the SHA-256 of their digests in order. */
+async function digestOfParts(paths: string[]): Promise<string> {
+  if (paths.length === 1) return sha256File(paths[0]!);
+  const digests: string[] = [];
+  for (const p of paths) digests.push(await sha256File(p));
+  return createHash('sha256').update(digests.join('\n')).digest('hex');
+}
+
+/**
+ * The chunks of every part in turn, as one input: a part is opened when the one before it is read (one
+ * reader at a time, so memory stays that of one file). `bytesRead` counts on across parts; the total
+ * grows as each part is opened (a URL's size is known once its reader has it).
+ */
+async function partChunks(
+  parts: ReadonlyArray<{ path: string }>,
+  open: (path: string) => Promise<ChunkInput>,
+): Promise<{ source: string; totalBytes: () => number; chunks: AsyncIterable<EnrichedChunk>; close(): Promise<void> }> {
+  let current = await open(parts[0]!.path);
+  const source = current.source;
+  let before = 0;
+  let total = current.totalBytes;
+  async function* chunks(): AsyncGenerator<EnrichedChunk> {
+    for (let i = 0; ; ) {
+      for await (const chunk of current.chunks) yield { ...chunk, bytesRead: before + chunk.bytesRead };
+      before += current.totalBytes;
+      if (++i >= parts.length) return;
+      await current.close();
+      current = await open(parts[i]!.path);
+      if (current.source !== source) {
+        throw new AppError(
+          'validation_failed',
+          `the parts of one dataset must be of one source: ${basename(parts[i]!.path)} is ${current.source}, not ${source}`,
+          {
+            errors: [{ field: 'files', message: 'parts of different sources', allowed: [source] }],
+          },
+        );
+      }
+      total = before + current.totalBytes;
+    }
+  }
+  return { source, totalBytes: () => total, chunks: chunks(), close: () => current.close() };
 }
 
 /** A completed run as `runImport` reports it, timed from `started` (ms). */

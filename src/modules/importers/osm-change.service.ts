@@ -7,7 +7,7 @@ import { loadEnricher } from './enricher.ts';
 import { sha256File } from './file-digest.ts';
 import type { ReadResult, SourceReader } from './importer.types.ts';
 import { datasetsOfSource } from './import-runs.repository.ts';
-import { storeChunks, type StoredRun } from './import-store.ts';
+import { storeChunks, type RunInfo, type StoredRun } from './import-store.ts';
 import { appendWay, emptyWayRows, wayPoint, type NodePoint, type WayRows } from './osm-geometry.ts';
 import { geometryStoreOf } from './osm-geometry.repository.ts';
 import { readOsmChange, type ChangedRelation, type OsmChange } from './readers/osm-change.ts';
@@ -23,6 +23,10 @@ export interface ChangeImportOptions {
   dataset?: string;
   /** Source name of the places (default `osm`). */
   source?: string;
+  /** What the run records as its file (default the path): a followed feed records the change file's URL. */
+  runPath?: string;
+  /** Written in the transaction that completes the run (`RunInfo.onFinish`). */
+  onFinish?: RunInfo['onFinish'];
 }
 
 /** What applying a change file did, in the terms of an import run. */
@@ -75,7 +79,16 @@ export async function applyOsmChange(db: Db, path: string, options: ChangeImport
   const reader = new PlannedReader(source, size, plan.results, plan.ways);
   const run = await storeChunks(
     db,
-    { dataset, source, format: osmChangeFormat, path, fileSha256: digest, startedAt: started, changes: { retire: plan.retire } },
+    {
+      dataset,
+      source,
+      format: osmChangeFormat,
+      path: options.runPath ?? path,
+      fileSha256: digest,
+      startedAt: started,
+      changes: { retire: plan.retire },
+      ...(options.onFinish ? { onFinish: options.onFinish } : {}),
+    },
     enrichedChunks(reader, loadEnricher(), BATCH),
     { batchSize: BATCH },
   );
@@ -88,7 +101,7 @@ export async function applyOsmChange(db: Db, path: string, options: ChangeImport
  * (a change to a dataset that does not exist would start one that no snapshot ever retires); when none
  * is named, the only one the source has.
  */
-async function datasetToUpdate(db: Db, source: string, named: string | undefined): Promise<string> {
+export async function datasetToUpdate(db: Db, source: string, named: string | undefined): Promise<string> {
   const datasets = await datasetsOfSource(db, source);
   if (named !== undefined) {
     const name = checkDatasetName(named);

@@ -594,6 +594,22 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
 }
 
 /**
+ * What `whereCriteria` decides about a place without text, geography or an account, as 0/1 (or the value)
+ * per row: the facts the search engine's in-memory index holds (`search/engine/`). Each says exactly what
+ * the condition of the same name above says; the engine's parity test compares the two on real data.
+ */
+export const indexedPlaceFacts = {
+  open: sql<number>`(CASE WHEN places.closed_at IS NULL THEN 1 ELSE 0 END)`,
+  visible: sql<number>`(CASE WHEN places.merged_into IS NULL THEN 1 ELSE 0 END)`,
+  has_phone: sql<number>`(CASE WHEN (places.phone IS NOT NULL AND places.phone != '') OR ${foundHas('found_phone')} = 1 THEN 1 ELSE 0 END)`,
+  has_website: sql<number>`(CASE WHEN places.website IS NOT NULL AND places.website != '' THEN 1 ELSE 0 END)`,
+  has_email: sql<number>`(CASE WHEN (places.email IS NOT NULL AND places.email != '') OR ${foundHas('found_email')} = 1 THEN 1 ELSE 0 END)`,
+  has_social: hasSocialExpr,
+  /** The default order's key (relevance without text or `near`, and `review_count`): see `sortKeyExpr`. */
+  review_key: sql<number>`coalesce(places.review_count, -1)`,
+};
+
+/**
  * Exact pieces of a word (folded) that a spelling with few edits must still contain, so that the text index
  * can list the candidates (the edit distance decides). With k edits allowed, k+1 pieces with a letter left
  * out between neighbours: an edit, two neighbouring letters swapped included, breaks at most one of them,
@@ -818,6 +834,33 @@ export async function findPlacesPage(
     .orderBy('places.id', direction)
     .execute();
   return rows as PlaceRowWithKey[];
+}
+
+/** The columns and facts facet counts group by (see `indexedPlaceFacts`). */
+export const placeFacetColumns = {
+  category: sql<string | null>`places.category`,
+  city: sql<number | null>`places.city_id`,
+  country: sql<string | null>`places.country_code`,
+  has_phone: indexedPlaceFacts.has_phone,
+  has_website: indexedPlaceFacts.has_website,
+  has_email: indexedPlaceFacts.has_email,
+  has_social: indexedPlaceFacts.has_social,
+};
+export type PlaceFacetColumn = keyof typeof placeFacetColumns;
+
+/** Matches per value of a column or fact (nulls left out), exact. Substring text, geography and exclusions apply as in a count. */
+export async function countPlacesBy(
+  db: Db,
+  criteria: PlaceCriteria,
+  by: PlaceFacetColumn,
+): Promise<Array<{ value: string | number; n: number }>> {
+  const column: RawBuilder<unknown> = placeFacetColumns[by];
+  const rows = await filtered(db, criteria)
+    .select(column.as('value'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .groupBy(column)
+    .execute();
+  return rows.filter((r) => r.value !== null).map((r) => ({ value: r.value as string | number, n: Number(r.n) }));
 }
 
 /**

@@ -74,7 +74,7 @@ export const placeWriterChunkSize = byDialect({ sqlite: () => 500, postgres: () 
 const isRecords = (batch: PlaceBatch): batch is readonly PlaceRecord[] => Array.isArray(batch);
 const asRows = (batch: PlaceBatch): PlaceRows => (isRecords(batch) ? placeRowsOf(batch) : batch);
 
-/** The per-row triggers of `places` (migrations 0007, 0017, 0027) whose work the SQLite writer does set-wise instead. */
+/** The per-row triggers of `places` (migrations 0007, 0017, 0027, 0028) whose work the SQLite writer does set-wise instead. */
 const replacedTriggers = ['places_search_ai', 'places_search_au_document', 'places_version_insert', 'places_version_update'];
 
 const sourceAt = placeColumns.indexOf('source');
@@ -106,6 +106,8 @@ interface OpenTransaction {
   unindexed: number;
   /** Places that existed before the transaction, or that it has indexed already, and changed: indexed again at the commit. */
   changed: number[];
+  /** Places that existed before the transaction and that it changed or brought back: logged at the commit. */
+  updated: number[];
   written: number;
   added: number;
   /** The run's counters as they stand after the last batch added, in saveCounters' order. */
@@ -138,8 +140,8 @@ const FTS_DEFAULT_HASH_SIZE = 1024 * 1024;
  *
  * The per-row triggers that keep places_fts and places_version in step are dropped at the start of the
  * transaction and created again, from their own SQL in sqlite_master, just before it commits; in
- * between, places_fts and places_version are filled set-wise for exactly the rows the transaction
- * wrote (the coordinates' index, migration 0013, is an index of places: SQLite keeps it with the row). A
+ * between, places_fts, places_version and the change log (place_changes) are filled set-wise for exactly
+ * the rows the transaction wrote (the coordinates' index, migration 0013, is an index of places: SQLite keeps it with the row). A
  * trigger costs every INSERT a sub-program call even when it does nothing, which is why they are taken
  * off rather than switched off. Other connections only ever see committed schemas: with the triggers,
  * and with every committed place indexed. A transaction
@@ -208,6 +210,14 @@ class SqlitePlaceWriter implements PlaceWriter {
       'INSERT INTO places_fts (rowid, names) SELECT id, search_document FROM places WHERE id IN (SELECT value FROM json_each(?))',
     );
     const bumpVersion = h.prepare('UPDATE places_version SET version = version + ? WHERE id = 1');
+    // The change log (migration 0028) as the per-row triggers write it, at the version the commit moves to.
+    const logNew = h.prepare(
+      'INSERT INTO place_changes (version, place_id) SELECT (SELECT version FROM places_version WHERE id = 1), id FROM places WHERE id > ?',
+    );
+    const logUpdated = h.prepare(
+      `INSERT INTO place_changes (version, place_id)
+       SELECT DISTINCT (SELECT version FROM places_version WHERE id = 1), value FROM json_each(?)`,
+    );
     const setFtsHashSize = h.prepare("INSERT INTO places_fts (places_fts, rank) VALUES ('hashsize', ?)");
     this.ftsHashSize = h.prepare<[], number>("SELECT v FROM places_fts_config WHERE k = 'hashsize'").pluck();
     // A whole number for FTS5: better-sqlite3 binds a JS number as a float.
@@ -302,12 +312,14 @@ class SqlitePlaceWriter implements PlaceWriter {
         } else if (found[1] !== v[o + hashAt]) {
           update.run(...fillUpdate(v, o, open.runId, now, found));
           dueChanged.run(found[0]);
+          if (found[0] <= open.before) open.updated.push(found[0]);
           // A row this transaction inserted and has not indexed yet (the same place twice in a batch) is
           // indexed as a new one; any other is indexed again.
           if (found[0] <= open.indexed) open.changed.push(found[0]);
           result.updated++;
         } else if (found[2] === 'retired') {
           back.run(open.runId, found[0]);
+          if (found[0] <= open.before) open.updated.push(found[0]);
           result.updated++;
         } else {
           seen.run(open.runId, found[0]);
@@ -332,7 +344,11 @@ class SqlitePlaceWriter implements PlaceWriter {
         changedNames.run(ids);
       }
       // As the per-row triggers count: one step per inserted or updated row.
-      if (open.written > 0) bumpVersion.run(open.written);
+      if (open.written > 0) {
+        bumpVersion.run(open.written);
+        logNew.run(open.before);
+        if (open.updated.length > 0) logUpdated.run(JSON.stringify(open.updated));
+      }
       saveCounters.run(...open.counters, open.runId);
       this.setFtsHashSize(open.ftsHashSize ?? FTS_DEFAULT_HASH_SIZE);
       for (const create of open.triggers) h.exec(create);
@@ -439,6 +455,7 @@ class SqlitePlaceWriter implements PlaceWriter {
         indexed: before,
         unindexed: 0,
         changed: [],
+        updated: [],
         written: 0,
         added: 0,
         counters: [],

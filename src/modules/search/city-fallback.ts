@@ -43,7 +43,7 @@ export async function searchOtherCities(
   for (const [base, tries] of [[criteria, 1], ...(fuzzy ? [[fuzzy, MAX_FUZZY_CITIES] as const] : [])] as const) {
     for (const id of (await deps.reads.run('citiesWithMatches', base, ids)).slice(0, tries)) {
       const narrowed: PlaceCriteria = { ...base, cityId: id };
-      const page = await deps.reads.run('searchPage', narrowed, sort, null, limit, deps.typoCandidates);
+      const page = await deps.engine.searchPage(narrowed, sort, null, limit, deps.typoCandidates);
       if (page.total === 0) continue;
       const taken = candidates.find((c) => c.id === id)!;
       const alternatives = [asked.chosen, ...candidates.filter((c) => c.id !== id).map(toChoice)].slice(0, 10);

@@ -3,6 +3,7 @@ import { foldText, jsonStrings } from '../../infra/text.ts';
 import {
   allowedEdits,
   countPlaces,
+  countPlacesBy,
   fuzzyCandidateLimit,
   findCityIdsWithMatches,
   findFuzzyCandidates,
@@ -11,6 +12,7 @@ import {
   findPlacesPage,
   placesVersion,
   type PlaceCriteria,
+  type PlaceFacetColumn,
   type PlaceKey,
   type PlaceSort,
 } from '../places/places.repository.ts';
@@ -279,4 +281,16 @@ export function rowCheck(
   if (!text && !polygon) return null;
   return (name, names, lon, lat) =>
     (!polygon || inPolygon(polygon, lon, lat)) && (!text || fuzzyDistance(text.words, name, names) !== null);
+}
+
+/** Matches per value of a dimension (`countPlacesBy`), largest first; a boolean fact as true and false. */
+export async function facetCounts(
+  db: Db,
+  criteria: PlaceCriteria,
+  by: PlaceFacetColumn,
+): Promise<Array<{ value: string | number | boolean; count: number }>> {
+  const rows = await countPlacesBy(db, criteria, by);
+  const boolean = by !== 'category' && by !== 'city' && by !== 'country';
+  const out = rows.map((r) => ({ value: boolean ? Number(r.value) === 1 : by === 'city' ? Number(r.value) : r.value, count: r.n }));
+  return out.sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
 }

@@ -377,6 +377,53 @@ for (const dialect of dialects)
       });
     });
 
+    describe('GET /api/v2/map/facets', () => {
+      const get = (url: string) => app.inject({ method: 'GET', url, headers: { authorization: user.authorization } });
+
+      test('counts the restaurants with a phone per city of Germany exactly, most first', async () => {
+        const subtree = loadCategoryIndex().subtree('restaurant');
+        const expected = await t.db.kysely
+          .selectFrom('places')
+          .select(['city_id', (eb) => eb.fn.countAll<number>().as('n')])
+          .where('country_code', '=', 'DE')
+          .where('category', 'in', subtree)
+          .where('closed_at', 'is', null)
+          .where('phone', 'is not', null)
+          .where('phone', '!=', '')
+          .where('city_id', 'is not', null)
+          .groupBy('city_id')
+          .execute();
+        const res = await get('/api/v2/map/facets?type=restaurant&country=DE&has_phone=true&by=city');
+        assert.equal(res.statusCode, 200, res.body);
+        const body = res.json() as { by: string; total: number; values: Array<{ value: number; count: number }> };
+        assert.equal(body.by, 'city');
+        assert.ok(body.values.length > 0);
+        assert.deepEqual(
+          new Map(body.values.map((v) => [v.value, v.count])),
+          new Map(expected.map((r) => [Number(r.city_id), Number(r.n)])),
+        );
+        assert.equal(
+          body.total,
+          expected.reduce((a, r) => a + Number(r.n), 0),
+        );
+        assert.deepEqual(
+          body.values.map((v) => v.count),
+          body.values.map((v) => v.count).sort((a, b) => b - a),
+        );
+      });
+
+      test('answers 400 problem+json naming the allowed values of a bad `by`, and a missing criterion', async () => {
+        const res = await get('/api/v2/map/facets?country=DE&by=colour');
+        assert.equal(res.statusCode, 400);
+        assert.match(res.headers['content-type'] as string, /application\/problem\+json/);
+        for (const value of ['category', 'city', 'country', 'has_phone', 'has_email', 'has_website'])
+          assert.match(res.body, new RegExp(value));
+        const none = await get('/api/v2/map/facets?by=city');
+        assert.equal(none.statusCode, 400);
+        assert.match(none.body, /at least one of/);
+      });
+    });
+
     describe('/v1/search', () => {
       const json = (payload: string) =>
         ({ 'content-type': 'application/json', authorization: user.authorization }) as Record<string, string> & { payload?: string };

@@ -11,6 +11,8 @@ import { requestLang } from '../../infra/http/request-lang.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { searchPageJson, v1SearchJson } from './search.json.ts';
 import {
+  FacetsQuerySchema,
+  FacetsResponseSchema,
   MapSearchBodySchema,
   MapSearchQuerySchema,
   SearchPageSchema,
@@ -18,7 +20,9 @@ import {
   V1SearchResponseSchema,
   type V1SearchInput,
 } from './search.schema.ts';
-import { quickSearch, searchPlaces, searchPlacesInArea } from './search.service.ts';
+import { quickSearch, searchFacets, searchPlaces, searchPlacesInArea } from './search.service.ts';
+import type { SearchEngine } from './engine/search-engine.ts';
+import type { SearchDeps } from './search.types.ts';
 import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
 // Shared with modules/reference's routes; importable from here as before.
@@ -28,14 +32,25 @@ export interface SearchRoutesOptions {
   db: Db;
   config: Config;
   reads: ReadPool<ApiReadTasks>;
+  /** Where searches are answered (`engine/`); SQL in the read pool when not given. */
+  engine?: SearchEngine;
 }
 
 const json = 'application/json; charset=utf-8';
 const maxGetBodyBytes = 16 * 1024;
 
+type TypedApp = ReturnType<typeof typed>;
+const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider>();
+
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
-  const deps = createSearchDeps(options.db, options.reads, options.config.SEARCH_TYPO_CANDIDATES, options.config.OPENING_HOURS_WINDOW_DAYS);
+  const deps = createSearchDeps(
+    options.db,
+    options.reads,
+    options.config.SEARCH_TYPO_CANDIDATES,
+    options.engine,
+    options.config.OPENING_HOURS_WINDOW_DAYS,
+  );
   // The resolvers take a moment to make (seconds for the in-memory ones): once the server listens, not on a client's first search.
   app.addHook('onListen', async () => {
     setImmediate(() => {
@@ -44,6 +59,8 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     });
   });
   const base = options.config.PUBLIC_URL?.replace(/\/$/, '') ?? '';
+
+  facetsRoute(app, deps);
 
   app.get(
     '/api/v2/map/search',
@@ -144,5 +161,30 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       },
     },
     async (request, reply) => v1(request, reply, request.body, 'body'),
+  );
+}
+
+/** `GET /api/v2/map/facets`: the exact matches of a search per value of a dimension. */
+function facetsRoute(app: TypedApp, deps: SearchDeps): void {
+  app.get(
+    '/api/v2/map/facets',
+    {
+      config: { scope: 'search' },
+      schema: {
+        tags: ['search'],
+        operationId: 'searchFacets',
+        summary: 'Count the matches of a search per category, city, country or contact filter',
+        description:
+          'The filters of `GET /api/v2/map/search` (at least one of `type`, `city`, `country`, `query`, `near`, `bbox`) and `by`: the exact number ' +
+          'of matches per value of that dimension, e.g. how many dentists with a phone in each city of a country (`type=dentist&country=DE&has_phone=true&by=city`). ' +
+          'Not saved.',
+        querystring: FacetsQuerySchema,
+        response: { 200: FacetsResponseSchema, ...problemResponses(400), ...overloaded },
+      },
+    },
+    async (request) => {
+      const { query } = request;
+      return searchFacets(deps, request.auth!.accountId, query, requestLang(request, query.lang));
+    },
   );
 }

@@ -2,6 +2,7 @@ import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { placeSorts, type PlaceSort } from '../places/places.repository.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { polygonLimits } from './polygon.ts';
+import { facetDimensions, type FacetDimension } from './engine/bitmap-index.ts';
 
 // Shared with modules/reference's routes; importable from here as before.
 export { overloaded } from '../../infra/http/problem.ts';
@@ -314,3 +315,44 @@ export const V1SearchResponseSchema = Type.Object({
   data: Type.Array(PlaceItemSchema, { description: 'The first `per_page` places, best match first' }),
   resolved: ResolutionSchema,
 });
+
+/** `GET /api/v2/map/facets`: the search's filters (no paging, no order) and the dimension to count by. */
+// Not the open filter (`open_now`, `open_at`): facets are counted by the search engine, which does not hold opening hours.
+const { sort: _sort, open_now: _openNow, open_at: _openAt, ...facetFilterProperties } = filterProperties;
+export const FacetsQuerySchema = Type.Object(
+  {
+    ...optional(facetFilterProperties),
+    ...optional(accountFilterProperties),
+    // An enum rather than a union of literals: one validation error naming the allowed values.
+    by: Type.Unsafe<FacetDimension>({
+      type: 'string',
+      enum: [...facetDimensions],
+      description:
+        'What to count the matches by: `category` (primary category slug), `city` (GeoNames id), `country` (ISO code), or a contact filter (`true`/`false`)',
+    }),
+    lang: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
+        description: 'Language of `type`; defaults to Accept-Language',
+        examples: ['de'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type FacetsQuery = Static<typeof FacetsQuerySchema>;
+
+export const FacetsResponseSchema = Type.Object({
+  by: Type.String({ description: 'The dimension counted by' }),
+  total: Type.Integer({ description: 'Exact number of places the filters match' }),
+  values: Type.Array(
+    Type.Object({
+      value: Type.Union([Type.String(), Type.Integer(), Type.Boolean()], {
+        description: 'A category slug, a GeoNames city id, a country code, or true/false',
+      }),
+      count: Type.Integer({ description: 'Exact number of matches with this value' }),
+    }),
+    { description: 'Every value with at least one match, most matches first' },
+  ),
+});
+export type FacetsResponse = Static<typeof FacetsResponseSchema>;

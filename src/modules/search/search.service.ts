@@ -17,6 +17,8 @@ import {
   MapSearchQuerySchema,
   radiusM,
   type MapSearchBody,
+  type FacetsQuery,
+  type FacetsResponse,
   type MapSearchQuery,
   type V1SearchInput,
 } from './search.schema.ts';
@@ -331,7 +333,7 @@ function asSaved(criteria: PlaceCriteria): PlaceCriteria {
  */
 async function suppressedCount(deps: SearchDeps, criteria: PlaceCriteria, total: number): Promise<number> {
   if (!criteria.exclude?.suppressed) return 0;
-  const unsuppressed = await deps.reads.run('countMatches', forAccount(asSaved(criteria), withoutSuppressions(criteria.exclude)));
+  const unsuppressed = await deps.engine.countMatches(forAccount(asSaved(criteria), withoutSuppressions(criteria.exclude)));
   return Math.max(0, unsuppressed - total);
 }
 
@@ -340,7 +342,7 @@ async function suppressedCount(deps: SearchDeps, criteria: PlaceCriteria, total:
  * found what was asked, and no typo-tolerant run or other city of that name is tried instead.
  */
 async function onlyExcluded(deps: SearchDeps, criteria: PlaceCriteria): Promise<boolean> {
-  return criteria.exclude ? (await deps.reads.run('countMatches', asSaved(criteria))) > 0 : false;
+  return criteria.exclude ? (await deps.engine.countMatches(asSaved(criteria))) > 0 : false;
 }
 
 /**
@@ -637,7 +639,7 @@ async function runWithTypoFallback(
   sort: PlaceSort,
   limit: number,
 ): Promise<{ page: PlacePage; criteria: PlaceCriteria; typos?: SearchResolution['typos'] }> {
-  const page = await deps.reads.run('searchPage', criteria, sort, null, limit, deps.typoCandidates);
+  const page = await deps.engine.searchPage(criteria, sort, null, limit, deps.typoCandidates);
   if (page.candidateLimit !== undefined) return { page, criteria };
   if (
     page.total > 0 ||
@@ -652,7 +654,7 @@ async function runWithTypoFallback(
   // Short words alone would mean checking every place of the catalog or of a world-sized box: they need a
   // city, country, type or small area too.
   if (!fuzzyNarrowed(fuzzy)) return { page, criteria, typos: { tolerated: false, reason: 'not_narrowed', ...bound } };
-  const typoPage = await deps.reads.run('searchPage', fuzzy, sort, null, limit, deps.typoCandidates);
+  const typoPage = await deps.engine.searchPage(fuzzy, sort, null, limit, deps.typoCandidates);
   if (typoPage.candidateLimit !== undefined)
     return { page, criteria, typos: { tolerated: false, reason: 'too_many_candidates', ...bound } };
   return { page: typoPage, criteria: fuzzy, typos: { tolerated: true, ...bound } };
@@ -669,7 +671,7 @@ export async function continueSearch(
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
   await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
-  const page = await withBudget(deps, () => deps.reads.run('searchPage', criteria, search.sort, key, options.perPage, deps.typoCandidates));
+  const page = await withBudget(deps, () => deps.engine.searchPage(criteria, search.sort, key, options.perPage, deps.typoCandidates));
   return toPage(search, page, options.fields, await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
 }
 
@@ -690,7 +692,7 @@ export async function savedSearchPage(
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
   await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
   const page = await withBudget(deps, () =>
-    deps.reads.run('searchPage', criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates),
+    deps.engine.searchPage(criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates),
   );
   return toPage(search, page, [], await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
 }
@@ -758,4 +760,25 @@ export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck>
 export async function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
   await ensureHoursFor(db, search.criteria);
   return countMatches(db, search.criteria);
+}
+
+/**
+ * `GET /api/v2/map/facets`: the exact number of matches of a search per value of a dimension, with the
+ * search's rules (at least one criterion, names resolved the same way, the account's exclusions applied).
+ * Not saved.
+ */
+export async function searchFacets(deps: SearchDeps, accountId: number, query: FacetsQuery, lang: string | null): Promise<FacetsResponse> {
+  const { by, lang: queryLang, only_new: onlyNew, ...filters } = query;
+  if (!criteriaNames.some((n) => filters[n] !== undefined)) {
+    throw new AppError('validation_failed', `Say what to count: at least one of ${criteriaNames.join(', ')}`, {
+      errors: [{ field: 'querystring', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
+    });
+  }
+  const [named, exclusion] = await Promise.all([
+    resolveSearchCached(deps, filters, lang ?? queryLang?.toLowerCase() ?? null),
+    accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true }),
+  ]);
+  const criteria = forAccount(named.criteria, exclusion);
+  const [values, total] = await withBudget(deps, () => Promise.all([deps.engine.facets(criteria, by), deps.engine.countMatches(criteria)]));
+  return { by, total, values };
 }

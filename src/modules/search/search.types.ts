@@ -9,6 +9,7 @@ import type { PlaceCriteria, PlaceSort } from '../places/places.repository.ts';
 import type { PlaceField } from '../places/places.schema.ts';
 import type { OpenResolution } from './open-filter.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
+import type { SearchEngine } from './engine/search-engine.ts';
 import type { PlacePage } from './search.reads.ts';
 import type { SearchFilters } from './search.schema.ts';
 
@@ -47,6 +48,8 @@ export interface PlaceNameResolver {
 export interface SearchDeps {
   db: Db;
   reads: ReadPool<ApiReadTasks>;
+  /** Where searches are answered: the in-memory index, or SQL for what it does not hold (`engine/`). */
+  engine: SearchEngine;
   /** Loaded on first use, then kept. */
   types: () => Promise<TypeResolver>;
   places: () => PlaceNameResolver;

@@ -7,6 +7,7 @@ import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlPlaceNames } from '../geo/place-names.ts';
 import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
+import { SqlSearchEngine, type SearchEngine } from './engine/search-engine.ts';
 import { fuzzyCandidateLimit } from '../places/places.repository.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
 
@@ -128,7 +129,8 @@ export function createSearchDeps(
   db: Db,
   reads: ReadPool<ApiReadTasks>,
   typoCandidates = fuzzyCandidateLimit,
+  engine: SearchEngine = new SqlSearchEngine({ db, reads }),
   hoursWindowDays?: number,
 ): SearchDeps {
-  return { db, reads, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates, hoursWindowDays };
+  return { db, reads, engine, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates, hoursWindowDays };
 }

@@ -15,6 +15,14 @@ describe('resolving category terms for the API', () => {
     assert.equal(index.resolve('boulangerie', 'fr').slug, 'bakery');
   });
 
+  test('resolves the categories of the closed taxonomies as types, never out of free text', () => {
+    assert.equal(index.resolve('airport').slug, 'aerodrome');
+    assert.equal(index.resolve('factory').slug, 'works');
+    for (const term of ['airport', 'factory', 'building', 'apartments'])
+      assert.equal(index.resolve(term, 'en', { inText: true }).slug, null, term);
+    assert.equal(index.resolve('hotel', 'en', { inText: true }).slug, 'hotel');
+  });
+
   test('resolves plural forms', () => {
     assert.equal(index.resolve('restaurants').slug, 'restaurant');
     assert.equal(index.resolve('hotels').slug, 'hotel');

@@ -1,7 +1,7 @@
 import { foldText } from '../../infra/text.ts';
 import { GENERIC_LAST_WORD } from './classifier.ts';
 import { createOsmMatcher } from './osm-matcher.ts';
-import type { Taxonomy, TaxonomyName } from './taxonomy.build.ts';
+import { SOURCE_ONLY_PRESETS, type Taxonomy, type TaxonomyName } from './taxonomy.build.ts';
 
 export interface Category {
   slug: string;
@@ -181,6 +181,9 @@ const rank = (ranked: readonly string[], slug: string): number => {
 
 export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): CategoryIndex {
   const bySlug = new Map(taxonomy.categories.map((c) => [c.slug, c]));
+  // Categories of the closed taxonomies only (`building`, `aerodrome`…): a type= may name them, free text
+  // may not (`airport hotel` is a hotel, `factory outlet` a shop, `Chrysler Building` a name).
+  const sourceOnly = new Set(taxonomy.categories.filter((c) => SOURCE_ONLY_PRESETS.includes(c.presetId)).map((c) => c.slug));
   const children = new Map<string, string[]>();
   for (const c of taxonomy.categories) {
     if (c.parent) children.set(c.parent, [...(children.get(c.parent) ?? []), c.slug]);
@@ -345,7 +348,10 @@ export function createCategoryIndex(taxonomy: Taxonomy, names: CategoryNames): C
         const ownNameHas = (e: NameEntry) => forms.some((f) => localFolded(e.lang).get(e.slug)?.includes(` ${f} `));
         const named = entries.some((e) => e.kind !== 'term' || (langs.has(e.lang) && (norm.includes(' ') || ownNameHas(e))));
         if (!named) return { slug: null, slugs: [], candidates: [] };
-        return voted(norm, lang) ?? { slug: null, slugs: [], candidates: [] };
+        const found = voted(norm, lang);
+        const slugs = (found?.slugs ?? []).filter((slug) => !sourceOnly.has(slug));
+        if (!found || slugs.length === 0) return { slug: null, slugs: [], candidates: [] };
+        return { slug: slugs[0]!, slugs, candidates: found.candidates.filter((c) => !sourceOnly.has(c.slug)) };
       }
       if (bySlug.has(lower)) {
         // A slug means that category; other categories whose own name it is in the language come with it (`bank` is the bench in Breton).

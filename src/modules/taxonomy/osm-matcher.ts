@@ -44,7 +44,8 @@ function score(c: Candidate, tags: Record<string, string>): number {
   return c.pattern.searchable ? s : s * 0.999;
 }
 
-export function createOsmMatcher({ patterns, upgrades }: Pick<Taxonomy, 'patterns' | 'upgrades'>): OsmMatcher {
+export function createOsmMatcher({ patterns: all, upgrades }: Pick<Taxonomy, 'patterns' | 'upgrades'>): OsmMatcher {
+  const patterns = all.filter((p) => p.osm);
   const keyRank = (key: string) => (CATEGORY_KEYS as readonly string[]).indexOf(key);
   const ordered = [...patterns].sort(
     (a, b) => keyRank(a.presetId.split('/')[0]!) - keyRank(b.presetId.split('/')[0]!) || (a.presetId < b.presetId ? -1 : 1),

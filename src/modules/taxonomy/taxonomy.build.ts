@@ -11,11 +11,27 @@ import { foldText } from '../../infra/text.ts';
 /**
  * Bump when the derivation rules change, so `syncTaxonomy` rewrites the tables for the same package version.
  * 2: `category_names.kind` stored (migration 0012).
+ * 3: the source-only presets below.
  */
-const RULES_REVISION = 2;
+const RULES_REVISION = 3;
 
 /** OSM keys whose presets are places people look for (businesses, services, attractions). */
 export const CATEGORY_KEYS = ['amenity', 'shop', 'craft', 'office', 'healthcare', 'education', 'tourism', 'leisure', 'club'] as const;
+
+/**
+ * Presets of other keys that are categories for the sources with a closed taxonomy only (Foursquare's
+ * apartment buildings and structures, Overture's and Foursquare's airports, factories, residential areas):
+ * kinds of place a lead list can want (a property manager's, a supplier's) that the keys above lack. They are
+ * not matched on OpenStreetMap tags: `building=*` sits on most shops' and restaurants' ways, and would add a
+ * category to nearly every OSM place (`SourceOnly` patterns, skipped by `osm-matcher.ts`).
+ */
+export const SOURCE_ONLY_PRESETS: readonly string[] = [
+  'building',
+  'building/apartments',
+  'landuse/residential',
+  'man_made/works',
+  'aeroway/aerodrome',
+];
 
 /**
  * When two presets of different keys give the same slug, a key's generic preset (`craft` for `craft=*`) keeps it,
@@ -44,6 +60,8 @@ export interface MatchPattern {
   /** iD `matchScore` (default 1). */
   score: number;
   searchable: boolean;
+  /** False for `SOURCE_ONLY_PRESETS`: a category of other sources' tables, never matched on OSM tags. */
+  osm: boolean;
 }
 
 export interface TaxonomyName {
@@ -134,8 +152,13 @@ export function loadTaxonomy(): Taxonomy {
 
   const keys = new Set<string>(CATEGORY_KEYS);
   const candidates = new Map<string, RawPreset>();
+  const sourceOnly = new Set(SOURCE_ONLY_PRESETS);
   for (const [id, preset] of Object.entries(presets)) {
     const key = id.split('/')[0]!;
+    if (sourceOnly.has(id)) {
+      candidates.set(id, preset);
+      continue;
+    }
     if (!keys.has(key)) continue;
     if (!preset.geometry.some((g) => g === 'point' || g === 'area')) continue;
     if (preset.replacement) continue;
@@ -233,6 +256,7 @@ export function loadTaxonomy(): Taxonomy {
       addTags: p.addTags ?? {},
       score: p.matchScore ?? 1,
       searchable: p.searchable !== false,
+      osm: !sourceOnly.has(id),
     });
   }
 

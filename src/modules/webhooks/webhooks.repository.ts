@@ -8,7 +8,7 @@ type Kdb = Db['kysely'];
 
 export async function insertDelivery(
   db: Kdb,
-  row: Pick<DeliveryRow, 'public_id' | 'account_id' | 'job_id' | 'url' | 'event' | 'body' | 'created_at'>,
+  row: Pick<DeliveryRow, 'public_id' | 'account_id' | 'job_kind' | 'job_id' | 'url' | 'event' | 'body' | 'created_at'>,
 ): Promise<void> {
   await db
     .insertInto('webhook_deliveries')
@@ -62,9 +62,15 @@ export async function recordAttempt(
   });
 }
 
-export async function deliveriesOfJobs(db: Db, jobIds: readonly number[]): Promise<DeliveryRow[]> {
+export async function deliveriesOfJobs(db: Db, jobKind: string, jobIds: readonly number[]): Promise<DeliveryRow[]> {
   if (jobIds.length === 0) return [];
-  const rows = await db.kysely.selectFrom('webhook_deliveries').selectAll().where('job_id', 'in', jobIds).orderBy('id').execute();
+  const rows = await db.kysely
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('job_kind', '=', jobKind)
+    .where('job_id', 'in', jobIds)
+    .orderBy('id')
+    .execute();
   return rows.map(normaliseDelivery);
 }
 

@@ -7,7 +7,16 @@ import { postJson, type OutboundOptions } from './outbound.ts';
 import * as repo from './webhooks.repository.ts';
 import { newWebhookSecret, signatureHeader, signPayload } from './signature.ts';
 
-/** A webhook delivery of an export job with every attempt so far, as the account's pages show it. */
+/**
+ * The kinds of job whose end is told by webhook. A delivery's `job_id` is an id in its kind's table (no foreign
+ * key: one column cannot reference several tables), and its event is `<kind>.succeeded` or `<kind>.failed`.
+ * A new kind of job adds its name here and passes it to `queueDelivery` and `deliveriesOfJobs`. A monitor is not a
+ * job that ends: its deliveries are `monitor.events`, one for each evaluation that found events.
+ */
+export const webhookJobKinds = ['export_job', 'enrichment_job', 'monitor'] as const;
+export type WebhookJobKind = (typeof webhookJobKinds)[number];
+
+/** A webhook delivery of a job with every attempt so far, as the account's pages show it. */
 export interface DeliveryView {
   jobId: number;
   event: string;
@@ -17,9 +26,9 @@ export interface DeliveryView {
   attempts: Array<{ at: string; responseStatus: number | null; outcome: string; error: string | null; durationMs: number }>;
 }
 
-/** The deliveries of these export jobs (internal ids), oldest first, each with its attempts in order. */
-export async function deliveriesOfJobs(db: Db, jobIds: readonly number[]): Promise<DeliveryView[]> {
-  const deliveries = await repo.deliveriesOfJobs(db, jobIds);
+/** The deliveries of these jobs of one kind (internal ids), oldest first, each with its attempts in order. */
+export async function deliveriesOfJobs(db: Db, kind: WebhookJobKind, jobIds: readonly number[]): Promise<DeliveryView[]> {
+  const deliveries = await repo.deliveriesOfJobs(db, kind, jobIds);
   const attempts = await repo.attemptsOfDeliveries(
     db,
     deliveries.map((d) => d.id),
@@ -50,19 +59,32 @@ export async function rotateWebhookSecret(db: Db, accountId: number): Promise<st
   return secret;
 }
 
-/** Queues an event for `url`, inside the caller's transaction (the job's end and its event commit together). */
+/**
+ * Queues the event of a job's end (`<kind>.<outcome>`) for `url`, inside the caller's transaction (the job's end
+ * and its event commit together).
+ */
 export async function queueDelivery(
   trx: Db['kysely'],
-  event: { accountId: number; jobId: number; url: string; type: string; data: unknown; at: Date },
+  event: {
+    accountId: number;
+    jobKind: WebhookJobKind;
+    jobId: number;
+    url: string;
+    outcome: 'succeeded' | 'failed' | 'events';
+    data: unknown;
+    at: Date;
+  },
 ): Promise<string> {
   const publicId = `whd_${randomBytes(10).toString('base64url')}`;
-  const body = JSON.stringify({ id: publicId, type: event.type, created: Math.floor(event.at.getTime() / 1000), data: event.data });
+  const type = `${event.jobKind}.${event.outcome}`;
+  const body = JSON.stringify({ id: publicId, type, created: Math.floor(event.at.getTime() / 1000), data: event.data });
   await repo.insertDelivery(trx, {
     public_id: publicId,
     account_id: event.accountId,
+    job_kind: event.jobKind,
     job_id: event.jobId,
     url: event.url,
-    event: event.type,
+    event: type,
     body,
     created_at: event.at.toISOString(),
   });

@@ -23,6 +23,9 @@ import * as m0024 from './0024_postgres_other_names_index.ts';
 import * as m0025 from './0025_conflation.ts';
 import * as m0026 from './0026_enrichment.ts';
 import * as m0027 from './0027_stored_search_text.ts';
+import * as m0028 from './0028_place_changes.ts';
+import * as m0029 from './0029_webhook_job_kinds.ts';
+import * as m0030 from './0030_follow_monitors.ts';
 import * as m0031 from './0031_opening_hours.ts';
 
 /** The migration chain, in order. Append new migrations here. */
@@ -51,5 +54,8 @@ export const migrations: Record<string, Migration> = {
   '0025_conflation': m0025,
   '0026_enrichment': m0026,
   '0027_stored_search_text': m0027,
+  '0028_place_changes': m0028,
+  '0029_webhook_job_kinds': m0029,
+  '0030_follow_monitors': m0030,
   '0031_opening_hours': m0031,
 };

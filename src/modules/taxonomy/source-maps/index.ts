@@ -1,5 +1,6 @@
-import { FOURSQUARE_CATEGORIES } from './foursquare.ts';
-import { OVERTURE_CATEGORIES } from './overture.ts';
+import { FOURSQUARE_CATEGORIES, FOURSQUARE_UNMAPPED } from './foursquare.ts';
+import { OVERTURE_CATEGORIES, OVERTURE_UNMAPPED } from './overture.ts';
+import type { UnmappedReason } from './unmapped.ts';
 
 /** A slug, or null for a category deliberately left unmapped. */
 export type SourceMapEntry = string | null;
@@ -12,6 +13,12 @@ export type SourceMapEntry = string | null;
 export const SOURCE_MAPS: Record<string, Readonly<Record<string, SourceMapEntry>>> = {
   overture: OVERTURE_CATEGORIES,
   foursquare: FOURSQUARE_CATEGORIES,
+};
+
+/** Why each null entry of a source's table is left unmapped (`unmapped.ts`), by source name. */
+export const SOURCE_UNMAPPED: Record<string, Readonly<Record<string, UnmappedReason>>> = {
+  overture: OVERTURE_UNMAPPED,
+  foursquare: FOURSQUARE_UNMAPPED,
 };
 
 /**

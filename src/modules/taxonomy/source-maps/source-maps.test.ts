@@ -6,7 +6,8 @@ import { describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { loadTaxonomy } from '../taxonomy.build.ts';
 import { loadClassifier } from '../classifier.ts';
-import { lookUpSourceMap, SOURCE_MAPS } from './index.ts';
+import { lookUpSourceMap, SOURCE_MAPS, SOURCE_UNMAPPED } from './index.ts';
+import { UNMAPPED_REASONS } from './unmapped.ts';
 
 const data = resolve(import.meta.dirname, '../../../../../shared/data');
 const csv = (file: string, delimiter = ','): Array<Record<string, string>> =>
@@ -69,6 +70,28 @@ describe('the explicit category tables of Overture and Foursquare', () => {
       [],
     );
   });
+
+  for (const source of ['overture', 'foursquare']) {
+    test(`list every ${source} category left unmapped with its reason, and only those`, () => {
+      const table = SOURCE_MAPS[source]!;
+      const unmapped = SOURCE_UNMAPPED[source]!;
+      const nulls = Object.keys(table).filter((k) => table[k] === null);
+      assert.deepEqual(
+        nulls.filter((k) => !Object.hasOwn(unmapped, k)),
+        [],
+        'left null without a reason',
+      );
+      assert.deepEqual(
+        Object.keys(unmapped).filter((k) => table[k] !== null),
+        [],
+        'listed as unmapped but mapped (or not in the table)',
+      );
+      assert.deepEqual(
+        Object.entries(unmapped).filter(([, reason]) => !Object.hasOwn(UNMAPPED_REASONS, reason)),
+        [],
+      );
+    });
+  }
 
   test('file a code a newer release adds under its nearest known parent, and a deliberately unmapped one nowhere', () => {
     const table = SOURCE_MAPS.overture!;

@@ -1,0 +1,196 @@
+/**
+ * What monitors cost: `--monitors` monitors evaluated after a batch of `--changes` changed places, and the
+ * search p99 while they are evaluated against the same searches without evaluation:
+ *
+ *   npm run bench:monitors -- [--places 200000] [--monitors 10000] [--changes 10000] [--searches 300]
+ *
+ * The catalog is the resampled benchmark catalog (bench/lib/catalog.ts, cached in var/bench). Monitors are
+ * type + city searches (the most common kind of saved search), drawn from the catalog's (category, city)
+ * pairs of at most MONITOR_MAX_PLACES places, many accounts. The change batch renames `--changes` random
+ * places and closes one in ten (one transaction, as a change file's commit), then `evaluateMonitors` is timed
+ * (target: within 60 s). Searches (`searchPlaces`, the read pool of two threads, no read cache) run in
+ * turn: first alone (baseline), then while a second batch is evaluated; the p99 ratio is printed (target
+ * ≤ 1.2×). Evaluation runs on the server's event loop, as `serve` runs it.
+ */
+import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { sql } from 'kysely';
+import { openDatabase } from '../src/infra/db/database.ts';
+import { createReadPool } from '../src/infra/db/read-pool.ts';
+import { evaluateMonitors } from '../src/modules/monitors/monitors.evaluator.ts';
+import { insertMonitor, matchingPlaces } from '../src/modules/monitors/monitors.repository.ts';
+import { placesVersion } from '../src/modules/places/place-changes.repository.ts';
+import type { PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
+import { searchPlaces } from '../src/modules/search/search.service.ts';
+import { createSearchDeps } from '../src/modules/search/type-resolver.ts';
+import { argValue } from './lib/args.ts';
+import { buildCatalog } from './lib/catalog.ts';
+import { mulberry32 } from './lib/random.ts';
+
+const size = Number(argValue('--places', '200000'));
+const monitorCount = Number(argValue('--monitors', '10000'));
+const changes = Number(argValue('--changes', '10000'));
+const searchCount = Number(argValue('--searches', '300'));
+const maxPlaces = 10_000;
+const random = mulberry32(25);
+const log = (m: string) => console.log(m);
+
+const catalog = await buildCatalog({
+  size,
+  dir: resolve(import.meta.dirname, '../var/bench'),
+  dataDir: resolve(import.meta.dirname, '../../shared/data'),
+  log,
+});
+const db = openDatabase(catalog.url);
+log(
+  `catalog ${catalog.path}: ${catalog.rows.toLocaleString('en')} places; ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+);
+
+// Monitors of earlier runs go: each run starts from none.
+await db.kysely.deleteFrom('monitor_events').execute();
+await db.kysely.deleteFrom('monitor_places').execute();
+await db.kysely.deleteFrom('monitors').execute();
+
+const pairs = await db.kysely
+  .selectFrom('places')
+  .select(['category', 'city_id', 'city', (eb) => eb.fn.countAll<number>().as('n')])
+  .where('category', 'is not', null)
+  .where('city_id', 'is not', null)
+  .where('closed_at', 'is', null)
+  .groupBy(['category', 'city_id', 'city'])
+  .having((eb) => eb.fn.countAll(), '<=', maxPlaces)
+  .execute();
+log(`${pairs.length.toLocaleString('en')} (category, city) pairs to draw monitors from`);
+
+const now = new Date().toISOString();
+const accounts: number[] = [];
+for (let i = 0; i < 100; i++) {
+  const email = `bench-monitors-${Date.now()}-${i}@example.com`;
+  const row = await db.kysely
+    .insertInto('accounts')
+    .values({ email, email_norm: email, password_hash: 'x', created_at: now, password_changed_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  accounts.push(Number(row.id));
+}
+const criteriaOf = (p: (typeof pairs)[number]): PlaceCriteria => ({
+  categories: [p.category!],
+  cityId: Number(p.city_id),
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+});
+let started = performance.now();
+const version = await placesVersion(db);
+let members = 0;
+for (let i = 0; i < monitorCount; i++) {
+  const pair = pairs[Math.floor(random() * pairs.length)]!;
+  const criteria = criteriaOf(pair);
+  const places = await matchingPlaces(db, criteria, { limit: maxPlaces + 1 });
+  members += places.length;
+  await insertMonitor(
+    db,
+    {
+      public_id: `mon_bench${String(i).padStart(9, '0')}`,
+      account_id: accounts[i % accounts.length]!,
+      search_id: 'srch_benchbenchbenchbe',
+      criteria: JSON.stringify({ criteria, onlyNew: false }),
+      events: 'added,closed,changed',
+      webhook_url: null,
+      status: 'active',
+      version,
+      created_at: now,
+      updated_at: now,
+    },
+    places,
+  );
+}
+log(
+  `${monitorCount.toLocaleString('en')} monitors made (${members.toLocaleString('en')} members) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);
+
+const ids = (await db.kysely.selectFrom('places').select('id').where('closed_at', 'is', null).execute()).map((r) => Number(r.id));
+let batchNo = 0;
+/** Renames `changes` random open places and closes one in ten, in one transaction. */
+async function changeBatch(): Promise<void> {
+  batchNo++;
+  const chosen = new Set<number>();
+  while (chosen.size < changes) chosen.add(ids[Math.floor(random() * ids.length)]!);
+  const list = [...chosen];
+  await db.kysely.transaction().execute(async (trx) => {
+    for (let i = 0; i < list.length; i += 500) {
+      const part = list.slice(i, i + 500);
+      await trx
+        .updateTable('places')
+        .set({ name: sql`name || ${` b${batchNo}`}`, content_hash: sql`content_hash || ${`-${batchNo}`}` })
+        .where('id', 'in', part)
+        .execute();
+      await trx
+        .updateTable('places')
+        .set({ closed_at: now, closed_reason: 'closed' })
+        .where(
+          'id',
+          'in',
+          part.filter((_, k) => k % 10 === 0),
+        )
+        .execute();
+    }
+  });
+}
+
+started = performance.now();
+await changeBatch();
+const changeS = (performance.now() - started) / 1000;
+started = performance.now();
+const round = await evaluateMonitors(db);
+const evaluationS = (performance.now() - started) / 1000;
+log(
+  `change batch of ${changes.toLocaleString('en')} places: ${changeS.toFixed(1)} s; evaluation of ${round.monitors.toLocaleString('en')} monitors ` +
+    `over ${round.changedPlaces.toLocaleString('en')} changed places: ${evaluationS.toFixed(1)} s (target ≤ 60 s), ${round.events.toLocaleString('en')} events`,
+);
+
+// Search p99: the same type + city searches, alone and during the evaluation of a second batch.
+const reads = createReadPool({ db, workers: 2, tasks: readTasks, tasksModule: readTasksModule });
+const deps = createSearchDeps(db, reads);
+const queries: MapSearchQuery[] = Array.from({ length: searchCount }, () => {
+  const p = pairs[Math.floor(random() * pairs.length)]!;
+  return { type: p.category!, city: p.city!, per_page: 25 } as MapSearchQuery;
+});
+async function latencies(stopWhen?: Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  let done = false;
+  void stopWhen?.then(() => (done = true));
+  for (const q of queries) {
+    if (stopWhen && done) break;
+    const t0 = performance.now();
+    await searchPlaces(deps, accounts[0]!, q, null).catch(() => {});
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+const p = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+};
+await latencies(); // warm the threads and the page cache
+const alone = await latencies();
+await changeBatch();
+started = performance.now();
+const evaluation = evaluateMonitors(db);
+const during = await latencies(evaluation);
+const second = await evaluation;
+const secondS = (performance.now() - started) / 1000;
+log(`searches alone: ${alone.length}, p50 ${p(alone, 0.5).toFixed(1)} ms, p99 ${p(alone, 0.99).toFixed(1)} ms`);
+log(
+  `searches during the evaluation (${second.monitors.toLocaleString('en')} monitors, ${secondS.toFixed(1)} s): ${during.length}, p50 ${p(during, 0.5).toFixed(1)} ms, p99 ${p(during, 0.99).toFixed(1)} ms`,
+);
+log(`p99 ratio during/alone: ${(p(during, 0.99) / p(alone, 0.99)).toFixed(2)}× (target ≤ 1.2×)`);
+await reads.close();
+await db.close();

@@ -1,0 +1,147 @@
+/**
+ * The in-memory search engine (src/modules/search/engine/) against the SQL path, in the same run, on a
+ * resampled catalog (bench/lib/catalog.ts, SQLite):
+ * - distinct type+city searches (every pair of the catalog's most common categories and cities, each asked
+ *   once, so no cache helps): the time inside the index (bitmaps only), the engine's whole answer (index +
+ *   reading the page's 20 rows), and SQL's (count + page, the read pool run inline, its cache off);
+ * - the index's size per place and its build time;
+ * - a change of 100,000 places (their review counts, so each moves in the order) reaching the index through
+ *   the change log, without a rebuild.
+ *
+ *   npm run bench:search-engine -- --size 100000 [--searches 2000]
+ */
+import { resolve } from 'node:path';
+import { sql } from 'kysely';
+import { openDatabase } from '../src/infra/db/database.ts';
+import { createReadPool } from '../src/infra/db/read-pool.ts';
+import type { PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../src/modules/search/engine/search-engine.ts';
+import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import { argValue } from './lib/args.ts';
+import { buildCatalog } from './lib/catalog.ts';
+
+const size = Number(argValue('--size', '100000'));
+const wanted = Number(argValue('--searches', '2000'));
+const root = resolve(import.meta.dirname, '..');
+const log = (m: string) => console.error(m);
+
+const catalog = await buildCatalog({ size, dir: resolve(root, 'var/bench'), dataDir: resolve(root, '../shared/data'), log });
+const db = openDatabase(catalog.url);
+const reads = createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
+const memory = new MemorySearchEngine({ db, reads }, 60_000);
+const sqlEngine = new SqlSearchEngine({ db, reads });
+
+const heapBefore = process.memoryUsage();
+const buildStart = performance.now();
+await memory.start();
+const buildMs = performance.now() - buildStart;
+const heapAfter = process.memoryUsage();
+const state = memory.state();
+const places = state.engine === 'memory' ? state.places : 0;
+const indexBytes = memory.indexBytes();
+
+const top = async (column: 'category' | 'city_id', n: number) =>
+  (
+    await sql<{ v: string | number }>`SELECT ${sql.ref(column)} AS v FROM places WHERE ${sql.ref(column)} IS NOT NULL AND closed_at IS NULL
+      GROUP BY ${sql.ref(column)} ORDER BY count(*) DESC LIMIT ${n}`.execute(db.kysely)
+  ).rows.map((r) => r.v);
+const side = Math.ceil(Math.sqrt(wanted));
+const categories = (await top('category', side)) as string[];
+const cities = (await top('city_id', side)).map(Number);
+const searches: PlaceCriteria[] = [];
+for (const c of categories)
+  for (const city of cities)
+    searches.push({
+      categories: [c],
+      cityId: city,
+      countryCode: null,
+      text: null,
+      minRating: null,
+      hasPhone: null,
+      hasWebsite: null,
+      hasEmail: null,
+      near: null,
+      bbox: null,
+    });
+searches.length = Math.min(searches.length, wanted);
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const summary = (xs: number[]) => ({ p50: percentile(xs, 50), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });
+
+// Inside the index: evaluate + count + first page, no rows read.
+const inIndex: number[] = [];
+const index = (memory as unknown as { index: import('../src/modules/search/engine/bitmap-index.ts').BitmapIndex }).index;
+for (const criteria of searches) {
+  const q = indexQueryOf(criteria, 'relevance')!;
+  const t0 = performance.now();
+  const r = index.evaluate(q);
+  void r.size;
+  index.page(r, null, 21);
+  r.dispose();
+  inIndex.push(performance.now() - t0);
+}
+const engineWhole: number[] = [];
+for (const criteria of searches) {
+  const t0 = performance.now();
+  await memory.searchPage(criteria, 'relevance', null, 20, 10_000);
+  engineWhole.push(performance.now() - t0);
+}
+const sqlWhole: number[] = [];
+for (const criteria of searches) {
+  const t0 = performance.now();
+  await sqlEngine.searchPage(criteria, 'relevance', null, 20, 10_000);
+  sqlWhole.push(performance.now() - t0);
+}
+// A facet over a whole country: every city of the largest country for its most common category.
+const [country] = (
+  await sql<{
+    v: string;
+  }>`SELECT country_code AS v FROM places WHERE country_code IS NOT NULL GROUP BY country_code ORDER BY count(*) DESC LIMIT 1`.execute(
+    db.kysely,
+  )
+).rows.map((r) => r.v);
+const facetCriteria: PlaceCriteria = { ...searches[0]!, cityId: null, countryCode: country ?? null };
+const facetMemory: number[] = [];
+const facetSql: number[] = [];
+for (let i = 0; i < 50; i++) {
+  let t0 = performance.now();
+  await memory.facets(facetCriteria, 'city');
+  facetMemory.push(performance.now() - t0);
+  t0 = performance.now();
+  await sqlEngine.facets(facetCriteria, 'city');
+  facetSql.push(performance.now() - t0);
+}
+
+// A change of 100,000 places through the change log.
+const changed = Math.min(100_000, places);
+const t0 = performance.now();
+await sql`UPDATE places SET review_count = coalesce(review_count, 0) + 1 WHERE id IN (SELECT id FROM places ORDER BY id LIMIT ${changed})`.execute(
+  db.kysely,
+);
+const committed = performance.now();
+await memory.catchUp();
+const applied = performance.now();
+const after = memory.state();
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
+const fmt = (s: ReturnType<typeof summary>) => `p50 ${round(s.p50)} ms, p99 ${round(s.p99)} ms, mean ${round(s.mean)} ms`;
+console.log(`catalog: ${catalog.rows} rows (${places} in the index), ${searches.length} distinct type+city searches`);
+console.log(
+  `index build: ${Math.round(buildMs)} ms; ${round(indexBytes / places)} bytes/place (bitmaps + arrays); heap +${Math.round((heapAfter.heapUsed - heapBefore.heapUsed) / 1e6)} MB, external +${Math.round((heapAfter.external + heapAfter.arrayBuffers - heapBefore.external - heapBefore.arrayBuffers) / 1e6)} MB`,
+);
+console.log(`inside the index (count + first page): ${fmt(summary(inIndex))}`);
+console.log(`engine answer (index + 20 rows):       ${fmt(summary(engineWhole))}`);
+console.log(`SQL answer (count + page):             ${fmt(summary(sqlWhole))}`);
+console.log(
+  `ratio SQL / engine at p99: ${round(summary(sqlWhole).p99 / summary(engineWhole).p99)}×, mean ${round(summary(sqlWhole).mean / summary(engineWhole).mean)}×`,
+);
+console.log(`facet by city over ${country}: engine ${fmt(summary(facetMemory))}; SQL ${fmt(summary(facetSql))}`);
+console.log(
+  `change of ${changed} places: UPDATE committed in ${Math.round(committed - t0)} ms, applied by the index ${Math.round(applied - committed)} ms later (tail ${after.engine === 'memory' ? after.tail : 0}, rebuilt: ${after.engine === 'memory' && state.engine === 'memory' && after.builtMs !== state.builtMs})`,
+);
+await memory.close();
+await reads.close();
+await db.close();

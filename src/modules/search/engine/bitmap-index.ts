@@ -1,0 +1,370 @@
+import { RoaringBitmap32 } from 'roaring-wasm';
+import type { PlaceFacts } from './engine.repository.ts';
+
+/** The boolean filters the index holds, by their facet name. */
+export const flagNames = ['has_phone', 'has_website', 'has_email', 'has_social'] as const;
+export type FlagName = (typeof flagNames)[number];
+const statusNames = ['open', 'visible'] as const;
+const allFlags = [...statusNames, ...flagNames] as const;
+type AnyFlag = (typeof allFlags)[number];
+
+/** The dimensions facets count by. */
+export const facetDimensions = ['category', 'city', 'country', ...flagNames] as const;
+export type FacetDimension = (typeof facetDimensions)[number];
+export interface FacetValue {
+  value: string | number | boolean;
+  count: number;
+}
+
+/** What the index can answer: a search without text, geography or an account's exclusion. */
+export interface IndexQuery {
+  categories: string[] | null;
+  cityId: number | null;
+  countryCode: string | null;
+  minRating: number | null;
+  flags: Partial<Record<FlagName, boolean>>;
+  includeClosed: boolean;
+}
+
+/** A position in the default order: its key (`coalesce(review_count, -1)`, descending) and the place id (descending). */
+export interface OrderKey {
+  key: number;
+  id: number;
+}
+
+const NONE = -1;
+
+/**
+ * The catalog's searchable facts as compressed bitmaps (roaring) over internal ids ("slots"). Slots are
+ * given in the default order (most reviewed first, then the larger place id), so the first page of a
+ * search is the first set bits of its intersection and its exact total the intersection's cardinality.
+ *
+ * Changes keep a place's slot when its key did not move; otherwise the old slot is emptied and the place
+ * gets a new slot after the sorted region ("the tail"), which a page merges by key. The owner rebuilds
+ * when the tail grows (`tailSize`).
+ */
+export class BitmapIndex {
+  /** Slots in use; slots below `sorted` are in the default order. */
+  private slots = 0;
+  private sorted = 0;
+  private capacity = 0;
+  private extId = new Int32Array(0);
+  private key = new Float64Array(0);
+  private cat = new Int32Array(0);
+  private city = new Int32Array(0);
+  private country = new Int32Array(0);
+  private rating = new Float64Array(0);
+  private bits = new Uint8Array(0);
+  /** Slot of each place id (NONE: not in the index). */
+  private slotOf = new Int32Array(0);
+
+  private readonly categories: string[] = [];
+  private readonly categoryCode = new Map<string, number>();
+  private readonly byCategory: RoaringBitmap32[] = [];
+  private readonly countries: string[] = [];
+  private readonly countryCode = new Map<string, number>();
+  private readonly byCountry: RoaringBitmap32[] = [];
+  private readonly byCity = new Map<number, RoaringBitmap32>();
+  /** The cities each country's places were filed under (only grows: a city left empty counts 0). */
+  private readonly citiesOf = new Map<number, Set<number>>();
+  private readonly byRating = new Map<number, RoaringBitmap32>();
+  private readonly byFlag = new Map<AnyFlag, RoaringBitmap32>(allFlags.map((f) => [f, new RoaringBitmap32()]));
+  private disposed = false;
+
+  constructor(
+    /** The places version the index holds the catalog at. */
+    public version: number,
+  ) {}
+
+  private places = 0;
+
+  /** Places the index holds. */
+  get size(): number {
+    return this.places;
+  }
+
+  /** Slots after the sorted region: places added or moved since the build. */
+  get tailSize(): number {
+    return this.slots - this.sorted;
+  }
+
+  /**
+   * Builds the index from every place (any order): slots in the default order, each bitmap made in one go.
+   */
+  static build(version: number, places: PlaceFacts[][]): BitmapIndex {
+    const index = new BitmapIndex(version);
+    const all = places.flat();
+    all.sort((a, b) => b.review_key - a.review_key || b.id - a.id);
+    index.ensureCapacity(
+      all.length,
+      all.reduce((m, p) => Math.max(m, p.id), 0),
+    );
+    const lists = new Map<RoaringBitmap32 | string, number[]>();
+    const listOf = (bitmap: RoaringBitmap32): number[] => {
+      let list = lists.get(bitmap);
+      if (!list) lists.set(bitmap, (list = []));
+      return list;
+    };
+    for (const facts of all) {
+      const s = index.slots++;
+      index.fill(s, facts);
+      for (const bitmap of index.bitmapsOf(s)) listOf(bitmap).push(s);
+    }
+    index.sorted = index.slots;
+    for (const [bitmap, list] of lists) {
+      (bitmap as RoaringBitmap32).addMany(Uint32Array.from(list));
+      (bitmap as RoaringBitmap32).runOptimize();
+      (bitmap as RoaringBitmap32).shrinkToFit();
+    }
+    return index;
+  }
+
+  /**
+   * Applies the current state of changed places: `facts` for those that exist, every id of `ids` (a
+   * place absent from `facts` is gone). Returns how many places were moved to the tail.
+   */
+  apply(ids: readonly number[], facts: readonly PlaceFacts[], version: number): number {
+    const now = new Map(facts.map((f) => [f.id, f]));
+    let moved = 0;
+    for (const id of ids) {
+      const s = id < this.slotOf.length ? this.slotOf[id]! : NONE;
+      const f = now.get(id);
+      if (s !== NONE) {
+        for (const bitmap of this.bitmapsOf(s)) bitmap.delete(s);
+        this.slotOf[id] = NONE;
+        this.places--;
+      }
+      if (!f) continue;
+      let target = s;
+      if (s === NONE || this.key[s] !== f.review_key) {
+        this.ensureCapacity(this.slots + 1, id);
+        target = this.slots++;
+        moved++;
+      }
+      this.fill(target, f);
+      for (const bitmap of this.bitmapsOf(target)) bitmap.add(target);
+    }
+    this.version = version;
+    return moved;
+  }
+
+  /** The places matching `q` as a bitmap of slots, which the caller disposes. */
+  evaluate(q: IndexQuery): RoaringBitmap32 {
+    const include: RoaringBitmap32[] = [this.byFlag.get(q.includeClosed ? 'visible' : 'open')!];
+    const exclude: RoaringBitmap32[] = [];
+    const temporary: RoaringBitmap32[] = [];
+    const union = (bitmaps: RoaringBitmap32[]): RoaringBitmap32 | null => {
+      if (bitmaps.length === 0) return null;
+      if (bitmaps.length === 1) return bitmaps[0]!;
+      const u = RoaringBitmap32.orMany(bitmaps);
+      temporary.push(u);
+      return u;
+    };
+    try {
+      const parts: Array<RoaringBitmap32 | null | undefined> = [];
+      if (q.categories) {
+        const codes = q.categories.map((c) => this.categoryCode.get(c)).filter((c) => c !== undefined);
+        parts.push(union(codes.map((c) => this.byCategory[c]!)));
+      }
+      if (q.cityId !== null) parts.push(this.byCity.get(q.cityId));
+      if (q.countryCode !== null) {
+        const code = this.countryCode.get(q.countryCode);
+        parts.push(code === undefined ? null : this.byCountry[code]);
+      }
+      if (q.minRating !== null) {
+        const min = q.minRating;
+        parts.push(union([...this.byRating].filter(([r]) => r >= min).map(([, b]) => b)));
+      }
+      for (const part of parts) {
+        if (!part) return new RoaringBitmap32();
+        include.push(part);
+      }
+      for (const name of flagNames) {
+        const wanted = q.flags[name];
+        if (wanted === true) include.push(this.byFlag.get(name)!);
+        if (wanted === false) exclude.push(this.byFlag.get(name)!);
+      }
+      include.sort((a, b) => a.size - b.size);
+      const result = include.length > 1 ? RoaringBitmap32.and(include[0]!, include[1]!) : include[0]!.clone();
+      for (let i = 2; i < include.length && !result.isEmpty; i++) result.andInPlace(include[i]!);
+      for (const b of exclude) result.andNotInPlace(b);
+      return result;
+    } finally {
+      for (const t of temporary) t.dispose();
+    }
+  }
+
+  /**
+   * The first `limit` matches of `result` strictly after `after` in the default order: their place ids and
+   * keys. The sorted region is read by rank from the first slot after `after`; the tail's matches (few:
+   * the owner rebuilds when it grows) are merged by key.
+   */
+  page(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
+    const start = after ? this.sortedPositionAfter(after) : 0;
+    const inSorted = this.sorted === 0 ? 0 : result.rank(this.sorted - 1);
+    const out: OrderKey[] = [];
+    for (let r = start === 0 ? 0 : result.rank(start - 1); r < inSorted && out.length < limit; r++) out.push(this.keyOf(result.select(r)));
+    if (inSorted === result.size) return out;
+    const tail: OrderKey[] = [];
+    for (let r = inSorted; r < result.size; r++) {
+      const k = this.keyOf(result.select(r));
+      if (!after || before(after, k)) tail.push(k);
+    }
+    return [...out, ...tail].sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
+  }
+
+  /**
+   * Matches of `result` per value of a dimension, largest first (ties by value). `countryCode`: the
+   * search's country, whose cities alone can hold its matches.
+   */
+  facet(result: RoaringBitmap32, by: FacetDimension, countryCode: string | null = null): FacetValue[] {
+    if (by !== 'category' && by !== 'city' && by !== 'country') {
+      const yes = result.andCardinality(this.byFlag.get(by)!);
+      return [
+        { value: false, count: result.size - yes },
+        { value: true, count: yes },
+      ]
+        .filter((v) => v.count > 0)
+        .sort((a, b) => b.count - a.count);
+    }
+    const counts = new Map<string | number, number>();
+    const country = countryCode === null ? undefined : this.countryCode.get(countryCode);
+    const cities = country === undefined ? null : (this.citiesOf.get(country) ?? new Set<number>());
+    const values =
+      by === 'category' ? this.categories.length : by === 'country' ? this.countries.length : (cities?.size ?? this.byCity.size);
+    if (result.size < values * 8) {
+      // Few matches: read each one's value.
+      const column = by === 'category' ? this.cat : by === 'country' ? this.country : this.city;
+      for (const s of result.toUint32Array()) {
+        const v = column[s]!;
+        if (v === NONE) continue;
+        const value = by === 'category' ? this.categories[v]! : by === 'country' ? this.countries[v]! : v;
+        counts.set(value, (counts.get(value) ?? 0) + 1);
+      }
+    } else {
+      const bitmaps: Array<[string | number, RoaringBitmap32]> =
+        by === 'category'
+          ? this.categories.map((c, i) => [c, this.byCategory[i]!])
+          : by === 'country'
+            ? this.countries.map((c, i) => [c, this.byCountry[i]!])
+            : cities
+              ? [...cities].map((c) => [c, this.byCity.get(c)!])
+              : [...this.byCity];
+      for (const [value, bitmap] of bitmaps) {
+        const n = result.andCardinality(bitmap);
+        if (n > 0) counts.set(value, n);
+      }
+    }
+    return [...counts]
+      .map(([value, count]) => ({ value, count }))
+      .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+  }
+
+  /** Bytes the index holds: its bitmaps (serialized size, close to their memory) and its per-place arrays. */
+  bytes(): number {
+    let total = 0;
+    const bitmaps = [...this.byCategory, ...this.byCountry, ...this.byCity.values(), ...this.byRating.values(), ...this.byFlag.values()];
+    for (const b of bitmaps) total += b.getSerializationSizeInBytes('croaring');
+    const arrays = [this.extId, this.key, this.cat, this.city, this.country, this.rating, this.bits, this.slotOf];
+    for (const a of arrays) total += a.byteLength;
+    return total;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const bitmaps = [...this.byCategory, ...this.byCountry, ...this.byCity.values(), ...this.byRating.values(), ...this.byFlag.values()];
+    for (const b of bitmaps) b.dispose();
+  }
+
+  private keyOf(s: number): OrderKey {
+    return { key: this.key[s]!, id: this.extId[s]! };
+  }
+
+  /** The first slot of the sorted region after `after` (the order is descending by key, then by id). */
+  private sortedPositionAfter(after: OrderKey): number {
+    let lo = 0;
+    let hi = this.sorted;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(after, this.keyOf(mid))) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  private fill(s: number, f: PlaceFacts): void {
+    this.extId[s] = f.id;
+    this.key[s] = f.review_key;
+    this.cat[s] = f.category === null ? NONE : this.codeOf(f.category, this.categories, this.categoryCode, this.byCategory);
+    this.country[s] = f.country_code === null ? NONE : this.codeOf(f.country_code, this.countries, this.countryCode, this.byCountry);
+    this.city[s] = f.city_id ?? NONE;
+    if (f.city_id !== null && this.country[s] !== NONE) {
+      let cities = this.citiesOf.get(this.country[s]!);
+      if (!cities) this.citiesOf.set(this.country[s]!, (cities = new Set()));
+      cities.add(f.city_id);
+    }
+    if (f.city_id !== null && !this.byCity.has(f.city_id)) this.byCity.set(f.city_id, new RoaringBitmap32());
+    this.rating[s] = f.rating ?? Number.NaN;
+    if (f.rating !== null && !this.byRating.has(f.rating)) this.byRating.set(f.rating, new RoaringBitmap32());
+    let bits = 0;
+    allFlags.forEach((name, i) => {
+      if (f[name] === 1) bits |= 1 << i;
+    });
+    this.bits[s] = bits;
+    this.slotOf[f.id] = s;
+    this.places++;
+  }
+
+  /** Every bitmap slot `s` belongs to, from its stored values. */
+  private bitmapsOf(s: number): RoaringBitmap32[] {
+    const out: RoaringBitmap32[] = [];
+    if (this.cat[s] !== NONE) out.push(this.byCategory[this.cat[s]!]!);
+    if (this.country[s] !== NONE) out.push(this.byCountry[this.country[s]!]!);
+    if (this.city[s] !== NONE) out.push(this.byCity.get(this.city[s]!)!);
+    if (!Number.isNaN(this.rating[s])) out.push(this.byRating.get(this.rating[s]!)!);
+    allFlags.forEach((name, i) => {
+      if (this.bits[s]! & (1 << i)) out.push(this.byFlag.get(name)!);
+    });
+    return out;
+  }
+
+  private codeOf(value: string, values: string[], codes: Map<string, number>, bitmaps: RoaringBitmap32[]): number {
+    let code = codes.get(value);
+    if (code === undefined) {
+      code = values.length;
+      values.push(value);
+      codes.set(value, code);
+      bitmaps.push(new RoaringBitmap32());
+    }
+    return code;
+  }
+
+  private ensureCapacity(slots: number, maxId: number): void {
+    if (maxId >= this.slotOf.length) {
+      const next = new Int32Array(Math.max(maxId + 1, Math.ceil(this.slotOf.length * 1.5))).fill(NONE);
+      next.set(this.slotOf);
+      this.slotOf = next;
+    }
+    if (slots <= this.capacity) return;
+    const capacity = Math.max(slots, Math.ceil(this.capacity * 1.5), 1024);
+    const grow = <T extends Int32Array | Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+      const next = make(capacity);
+      next.set(a);
+      return next;
+    };
+    this.extId = grow(this.extId, (n) => new Int32Array(n));
+    this.key = grow(this.key, (n) => new Float64Array(n));
+    this.cat = grow(this.cat, (n) => new Int32Array(n));
+    this.city = grow(this.city, (n) => new Int32Array(n));
+    this.country = grow(this.country, (n) => new Int32Array(n));
+    this.rating = grow(this.rating, (n) => new Float64Array(n));
+    this.bits = grow(this.bits, (n) => new Uint8Array(n));
+    this.capacity = capacity;
+  }
+}
+
+/** Whether `k` comes strictly after `after` in the default order (descending key, then descending id). */
+function before(after: OrderKey, k: OrderKey): boolean {
+  return k.key < after.key || (k.key === after.key && k.id < after.id);
+}

@@ -1,0 +1,64 @@
+import type { Db } from '../../../infra/db/database.ts';
+import { indexedPlaceFacts } from '../../places/places.repository.ts';
+
+/** One place as the in-memory index holds it (`indexedPlaceFacts`: 0/1 flags, the default order's key). */
+export interface PlaceFacts {
+  id: number;
+  category: string | null;
+  city_id: number | null;
+  country_code: string | null;
+  rating: number | null;
+  review_key: number;
+  open: number;
+  visible: number;
+  has_phone: number;
+  has_website: number;
+  has_email: number;
+  has_social: number;
+}
+
+function factsQuery(db: Db) {
+  const f = indexedPlaceFacts;
+  return db.kysely
+    .selectFrom('places')
+    .select(['places.id', 'places.category', 'places.city_id', 'places.country_code', 'places.rating'])
+    .select([
+      f.review_key.as('review_key'),
+      f.open.as('open'),
+      f.visible.as('visible'),
+      f.has_phone.as('has_phone'),
+      f.has_website.as('has_website'),
+      f.has_email.as('has_email'),
+      f.has_social.as('has_social'),
+    ]);
+}
+
+const asFacts = (r: Record<string, unknown>): PlaceFacts => ({
+  id: Number(r.id),
+  category: (r.category as string | null) ?? null,
+  city_id: r.city_id === null || r.city_id === undefined ? null : Number(r.city_id),
+  country_code: (r.country_code as string | null) ?? null,
+  rating: r.rating === null || r.rating === undefined ? null : Number(r.rating),
+  review_key: Number(r.review_key),
+  open: Number(r.open),
+  visible: Number(r.visible),
+  has_phone: Number(r.has_phone),
+  has_website: Number(r.has_website),
+  has_email: Number(r.has_email),
+  has_social: Number(r.has_social),
+});
+
+/** Up to `limit` places after `afterId`, in id order: the index's build reads the catalog in these batches. */
+export async function placeFactsAfter(db: Db, afterId: number, limit: number): Promise<PlaceFacts[]> {
+  const rows = await factsQuery(db).where('places.id', '>', afterId).orderBy('places.id').limit(limit).execute();
+  return rows.map(asFacts);
+}
+
+/** The places of `ids` that exist (a deleted one is absent). */
+export async function placeFactsByIds(db: Db, ids: readonly number[]): Promise<PlaceFacts[]> {
+  if (ids.length === 0) return [];
+  const rows = await factsQuery(db)
+    .where('places.id', 'in', [...ids])
+    .execute();
+  return rows.map(asFacts);
+}

@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import type { Db } from '../../src/infra/db/database.ts';
+import { createReadPool, type ReadPool } from '../../src/infra/db/read-pool.ts';
+import { prunePlaceChanges } from '../../src/modules/places/place-changes.repository.ts';
+import type { PlaceCriteria, PlaceKey, PlaceSort } from '../../src/modules/places/places.repository.ts';
+import { facetDimensions } from '../../src/modules/search/engine/bitmap-index.ts';
+import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../../src/modules/search/engine/search-engine.ts';
+import { readTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';
+import type { PlacePage } from '../../src/modules/search/search.reads.ts';
+import { dialects, type TestDatabase } from '../helpers/databases.ts';
+import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
+
+type PlaceRecordRow = {
+  id: number;
+  category: string | null;
+  city_id: number | null;
+  country_code: string | null;
+  phone: string | null;
+  website: string | null;
+  email: string | null;
+  rating: number | null;
+  review_count: number | null;
+};
+
+/**
+ * The in-memory search engine against the SQL path on real data (OpenStreetMap extracts and Yelp's ratings),
+ * on both dialects: for every kind of search the index holds (category lists, city, country, each contact
+ * filter both ways, rating thresholds, closed places, both orders, every page by cursor), the same total,
+ * the same places in the same order and the same next key; facets per value the same as SQL's GROUP BY;
+ * then again after changes arrive through the change log (a second import, a retirement) and after a
+ * rebuild forced by a pruned log. The searches the index does not hold (text, geography, other orders)
+ * must be handed to SQL. A sample of searches runs here; `SEARCH_PARITY_FULL=1` runs every one of them
+ * on every extract.
+ */
+
+const full = process.env.SEARCH_PARITY_FULL === '1';
+const data = new URL('../../../shared/data/', import.meta.url);
+const path = (f: string) => new URL(f, data).pathname;
+const first = full
+  ? ['osm/osm-pois-all.osm.pbf', 'ratings/yelp-fusion-4cities-2018.ndjson.gz'].map(path)
+  : ['osm/monaco-2026.osm.pbf'].map(path);
+
+/** Criteria with nothing set: each search sets what it narrows by. */
+const none: PlaceCriteria = {
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+};
+
+async function topValues(db: Db, column: 'category' | 'city_id' | 'country_code', n: number): Promise<Array<string | number>> {
+  const { rows } = await sql<{ v: string | number }>`SELECT ${sql.ref(column)} AS v FROM places WHERE ${sql.ref(column)} IS NOT NULL
+    GROUP BY ${sql.ref(column)} ORDER BY count(*) DESC, ${sql.ref(column)} LIMIT ${n}`.execute(db.kysely);
+  return rows.map((r) => (column === 'city_id' ? Number(r.v) : r.v));
+}
+
+/** The searches of the sweep, from the values the catalog holds. */
+async function searches(db: Db): Promise<PlaceCriteria[]> {
+  const categories = (await topValues(db, 'category', full ? 60 : 6)) as string[];
+  const cities = (await topValues(db, 'city_id', full ? 30 : 3)) as number[];
+  const countries = (await topValues(db, 'country_code', full ? 10 : 2)) as string[];
+  const out: PlaceCriteria[] = [];
+  const filters: Array<Partial<PlaceCriteria>> = [
+    {},
+    { hasPhone: true },
+    { hasPhone: false },
+    { hasWebsite: true, hasEmail: false },
+    { hasEmail: true },
+    { hasSocial: true },
+    { minRating: 4 },
+    { minRating: 3.5, hasPhone: true },
+    { includeClosed: true },
+  ];
+  // The sample: each filter on its own with a few values; the full sweep: every filter with every value and pair.
+  for (const f of full ? filters : filters.filter((_, i) => i % 2 === 0)) {
+    for (const c of categories) out.push({ ...none, ...f, categories: [c] });
+    for (const city of cities) out.push({ ...none, ...f, cityId: city });
+    for (const country of countries) out.push({ ...none, ...f, countryCode: country });
+    for (const [i, c] of categories.entries())
+      out.push({ ...none, ...f, categories: [c, categories[(i + 1) % categories.length]!], cityId: cities[i % cities.length]! });
+    if (!full) continue;
+    for (const c of categories) for (const city of cities) out.push({ ...none, ...f, categories: [c], cityId: city });
+  }
+  out.push({ ...none, categories: ['no-such-category'] }, { ...none, cityId: -1 }, { ...none, categories: [] });
+  return out;
+}
+
+for (const dialect of dialects) {
+  describe(`the search engine against SQL on real data (${dialect.name})`, { timeout: full ? 3_600_000 : 120_000 }, () => {
+    let t: TestDatabase;
+    let reads: ReadPool<ApiReadTasks>;
+    let memory: MemorySearchEngine;
+    let sqlEngine: SqlSearchEngine;
+
+    before(async () => {
+      t = await dialect.open();
+      await prepareDatabase(t.db);
+      await importFiles(t.db, first);
+      // OpenStreetMap has no ratings: the sample gets some, with ties (the full sweep has Yelp's).
+      if (!full) await sql`UPDATE places SET rating = (id % 9) * 0.5 + 1, review_count = id % 37 WHERE id % 3 <> 0`.execute(t.db.kysely);
+      reads = createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
+      memory = new MemorySearchEngine({ db: t.db, reads }, 60_000);
+      sqlEngine = new SqlSearchEngine({ db: t.db, reads });
+      await memory.start();
+      const state = memory.state();
+      assert.equal(state.engine === 'memory' && state.status, 'ready');
+    });
+    after(async () => {
+      await memory?.close();
+      await reads?.close();
+      await t?.dispose();
+    });
+
+    /** Every page of each search in both orders (a few pages in the sample), then its facets. */
+    async function compareAll(label: string): Promise<number> {
+      const all = await searches(t.db);
+      let compared = 0;
+      for (const criteria of all) {
+        assert.ok(indexQueryOf(criteria, 'relevance'), 'the index holds this search');
+        for (const sort of ['relevance', 'review_count'] as PlaceSort[]) {
+          let after: PlaceKey | null = null;
+          for (let page = 0; page < (full ? 1000 : 2); page++) {
+            const [m, s]: [PlacePage, PlacePage] = await Promise.all([
+              memory.searchPage(criteria, sort, after, 20, 10_000),
+              sqlEngine.searchPage(criteria, sort, after, 20, 10_000),
+            ]);
+            const what = `${label}: ${JSON.stringify(criteria)} ${sort} page ${page}`;
+            assert.equal(m.total, s.total, what);
+            assert.deepEqual(
+              m.rows.map((r) => r.id),
+              s.rows.map((r) => r.id),
+              what,
+            );
+            assert.deepEqual(m.next, s.next === null ? null : { key: Number(s.next.key), id: s.next.id }, what);
+            compared++;
+            if (!s.next) break;
+            after = s.next;
+          }
+        }
+        assert.equal(await memory.countMatches(criteria), await sqlEngine.countMatches(criteria));
+      }
+      for (const criteria of all.filter((_, i) => i % (full ? 1 : 10) === 0)) {
+        for (const by of facetDimensions) {
+          assert.deepEqual(
+            await memory.facets(criteria, by),
+            await sqlEngine.facets(criteria, by),
+            `${label}: facets by ${by} of ${JSON.stringify(criteria)}`,
+          );
+        }
+      }
+      return compared;
+    }
+
+    test('answers every kind of search the index holds as SQL does: totals, pages, cursors and facets', async () => {
+      assert.ok((await compareAll('built')) > 100);
+    });
+
+    test('after an import and a retirement, the change log brings the index to the same answers', async () => {
+      const before = memory.state();
+      // New places through the import's writer, copies of existing ones under another source (same
+      // categories, cities and contacts), some with more reviews than any: they land in the tail.
+      const { rows } = await sql<PlaceRecordRow>`SELECT * FROM places WHERE id % 5 = 0`.execute(t.db.kysely);
+      await writePlaces(
+        t.db,
+        rows.map((r, i) =>
+          testPlaceRecord('parity', `copy-${r.id}`, {
+            category: r.category,
+            categories: r.category ? [r.category] : [],
+            city_id: r.city_id,
+            country_code: r.country_code,
+            phone: i % 3 === 0 ? r.phone : null,
+            website: r.website,
+            email: r.email,
+            rating: r.rating,
+            review_count: i % 4 === 0 ? 100_000 + i : r.review_count,
+            closed: i % 11 === 0 ? 1 : 0,
+          }),
+        ),
+      );
+      // Retire a tenth of the first import's places as a later snapshot would.
+      await sql`UPDATE places SET closed_reason = 'retired', closed_at = '2026-01-01T00:00:00.000Z' WHERE id % 10 = 3 AND closed_at IS NULL`.execute(
+        t.db.kysely,
+      );
+      await memory.catchUp();
+      const now = memory.state();
+      assert.ok(now.engine === 'memory' && before.engine === 'memory' && now.version! > before.version!);
+      assert.equal(now.engine === 'memory' && now.builtMs, before.engine === 'memory' && before.builtMs, 'no rebuild');
+      await compareAll('after changes');
+    });
+
+    test('follows the catalog by itself: a change is searchable within a second', async () => {
+      const polling = new MemorySearchEngine({ db: t.db, reads }, 50);
+      await polling.start();
+      try {
+        const criteria: PlaceCriteria = { ...none, categories: ['parity-followed'] };
+        assert.equal(await polling.countMatches(criteria), 0);
+        const written = Date.now();
+        await writePlaces(t.db, [testPlaceRecord('parity', 'followed', { category: 'parity-followed', review_count: 3 })]);
+        while ((await polling.countMatches(criteria)) === 0) {
+          assert.ok(Date.now() - written < 1000, 'searchable within a second');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      } finally {
+        await polling.close();
+      }
+    });
+
+    test('an index behind a pruned change log rebuilds, and answers as SQL does', async () => {
+      await sql`UPDATE places SET review_count = coalesce(review_count, 0) + 7 WHERE id % 13 = 1`.execute(t.db.kysely);
+      const later = new Date(Date.now() + 3 * 24 * 60 * 60 * 1000);
+      await prunePlaceChanges(t.db, new Date(later.getTime() - 2 * 24 * 60 * 60 * 1000));
+      await prunePlaceChanges(t.db, later);
+      const built = memory.state();
+      await sql`UPDATE places SET rating = 4.5 WHERE id % 17 = 2`.execute(t.db.kysely);
+      await memory.catchUp();
+      const now = memory.state();
+      assert.ok(now.engine === 'memory' && built.engine === 'memory');
+      assert.notEqual(now.builtMs, built.builtMs, 'rebuilt');
+      await compareAll('after a rebuild');
+    });
+
+    test('hands SQL the searches the index does not hold: text, geography, other orders, exclusions', async () => {
+      const city = (await topValues(t.db, 'city_id', 1))[0] as number;
+      const cases: Array<[PlaceCriteria, PlaceSort]> = [
+        [{ ...none, text: { words: ['cafe'], mode: 'substring' } }, 'relevance'],
+        [{ ...none, near: { lat: 48.137, lon: 11.575, radiusM: 2000 } }, 'relevance'],
+        [{ ...none, bbox: [11.5, 48.1, 11.6, 48.2] }, 'review_count'],
+        [{ ...none, cityId: city }, 'name'],
+        [{ ...none, cityId: city }, 'rating'],
+        [{ ...none, cityId: city, exclude: { accountId: 1, exported: 0, suppressed: null } }, 'relevance'],
+      ];
+      for (const [criteria, sort] of cases) {
+        assert.equal(indexQueryOf(criteria, sort), null, JSON.stringify(criteria));
+        const [m, s] = await Promise.all([
+          memory.searchPage(criteria, sort, null, 20, 10_000),
+          sqlEngine.searchPage(criteria, sort, null, 20, 10_000),
+        ]);
+        assert.ok(s.total > 0, `${JSON.stringify(criteria)} finds places`);
+        assert.equal(m.total, s.total);
+        assert.deepEqual(
+          m.rows.map((r) => r.id),
+          s.rows.map((r) => r.id),
+        );
+      }
+    });
+  });
+}
