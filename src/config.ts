@@ -65,6 +65,13 @@ export const ConfigSchema = Type.Object({
     description:
       'places a typo-tolerant search checks at most; a search with more candidates does not tolerate typos and says so (resolved.typos)',
   }),
+  OPENING_HOURS_WINDOW_DAYS: Type.Integer({
+    default: 42,
+    minimum: 1,
+    maximum: 366,
+    description:
+      'days ahead for which the opening-hours pass computes when each schedule is open (open_now, open_at); open_at beyond is refused naming the range',
+  }),
   EXPORT_IDLE_TIMEOUT: Type.Integer({
     default: 60,
     minimum: 1,

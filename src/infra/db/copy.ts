@@ -81,6 +81,10 @@ export const notCopiedTables: readonly string[] = [
   'place_changes_horizon',
   // Uploads in progress: finished ones leave nothing here, unfinished ones are dropped anyway.
   'suppression_uploads',
+  // Derived from places.opening_hours (migration 0031): with no state, the target's first open search recomputes them.
+  'place_hours',
+  'place_open_intervals',
+  'place_hours_state',
 ];
 
 export interface TableCopy {

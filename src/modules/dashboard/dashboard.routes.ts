@@ -120,7 +120,11 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     );
   });
 
-  const pages: PageOptions = { ...options, kit, searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES, options.engine) };
+  const pages: PageOptions = {
+    ...options,
+    kit,
+    searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES, options.engine, config.OPENING_HOURS_WINDOW_DAYS),
+  };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
   for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, monitorsPageRoutes, suppressionsPageRoutes, usageRoutes])

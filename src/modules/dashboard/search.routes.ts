@@ -76,11 +76,11 @@ export function pageOffset(from: string | undefined): number {
  */
 function searchParamsOf(body: FormBody): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const name of ['type', 'city', 'country', 'query', 'min_rating', 'sort'] as const) {
+  for (const name of ['type', 'city', 'country', 'query', 'min_rating', 'sort', 'open_at'] as const) {
     const value = text(body[name]).trim();
     if (value !== '') params[name] = value;
   }
-  for (const name of ['has_phone', 'has_website', 'has_email', 'has_social'] as const)
+  for (const name of ['has_phone', 'has_website', 'has_email', 'has_social', 'open_now'] as const)
     if (text(body[name]) === 'yes') params[name] = 'true';
   return params;
 }

@@ -48,7 +48,7 @@ function textField(
   name: string,
   label: string,
   hint: string,
-  options: { list?: string; required?: boolean } = {},
+  options: { list?: string; required?: boolean; type?: 'text' | 'datetime-local' } = {},
 ): SafeHtml {
   const error = errorFor(form, name);
   const id = `f-${name}`;
@@ -59,7 +59,7 @@ function textField(
     <label for="${id}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
     <p class="hint" id="${id}-hint">${hint}</p>
     ${error ? html`<p class="error" id="${id}-error"><span class="visually-hidden">Error:</span> ${error.message}${allowed.length > 0 ? html`. Did you mean: ${allowed.join(', ')}?` : ''}</p>` : ''}
-    <input id="${id}" name="${name}" type="text" value="${str(form.values[name])}"${options.list ? html` list="${options.list}"` : ''} aria-describedby="${id}-hint${error ? ` ${id}-error` : ''}"${error ? html` aria-invalid="true"` : ''}>
+    <input id="${id}" name="${name}" type="${options.type ?? 'text'}" value="${str(form.values[name])}"${options.list ? html` list="${options.list}"` : ''} aria-describedby="${id}-hint${error ? ` ${id}-error` : ''}"${error ? html` aria-invalid="true"` : ''}>
   </div>`;
 }
 
@@ -83,6 +83,11 @@ export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
       ${checkbox(form, 'has_website', 'a website')}
       ${checkbox(form, 'has_email', 'an email address')}
       ${checkbox(form, 'has_social', 'a social profile')}
+    </fieldset>
+    <fieldset class="filters">
+      <legend>Opening hours</legend>
+      ${checkbox(form, 'open_now', 'Open now')}
+      ${textField(form, 'open_at', 'Open at', 'Local time of each place, e.g. 2026-12-24T18:00', { type: 'datetime-local' })}
     </fieldset>
     <div class="field">
       <label for="f-min_rating">Minimum rating</label>
@@ -137,6 +142,8 @@ function filtersText(params: SearchInput): string {
   if (params.has_website) parts.push('with website');
   if (params.has_email) parts.push('with email');
   if (params.has_social) parts.push('with social profile');
+  if (params.open_now) parts.push('open at the time of the search');
+  if (params.open_at) parts.push(`open at ${params.open_at} local time`);
   if (params.min_rating !== undefined) parts.push(`rating ≥ ${params.min_rating}`);
   return parts.join(', ');
 }

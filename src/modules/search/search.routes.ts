@@ -44,7 +44,13 @@ const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider
 
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
-  const deps = createSearchDeps(options.db, options.reads, options.config.SEARCH_TYPO_CANDIDATES, options.engine);
+  const deps = createSearchDeps(
+    options.db,
+    options.reads,
+    options.config.SEARCH_TYPO_CANDIDATES,
+    options.engine,
+    options.config.OPENING_HOURS_WINDOW_DAYS,
+  );
   // The resolvers take a moment to make (seconds for the in-memory ones): once the server listens, not on a client's first search.
   app.addHook('onListen', async () => {
     setImmediate(() => {

@@ -51,6 +51,16 @@ const filterProperties = {
     description:
       'true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only',
   }),
+  open_now: Type.Boolean({
+    description:
+      'true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then',
+  }),
+  open_at: Type.String({
+    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}$',
+    description:
+      'Only places open at this local date and time of each place (`YYYY-MM-DDTHH:MM`, no zone: 18:00 is 18:00 in Munich and in Tokyo), from a week back to `OPENING_HOURS_WINDOW_DAYS` ahead (default 42). Same rules as `open_now`, which it cannot be combined with',
+    examples: ['2026-12-24T18:00'],
+  }),
   near: Type.String({
     pattern: '^\\s*-?\\d+(\\.\\d+)?\\s*,\\s*-?\\d+(\\.\\d+)?\\s*$',
     description: 'Centre point `lat,lon` in degrees; with `radius`',
@@ -229,6 +239,21 @@ export const ResolutionSchema = Type.Object(
       Type.Null(),
     ]),
     country: Type.Union([Type.Object({ input: Type.String(), code: Type.String(), name: Type.String() }), Type.Null()]),
+    open: Type.Optional(
+      Type.Object(
+        {
+          mode: Type.Union([Type.Literal('now'), Type.Literal('at')], { description: '`now`: `open_now`; `at`: `open_at`' }),
+          at: Type.String({
+            description: 'The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at`',
+          }),
+          unparsed: Type.Integer({
+            description:
+              'Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results',
+          }),
+        },
+        { description: 'Present with `open_now` or `open_at`' },
+      ),
+    ),
     typos: Type.Optional(
       Type.Object(
         {
@@ -272,6 +297,8 @@ const v1Properties = {
   country: filterProperties.country,
   type: filterProperties.type,
   include_closed: filterProperties.include_closed,
+  open_now: filterProperties.open_now,
+  open_at: filterProperties.open_at,
   per_page: pagingProperties.per_page,
 };
 
@@ -290,7 +317,8 @@ export const V1SearchResponseSchema = Type.Object({
 });
 
 /** `GET /api/v2/map/facets`: the search's filters (no paging, no order) and the dimension to count by. */
-const { sort: _sort, ...facetFilterProperties } = filterProperties;
+// Not the open filter (`open_now`, `open_at`): facets are counted by the search engine, which does not hold opening hours.
+const { sort: _sort, open_now: _openNow, open_at: _openAt, ...facetFilterProperties } = filterProperties;
 export const FacetsQuerySchema = Type.Object(
   {
     ...optional(facetFilterProperties),

@@ -25,6 +25,8 @@ import {
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchById, findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
+import { defaultWindowDays } from '../places/opening-hours.repository.ts';
+import { describeOpen, ensureHoursFor, openFilterOf, unparsedCriteria } from './open-filter.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 
 export type {
@@ -398,6 +400,8 @@ const filterNames = [
   'has_email',
   'has_social',
   'include_closed',
+  'open_now',
+  'open_at',
   'near',
   'radius',
   'bbox',
@@ -477,24 +481,33 @@ export async function createSearch(
   input: SearchInput,
   options: { perPage: number; fields: PlaceField[]; lang: string | null; polygon?: MultiPolygonCoordinates },
 ): Promise<SearchPageResult> {
-  const { only_new: onlyNew, ...filters } = input;
+  const { only_new: onlyNew, open_now: openNow, open_at: openAt, ...filters } = input;
+  const open = openFilterOf(
+    { open_now: openNow, open_at: openAt },
+    clockOf(deps)(),
+    options.polygon ? 'body' : 'querystring',
+    windowDaysOf(deps),
+  );
   const [named, exclusion] = await Promise.all([
     resolveSearchCached(deps, filters, options.lang),
     accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true }),
   ]);
   // A drawn area is searched as its bounding box, each place then tested (`rowCheck`); not remembered with
   // the names (a polygon is rarely asked twice, and may be large).
-  const resolved = options.polygon
-    ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } }
-    : named;
+  const resolved = await withOpen(
+    deps,
+    options.polygon ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } } : named,
+    open,
+  );
   const { sort } = resolved;
   const {
     page,
     criteria: ran,
-    resolution,
+    resolution: understood,
   } = await withBudget(deps, () =>
     runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, options.perPage),
   );
+  const resolution = await withBudget(deps, () => withOpenResolution(deps, ran, understood));
   if (page.candidateLimit !== undefined && ran.polygon && ran.text?.mode !== 'fuzzy') {
     throw bad('body.polygon', `holds more than ${page.candidateLimit} places with these filters; draw a smaller area or add filters`, {
       maxCandidates: page.candidateLimit,
@@ -550,15 +563,38 @@ export async function quickSearch(
       },
     );
   }
-  const { per_page: perPage = defaultPerPage, ...input } = params;
-  const [resolved, exclusion] = await Promise.all([
+  const { per_page: perPage = defaultPerPage, open_now: openNow, open_at: openAt, ...input } = params;
+  const open = openFilterOf({ open_now: openNow, open_at: openAt }, clockOf(deps)(), options.location, windowDaysOf(deps));
+  const [named, exclusion] = await Promise.all([
     resolveSearchCached(deps, input, options.lang),
     options.accountId === undefined ? null : accountExclusion(deps.db, options.accountId, { onlyNew: false }),
   ]);
-  const { page, criteria, resolution } = await withBudget(deps, () =>
-    runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, perPage),
-  );
+  const resolved = await withOpen(deps, named, open);
+  const {
+    page,
+    criteria,
+    resolution: understood,
+  } = await withBudget(deps, () => runWithFallbacks(deps, { ...resolved, criteria: forAccount(resolved.criteria, exclusion) }, perPage));
+  const resolution = await withBudget(deps, () => withOpenResolution(deps, criteria, understood));
   return { total: page.total, suppressed: await withBudget(deps, () => suppressedCount(deps, criteria, page.total)), page, resolution };
+}
+
+const clockOf = (deps: SearchDeps): (() => number) => deps.now ?? Date.now;
+const windowDaysOf = (deps: SearchDeps): number => deps.hoursWindowDays ?? defaultWindowDays;
+
+/** The search with its open filter, the opening-hours tables brought up to date first. */
+async function withOpen(deps: SearchDeps, resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf>): Promise<ResolvedSearch> {
+  if (!open) return resolved;
+  const criteria = { ...resolved.criteria, open };
+  await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
+  return { ...resolved, criteria };
+}
+
+/** `resolved.open` of a search with an open filter: the moment and how many matches have hours that could not be parsed. */
+async function withOpenResolution(deps: SearchDeps, criteria: PlaceCriteria, resolution: SearchResolution): Promise<SearchResolution> {
+  if (!criteria.open) return resolution;
+  const unparsed = await deps.reads.run('countMatches', unparsedCriteria({ ...criteria, open: criteria.open }));
+  return { ...resolution, open: { ...describeOpen(criteria.open), unparsed } };
 }
 
 /**
@@ -634,6 +670,7 @@ export async function continueSearch(
   const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
+  await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
   const page = await withBudget(deps, () => deps.engine.searchPage(criteria, search.sort, key, options.perPage, deps.typoCandidates));
   return toPage(search, page, options.fields, await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
 }
@@ -653,6 +690,7 @@ export async function savedSearchPage(
   const after = cursor === undefined ? null : decodeSearchCursor(cursor);
   if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
+  await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
   const page = await withBudget(deps, () =>
     deps.engine.searchPage(criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates),
   );
@@ -703,6 +741,7 @@ export async function getSearchById(db: Db, searchId: string): Promise<SavedSear
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
   const check = searchRowCheck(search);
+  await ensureHoursFor(db, search.criteria);
   for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
     const matches = check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows;
     if (matches.length > 0) yield matches;
@@ -718,7 +757,8 @@ export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck>
 }
 
 /** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
-export function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
+export async function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
+  await ensureHoursFor(db, search.criteria);
   return countMatches(db, search.criteria);
 }
 

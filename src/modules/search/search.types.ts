@@ -7,6 +7,7 @@ import type { ReadPool } from '../../infra/db/read-pool.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
 import type { PlaceCriteria, PlaceSort } from '../places/places.repository.ts';
 import type { PlaceField } from '../places/places.schema.ts';
+import type { OpenResolution } from './open-filter.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import type { SearchEngine } from './engine/search-engine.ts';
 import type { PlacePage } from './search.reads.ts';
@@ -54,6 +55,10 @@ export interface SearchDeps {
   places: () => PlaceNameResolver;
   /** Typo-tolerant candidates checked at most (`SEARCH_TYPO_CANDIDATES`). */
   typoCandidates: number;
+  /** Days ahead the opening-hours pass computes (`OPENING_HOURS_WINDOW_DAYS`); absent: the default. */
+  hoursWindowDays?: number;
+  /** The clock of `open_now` (tests pass a fixed one); absent: the system's. */
+  now?: () => number;
 }
 
 /** Search parameters after schema validation (the names of the query string). */
@@ -93,6 +98,8 @@ export interface SearchResolution {
    * `candidate_limit`). Absent from searches saved before it existed.
    */
   typos?: { tolerated: boolean; reason?: 'not_narrowed' | 'too_many_candidates'; candidate_limit: number };
+  /** With `open_now` or `open_at` (`open-filter.ts`). */
+  open?: OpenResolution;
 }
 
 /**

@@ -130,6 +130,7 @@ export function createSearchDeps(
   reads: ReadPool<ApiReadTasks>,
   typoCandidates = fuzzyCandidateLimit,
   engine: SearchEngine = new SqlSearchEngine({ db, reads }),
+  hoursWindowDays?: number,
 ): SearchDeps {
-  return { db, reads, engine, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates };
+  return { db, reads, engine, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates, hoursWindowDays };
 }

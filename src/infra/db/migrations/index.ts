@@ -26,6 +26,7 @@ import * as m0027 from './0027_stored_search_text.ts';
 import * as m0028 from './0028_place_changes.ts';
 import * as m0029 from './0029_webhook_job_kinds.ts';
 import * as m0030 from './0030_follow_monitors.ts';
+import * as m0031 from './0031_opening_hours.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0028_place_changes': m0028,
   '0029_webhook_job_kinds': m0029,
   '0030_follow_monitors': m0030,
+  '0031_opening_hours': m0031,
 };

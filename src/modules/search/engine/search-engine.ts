@@ -94,7 +94,9 @@ export class SqlSearchEngine implements SearchEngine {
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count') return null;
-  if (criteria.text || criteria.textKind || criteria.near || criteria.bbox || criteria.polygon || criteria.exclude) return null;
+  // Opening hours (`open`) live in tables of their own (migration 0031), which the index does not hold.
+  if (criteria.text || criteria.textKind || criteria.near || criteria.bbox || criteria.polygon || criteria.exclude || criteria.open)
+    return null;
   const flags: IndexQuery['flags'] = {};
   const wanted = {
     has_phone: criteria.hasPhone,

@@ -1,0 +1,135 @@
+/**
+ * What `open_now` costs on top of the same search (issue #26: p99 at most 1.5× the search without it), on the
+ * benchmark catalog, SQLite and PostgreSQL, in one run:
+ *
+ *   npm run bench:open-now -- [--size N] [--rounds R] [--no-postgres] [--no-sqlite]     (default 200000 places, 60 rounds)
+ *
+ * Builds (or reuses) var/bench/catalog-v1-N.db (bench/lib/catalog.ts), copies it into a PostgreSQL schema
+ * (bench/lib/postgres-catalog.ts, dropped at the end), runs the opening-hours pass on each (timed), then
+ * for each query times the exact count and the first page, uncached (`countPlaces` + `findPlacesPage`, as
+ * the read pool runs them), in rounds alternating the search with `open_now` (the instant of the run; and
+ * `open_at` noon tomorrow, when the most schedules are open) and without it: the baseline measured in the
+ * same run. Prints the median and p99 of each and their ratios.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openDatabase, type Db } from '../src/infra/db/database.ts';
+import { migrateToLatest } from '../src/infra/db/migrate.ts';
+import { rebuildOpeningHours } from '../src/modules/places/opening-hours.repository.ts';
+import { countPlaces, findPlacesPage, type OpenAt, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
+import { buildCatalog } from './lib/catalog.ts';
+import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: '200000' },
+    rounds: { type: 'string', default: '60' },
+    'no-postgres': { type: 'boolean', default: false },
+    'no-sqlite': { type: 'boolean', default: false },
+  },
+});
+const size = Number(values.size);
+const rounds = Number(values.rounds);
+const root = resolve(import.meta.dirname, '..');
+const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const catalog = await buildCatalog({ size, dir: resolve(root, 'var/bench'), dataDir: resolve(root, '../shared/data'), log: console.log });
+
+const none: PlaceCriteria = {
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+};
+
+async function queriesOf(db: Db): Promise<Array<[string, PlaceCriteria]>> {
+  const index = loadCategoryIndex();
+  // The (city, category) pairs with the most places that have hours: where open_now has the most to check.
+  const pairs = await db.kysely
+    .selectFrom('places')
+    .select(['city_id', 'category', 'country_code', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('city_id', 'is not', null)
+    .where('category', 'is not', null)
+    .where('opening_hours', 'is not', null)
+    .groupBy(['city_id', 'category', 'country_code'])
+    .orderBy('n', 'desc')
+    .limit(3)
+    .execute();
+  return [
+    ...pairs.map((p): [string, PlaceCriteria] => [
+      `type=${p.category} city=${p.city_id}`,
+      { ...none, cityId: Number(p.city_id), categories: index.subtree(p.category!) },
+    ]),
+    [
+      `type=${pairs[0]!.category} country=${pairs[0]!.country_code}`,
+      { ...none, countryCode: pairs[0]!.country_code, categories: index.subtree(pairs[0]!.category!) },
+    ],
+    ['query=pizza', { ...none, text: { words: ['pizza'], mode: 'substring' } }],
+    ['bbox Munich centre', { ...none, bbox: [11.55, 48.13, 11.6, 48.15] }],
+  ];
+}
+
+async function once(db: Db, criteria: PlaceCriteria): Promise<number> {
+  const started = performance.now();
+  await countPlaces(db, criteria);
+  await findPlacesPage(db, criteria, 'relevance', null, 20);
+  return performance.now() - started;
+}
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+
+async function measure(label: string, db: Db): Promise<void> {
+  const now = Date.now();
+  const started = performance.now();
+  const pass = await rebuildOpeningHours(db, now, 42);
+  console.log(
+    `\n${label}: pass ${((performance.now() - started) / 1000).toFixed(1)} s: ${pass.places} places with hours, ${pass.schedules} schedules, ${pass.unparsed} unparsed, ${pass.intervals} interval rows`,
+  );
+  // open_now at the run's instant, and open_at noon tomorrow (local): when most schedules are open, the set is largest.
+  const moments: Array<[string, OpenAt]> = [
+    ['open_now', { clock: 'utc', at: Math.floor(now / 60_000) * 60 }],
+    ['open_at noon', { clock: 'local', at: (Math.floor(now / 86_400_000) + 1) * 86_400 + 12 * 3600 }],
+  ];
+  for (const [moment, openAt] of moments)
+    for (const [name, criteria] of await queriesOf(db)) {
+      const open = { ...criteria, open: openAt };
+      const withOpen: number[] = [];
+      const without: number[] = [];
+      await once(db, criteria);
+      await once(db, open);
+      for (let i = 0; i < rounds; i++) {
+        withOpen.push(await once(db, open));
+        without.push(await once(db, criteria));
+      }
+      const [total, openTotal] = [await countPlaces(db, criteria), await countPlaces(db, open)];
+      const [m1, m0, p1, p0] = [quantile(withOpen, 0.5), quantile(without, 0.5), quantile(withOpen, 0.99), quantile(without, 0.99)];
+      console.log(
+        `  ${moment.padEnd(13)} ${name.padEnd(36)} ${String(openTotal).padStart(6)}/${String(total).padEnd(7)} median ${m1.toFixed(2).padStart(7)} vs ${m0.toFixed(2).padStart(7)} ms (${(m1 / m0).toFixed(2)}×)   p99 ${p1.toFixed(2).padStart(7)} vs ${p0.toFixed(2).padStart(7)} ms (${(p1 / p0).toFixed(2)}×)`,
+      );
+    }
+}
+
+console.log(`${catalog.path}: ${catalog.rows} places; ${new Date().toISOString()}; ${rounds} rounds`);
+if (!values['no-sqlite']) {
+  const sqlite = openDatabase(catalog.url);
+  await migrateToLatest(sqlite);
+  await measure('SQLite', sqlite);
+  await sqlite.close();
+}
+if (!values['no-postgres']) {
+  const schema = `bench_open_now_${process.pid}`;
+  const { url, seconds } = await loadCatalogIntoPostgres(catalog.path, adminUrl, schema, console.log);
+  console.log(`\ncopied into PostgreSQL in ${seconds.toFixed(0)} s`);
+  const pg = openDatabase(url);
+  try {
+    await measure('PostgreSQL', pg);
+  } finally {
+    await pg.close();
+    await dropSchema(adminUrl, schema);
+  }
+}

@@ -1,0 +1,213 @@
+import { type Kysely, sql } from 'kysely';
+import type { Db } from '../../infra/db/database.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
+import type { Database } from '../../infra/db/schema.ts';
+import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
+import { placesVersion } from './places.repository.ts';
+
+/** Tables of migration 0031 (see its comment). */
+export type OpeningHoursTables = {
+  place_hours: { place_id: number; schedule_id: number; tz: string | null; state: 'ok' | 'unparsed'; reason: string | null };
+  place_open_intervals: { kind: 'u' | 'l'; day: number; start_s: number; end_s: number; schedule_id: number };
+  place_hours_state: { id: number; places_version: number; window_from: string; window_to: string; computed_at: string };
+};
+
+type HoursDb = Kysely<Database & OpeningHoursTables>;
+const tables = (db: Db): HoursDb => db.kysely.withTables<OpeningHoursTables>();
+
+/** Days before the pass's own day that the intervals still cover (saved searches made then still export). */
+export const windowDaysBefore = 7;
+/** Default days ahead (`OPENING_HOURS_WINDOW_DAYS`). */
+export const defaultWindowDays = 42;
+
+const dayMs = 86_400_000;
+
+export interface HoursWindow {
+  /** First and last instant covered (ms). */
+  fromMs: number;
+  toMs: number;
+}
+
+/** The window a pass on `now` computes: whole UTC days, a week back and `days` ahead. */
+export function windowOf(nowMs: number, days: number): HoursWindow {
+  const today = Math.floor(nowMs / dayMs) * dayMs;
+  return { fromMs: today - windowDaysBefore * dayMs, toMs: today + (days + 1) * dayMs };
+}
+
+export interface HoursPassResult {
+  places: number;
+  schedules: number;
+  unparsed: number;
+  intervals: number;
+  placesVersion: number;
+  window: HoursWindow;
+}
+
+interface HoursState {
+  placesVersion: number;
+  window: HoursWindow;
+}
+
+export async function readHoursState(db: Db): Promise<HoursState | null> {
+  const row = await tables(db).selectFrom('place_hours_state').selectAll().where('id', '=', 1).executeTakeFirst();
+  return row
+    ? { placesVersion: Number(row.places_version), window: { fromMs: Date.parse(row.window_from), toMs: Date.parse(row.window_to) } }
+    : null;
+}
+
+const running = new WeakMap<Db, Promise<HoursPassResult>>();
+
+/**
+ * Makes the tables current for `now`: recomputed when the places version moved since the last pass or the
+ * window no longer reaches `days` ahead of today (less one day, so a pass runs about once a day). One pass
+ * at a time per database handle; callers arriving meanwhile wait for it. Answers the state in force.
+ */
+export async function ensureOpeningHours(db: Db, nowMs: number, days: number): Promise<HoursState> {
+  const state = await readHoursState(db);
+  const version = await placesVersion(db);
+  const wanted = windowOf(nowMs, days);
+  if (state && state.placesVersion === version && state.window.toMs >= wanted.toMs - dayMs && state.window.fromMs <= wanted.fromMs + dayMs)
+    return state;
+  const result = await rebuildOpeningHours(db, nowMs, days);
+  return { placesVersion: result.placesVersion, window: result.window };
+}
+
+/** Recomputes the three tables from `places.opening_hours` (single-flight per handle). */
+export function rebuildOpeningHours(db: Db, nowMs: number, days: number): Promise<HoursPassResult> {
+  const current = running.get(db);
+  if (current) return current;
+  const pass = rebuild(db, nowMs, days).finally(() => running.delete(db));
+  running.set(db, pass);
+  return pass;
+}
+
+const batch = 2000;
+
+async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassResult> {
+  // Read first: a write that lands during the pass moves the version past it, and the next search recomputes.
+  const version = await placesVersion(db);
+  const window = windowOf(nowMs, days);
+  const places = await db.kysely
+    .selectFrom('places')
+    .select(['id', 'opening_hours', 'lat', 'lon', 'country_code', 'region'])
+    .where('opening_hours', 'is not', null)
+    .where('opening_hours', '!=', '')
+    .execute();
+  const schedules = new Map<string, number>();
+  const parsedKeys = new Map<string, { id: number; note: string | null } | { reason: string }>();
+  const hoursRows: OpeningHoursTables['place_hours'][] = [];
+  const intervalRows: OpeningHoursTables['place_open_intervals'][] = [];
+  let unparsed = 0;
+  inFixedOffsetZone(() => {
+    for (const p of places) {
+      const value = p.opening_hours!.trim();
+      const tz = timeZoneAt(p.lat, p.lon);
+      const holidays = namesHolidays(value);
+      const key = `${tz}\u0000${holidays ? `${p.country_code}\u0000${p.region}` : ''}\u0000${value}`;
+      let known = parsedKeys.get(key);
+      if (!known) {
+        if (tz === null) known = { reason: 'no coordinates: the time zone is unknown' };
+        else {
+          const at = { lat: p.lat!, lon: p.lon!, countryCode: p.country_code, region: p.region };
+          const schedule = scheduleIntervals(value, at, tz, window.fromMs, window.toMs);
+          if (!schedule.ok) known = { reason: schedule.reason };
+          else {
+            const id = schedules.size + 1;
+            schedules.set(key, id);
+            known = { id, note: schedule.note };
+            for (const i of schedule.intervals) {
+              pushSplit(intervalRows, 'u', id, i.startUtc, i.endUtc);
+              pushSplit(intervalRows, 'l', id, i.startLocal, i.endLocal);
+            }
+          }
+        }
+        parsedKeys.set(key, known);
+      }
+      if ('id' in known) hoursRows.push({ place_id: Number(p.id), schedule_id: known.id, tz, state: 'ok', reason: known.note });
+      else {
+        unparsed++;
+        hoursRows.push({ place_id: Number(p.id), schedule_id: 0, tz, state: 'unparsed', reason: known.reason });
+      }
+    }
+  });
+  await tables(db)
+    .transaction()
+    .execute(async (trx) => {
+      await passLock(db)(trx);
+      await trx.deleteFrom('place_hours').execute();
+      await trx.deleteFrom('place_open_intervals').execute();
+      for (let i = 0; i < hoursRows.length; i += batch)
+        await trx
+          .insertInto('place_hours')
+          .values(hoursRows.slice(i, i + batch))
+          .execute();
+      for (let i = 0; i < intervalRows.length; i += batch)
+        await trx
+          .insertInto('place_open_intervals')
+          .values(intervalRows.slice(i, i + batch))
+          .execute();
+      const state = {
+        places_version: version,
+        window_from: new Date(window.fromMs).toISOString(),
+        window_to: new Date(window.toMs).toISOString(),
+        computed_at: new Date(nowMs).toISOString(),
+      };
+      await trx.deleteFrom('place_hours_state').execute();
+      await trx
+        .insertInto('place_hours_state')
+        .values({ id: 1, ...state })
+        .execute();
+    });
+  await refreshStatistics(db);
+  return { places: hoursRows.length, schedules: schedules.size, unparsed, intervals: intervalRows.length, placesVersion: version, window };
+}
+
+/**
+ * One pass writes the tables at a time across processes (API nodes sharing a PostgreSQL database): a second
+ * pass waits for the first to commit, then replaces its rows, instead of inserting beside them. SQLite has
+ * one writer anyway.
+ */
+const passLock = byDialect<(trx: HoursDb) => Promise<void>>({
+  sqlite: () => async () => {},
+  postgres: () => async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtext('leadatlas.opening-hours'))`.execute(trx);
+  },
+});
+
+/**
+ * PostgreSQL plans the open filter from the tables' statistics: without them, freshly rewritten tables look
+ * empty and it hashes the whole of `place_hours` for every search instead of probing it per place. SQLite's
+ * plan does not depend on them.
+ */
+const refreshStatistics = byDialect<(db: Db) => Promise<void>>({
+  sqlite: () => async () => {},
+  postgres: () => async (db) => {
+    // VACUUM too: the visibility map lets the set of open schedules come from the index alone.
+    await sql`VACUUM ANALYZE place_hours, place_open_intervals`.execute(db.kysely);
+  },
+});
+
+/** An interval cut at the day boundaries of its own clock, so a search reads one day's rows. */
+function pushSplit(out: OpeningHoursTables['place_open_intervals'][], kind: 'u' | 'l', scheduleId: number, start: number, end: number) {
+  for (let s = start; s < end; ) {
+    const day = Math.floor(s / 86_400);
+    const e = Math.min(end, (day + 1) * 86_400);
+    out.push({ kind, day, start_s: s, end_s: e, schedule_id: scheduleId });
+    s = e;
+  }
+}
+
+/** Every unparsed value with its reason and how many places have it (for `leadatlas hours`). */
+export async function unparsedHours(db: Db, limit: number): Promise<Array<{ value: string; reason: string; places: number }>> {
+  const rows = await db.kysely
+    .withTables<OpeningHoursTables>()
+    .selectFrom('place_hours')
+    .innerJoin('places', 'places.id', 'place_hours.place_id')
+    .select(['places.opening_hours as value', 'place_hours.reason as reason', (eb) => eb.fn.countAll<number>().as('places')])
+    .where('place_hours.state', '=', 'unparsed')
+    .groupBy(['places.opening_hours', 'place_hours.reason'])
+    .orderBy('places', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ value: String(r.value), reason: String(r.reason), places: Number(r.places) }));
+}
