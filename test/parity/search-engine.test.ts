@@ -238,6 +238,10 @@ for (const dialect of dialects) {
         [{ ...none, cityId: city }, 'rating'],
         [{ ...none, cityId: city, exclude: { accountId: 1, exported: 0, suppressed: null } }, 'relevance'],
       ];
+      // Opening hours, and any criterion the index does not know, are never ignored: SQL answers them.
+      assert.equal(indexQueryOf({ ...none, cityId: city, open: { clock: 'utc', at: 1_800_000_000 } }, 'relevance'), null);
+      assert.equal(indexQueryOf({ ...none, cityId: city, later: true } as PlaceCriteria, 'relevance'), null);
+      assert.ok(indexQueryOf({ ...none, cityId: city, open: null, includeClosed: false }, 'relevance'));
       for (const [criteria, sort] of cases) {
         assert.equal(indexQueryOf(criteria, sort), null, JSON.stringify(criteria));
         const [m, s] = await Promise.all([

@@ -4077,6 +4077,13 @@ export interface operations {
                 near?: string;
                 /** @description true: leave out the places this account has already exported (its leads); `total` counts the others. An export of the search keeps to it too */
                 only_new?: boolean;
+                /**
+                 * @description Only places open at this local date and time of each place (`YYYY-MM-DDTHH:MM`, no zone: 18:00 is 18:00 in Munich and in Tokyo), from a week back to `OPENING_HOURS_WINDOW_DAYS` ahead (default 42). Same rules as `open_now`, which it cannot be combined with
+                 * @example 2026-12-24T18:00
+                 */
+                open_at?: string;
+                /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
+                open_now?: boolean;
                 /** @description Places per page, 1–100 (default 20) */
                 per_page?: number;
                 /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
@@ -4272,6 +4279,15 @@ export interface operations {
                                 input: string;
                                 name: string;
                             } | null;
+                            /** @description Present with `open_now` or `open_at` */
+                            open?: {
+                                /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
+                                at: string;
+                                /** @description `now`: `open_now`; `at`: `open_at` */
+                                mode: "now" | "at";
+                                /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
+                                unparsed: number;
+                            };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
                                 categories?: {
@@ -4439,6 +4455,13 @@ export interface operations {
                      * @example 4
                      */
                     min_rating?: number;
+                    /**
+                     * @description Only places open at this local date and time of each place (`YYYY-MM-DDTHH:MM`, no zone: 18:00 is 18:00 in Munich and in Tokyo), from a week back to `OPENING_HOURS_WINDOW_DAYS` ahead (default 42). Same rules as `open_now`, which it cannot be combined with
+                     * @example 2026-12-24T18:00
+                     */
+                    open_at?: string;
+                    /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
+                    open_now?: boolean;
                     /**
                      * @description Places per page, 1–100 (default 20)
                      * @default 20
@@ -4678,6 +4701,15 @@ export interface operations {
                                 input: string;
                                 name: string;
                             } | null;
+                            /** @description Present with `open_now` or `open_at` */
+                            open?: {
+                                /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
+                                at: string;
+                                /** @description `now`: `open_now`; `at`: `open_at` */
+                                mode: "now" | "at";
+                                /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
+                                unparsed: number;
+                            };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
                                 categories?: {
@@ -4806,6 +4838,13 @@ export interface operations {
                 country?: string;
                 /** @description true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only */
                 include_closed?: boolean;
+                /**
+                 * @description Only places open at this local date and time of each place (`YYYY-MM-DDTHH:MM`, no zone: 18:00 is 18:00 in Munich and in Tokyo), from a week back to `OPENING_HOURS_WINDOW_DAYS` ahead (default 42). Same rules as `open_now`, which it cannot be combined with
+                 * @example 2026-12-24T18:00
+                 */
+                open_at?: string;
+                /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
+                open_now?: boolean;
                 /** @description Places per page, 1–100 (default 20) */
                 per_page?: number;
                 /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
@@ -4989,6 +5028,15 @@ export interface operations {
                                 input: string;
                                 name: string;
                             } | null;
+                            /** @description Present with `open_now` or `open_at` */
+                            open?: {
+                                /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
+                                at: string;
+                                /** @description `now`: `open_now`; `at`: `open_at` */
+                                mode: "now" | "at";
+                                /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
+                                unparsed: number;
+                            };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
                                 categories?: {
@@ -5133,6 +5181,13 @@ export interface operations {
                     country?: string;
                     /** @description true: closed places (the source says so) and retired ones (gone from the latest import of their dataset) match too, with `status` and `closed_at`; default false: open places only */
                     include_closed?: boolean;
+                    /**
+                     * @description Only places open at this local date and time of each place (`YYYY-MM-DDTHH:MM`, no zone: 18:00 is 18:00 in Munich and in Tokyo), from a week back to `OPENING_HOURS_WINDOW_DAYS` ahead (default 42). Same rules as `open_now`, which it cannot be combined with
+                     * @example 2026-12-24T18:00
+                     */
+                    open_at?: string;
+                    /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
+                    open_now?: boolean;
                     /**
                      * @description Places per page, 1–100 (default 20)
                      * @default 20
@@ -5326,6 +5381,15 @@ export interface operations {
                                 input: string;
                                 name: string;
                             } | null;
+                            /** @description Present with `open_now` or `open_at` */
+                            open?: {
+                                /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
+                                at: string;
+                                /** @description `now`: `open_now`; `at`: `open_at` */
+                                mode: "now" | "at";
+                                /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
+                                unparsed: number;
+                            };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
                                 categories?: {

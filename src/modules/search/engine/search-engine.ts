@@ -87,6 +87,19 @@ export class SqlSearchEngine implements SearchEngine {
   }
 }
 
+/** The criteria the index answers; a search with any other criterion set is answered by SQL. */
+const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCriteria>([
+  'categories',
+  'cityId',
+  'countryCode',
+  'minRating',
+  'hasPhone',
+  'hasWebsite',
+  'hasEmail',
+  'hasSocial',
+  'includeClosed',
+]);
+
 /**
  * What the index answers, as its query, or null when SQL must: text, geography (near, bbox, a drawn area),
  * an account's exclusions, and orders other than the default one (relevance without text or `near`, which
@@ -94,9 +107,12 @@ export class SqlSearchEngine implements SearchEngine {
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count') return null;
-  // Opening hours (`open`) live in tables of their own (migration 0031), which the index does not hold.
-  if (criteria.text || criteria.textKind || criteria.near || criteria.bbox || criteria.polygon || criteria.exclude || criteria.open)
-    return null;
+  // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, opening hours
+  // (tables of their own, migration 0031), and whatever criterion is added later, which the index must
+  // never ignore silently.
+  for (const [name, value] of Object.entries(criteria)) {
+    if (value !== null && value !== undefined && !indexedCriteria.has(name as keyof PlaceCriteria)) return null;
+  }
   const flags: IndexQuery['flags'] = {};
   const wanted = {
     has_phone: criteria.hasPhone,
