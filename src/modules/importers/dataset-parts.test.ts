@@ -28,6 +28,11 @@ test('a quoted pattern names the parts of a release in the order the release num
       join(dir, 'part-10.parquet'),
       'https://example.org/part-*.parquet',
     ]);
+    // A file named twice, directly or through a pattern, is refused.
+    await assert.rejects(
+      expandImportArguments([join(dir, 'part-1.parquet'), join(dir, 'part-*.parquet')]),
+      /part-1\.parquet is named twice/,
+    );
     await assert.rejects(expandImportArguments([join(dir, 'nothing-*.parquet')]), (e: unknown) => {
       assert.ok(e instanceof AppError && e.code === 'not_found', String(e));
       assert.match(e.message, /matches/);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { glob } from 'tinyglobby';
 import { AppError } from '../../infra/errors.ts';
 
@@ -61,6 +61,17 @@ export async function expandImportArguments(args: readonly string[]): Promise<st
       });
     }
     files.push(...matches.sort(byName));
+  }
+  // The same file twice is a mistake, never two parts of a release: refused before anything is read.
+  const seen = new Set<string>();
+  for (const file of files) {
+    const key = /^https?:\/\//i.test(file) ? file : resolve(file);
+    if (seen.has(key)) {
+      throw new AppError('validation_failed', `${file} is named twice: the files of one import are different files`, {
+        errors: [{ field: 'files', message: `${file} is named twice` }],
+      });
+    }
+    seen.add(key);
   }
   return files;
 }

@@ -348,7 +348,7 @@ for (const dialect of dialects) {
         encoding: 'utf8',
       });
       assert.notEqual(refused.status, 0);
-      assert.match(refused.stderr, /one file/);
+      assert.match(refused.stderr, /named twice/);
     });
   });
 }
