@@ -40,6 +40,32 @@ export function usageChart(days: DayCount[], width = 720, height = 220): SafeHtm
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg">${grid}${bars}</svg>`;
 }
 
+export interface LabelledCount {
+  label: string;
+  count: number;
+}
+
+/**
+ * Counts by label as an inline SVG of horizontal bars, in the order given, each with its label on the left
+ * and its exact number at its end. Decorative for screen readers like `usageChart`: the page puts the same
+ * numbers in a table. Labels past `labelChars` are cut with an ellipsis (the full one is the bar's title).
+ */
+export function barChart(bars: LabelledCount[], width = 720, labelChars = 26): SafeHtml {
+  const row = 24;
+  const left = 190;
+  const right = 70;
+  const height = Math.max(1, bars.length) * row + 4;
+  const top = niceCeiling(Math.max(1, ...bars.map((b) => b.count)));
+  const plotW = width - left - right;
+  const rows = bars.map((b, i) => {
+    const y = 2 + i * row;
+    const w = Math.max(b.count > 0 ? 1 : 0, (b.count / top) * plotW);
+    const label = b.label.length > labelChars ? `${b.label.slice(0, labelChars - 1)}…` : b.label;
+    return html`<text class="chart-axis" x="${left - 8}" y="${y + row / 2 + 4}" text-anchor="end">${label}</text><rect class="chart-bar" x="${left}" y="${y + 3}" width="${w.toFixed(1)}" height="${row - 6}"><title>${b.label}: ${formatCount(b.count)}</title></rect><text class="chart-axis" x="${(left + w + 6).toFixed(1)}" y="${y + row / 2 + 4}">${formatCount(b.count)}</text>`;
+  });
+  return html`<svg class="chart" viewBox="0 0 ${width} ${height}" aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg"><line class="chart-grid" x1="${left}" x2="${left}" y1="0" y2="${height}"/>${rows}</svg>`;
+}
+
 /** The smallest 1, 2 or 5 × 10ⁿ at or above `value`, so the axis reads in round numbers. */
 export function niceCeiling(value: number): number {
   if (value <= 1) return 1;

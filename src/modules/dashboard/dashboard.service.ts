@@ -2,18 +2,20 @@ import type { Db } from '../../infra/db/database.ts';
 import { dailyUsage } from '../auth/usage.service.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import { recentExports, type ExportSummary } from '../exports/exports.service.ts';
-import { largestCitiesInBox } from '../geo/geo.ts';
+import { citiesByIds, largestCitiesInBox } from '../geo/geo.ts';
 import {
   iterateSearchPlaces,
   placesInBox,
   recentSearches as recentSearchesOf,
+  savedSearchFacets,
   savedSearchPage,
   searchAsItRunsNow,
+  type SavedSearch,
   type SearchDeps,
   type SearchSummary,
 } from '../search/search.service.ts';
 import { renderMap, viewBox, type MapResult } from './map.ts';
-import type { ResultsView } from './search.views.ts';
+import type { MarketChart, ResultsView } from './search.views.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
 import { recentJobs, type JobOverview } from '../exports/export-jobs.service.ts';
 import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
@@ -27,6 +29,8 @@ import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
 const mapMaxResults = 3000;
 /** Other places drawn as the settlement footprint. */
 const mapMaxContext = 8000;
+/** Values the market chart draws one bar each; the rest share one bar. */
+const chartTopValues = 10;
 
 export function recentSearches(db: Db, accountId: number, limit: number): Promise<SearchSummary[]> {
   return recentSearchesOf(db, accountId, limit);
@@ -45,15 +49,24 @@ export function usageByDay(db: Db, accountId: number, days: number): Promise<Arr
   return dailyUsage(db, accountId, days);
 }
 
-/** A page of a saved search's results with its map: the results in orange over every other place in view. */
+/**
+ * A page of a saved search's results with its map (the results in orange over every other place in view) and
+ * its market chart. The chart is an extra: when its count fails or runs over the time budget, the page is
+ * shown without it and the reason goes to `log`.
+ */
 export async function searchResults(
   deps: SearchDeps,
   accountId: number,
   searchId: string,
   cursor: string | undefined,
   perPage: number,
+  log: { warn(obj: unknown, msg: string): void },
 ): Promise<Omit<ResultsView, 'offset'>> {
   const { search, page, total, suppressed, nextCursor } = await savedSearchPage(deps, accountId, searchId, cursor, perPage);
+  const chart = marketChart(deps, search).catch((error: unknown) => {
+    log.warn({ err: error, searchId }, 'the market chart of a search was left out');
+    return null;
+  });
   // The map shows what the search finds for this account now: its suppression list (and only_new) apply.
   const running = await searchAsItRunsNow(deps.db, search);
   const results: MapResult[] = [];
@@ -91,6 +104,7 @@ export async function searchResults(
     search,
     total,
     suppressed,
+    chart: await chart,
     places: page.rows.map((r) => placeRowToPlace(r)),
     nextCursor,
     isFirstPage: cursor === undefined,
@@ -103,6 +117,43 @@ export async function searchResults(
     }),
     mapCaption,
   };
+}
+
+/**
+ * How a saved search's matches spread, as the facets route counts them: by city, or by category when the
+ * search is in one city. The `chartTopValues` largest values a bar each, then the other values together, then
+ * the matches without a value (places filed under no city); null when there is nothing to draw or the search
+ * is one facets cannot count exactly (`savedSearchFacets`).
+ */
+export async function marketChart(deps: SearchDeps, search: SavedSearch): Promise<MarketChart | null> {
+  const by = search.criteria.cityId === null ? 'city' : 'category';
+  const facets = await savedSearchFacets(deps, search, by);
+  if (!facets || facets.total === 0) return null;
+  const top = facets.values.slice(0, chartTopValues);
+  const rest = facets.values.slice(chartTopValues);
+  const cities =
+    by === 'city'
+      ? new Map(
+          (
+            await citiesByIds(
+              deps.db,
+              top.map((v) => Number(v.value)),
+            )
+          ).map((c) => [Number(c.id), c]),
+        )
+      : null;
+  const labelOf = (value: string | number | boolean): string => {
+    if (!cities) return String(value).replaceAll('_', ' ');
+    const city = cities.get(Number(value));
+    if (!city) return `city ${value}`;
+    return search.criteria.countryCode === null ? `${city.name} (${city.country_code})` : city.name;
+  };
+  const bars: MarketChart['bars'] = top.map((v) => ({ value: v.value, label: labelOf(v.value), count: v.count }));
+  const other = rest.reduce((sum, v) => sum + v.count, 0);
+  if (other > 0) bars.push({ value: null, label: `${rest.length} other ${by === 'city' ? 'cities' : 'categories'}`, count: other });
+  const without = facets.total - facets.values.reduce((sum, v) => sum + v.count, 0);
+  if (without > 0) bars.push({ value: null, label: by === 'city' ? 'No city' : 'No category', count: without });
+  return { by, total: facets.total, bars };
 }
 
 /** The account's export jobs with their webhook deliveries and attempts, for the Exports page. */

@@ -43,7 +43,14 @@ export async function searchPageRoutes(appBase: FastifyInstance, { kit, config, 
 
   app.get('/searches/:id', { schema: { params: IdParamsSchema, querystring: ResultsQuerySchema } }, async (request, reply) => {
     const { cursor, from } = request.query;
-    const view = await searchResults(searchDeps, kit.session(request).accountId, request.params.id, cursor || undefined, resultsPerPage);
+    const view = await searchResults(
+      searchDeps,
+      kit.session(request).accountId,
+      request.params.id,
+      cursor || undefined,
+      resultsPerPage,
+      request.log,
+    );
     return kit.send(reply, resultsPage(kit.ctx(request), { ...view, offset: view.isFirstPage ? 1 : pageOffset(from) }));
   });
 

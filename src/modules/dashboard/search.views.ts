@@ -5,6 +5,7 @@ import { html, safeUrl, type SafeHtml } from './html.ts';
 import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
 import type { FormState } from './pages.ts';
 import { exportJobForm } from './exports.views.ts';
+import { barChart } from './chart.ts';
 
 /** Kinds of business offered as suggestions; any term the taxonomy knows (in any language) works. */
 const typeSuggestions = [
@@ -210,6 +211,20 @@ export function searchesPage(ctx: PageContext, searches: SearchSummary[], export
   );
 }
 
+/** A search's matches by city or by category (`marketChart` in dashboard.service.ts). */
+export interface MarketChart {
+  by: 'city' | 'category';
+  /** Exact number of matches. */
+  total: number;
+  /** Largest first, then the other values together, then the matches without a value. */
+  bars: Array<{
+    label: string;
+    count: number;
+    /** The facets route's value (GeoNames id, category slug); null for the bars of other values and of none. */
+    value: string | number | boolean | null;
+  }>;
+}
+
 export interface ResultsView {
   search: SavedSearch;
   total: number;
@@ -222,6 +237,32 @@ export interface ResultsView {
   isFirstPage: boolean;
   map: SafeHtml;
   mapCaption: string;
+  /** Absent when it could not be counted in time, or the search is one facets do not count. */
+  chart: MarketChart | null;
+}
+
+/**
+ * The market at a glance: the search's matches by city (or by category in one city) as bars, and the same
+ * exact numbers in a table, which is the accessible form (the SVG is hidden from screen readers).
+ */
+function marketChartCard(chart: MarketChart): SafeHtml {
+  const title = chart.by === 'city' ? 'Matches by city' : 'Matches by category';
+  const share = (n: number) => `${((n / chart.total) * 100).toFixed(n / chart.total < 0.1 ? 1 : 0)} %`;
+  return html`<figure class="card chart-card" data-testid="market-chart">
+      <figcaption>${title}</figcaption>
+      ${barChart(chart.bars)}
+      <details>
+        <summary>The same numbers as a table</summary>
+        <div class="table-wrap"><table class="numbers">
+          <caption class="visually-hidden">${title}, of ${formatCount(chart.total)} places</caption>
+          <thead><tr><th scope="col">${chart.by === 'city' ? 'City' : 'Category'}</th><th scope="col" class="num">Places</th><th scope="col" class="num">Share</th></tr></thead>
+          <tbody>${chart.bars.map(
+            (b) =>
+              html`<tr data-value="${b.value === null ? '' : String(b.value)}" data-count="${b.count}"><th scope="row">${b.label}</th><td class="num">${formatCount(b.count)}</td><td class="num">${share(b.count)}</td></tr>`,
+          )}</tbody>
+        </table></div>
+      </details>
+    </figure>`;
 }
 
 export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
@@ -250,6 +291,7 @@ export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
       ${v.map}
       <figcaption>${v.mapCaption}</figcaption>
     </figure>
+    ${v.chart ? marketChartCard(v.chart) : ''}
     ${
       v.places.length > 0
         ? html`<div class="table-wrap"><table class="results">

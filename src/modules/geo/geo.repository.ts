@@ -159,3 +159,13 @@ export function largestCitiesInBox(
     .limit(limit)
     .execute();
 }
+
+/** Names and countries of gazetteer cities by GeoNames id (ids it does not know are left out), for labels. */
+export function citiesByIds(db: Db, ids: readonly number[]): Promise<Array<{ id: number; name: string; country_code: string }>> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.kysely
+    .selectFrom('cities')
+    .select(['id', 'name', 'country_code'])
+    .where('id', 'in', [...ids])
+    .execute();
+}

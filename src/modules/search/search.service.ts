@@ -28,6 +28,7 @@ import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { defaultWindowDays } from '../places/opening-hours.repository.ts';
 import { describeOpen, ensureHoursFor, openFilterOf, unparsedCriteria } from './open-filter.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
+import type { FacetDimension } from './engine/search-engine.ts';
 
 export type {
   CityChoice,
@@ -41,6 +42,7 @@ export type {
   TypeResolver,
 } from './search.types.ts';
 export { toChoice } from './search.types.ts';
+export type { FacetDimension } from './engine/search-engine.ts';
 // The public place shape's field list is the places module's; importable from here as before.
 export { parseFields };
 import {
@@ -778,7 +780,23 @@ export async function searchFacets(deps: SearchDeps, accountId: number, query: F
     resolveSearchCached(deps, filters, lang ?? queryLang?.toLowerCase() ?? null),
     accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true }),
   ]);
-  const criteria = forAccount(named.criteria, exclusion);
+  return countFacets(deps, forAccount(named.criteria, exclusion), by);
+}
+
+/**
+ * A saved search's exact matches per value of a dimension, as the search runs now for its account (its
+ * exclusions applied, as `searchFacets` applies them), under the request's time budget. Null when the search
+ * holds what facets do not count: the open filter (`searchFacets` does not take it either), a drawn area or
+ * typo-tolerant text, which are decided row by row (`rowCheck`), so a count by value would not be exact.
+ */
+export async function savedSearchFacets(deps: SearchDeps, search: SavedSearch, by: FacetDimension): Promise<FacetsResponse | null> {
+  if (search.criteria.open || rowCheck(search.criteria) !== null) return null;
+  const running = await searchAsItRunsNow(deps.db, search);
+  return countFacets(deps, running.criteria, by);
+}
+
+/** The matches per value and their exact total, both from the engine under one time budget. */
+async function countFacets(deps: SearchDeps, criteria: PlaceCriteria, by: FacetDimension): Promise<FacetsResponse> {
   const [values, total] = await withBudget(deps, () => Promise.all([deps.engine.facets(criteria, by), deps.engine.countMatches(criteria)]));
   return { by, total, values };
 }
