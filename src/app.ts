@@ -105,17 +105,20 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     await enrichment.close();
   });
   await app.register(enrichmentJobsRoutes, { db, runner: enrichmentJobs });
-  // Monitors are evaluated from the change log by every server: an evaluation commits only when its monitor is
-  // still at the version it read, so servers never record a change twice.
-  const monitors = new MonitorEvaluator({
-    db,
-    pollMs: config.MONITOR_POLL_MS,
-    onError: (error) => app.log.error({ err: error }, 'monitor evaluation failed'),
-    // Deliveries are queued in the events' transaction; the dispatcher's next poll (a second) sends them.
-    hooks: monitorWebhooks,
-  });
-  app.addHook('onReady', async () => monitors.start());
-  app.addHook('onClose', () => monitors.close());
+  // Monitors are evaluated from the change log by every server, or (MONITOR_EVALUATOR=off) by none of them when
+  // `leadatlas monitors` runs in a process of its own: an evaluation commits only when its monitor is still at
+  // the version it read, so evaluators never record a change twice.
+  if (config.MONITOR_EVALUATOR === 'serve') {
+    const monitors = new MonitorEvaluator({
+      db,
+      pollMs: config.MONITOR_POLL_MS,
+      onError: (error) => app.log.error({ err: error }, 'monitor evaluation failed'),
+      // Deliveries are queued in the events' transaction; the dispatcher's next poll (a second) sends them.
+      hooks: monitorWebhooks,
+    });
+    app.addHook('onReady', async () => monitors.start());
+    app.addHook('onClose', () => monitors.close());
+  }
   await app.register(monitorsRoutes, { db, limits: { perAccount: config.MONITORS_PER_ACCOUNT, maxPlaces: config.MONITOR_MAX_PLACES } });
   await app.register(leadsRoutes, { db });
   await app.register(placesRoutes, { db });

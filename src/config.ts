@@ -187,11 +187,17 @@ export const ConfigSchema = Type.Object({
     maximum: 1_000_000,
     description: 'places a monitored search may hold when the monitor is made; a broader search is refused (narrow it)',
   }),
+  MONITOR_EVALUATOR: Type.Union([Type.Literal('serve'), Type.Literal('off')], {
+    default: 'serve',
+    description:
+      'where monitors are evaluated: `serve` (each server, on its main thread) or `off` (not in `serve`: the installation runs `leadatlas monitors`, a process of its own)',
+  }),
   MONITOR_POLL_MS: Type.Integer({
     default: 2000,
     minimum: 10,
     maximum: 3_600_000,
-    description: 'how often the server checks whether places changed since its monitors were evaluated',
+    description:
+      'how often the evaluator (`serve`, or `leadatlas monitors`) checks whether places changed since its monitors were evaluated',
   }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({
     default: 10_000,

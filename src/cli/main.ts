@@ -220,6 +220,37 @@ program
   );
 
 program
+  .command('monitors')
+  .description(
+    'evaluate the monitors after each change of the catalog, in this process, until stopped: the evaluator of `serve` on its own, for installations that set MONITOR_EVALUATOR=off on their servers (see src/modules/monitors/README.md)',
+  )
+  .option('--once', 'evaluate the monitors behind the catalog now, then exit')
+  .option(
+    '--nice <n>',
+    "run at this CPU niceness (0-19, higher yields more), so the API's threads on the same host come first; default 10",
+    (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 19) throw new InvalidArgumentError('a whole number from 0 to 19');
+      return n;
+    },
+    10,
+  )
+  .action((opts: { once?: boolean; nice: number }) =>
+    withDb(async (db, config) => {
+      await prepareDatabase(db);
+      const { monitorsCommand } = await import('../modules/monitors/monitors.cli.ts');
+      const stop = new AbortController();
+      const onSignal = () => {
+        log('monitors: stopping after the round in progress');
+        stop.abort();
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      await monitorsCommand(db, config, { once: opts.once === true, nice: opts.nice, signal: stop.signal }, log);
+    }),
+  );
+
+program
   .command('enrich')
   .description(
     "find emails, phones and social profiles on places' own websites: the sites never crawled, or crawled longer ago than ENRICH_REFRESH_DAYS (see README, Enrichment)",

@@ -32,7 +32,7 @@ const modules = [
 
 export const allowedImports: Record<string, readonly string[]> = {
   app: ['config', 'infra', 'plugins', ...modules],
-  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'places'],
+  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'monitors', 'places'],
   config: ['infra'],
   plugins: ['auth', 'config', 'infra'],
   infra: [],
@@ -63,7 +63,7 @@ export const allowedImports: Record<string, readonly string[]> = {
     'taxonomy',
     'webhooks',
   ],
-  monitors: ['infra', 'leads', 'places', 'search', 'webhooks'],
+  monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
   mcp: ['exports', 'infra', 'places', 'reference', 'search', 'suppressions'],
   dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
 };
