@@ -16,7 +16,8 @@
  * `leadatlas monitors` in a process of its own (as with MONITOR_EVALUATOR=off), the same searches run
  * meanwhile, and both ratios are printed against the same baseline; the searches alone are measured once more
  * at the end, to show how much the baseline itself moves on a shared host, and the ratios against both
- * baselines together are printed too.
+ * baselines together are printed too, as is the ratio against searches alone measured just before the batch with
+ * the evaluator process running idle.
  */
 import { spawn } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
@@ -234,6 +235,8 @@ if (separateProcess) {
   const ready = Date.now() + 60_000;
   while (!rounds.some((l) => l.startsWith('monitors: evaluating every')) && Date.now() < ready) await sleep(100);
   await sleep(1000);
+  // A baseline next to the measurement: the evaluator process running, idle (it polls and finds nothing).
+  const aloneIdle = await latencies(undefined, 3);
   await changeBatch();
   started = performance.now();
   const evaluated = new Promise<string>((done) => (roundDone = done));
@@ -252,6 +255,10 @@ if (separateProcess) {
   log(
     `p99 ratio during/alone: in process ${inProcessRatio.toFixed(2)}×, separate process ${(p(separate, 0.99) / p(alone, 0.99)).toFixed(2)}× ` +
       `(target ≤ 1.2×); alone again/alone ${(p(aloneAgain, 0.99) / p(alone, 0.99)).toFixed(2)}×`,
+  );
+  log(
+    `searches alone just before, the evaluator idle: ${aloneIdle.length}, p50 ${p(aloneIdle, 0.5).toFixed(1)} ms, p99 ${p(aloneIdle, 0.99).toFixed(1)} ms; ` +
+      `separate process during/that: ${(p(separate, 0.99) / p(aloneIdle, 0.99)).toFixed(2)}×`,
   );
   // Against both baselines together (the searches alone at the start and at the end), less moved by either.
   log(
