@@ -1,7 +1,7 @@
 /**
  * API benchmark on a catalog of at least 1,000,000 places resampled from the real data, in one run:
  *
- *   npm run bench:api -- [--size 1000000] [--duration 10] [--connections 50] [--bbox-export] [--diverse-only] [--postgres] [--keep-postgres]
+ *   npm run bench:api -- [--size 1000000] [--duration 10] [--connections 50] [--bbox-export] [--diverse-only] [--postgres] [--keep-postgres] [--engines]
  *
  * 1. ceiling: a bare Fastify returning a fixed JSON body (same machine, same load generator);
  * 2. GET /api/v2/map/search?type=…&city=… at 50 connections (p50, p99), target p99 < 25 ms;
@@ -17,6 +17,8 @@
  *    names drawn from the catalog), more distinct requests than a run sends, so the read cache seldom
  *    answers; `/healthz` p99 meanwhile. Same targets as 2-4. `--diverse-only` runs the ceiling and this alone.
  *
+ * `--engines`: every figure on each database twice, its server with SEARCH_ENGINE=sql and with
+ * SEARCH_ENGINE=memory (the in-memory index of src/modules/search/engine/), side by side.
  * `--postgres`: every figure also on PostgreSQL, side by side: the same catalog copied into a schema of
  * the local PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test; lib/postgres-catalog.ts,
  * then ANALYZE), a server on it, the same workloads, and as the export baseline PostgreSQL's own
@@ -58,6 +60,7 @@ const withBboxExport = args.includes('--bbox-export');
 const diverseOnly = args.includes('--diverse-only');
 const withPostgres = args.includes('--postgres');
 const keepPostgres = args.includes('--keep-postgres');
+const compareEngines = args.includes('--engines');
 const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const pgSchema = `bench_api_${size}`;
 const log = (m: string) => console.log(m);
@@ -240,7 +243,10 @@ const ceil = (await measure('ceiling', { url: `http://127.0.0.1:${ceilingPort}`,
 await stop(ceiling);
 
 interface Target {
-  name: 'SQLite' | 'PostgreSQL';
+  /** The database, and with `--engines` the search engine its server runs. */
+  name: string;
+  /** Environment of its server beyond the bench's own (SEARCH_ENGINE with `--engines`). */
+  env?: Record<string, string>;
   url: string;
   accountId: number;
   authorization: string;
@@ -263,6 +269,7 @@ async function suite(target: Target): Promise<void> {
     LOG_LEVEL: 'warn',
     IMPORT_DEMO_DATA: 'false',
     ...unlimited,
+    ...target.env,
   });
   await waitFor(`${base}/healthz`, app);
 
@@ -648,8 +655,14 @@ if (withPostgres) {
       ),
   });
 }
+// With --engines, each database twice: the SQL search path, then the in-memory index, on the same catalog.
+const runs = compareEngines
+  ? targets.flatMap((t) =>
+      (['sql', 'memory'] as const).map((engine) => ({ ...t, name: `${t.name} ${engine}`, env: { SEARCH_ENGINE: engine } })),
+    )
+  : targets;
 try {
-  for (const target of targets) await suite(target);
+  for (const target of runs) await suite(target);
 } finally {
   if (withPostgres && !keepPostgres) await dropSchema(pgAdminUrl, pgSchema);
 }
@@ -682,13 +695,13 @@ for (const r of [header, ...rows]) {
     `${r.dialect.padEnd(width('dialect'))}  ${r.figure.padEnd(width('figure'))}  ${r.value.padStart(width('value'))}  ${r.baseline.padEnd(width('baseline'))}  ${r.ratio.padStart(width('ratio'))}  ${r.target.padEnd(width('target'))}  ${r.verdict}`,
   );
 }
-if (targets.length > 1) {
+if (runs.length > 1) {
   // Side by side: each figure on each database (the n-th figure of a name on each, in the order measured).
   log('\nside by side');
   const names = [...new Set(rows.map((r) => r.figure))];
-  const table = [['figure', 'target', ...targets.map((t) => t.name)]];
+  const table = [['figure', 'target', ...runs.map((t) => t.name)]];
   for (const figure of names) {
-    const cells = targets.map((t) => {
+    const cells = runs.map((t) => {
       const r = rows.find((x) => x.figure === figure && x.dialect === t.name);
       return r ? `${r.value}${r.verdict ? ` ${r.verdict}` : ''}` : '—';
     });

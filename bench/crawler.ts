@@ -26,6 +26,11 @@
  * extraction on the main thread (0) and on worker threads (ENRICH_EXTRACT_THREADS), each measurement after a
  * baseline of its own, so that a drifting host shows. Prints p50/p99 and the ratios.
  *
+ * With `--process` (`--nice 10`), each `--workers` count also runs as deployed for issue 22's target: the
+ * enrichment as `leadatlas enrich --watch` in a child process of its own at that nice value (ENRICH_CONCURRENCY
+ * = the count, one extraction thread), the API with ENRICH_WORKERS=0, against a baseline of its own too.
+ * Sites/s are counted from the first crawled site on (the child's start-up left out).
+ *
  *   npm run bench:crawler -- --scenario kill [--sites 10000] [--concurrency 128]
  *
  * `kill -9` in the middle of a run: a child process runs the pipeline (`EnrichmentRun`, as `leadatlas
@@ -52,6 +57,7 @@ import * as enrichRepo from '../src/modules/enrichment/enrichment.repository.ts'
 import { EnrichmentRun } from '../src/modules/enrichment/enrichment.service.ts';
 import { createAccountWithToken } from '../test/helpers/accounts.ts';
 import { buildTestApp } from '../test/helpers/app.ts';
+import { spawnCli } from '../test/helpers/cli.ts';
 import { openTestSqlite } from '../test/helpers/databases.ts';
 import { osmDir } from '../test/helpers/osm.ts';
 
@@ -60,6 +66,7 @@ const concurrency = Number(argValue('--concurrency', '256'));
 const delayMs = Number(argValue('--delay', '250'));
 const mode = argValue('--mode', 'main');
 const scenario = argValue('--scenario', 'throughput');
+const niceValue = argValue('--nice', '10');
 const addresses = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
 const trades = ['baeckerei', 'trattoria', 'boulangerie', 'taberna', 'kahvila', 'padaria', 'sushi', 'kapsalon'];
 const tlds = ['de', 'it', 'fr', 'es', 'fi', 'pt', 'jp', 'nl'];
@@ -349,7 +356,11 @@ async function searchScenario(): Promise<void> {
     .map(Number)
     .filter((n) => n > 0);
   const threadCounts = argValue('--extract-threads', '0,1').split(',').map(Number);
-  const rounds = workerCounts.flatMap((workers) => threadCounts.map((threads) => ({ workers, threads })));
+  const separate = process.argv.includes('--process');
+  const rounds = workerCounts.flatMap((workers) => [
+    ...threadCounts.map((threads) => ({ workers, threads, separate: false })),
+    ...(separate ? [{ workers, threads: 1, separate: true }] : []),
+  ]);
   console.log(machineLine());
   const t = await buildTestApp({
     files: [`${osmDir}/munich-center-2020.osm.pbf`],
@@ -378,7 +389,7 @@ async function searchScenario(): Promise<void> {
       ).n,
     );
   await measureSearch(address, account.authorization); // warm-up: caches, the type resolver, JIT
-  for (const { workers, threads } of rounds) {
+  for (const { workers, threads, separate } of rounds) {
     const base = await measureSearch(address, account.authorization);
     // Fresh farm sites for this round, so that the worker has a full queue for the whole measurement.
     const batch = Array.from({ length: Math.min(sites - next, sites) }, (_, k) => next + k).slice(0, Math.floor(sites / rounds.length));
@@ -389,29 +400,45 @@ async function searchScenario(): Promise<void> {
       new Date().toISOString(),
     );
     const before = await crawled();
-    const config = loadConfig({
+    const env = {
       DATABASE_URL: t.url,
       LOG_LEVEL: 'silent',
-      ENRICH_WORKERS: String(workers),
       ENRICH_EXTRACT_THREADS: String(threads),
       ENRICH_ALLOW_PRIVATE_NETWORKS: 'true',
       ENRICH_DNS_SERVERS: dns,
       ENRICH_HOST_DELAY_MS: String(delayMs),
       ENRICH_MAX_PAGES: '3',
-    });
-    const worker = new EnrichmentWorker({ db: t.db, config, log: t.app.log });
-    worker.start();
+    };
+    let stop: () => Promise<void>;
+    if (separate) {
+      // As deployed: `leadatlas enrich --watch` in a process of its own at nice 10, the API with ENRICH_WORKERS=0.
+      const enrich = spawnCli(['enrich', '--watch'], { ...env, ENRICH_CONCURRENCY: String(workers), ENRICH_NICE: niceValue }, 'ignore');
+      const exited = new Promise((resolve) => enrich.once('exit', resolve));
+      for (const end = Date.now() + 30_000; (await crawled()) === before && Date.now() < end; ) await sleep(200);
+      stop = async () => {
+        enrich.kill('SIGTERM');
+        await exited;
+      };
+    } else {
+      const config = loadConfig({ ...env, ENRICH_WORKERS: String(workers) });
+      const worker = new EnrichmentWorker({ db: t.db, config, log: t.app.log });
+      worker.start();
+      stop = () => worker.close();
+    }
     await sleep(1000);
     const started = performance.now();
+    const atStart = await crawled();
     const loaded = await measureSearch(address, account.authorization);
-    const sitesPerSecond = ((await crawled()) - before) / ((performance.now() - started) / 1000);
-    await worker.close();
+    const sitesPerSecond = ((await crawled()) - atStart) / ((performance.now() - started) / 1000);
+    await stop();
     const line = (label: string, m: typeof base, extra: string) =>
       `| ${label} | ${m.requests} | ${m.errors} | ${m.p50.toFixed(1)} | ${m.p99.toFixed(1)} | ${extra} |`;
     rows.push(line('no enrichment', base, '—'));
     rows.push(
       line(
-        `enrichment, ${workers} workers, extraction ${threads ? `on ${threads} thread(s)` : 'on the main thread'}`,
+        separate
+          ? `enrichment as \`leadatlas enrich --watch\` at nice ${niceValue}, concurrency ${workers}, serve with ENRICH_WORKERS=0`
+          : `enrichment in serve, ${workers} workers, extraction ${threads ? `on ${threads} thread(s)` : 'on the main thread'}`,
         loaded,
         `${(loaded.p99 / base.p99).toFixed(2)}× p99, ${sitesPerSecond.toFixed(1)} sites/s`,
       ),

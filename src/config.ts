@@ -298,6 +298,13 @@ export const ConfigSchema = Type.Object({
     description:
       'seconds a site being crawled (or an enrichment job being queued) stays held without renewal; one whose process died is taken again after it',
   }),
+  ENRICH_NICE: Type.Integer({
+    default: 10,
+    minimum: 0,
+    maximum: 19,
+    description:
+      "nice value `leadatlas enrich` lowers its CPU priority to (0: left as it is), so that a crawler sharing cores with `serve` yields to the API's requests",
+  }),
   QUOTA_ENRICH_PLACES_PER_MONTH: count(
     10_000,
     0,

@@ -227,7 +227,7 @@ program
   .option('--once', 'evaluate the monitors behind the catalog now, then exit')
   .option(
     '--nice <n>',
-    "run at this CPU niceness (0-19, higher yields more), so the API's threads on the same host come first; default 10",
+    "CPU priority to lower the process to, 0-19 (every thread; default 10; 0: unchanged), so the API's threads on the same host come first",
     (v) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 0 || n > 19) throw new InvalidArgumentError('a whole number from 0 to 19');
@@ -263,11 +263,27 @@ program
     if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number from 1');
     return n;
   })
-  .action((opts: { country?: string; source?: string; search?: string; limit?: number }) =>
+  .option('--watch', 'keep going: crawl the queue as sites fall due and new places come, until SIGTERM (a service beside `serve`)')
+  .option('--nice <n>', 'CPU priority to lower the process to, 0–19 (default ENRICH_NICE, 10; 0: unchanged)', (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || n > 19) throw new InvalidArgumentError('a whole number from 0 to 19');
+    return n;
+  })
+  .action((opts: { country?: string; source?: string; search?: string; limit?: number; watch?: boolean; nice?: number }) =>
     withDb(async (db, config) => {
+      const { applyEnrichPriority, enrichCommand, enrichWatchCommand } = await import('../modules/enrichment/enrichment.cli.ts');
+      // Before anything starts a thread (the database's, the extraction's), so that every thread runs at it.
+      applyEnrichPriority(opts.nice ?? config.ENRICH_NICE, log);
+      if (opts.watch) {
+        const selection = (['country', 'source', 'search', 'limit'] as const).filter((k) => opts[k] !== undefined);
+        if (selection.length > 0)
+          throw new AppError('validation_failed', '--watch crawls the whole queue, without a selection', {
+            errors: selection.map((k) => ({ field: k, message: `--${k} is for a single run, without --watch` })),
+          });
+      }
       await prepareDatabase(db);
-      const { enrichCommand } = await import('../modules/enrichment/enrichment.cli.ts');
-      await enrichCommand(db, config, opts, log);
+      if (opts.watch) await enrichWatchCommand(db, config, log);
+      else await enrichCommand(db, config, opts, log);
     }),
   );
 

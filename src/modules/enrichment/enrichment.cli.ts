@@ -3,7 +3,8 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { getSearchById, iterateSearchPlaces } from '../search/search.service.ts';
-import { enrichmentTools } from './enrichment.ts';
+import { lowerPriority } from '../../infra/priority.ts';
+import { enrichmentTools, EnrichmentWorker, type WorkerLog } from './enrichment.ts';
 import { EnrichmentRun, linkPlaces, type RunSummary, type Selection } from './enrichment.service.ts';
 
 export interface EnrichOptions {
@@ -11,6 +12,48 @@ export interface EnrichOptions {
   source?: string;
   search?: string;
   limit?: number;
+}
+
+/**
+ * Lowers the process's CPU priority to `nice` (ENRICH_NICE, or `--nice`) before the crawler, its
+ * extraction threads and the database's threads start, so that they all inherit it. On a host that also
+ * runs `serve`, the API's requests then get the cores first and the crawl takes what is left.
+ */
+export function applyEnrichPriority(nice: number, log: (line: string) => void): void {
+  if (nice === 0) return;
+  const result = lowerPriority(nice);
+  if (result.error) log(`could not lower the CPU priority to nice ${nice}: ${result.error}`);
+}
+
+/**
+ * `leadatlas enrich --watch`: enrichment as a service of its own, beside `serve` (which then runs with
+ * ENRICH_WORKERS=0). It ties new and changed places to their sites every ten minutes, crawls whatever is
+ * due, ENRICH_CONCURRENCY sites at once, highest priority (enrichment jobs' sites) first, then looks again
+ * every `pollMs` for new sites and for sites that fell due. SIGTERM or SIGINT: it stops taking sites, puts
+ * the ones in hand back in the queue (their crawls are cut) and resolves.
+ */
+export async function enrichWatchCommand(db: Db, config: Config, log: (line: string) => void, pollMs = 5000): Promise<void> {
+  const lines: WorkerLog = {
+    info: (fields, message) => log(`${message} ${JSON.stringify(fields)}`),
+    error: (fields, message) => {
+      const err = (fields as { err?: unknown }).err;
+      log(`${message}: ${err instanceof Error ? err.message : JSON.stringify(fields)}`);
+    },
+  };
+  const worker = new EnrichmentWorker({ db, config, log: lines, pollMs, workers: config.ENRICH_CONCURRENCY });
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  // The worker's timers do not keep a process alive (in `serve` the server does); this one does, until a signal.
+  const alive = setInterval(() => {}, 2 ** 30);
+  log(`enrichment: watching the queue, ${config.ENRICH_CONCURRENCY} sites at once`);
+  worker.start();
+  const signal = await stopped;
+  log(`enrichment: ${signal}, putting the sites in hand back in the queue`);
+  await worker.close();
+  clearInterval(alive);
+  log('enrichment: stopped');
 }
 
 /**

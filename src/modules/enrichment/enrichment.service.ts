@@ -235,7 +235,8 @@ export class EnrichmentRun {
           try {
             done = await this.enrichSite(site, options.signal).catch((error: unknown) => this.recordError(site, error));
           } finally {
-            this.held.delete(site.id);
+            // A site stopped mid-crawl stays in hand until the run's end, which puts it back in the queue.
+            if (done || !options.signal?.aborted) this.held.delete(site.id);
           }
           if (!done) continue;
           summary.sites++;
@@ -281,7 +282,14 @@ export class EnrichmentRun {
   private async enrichSite(site: repo.SiteRow, signal: AbortSignal | undefined): Promise<SiteDone | undefined> {
     const { db, crawler, refreshDays } = this.o;
     const previous = site.etag !== null || site.last_modified !== null ? { etag: site.etag, lastModified: site.last_modified } : undefined;
-    const crawl = await crawler.crawlSite(site.url, previous, signal);
+    let crawl: SiteCrawl;
+    try {
+      crawl = await crawler.crawlSite(site.url, previous, signal);
+    } catch (error) {
+      // Stopped mid-crawl (the crawler rejects on its signal's abort): the site goes back, not recorded as an error.
+      if (signal?.aborted) return undefined;
+      throw error;
+    }
     if (signal?.aborted) return undefined;
     const now = new Date();
     const refreshed = new Date(now.getTime() + refreshDays * dayMs).toISOString();

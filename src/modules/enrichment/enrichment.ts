@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
@@ -54,10 +53,17 @@ export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
 /** Places whose sites are looked for again in the background (new and re-imported places), at most this often. */
 const relinkEveryMs = 10 * 60_000;
 
+/** What the worker logs through: Fastify's logger in `serve`, lines on stderr in `leadatlas enrich --watch`. */
+export interface WorkerLog {
+  info(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
 /**
- * Enrichment in `serve` (ENRICH_WORKERS > 0): ties new and changed places to their sites now and then and
- * crawls the queue, `ENRICH_WORKERS` sites at once, highest priority (a job's sites) first. Stopping puts
- * the sites in hand back in the queue.
+ * Enrichment that keeps going: ties new and changed places to their sites now and then and crawls the
+ * queue, `workers` sites at once, highest priority (a job's sites) first, then waits `pollMs` for more.
+ * `serve` runs it with ENRICH_WORKERS; `leadatlas enrich --watch` with ENRICH_CONCURRENCY, in a process of
+ * its own. Stopping puts the sites in hand back in the queue.
  */
 export class EnrichmentWorker {
   private readonly loop: PollLoop;
@@ -66,7 +72,10 @@ export class EnrichmentWorker {
   private linkedAt = 0;
   private run: EnrichmentRun | undefined;
 
-  constructor(private readonly o: { db: Db; config: Config; log: FastifyBaseLogger; pollMs?: number }) {
+  private readonly workers: number;
+
+  constructor(private readonly o: { db: Db; config: Config; log: WorkerLog; pollMs?: number; workers?: number }) {
+    this.workers = o.workers ?? o.config.ENRICH_WORKERS;
     this.loop = new PollLoop(
       () => this.round(),
       o.pollMs ?? 5000,
@@ -75,12 +84,12 @@ export class EnrichmentWorker {
   }
 
   start(): void {
-    if (this.o.config.ENRICH_WORKERS > 0) this.loop.schedule(0);
+    if (this.workers > 0) this.loop.schedule(0);
   }
 
   /** Look at the queue now (a job just raised some sites). */
   poke(): void {
-    if (this.o.config.ENRICH_WORKERS > 0) this.loop.schedule(0);
+    if (this.workers > 0) this.loop.schedule(0);
   }
 
   async close(): Promise<void> {
@@ -98,7 +107,7 @@ export class EnrichmentWorker {
       this.linkedAt = Date.now();
       log.info({ places: linked.places, sites: linked.siteIds.length }, 'enrichment: places tied to their sites');
     }
-    const summary = await this.run.run({ concurrency: config.ENRICH_WORKERS, signal: this.stop.signal });
+    const summary = await this.run.run({ concurrency: this.workers, signal: this.stop.signal });
     if (summary.sites > 0) log.info({ ...summary }, 'enrichment: sites crawled');
   }
 }

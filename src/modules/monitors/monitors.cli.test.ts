@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
@@ -74,6 +75,11 @@ for (const { name: dialect } of dialects) {
         await rename(second!.id, 'Chez Processus Bis');
         const deadline = Date.now() + 30_000;
         while ((await events(monitor.id)).length < 2 && Date.now() < deadline) await sleep(100);
+        if (process.platform === 'linux') {
+          // /proc/PID/stat: the 19th field is the nice value (of the main thread, where the evaluation runs).
+          const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+          assert.equal(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16], '10', 'runs at the default niceness 10');
+        }
         await sleep(300); // more of its rounds: none may record the change again
       } finally {
         child.kill('SIGTERM');

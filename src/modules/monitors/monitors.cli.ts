@@ -1,14 +1,14 @@
-import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
+import { lowerPriority } from '../../infra/priority.ts';
 import { evaluateMonitors, type EvaluationRound } from './monitors.evaluator.ts';
 import { monitorWebhooks } from './monitors.service.ts';
 
 export interface MonitorsCommandOptions {
   /** One round, then return (its error is thrown). */
   once?: boolean;
-  /** Niceness to run at (`os.setPriority`, 0–19); undefined leaves the process's own. */
+  /** Niceness to lower the process to (every thread, `infra/priority.ts`), 0–19; undefined or 0 leaves its own. */
   nice?: number;
   /** Stops the loop after the round in progress. */
   signal?: AbortSignal;
@@ -28,12 +28,9 @@ export async function monitorsCommand(
   options: MonitorsCommandOptions,
   log: (line: string) => void,
 ): Promise<EvaluationRound[]> {
-  if (options.nice !== undefined) {
-    try {
-      setPriority(options.nice);
-    } catch (error) {
-      log(`monitors: could not set the priority to ${options.nice}: ${(error as Error).message}; running at the process's own`);
-    }
+  if (options.nice !== undefined && options.nice > 0) {
+    const priority = lowerPriority(options.nice);
+    if (priority.error) log(`monitors: could not lower the priority to ${options.nice}: ${priority.error}; running at the process's own`);
   }
   const rounds: EvaluationRound[] = [];
   if (!options.once) log(`monitors: evaluating every ${config.MONITOR_POLL_MS} ms until stopped`);

@@ -256,6 +256,11 @@ export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<num
 }
 
 /** A batch of matches in id order after `afterId` (fuzzy candidates verified), and where to continue. */
+/** The rows of a page the search engine's index chose, in the order of its ids (off the event loop, like any page). */
+export function placesByIds(db: Db, ids: number[]): ReturnType<typeof findPlacesByIds> {
+  return findPlacesByIds(db, ids, null);
+}
+
 export async function placesAfterId(
   db: Db,
   criteria: PlaceCriteria,
