@@ -3956,6 +3956,10 @@ export interface operations {
                         values: {
                             /** @description Exact number of matches with this value */
                             count: number;
+                            /** @description by=city: the city's country (ISO 3166-1 alpha-2) */
+                            country?: string;
+                            /** @description by=city: the city's name (GeoNames) */
+                            name?: string;
                             /** @description A category slug, a GeoNames city id, a country code, or true/false */
                             value: string | number | boolean;
                         }[];

@@ -395,9 +395,19 @@ for (const dialect of dialects)
           .execute();
         const res = await get('/api/v2/map/facets?type=restaurant&country=DE&has_phone=true&by=city');
         assert.equal(res.statusCode, 200, res.body);
-        const body = res.json() as { by: string; total: number; values: Array<{ value: number; count: number }> };
+        const body = res.json() as {
+          by: string;
+          total: number;
+          values: Array<{ value: number; count: number; name?: string; country?: string }>;
+        };
         assert.equal(body.by, 'city');
         assert.ok(body.values.length > 0);
+        // Each city with its name and country, from the gazetteer.
+        assert.ok(
+          body.values.some((v) => v.name === 'Munich' || v.name === 'München'),
+          JSON.stringify(body.values.slice(0, 3)),
+        );
+        assert.ok(body.values.every((v) => typeof v.name === 'string' && v.country === 'DE'));
         assert.deepEqual(
           new Map(body.values.map((v) => [v.value, v.count])),
           new Map(expected.map((r) => [Number(r.city_id), Number(r.n)])),

@@ -351,6 +351,8 @@ export const FacetsResponseSchema = Type.Object({
         description: 'A category slug, a GeoNames city id, a country code, or true/false',
       }),
       count: Type.Integer({ description: 'Exact number of matches with this value' }),
+      name: Type.Optional(Type.String({ description: "by=city: the city's name (GeoNames)" })),
+      country: Type.Optional(Type.String({ description: "by=city: the city's country (ISO 3166-1 alpha-2)" })),
     }),
     { description: 'Every value with at least one match, most matches first' },
   ),

@@ -25,6 +25,7 @@ import {
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { findSearchById, findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
+import { citiesByIds } from '../geo/geo.ts';
 import { defaultWindowDays } from '../places/opening-hours.repository.ts';
 import { describeOpen, ensureHoursFor, openFilterOf, unparsedCriteria } from './open-filter.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
@@ -780,7 +781,24 @@ export async function searchFacets(deps: SearchDeps, accountId: number, query: F
     resolveSearchCached(deps, filters, lang ?? queryLang?.toLowerCase() ?? null),
     accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true }),
   ]);
-  return countFacets(deps, forAccount(named.criteria, exclusion), by);
+  const counted = await countFacets(deps, forAccount(named.criteria, exclusion), by);
+  if (by !== 'city') return counted;
+  // A GeoNames id alone says little to a reader: each city with its name and country.
+  const cities = new Map(
+    (
+      await citiesByIds(
+        deps.db,
+        counted.values.map((v) => Number(v.value)),
+      )
+    ).map((c) => [c.id, c]),
+  );
+  return {
+    ...counted,
+    values: counted.values.map((v) => {
+      const city = cities.get(Number(v.value));
+      return city ? { ...v, name: city.name, country: city.country_code } : v;
+    }),
+  };
 }
 
 /**
