@@ -29,7 +29,7 @@ import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { evaluateMonitors } from '../src/modules/monitors/monitors.evaluator.ts';
 import { insertMonitor, matchingPlaces } from '../src/modules/monitors/monitors.repository.ts';
 import { placesVersion } from '../src/modules/places/place-changes.repository.ts';
-import type { PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { noCriteria, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
 import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
 import { searchPlaces } from '../src/modules/search/search.service.ts';
@@ -87,16 +87,9 @@ for (let i = 0; i < 100; i++) {
   accounts.push(Number(row.id));
 }
 const criteriaOf = (p: (typeof pairs)[number]): PlaceCriteria => ({
+  ...noCriteria,
   categories: [p.category!],
   cityId: Number(p.city_id),
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
 });
 let started = performance.now();
 const version = await placesVersion(db);

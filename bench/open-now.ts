@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase, type Db } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { rebuildOpeningHours } from '../src/modules/places/opening-hours.repository.ts';
-import { countPlaces, findPlacesPage, type OpenAt, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { countPlaces, findPlacesPage, noCriteria, type OpenAt, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
 import { buildCatalog } from './lib/catalog.ts';
 import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
@@ -35,18 +35,7 @@ const root = resolve(import.meta.dirname, '..');
 const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const catalog = await buildCatalog({ size, dir: resolve(root, 'var/bench'), dataDir: resolve(root, '../shared/data'), log: console.log });
 
-const none: PlaceCriteria = {
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-};
+const none = noCriteria;
 
 async function queriesOf(db: Db): Promise<Array<[string, PlaceCriteria]>> {
   const index = loadCategoryIndex();

@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
-import type { PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { noCriteria, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../src/modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { argValue } from './lib/args.ts';
@@ -49,20 +49,7 @@ const side = Math.ceil(Math.sqrt(wanted));
 const categories = (await top('category', side)) as string[];
 const cities = (await top('city_id', side)).map(Number);
 const searches: PlaceCriteria[] = [];
-for (const c of categories)
-  for (const city of cities)
-    searches.push({
-      categories: [c],
-      cityId: city,
-      countryCode: null,
-      text: null,
-      minRating: null,
-      hasPhone: null,
-      hasWebsite: null,
-      hasEmail: null,
-      near: null,
-      bbox: null,
-    });
+for (const c of categories) for (const city of cities) searches.push({ ...noCriteria, categories: [c], cityId: city });
 searches.length = Math.min(searches.length, wanted);
 
 const percentile = (xs: number[], p: number) => {

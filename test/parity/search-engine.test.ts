@@ -5,7 +5,7 @@ import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import type { Db } from '../../src/infra/db/database.ts';
 import { createReadPool, type ReadPool } from '../../src/infra/db/read-pool.ts';
 import { prunePlaceChanges } from '../../src/modules/places/place-changes.repository.ts';
-import type { PlaceCriteria, PlaceKey, PlaceSort } from '../../src/modules/places/places.repository.ts';
+import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../src/modules/places/places.repository.ts';
 import { facetDimensions } from '../../src/modules/search/engine/bitmap-index.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../../src/modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';
@@ -44,18 +44,7 @@ const first = full
   : ['osm/monaco-2026.osm.pbf'].map(path);
 
 /** Criteria with nothing set: each search sets what it narrows by. */
-const none: PlaceCriteria = {
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-};
+const none = noCriteria;
 
 async function topValues(db: Db, column: 'category' | 'city_id' | 'country_code', n: number): Promise<Array<string | number>> {
   const { rows } = await sql<{ v: string | number }>`SELECT ${sql.ref(column)} AS v FROM places WHERE ${sql.ref(column)} IS NOT NULL

@@ -59,6 +59,20 @@ export interface PlaceCriteria {
   exclude?: AccountExclusion | null;
 }
 
+/** Criteria with nothing set: a search spreads it and sets what it narrows by. */
+export const noCriteria: Readonly<PlaceCriteria> = Object.freeze({
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+});
+
 export interface OpenAt {
   clock: 'utc' | 'local';
   at: number;

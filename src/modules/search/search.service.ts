@@ -5,7 +5,7 @@ import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
 import { withTimeBudget } from '../../infra/db/time-budget.ts';
-import { allowedEdits, fuzzyNarrowed, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
+import { allowedEdits, fuzzyNarrowed, noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
 import { streamPlaces } from '../places/places.stream.ts';
 import { parseFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { businessKindOfQuery } from './business-words.ts';
@@ -706,18 +706,7 @@ export async function placesInBox(
   box: [minLon: number, minLat: number, maxLon: number, maxLat: number],
   limit: number,
 ): Promise<PublicPlaceRow[]> {
-  const criteria: PlaceCriteria = {
-    categories: null,
-    cityId: null,
-    countryCode: null,
-    text: null,
-    minRating: null,
-    hasPhone: null,
-    hasWebsite: null,
-    hasEmail: null,
-    near: null,
-    bbox: box,
-  };
+  const criteria: PlaceCriteria = { ...noCriteria, bbox: box };
   return (await deps.reads.run('placesAfterId', criteria, 0, limit)).rows;
 }
 
