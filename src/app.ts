@@ -145,7 +145,13 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   sizeCacheForRole(db, 'server');
   // The one search engine of this node: its in-memory index is built before the server listens and follows
   // the catalog's change log from then on (SEARCH_ENGINE, SEARCH_ENGINE_POLL_MS).
-  const engine = createSearchEngine(config.SEARCH_ENGINE, { db, reads, log: app.log, pollMs: config.SEARCH_ENGINE_POLL_MS });
+  const engine = createSearchEngine(config.SEARCH_ENGINE, {
+    db,
+    reads,
+    log: app.log,
+    pollMs: config.SEARCH_ENGINE_POLL_MS,
+    hoursWindowDays: config.OPENING_HOURS_WINDOW_DAYS,
+  });
   engineState.current = () => engine.state();
   app.addHook('onReady', () => engine.start());
   app.addHook('onClose', () => engine.close());

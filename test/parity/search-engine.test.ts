@@ -4,8 +4,9 @@ import { sql } from 'kysely';
 import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import type { Db } from '../../src/infra/db/database.ts';
 import { createReadPool, type ReadPool } from '../../src/infra/db/read-pool.ts';
+import { rebuildOpeningHours } from '../../src/modules/places/opening-hours.repository.ts';
 import { prunePlaceChanges } from '../../src/modules/places/place-changes.repository.ts';
-import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../src/modules/places/places.repository.ts';
+import { noCriteria, type OpenAt, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../src/modules/places/places.repository.ts';
 import { facetDimensions } from '../../src/modules/search/engine/bitmap-index.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../../src/modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';
@@ -83,11 +84,26 @@ async function searches(db: Db): Promise<PlaceCriteria[]> {
   return out;
 }
 
+/** The read pool with only the engine's own read (a page's rows by id) allowed: a search handed to SQL throws. */
+function indexOnly(reads: ReadPool<ApiReadTasks>): ReadPool<ApiReadTasks> {
+  return new Proxy(reads, {
+    get(target, name, receiver) {
+      if (name !== 'run') return Reflect.get(target, name, receiver);
+      return (task: string, ...args: unknown[]) => {
+        if (task !== 'placesByIds') throw new Error(`the engine handed ${task} to SQL`);
+        return (target.run as (task: string, ...args: unknown[]) => unknown)(task, ...args);
+      };
+    },
+  });
+}
+
 for (const dialect of dialects) {
   describe(`the search engine against SQL on real data (${dialect.name})`, { timeout: full ? 3_600_000 : 120_000 }, () => {
     let t: TestDatabase;
     let reads: ReadPool<ApiReadTasks>;
     let memory: MemorySearchEngine;
+    /** An engine that may not hand any search to SQL (`indexOnly`), for the open filter. */
+    let guarded: MemorySearchEngine;
     let sqlEngine: SqlSearchEngine;
 
     before(async () => {
@@ -96,15 +112,19 @@ for (const dialect of dialects) {
       await importFiles(t.db, first);
       // OpenStreetMap has no ratings: the sample gets some, with ties (the full sweep has Yelp's).
       if (!full) await sql`UPDATE places SET rating = (id % 9) * 0.5 + 1, review_count = id % 37 WHERE id % 3 <> 0`.execute(t.db.kysely);
+      // The opening-hours pass as a server's engine runs it in the background (a short window keeps it quick).
+      await rebuildOpeningHours(t.db, Date.now(), 2);
       reads = createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
-      memory = new MemorySearchEngine({ db: t.db, reads }, 60_000);
+      memory = new MemorySearchEngine({ db: t.db, reads, hoursWindowDays: 2 }, 60_000);
       sqlEngine = new SqlSearchEngine({ db: t.db, reads });
-      await memory.start();
+      guarded = new MemorySearchEngine({ db: t.db, reads: indexOnly(reads), hoursWindowDays: 2 }, 60_000);
+      await Promise.all([memory.start(), guarded.start()]);
       const state = memory.state();
       assert.equal(state.engine === 'memory' && state.status, 'ready');
     });
     after(async () => {
       await memory?.close();
+      await guarded?.close();
       await reads?.close();
       await t?.dispose();
     });
@@ -149,8 +169,70 @@ for (const dialect of dialects) {
       return compared;
     }
 
+    /** The moments of the open filter's sweep: now, and local and UTC times of tomorrow when many or few places are open. */
+    function moments(): OpenAt[] {
+      const tomorrow = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400;
+      return [
+        { clock: 'utc', at: Math.floor(Date.now() / 60_000) * 60 },
+        { clock: 'local', at: tomorrow + 12 * 3600 },
+        { clock: 'local', at: tomorrow + 19 * 3600 + 30 * 60 },
+        { clock: 'local', at: tomorrow + 3 * 3600 },
+        { clock: 'utc', at: tomorrow + 9 * 3600 },
+      ];
+    }
+
+    /**
+     * Open now / open at through the index against SQL: the same totals, pages and facets, and the count of
+     * unparsed hours, with the engine's SQL fallback forbidden (a search it handed to SQL fails here). Answers
+     * how many searches the filter narrowed (fewer matches than without it) and how many it left non-empty.
+     */
+    async function compareOpen(label: string): Promise<{ narrowed: number; found: number }> {
+      {
+        let narrowed = 0;
+        let found = 0;
+        const all = (await searches(t.db)).filter((c) => c.minRating === null);
+        for (const at of moments())
+          for (const [i, base] of all.entries()) {
+            const criteria: PlaceCriteria = { ...base, open: at };
+            const what = `${label}: ${JSON.stringify(criteria)}`;
+            assert.ok(indexQueryOf(criteria, 'relevance'), `the index holds ${what}`);
+            let after: PlaceKey | null = null;
+            for (let page = 0; page < 3; page++) {
+              const [m, q]: [PlacePage, PlacePage] = await Promise.all([
+                guarded.searchPage(criteria, 'relevance', after, 20, 10_000),
+                sqlEngine.searchPage(criteria, 'relevance', after, 20, 10_000),
+              ]);
+              assert.equal(m.total, q.total, `${what} page ${page}`);
+              assert.deepEqual(
+                m.rows.map((r) => r.id),
+                q.rows.map((r) => r.id),
+                `${what} page ${page}`,
+              );
+              if (!q.next) break;
+              after = q.next;
+            }
+            const [open, without] = [await guarded.countMatches(criteria), await sqlEngine.countMatches(base)];
+            if (open < without) narrowed++;
+            if (open > 0) found++;
+            const unparsed: PlaceCriteria = { ...criteria, open: { ...at, unparsed: true } };
+            assert.equal(await guarded.countMatches(unparsed), await sqlEngine.countMatches(unparsed), `unparsed of ${what}`);
+            if (i % 7 === 0)
+              for (const by of facetDimensions)
+                assert.deepEqual(await guarded.facets(criteria, by), await sqlEngine.facets(criteria, by), `facets by ${by} of ${what}`);
+          }
+        return { narrowed, found };
+      }
+    }
+
     test('answers every kind of search the index holds as SQL does: totals, pages, cursors and facets', async () => {
       assert.ok((await compareAll('built')) > 100);
+    });
+
+    test('answers open_now and open_at from the index as SQL does, the unparsed counted alike', async () => {
+      const { narrowed, found } = await compareOpen('built');
+      // An engine that ignored the filter would match as many places as without it: the sweep would fail.
+      assert.ok(narrowed > 20, `the open filter narrowed ${narrowed} searches`);
+      assert.ok(found > 10, `${found} searches found open places`);
     });
 
     test('after an import and a retirement, the change log brings the index to the same answers', async () => {
@@ -184,6 +266,20 @@ for (const dialect of dialects) {
       assert.ok(now.engine === 'memory' && before.engine === 'memory' && now.version! > before.version!);
       assert.equal(now.engine === 'memory' && now.builtMs, before.engine === 'memory' && before.builtMs, 'no rebuild');
       await compareAll('after changes');
+      // The last pass still answers the open filter, on both paths; then a new pass, which the engine follows.
+      await guarded.catchUp();
+      await compareOpen('after changes, the previous pass');
+      const count = async (state: string) =>
+        Number((await sql<{ n: number }>`SELECT count(*) AS n FROM place_hours WHERE state = ${state}`.execute(t.db.kysely)).rows[0]!.n);
+      const [ok, unparsed] = [await count('ok'), await count('unparsed')];
+      // Hours given to places that had none: some always open, some in words the parser does not take.
+      await sql`UPDATE places SET opening_hours = CASE WHEN id % 8 = 1 THEN '24/7' ELSE 'ask at the bar' END
+        WHERE id % 4 = 1 AND opening_hours IS NULL`.execute(t.db.kysely);
+      await guarded.catchUp();
+      await memory.keepHoursCurrent();
+      await guarded.keepHoursCurrent();
+      assert.ok((await count('ok')) > ok && (await count('unparsed')) > unparsed, 'the new pass holds the new hours');
+      await compareOpen('after changes, a new pass');
     });
 
     test('follows the catalog by itself: a change is searchable within a second', async () => {
@@ -227,8 +323,7 @@ for (const dialect of dialects) {
         [{ ...none, cityId: city }, 'rating'],
         [{ ...none, cityId: city, exclude: { accountId: 1, exported: 0, suppressed: null } }, 'relevance'],
       ];
-      // Opening hours, and any criterion the index does not know, are never ignored: SQL answers them.
-      assert.equal(indexQueryOf({ ...none, cityId: city, open: { clock: 'utc', at: 1_800_000_000 } }, 'relevance'), null);
+      // Any criterion the index does not know is never ignored: SQL answers it.
       assert.equal(indexQueryOf({ ...none, cityId: city, later: true } as PlaceCriteria, 'relevance'), null);
       assert.ok(indexQueryOf({ ...none, cityId: city, open: null, includeClosed: false }, 'relevance'));
       for (const [criteria, sort] of cases) {

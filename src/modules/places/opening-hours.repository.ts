@@ -3,7 +3,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
-import { placesVersion } from './places.repository.ts';
+import { type OpenAt, openSchedulesAt, placesVersion } from './places.repository.ts';
 
 /** Tables of migration 0031 (see its comment). */
 export type OpeningHoursTables = {
@@ -43,15 +43,27 @@ export interface HoursPassResult {
   window: HoursWindow;
 }
 
-interface HoursState {
+export interface HoursState {
   placesVersion: number;
   window: HoursWindow;
+  /** When the pass ran (its clock, ISO). */
+  computedAt: string;
+  /**
+   * Which pass wrote the tables: schedule ids are given anew by each pass, so whatever holds them (the search
+   * engine's copy) is valid for one key only.
+   */
+  key: string;
 }
 
 export async function readHoursState(db: Db): Promise<HoursState | null> {
   const row = await tables(db).selectFrom('place_hours_state').selectAll().where('id', '=', 1).executeTakeFirst();
   return row
-    ? { placesVersion: Number(row.places_version), window: { fromMs: Date.parse(row.window_from), toMs: Date.parse(row.window_to) } }
+    ? {
+        placesVersion: Number(row.places_version),
+        window: { fromMs: Date.parse(row.window_from), toMs: Date.parse(row.window_to) },
+        computedAt: row.computed_at,
+        key: `${row.places_version}/${row.window_from}/${row.window_to}/${row.computed_at}`,
+      }
     : null;
 }
 
@@ -60,16 +72,24 @@ const running = new WeakMap<Db, Promise<HoursPassResult>>();
 /**
  * Makes the tables current for `now`: recomputed when the places version moved since the last pass or the
  * window no longer reaches `days` ahead of today (less one day, so a pass runs about once a day). One pass
- * at a time per database handle; callers arriving meanwhile wait for it. Answers the state in force.
+ * at a time per database handle; callers arriving meanwhile wait for it. Answers whether a pass ran.
  */
-export async function ensureOpeningHours(db: Db, nowMs: number, days: number): Promise<HoursState> {
-  const state = await readHoursState(db);
-  const version = await placesVersion(db);
+export async function ensureOpeningHours(db: Db, nowMs: number, days: number): Promise<boolean> {
+  if (await hoursAreCurrent(db, nowMs, days)) return false;
+  await rebuildOpeningHours(db, nowMs, days);
+  return true;
+}
+
+/** Whether the tables answer for `now`: computed for the current places version, over a window reaching far enough. */
+export async function hoursAreCurrent(db: Db, nowMs: number, days: number): Promise<boolean> {
+  const [state, version] = await Promise.all([readHoursState(db), placesVersion(db)]);
   const wanted = windowOf(nowMs, days);
-  if (state && state.placesVersion === version && state.window.toMs >= wanted.toMs - dayMs && state.window.fromMs <= wanted.fromMs + dayMs)
-    return state;
-  const result = await rebuildOpeningHours(db, nowMs, days);
-  return { placesVersion: result.placesVersion, window: result.window };
+  return (
+    state !== null &&
+    state.placesVersion === version &&
+    state.window.toMs >= wanted.toMs - dayMs &&
+    state.window.fromMs <= wanted.fromMs + dayMs
+  );
 }
 
 /** Recomputes the three tables from `places.opening_hours` (single-flight per handle). */
@@ -82,54 +102,68 @@ export function rebuildOpeningHours(db: Db, nowMs: number, days: number): Promis
 }
 
 const batch = 2000;
+/** How long the pass holds the event loop at a time. */
+const sliceMs = 20;
 
 async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassResult> {
   // Read first: a write that lands during the pass moves the version past it, and the next search recomputes.
   const version = await placesVersion(db);
   const window = windowOf(nowMs, days);
+  // In id order, so that the same catalog gets the same schedule ids.
   const places = await db.kysely
     .selectFrom('places')
     .select(['id', 'opening_hours', 'lat', 'lon', 'country_code', 'region'])
     .where('opening_hours', 'is not', null)
     .where('opening_hours', '!=', '')
+    .orderBy('id')
     .execute();
   const schedules = new Map<string, number>();
   const parsedKeys = new Map<string, { id: number; note: string | null } | { reason: string }>();
   const hoursRows: OpeningHoursTables['place_hours'][] = [];
   const intervalRows: OpeningHoursTables['place_open_intervals'][] = [];
   let unparsed = 0;
-  inFixedOffsetZone(() => {
-    for (const p of places) {
-      const value = p.opening_hours!.trim();
-      const tz = timeZoneAt(p.lat, p.lon);
-      const holidays = namesHolidays(value);
-      const key = `${tz}\u0000${holidays ? `${p.country_code}\u0000${p.region}` : ''}\u0000${value}`;
-      let known = parsedKeys.get(key);
-      if (!known) {
-        if (tz === null) known = { reason: 'no coordinates: the time zone is unknown' };
+  const take = (p: (typeof places)[number]) => {
+    const value = p.opening_hours!.trim();
+    const tz = timeZoneAt(p.lat, p.lon);
+    const holidays = namesHolidays(value);
+    const key = `${tz}\u0000${holidays ? `${p.country_code}\u0000${p.region}` : ''}\u0000${value}`;
+    let known = parsedKeys.get(key);
+    if (!known) {
+      if (tz === null) known = { reason: 'no coordinates: the time zone is unknown' };
+      else {
+        const at = { lat: p.lat!, lon: p.lon!, countryCode: p.country_code, region: p.region };
+        const schedule = scheduleIntervals(value, at, tz, window.fromMs, window.toMs);
+        if (!schedule.ok) known = { reason: schedule.reason };
         else {
-          const at = { lat: p.lat!, lon: p.lon!, countryCode: p.country_code, region: p.region };
-          const schedule = scheduleIntervals(value, at, tz, window.fromMs, window.toMs);
-          if (!schedule.ok) known = { reason: schedule.reason };
-          else {
-            const id = schedules.size + 1;
-            schedules.set(key, id);
-            known = { id, note: schedule.note };
-            for (const i of schedule.intervals) {
-              pushSplit(intervalRows, 'u', id, i.startUtc, i.endUtc);
-              pushSplit(intervalRows, 'l', id, i.startLocal, i.endLocal);
-            }
+          const id = schedules.size + 1;
+          schedules.set(key, id);
+          known = { id, note: schedule.note };
+          for (const interval of schedule.intervals) {
+            pushSplit(intervalRows, 'u', id, interval.startUtc, interval.endUtc);
+            pushSplit(intervalRows, 'l', id, interval.startLocal, interval.endLocal);
           }
         }
-        parsedKeys.set(key, known);
       }
-      if ('id' in known) hoursRows.push({ place_id: Number(p.id), schedule_id: known.id, tz, state: 'ok', reason: known.note });
-      else {
-        unparsed++;
-        hoursRows.push({ place_id: Number(p.id), schedule_id: 0, tz, state: 'unparsed', reason: known.reason });
-      }
+      parsedKeys.set(key, known);
     }
-  });
+    if ('id' in known) hoursRows.push({ place_id: Number(p.id), schedule_id: known.id, tz, state: 'ok', reason: known.note });
+    else {
+      unparsed++;
+      hoursRows.push({ place_id: Number(p.id), schedule_id: 0, tz, state: 'unparsed', reason: known.reason });
+    }
+  };
+  // The library's work in slices of the event loop's time: the pass runs beside a server's requests (in the
+  // background after an import), which must not wait for the whole of it.
+  for (let next = 0; next < places.length; ) {
+    if (next > 0) await new Promise((resolve) => setImmediate(resolve));
+    const until = performance.now() + sliceMs;
+    next = inFixedOffsetZone(() => {
+      let i = next;
+      do take(places[i++]!);
+      while (i < places.length && performance.now() < until);
+      return i;
+    });
+  }
   await tables(db)
     .transaction()
     .execute(async (trx) => {
@@ -210,4 +244,56 @@ export async function unparsedHours(db: Db, limit: number): Promise<Array<{ valu
     .limit(limit)
     .execute();
   return rows.map((r) => ({ value: String(r.value), reason: String(r.reason), places: Number(r.places) }));
+}
+
+/** Each place's schedule as the last pass left it: `schedule` 0 where its hours could not be parsed. */
+export interface PlaceSchedules {
+  /** The pass (`HoursState.key`), null before the first. */
+  key: string | null;
+  computedAt: string | null;
+  placeIds: Int32Array;
+  schedules: Int32Array;
+}
+
+/**
+ * Every row of `place_hours`, read in place id batches, with the key of the pass that wrote them: read again
+ * after the rows, and the whole read retried when a pass committed meanwhile.
+ */
+export async function placeSchedules(db: Db, batchSize = 50_000): Promise<PlaceSchedules> {
+  for (let attempt = 0; ; attempt++) {
+    const state = await readHoursState(db);
+    const ids: number[] = [];
+    const schedules: number[] = [];
+    for (let after = -1; ; ) {
+      const rows = await tables(db)
+        .selectFrom('place_hours')
+        .select(['place_id', 'schedule_id'])
+        .where('place_id', '>', after)
+        .orderBy('place_id')
+        .limit(batchSize)
+        .execute();
+      for (const r of rows) {
+        ids.push(Number(r.place_id));
+        schedules.push(Number(r.schedule_id));
+      }
+      if (rows.length < batchSize) break;
+      after = ids.at(-1)!;
+    }
+    const again = await readHoursState(db);
+    if ((again?.key ?? null) === (state?.key ?? null) || attempt >= 3)
+      return {
+        key: again?.key ?? null,
+        computedAt: again?.computedAt ?? null,
+        placeIds: Int32Array.from(ids),
+        schedules: Int32Array.from(schedules),
+      };
+  }
+}
+
+/** The schedules open at a moment (`openSchedulesAt`, the open filter's own set), and the pass they belong to. */
+export async function schedulesOpenAt(db: Db, open: OpenAt): Promise<{ key: string | null; schedules: number[] }> {
+  const { rows } = await sql<{ schedule_id: number }>`SELECT DISTINCT s.schedule_id FROM ${openSchedulesAt(open)} AS s`.execute(db.kysely);
+  // Read after the set: a pass that committed before or during it shows here, and the caller does not mix passes.
+  const state = await readHoursState(db);
+  return { key: state?.key ?? null, schedules: rows.map((r) => Number(r.schedule_id)) };
 }

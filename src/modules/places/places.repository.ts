@@ -88,12 +88,20 @@ export interface OpenAt {
 export function openCondition(open: OpenAt): RawBuilder<SqlBool> {
   if (open.unparsed)
     return sql<SqlBool>`EXISTS (SELECT 1 FROM place_hours AS oh WHERE oh.place_id = places.id AND oh.schedule_id = 0 AND oh.state = 'unparsed')`;
-  const day = Math.floor(open.at / 86_400);
-  const openSchedules = sql`(SELECT oi.schedule_id FROM place_open_intervals AS oi WHERE oi.kind = ${open.clock === 'utc' ? 'u' : 'l'} AND oi.day = ${day} AND oi.start_s <= ${open.at} AND oi.end_s > ${open.at})`;
+  const openSchedules = openSchedulesAt(open);
   // The place's schedule (one probe of place_hours' primary key) looked up in the set: both databases build the
   // set once per statement. As EXISTS with the set inside, SQLite probed one (place, schedule) pair per open
   // schedule and PostgreSQL drove the query from every open place of the catalog.
   return sql<SqlBool>`(SELECT oh.schedule_id FROM place_hours AS oh WHERE oh.place_id = places.id) IN ${openSchedules}`;
+}
+
+/**
+ * The schedules open at the moment, as a subquery: one day of one kind of `place_open_intervals`. The search
+ * engine reads the same set (`schedulesOpenAt`) to answer the open filter from its index.
+ */
+export function openSchedulesAt(open: OpenAt): RawBuilder<{ schedule_id: number }> {
+  const day = Math.floor(open.at / 86_400);
+  return sql`(SELECT oi.schedule_id FROM place_open_intervals AS oi WHERE oi.kind = ${open.clock === 'utc' ? 'u' : 'l'} AND oi.day = ${day} AND oi.start_s <= ${open.at} AND oi.end_s > ${open.at})`;
 }
 
 export const suppressionKinds = ['phone', 'domain', 'email', 'place'] as const;

@@ -20,6 +20,8 @@ export interface OpenResolution {
   at: string;
   /** Places matching the rest of the search whose hours could not be parsed: neither open nor closed, left out. */
   unparsed: number;
+  /** When the opening-hours pass the answer comes from ran (ISO), null before the first (see the schema). */
+  computed_at?: string | null;
 }
 
 const daySeconds = 86_400;
@@ -71,7 +73,9 @@ export function unparsedCriteria(criteria: PlaceCriteria & { open: OpenAt }): Pl
 
 /**
  * Brings the opening-hours tables up to date before a search with an open filter reads them (a no-op
- * otherwise): after an import moved the places version, or once a day as the window rolls on.
+ * otherwise): after an import moved the places version, or once a day as the window rolls on. For a
+ * process without a search engine keeping them current (`leadatlas enrich --search`); a server's
+ * requests never wait for the pass (`SqlSearchEngine.keepHoursCurrent`).
  */
 export async function ensureHoursFor(db: Db, criteria: PlaceCriteria, windowDays = defaultWindowDays, nowMs = Date.now()): Promise<void> {
   if (criteria.open) await ensureOpeningHours(db, nowMs, windowDays);

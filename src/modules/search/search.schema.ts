@@ -250,6 +250,12 @@ export const ResolutionSchema = Type.Object(
             description:
               'Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results',
           }),
+          computed_at: Type.Optional(
+            Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+              description:
+                'When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed',
+            }),
+          ),
         },
         { description: 'Present with `open_now` or `open_at`' },
       ),

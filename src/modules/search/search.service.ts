@@ -26,8 +26,8 @@ import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from '.
 import { findSearchById, findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { citiesByIds } from '../geo/geo.ts';
-import { defaultWindowDays } from '../places/opening-hours.repository.ts';
-import { describeOpen, ensureHoursFor, openFilterOf, unparsedCriteria } from './open-filter.ts';
+import { defaultWindowDays, readHoursState } from '../places/opening-hours.repository.ts';
+import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 import type { FacetDimension } from './engine/search-engine.ts';
 
@@ -497,8 +497,7 @@ export async function createSearch(
   ]);
   // A drawn area is searched as its bounding box, each place then tested (`rowCheck`); not remembered with
   // the names (a polygon is rarely asked twice, and may be large).
-  const resolved = await withOpen(
-    deps,
+  const resolved = withOpen(
     options.polygon ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } } : named,
     open,
   );
@@ -572,7 +571,7 @@ export async function quickSearch(
     resolveSearchCached(deps, input, options.lang),
     options.accountId === undefined ? null : accountExclusion(deps.db, options.accountId, { onlyNew: false }),
   ]);
-  const resolved = await withOpen(deps, named, open);
+  const resolved = withOpen(named, open);
   const {
     page,
     criteria,
@@ -585,19 +584,23 @@ export async function quickSearch(
 const clockOf = (deps: SearchDeps): (() => number) => deps.now ?? Date.now;
 const windowDaysOf = (deps: SearchDeps): number => deps.hoursWindowDays ?? defaultWindowDays;
 
-/** The search with its open filter, the opening-hours tables brought up to date first. */
-async function withOpen(deps: SearchDeps, resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf>): Promise<ResolvedSearch> {
-  if (!open) return resolved;
-  const criteria = { ...resolved.criteria, open };
-  await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
-  return { ...resolved, criteria };
+/**
+ * The search with its open filter. The opening-hours tables are not brought up to date here: the search
+ * engine runs the pass in the background when they fall behind (after an import, on a new day), and a search
+ * meanwhile answers from the last pass (`resolved.open.computed_at`).
+ */
+function withOpen(resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf>): ResolvedSearch {
+  return open ? { ...resolved, criteria: { ...resolved.criteria, open } } : resolved;
 }
 
 /** `resolved.open` of a search with an open filter: the moment and how many matches have hours that could not be parsed. */
 async function withOpenResolution(deps: SearchDeps, criteria: PlaceCriteria, resolution: SearchResolution): Promise<SearchResolution> {
   if (!criteria.open) return resolution;
-  const unparsed = await deps.reads.run('countMatches', unparsedCriteria({ ...criteria, open: criteria.open }));
-  return { ...resolution, open: { ...describeOpen(criteria.open), unparsed } };
+  const [unparsed, pass] = await Promise.all([
+    deps.engine.countMatches(unparsedCriteria({ ...criteria, open: criteria.open })),
+    readHoursState(deps.db),
+  ]);
+  return { ...resolution, open: { ...describeOpen(criteria.open), unparsed, computed_at: pass?.computedAt ?? null } };
 }
 
 /**
@@ -673,7 +676,6 @@ export async function continueSearch(
   const { searchId, key } = decodeSearchCursor(cursor);
   const search = await getSearchForAccount(deps.db, accountId, searchId);
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
-  await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
   const page = await withBudget(deps, () => deps.engine.searchPage(criteria, search.sort, key, options.perPage, deps.typoCandidates));
   return toPage(search, page, options.fields, await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
 }
@@ -693,7 +695,6 @@ export async function savedSearchPage(
   const after = cursor === undefined ? null : decodeSearchCursor(cursor);
   if (after && after.searchId !== search.id) throw new AppError('not_found', `This page link belongs to another search than ${search.id}`);
   const criteria = forAccount(search.criteria, await accountExclusion(deps.db, accountId, { onlyNew: onlyNewOf(search) }));
-  await ensureHoursFor(deps.db, criteria, windowDaysOf(deps), clockOf(deps)());
   const page = await withBudget(deps, () =>
     deps.engine.searchPage(criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates),
   );
@@ -733,7 +734,6 @@ export async function getSearchById(db: Db, searchId: string): Promise<SavedSear
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
   const check = searchRowCheck(search);
-  await ensureHoursFor(db, search.criteria);
   for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
     const matches = check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows;
     if (matches.length > 0) yield matches;
@@ -750,7 +750,6 @@ export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck>
 
 /** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
 export async function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
-  await ensureHoursFor(db, search.criteria);
   return countMatches(db, search.criteria);
 }
 

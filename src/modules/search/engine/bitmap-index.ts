@@ -1,4 +1,5 @@
 import { RoaringBitmap32 } from 'roaring-wasm';
+import type { OpenAt } from '../../places/places.repository.ts';
 import type { PlaceFacts } from './engine.repository.ts';
 
 /** The boolean filters the index holds, by their facet name. */
@@ -24,6 +25,11 @@ export interface IndexQuery {
   minRating: number | null;
   flags: Partial<Record<FlagName, boolean>>;
   includeClosed: boolean;
+  /**
+   * Open at a moment (`PlaceCriteria.open`): the owner turns it into the places of the schedules open then
+   * and hands them to `evaluate` as `within`.
+   */
+  open: OpenAt | null;
 }
 
 /** A position in the default order: its key (`coalesce(review_count, -1)`, descending) and the place id (descending). */
@@ -148,9 +154,14 @@ export class BitmapIndex {
     return moved;
   }
 
-  /** The places matching `q` as a bitmap of slots, which the caller disposes. */
-  evaluate(q: IndexQuery): RoaringBitmap32 {
+  /**
+   * The places matching `q` as a bitmap of slots, which the caller disposes. `within`: slots computed outside
+   * the index that the matches must also be in (the places open at `q.open`: `slotsOfPlaces`), left to the caller.
+   */
+  evaluate(q: IndexQuery, within: RoaringBitmap32 | null = null): RoaringBitmap32 {
+    if (q.open && !within) throw new Error('an open filter needs the places open at its moment');
     const include: RoaringBitmap32[] = [this.byFlag.get(q.includeClosed ? 'visible' : 'open')!];
+    if (within) include.push(within);
     const exclude: RoaringBitmap32[] = [];
     const temporary: RoaringBitmap32[] = [];
     const union = (bitmaps: RoaringBitmap32[]): RoaringBitmap32 | null => {
@@ -192,6 +203,23 @@ export class BitmapIndex {
     } finally {
       for (const t of temporary) t.dispose();
     }
+  }
+
+  /**
+   * The slots of the places `placeIds[i]` for each `i` that `take(i)` accepts (places the index does not hold
+   * are left out), as a bitmap the caller disposes: how a set of places known by id becomes a filter.
+   */
+  slotsOfPlaces(placeIds: Int32Array, take: (i: number) => boolean): RoaringBitmap32 {
+    const slots: number[] = [];
+    for (let i = 0; i < placeIds.length; i++) {
+      const id = placeIds[i]!;
+      if (id < this.slotOf.length && this.slotOf[id] !== NONE && take(i)) slots.push(this.slotOf[id]!);
+    }
+    const sorted = Uint32Array.from(slots).sort();
+    const bitmap = new RoaringBitmap32();
+    bitmap.addMany(sorted);
+    bitmap.runOptimize();
+    return bitmap;
   }
 
   /**

@@ -2,10 +2,19 @@ import { roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
 import { PollLoop } from '../../../infra/poll-loop.ts';
+import {
+  defaultWindowDays,
+  ensureOpeningHours,
+  type PlaceSchedules,
+  placeSchedules,
+  readHoursState,
+  schedulesOpenAt,
+} from '../../places/opening-hours.repository.ts';
 import { placeChangesSince, prunePlaceChanges } from '../../places/place-changes.repository.ts';
-import { placesVersion, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../places/places.repository.ts';
+import { type OpenAt, placesVersion, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../places/places.repository.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
+import type { RoaringBitmap32 } from 'roaring-wasm';
 import { BitmapIndex, flagNames, type FacetDimension, type FacetValue, type IndexQuery } from './bitmap-index.ts';
 import { placeFactsAfter, placeFactsByIds, type PlaceFacts } from './engine.repository.ts';
 
@@ -44,14 +53,27 @@ interface EngineOptions {
   db: Db;
   reads: ReadPool<ApiReadTasks>;
   log?: { warn(obj: unknown, msg: string): void; info(obj: unknown, msg: string): void };
+  /** Days ahead the opening-hours pass computes (`OPENING_HOURS_WINDOW_DAYS`); absent: the default. */
+  hoursWindowDays?: number;
+  /**
+   * How often the opening-hours tables are checked against the places version and the day (a pass runs in
+   * the background when they are behind); `createSearchEngine` sets `HOURS_CHECK_MS`. Absent or 0: never
+   * (tests and benches run the pass themselves: `keepHoursCurrent`).
+   */
+  hoursCheckMs?: number;
+  /** The clock of the pass's window; absent: the system's. */
+  now?: () => number;
 }
 
 /** How often the change log is pruned (each node does; it is idempotent). */
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
+/** How often the opening-hours tables are checked (two one-row reads). */
+const HOURS_CHECK_MS = 5_000;
 
 /** Every search by SQL, in the read pool. */
 export class SqlSearchEngine implements SearchEngine {
   private pruner: PollLoop | undefined;
+  private hoursLoop: PollLoop | undefined;
 
   constructor(protected readonly options: EngineOptions) {}
 
@@ -80,9 +102,40 @@ export class SqlSearchEngine implements SearchEngine {
       (error) => this.options.log?.warn({ err: error }, 'pruning the change log of places failed'),
     );
     this.pruner.schedule(PRUNE_EVERY_MS);
+    const hoursCheckMs = this.options.hoursCheckMs ?? 0;
+    if (hoursCheckMs > 0) {
+      this.hoursLoop = new PollLoop(
+        () => this.keepHoursCurrent(),
+        hoursCheckMs,
+        (error) => this.options.log?.warn({ err: error }, 'the opening-hours pass failed: open filters answer from the previous one'),
+      );
+      // Now, in the background: a server that starts behind the catalog (an import while it was down) serves
+      // while the pass runs.
+      this.hoursLoop.schedule(0);
+    }
   }
 
+  /**
+   * Runs the opening-hours pass when its tables are behind the places version or the day (an import, a new
+   * day), in the background of the server: searches meanwhile answer from the previous pass. Public for
+   * tests and benches.
+   */
+  async keepHoursCurrent(): Promise<void> {
+    const started = performance.now();
+    const ran = await ensureOpeningHours(
+      this.options.db,
+      (this.options.now ?? Date.now)(),
+      this.options.hoursWindowDays ?? defaultWindowDays,
+    );
+    if (ran) this.options.log?.info({ ms: Math.round(performance.now() - started) }, 'opening hours computed');
+    await this.followHours();
+  }
+
+  /** After a check of the opening-hours tables: what the engine holds of them brought up to date (none here). */
+  protected async followHours(): Promise<void> {}
+
   async close(): Promise<void> {
+    await this.hoursLoop?.close();
     await this.pruner?.close();
   }
 }
@@ -98,6 +151,7 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
   'hasEmail',
   'hasSocial',
   'includeClosed',
+  'open',
 ]);
 
 /**
@@ -107,9 +161,8 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count') return null;
-  // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, opening hours
-  // (tables of their own, migration 0031), and whatever criterion is added later, which the index must
-  // never ignore silently.
+  // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
+  // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
     if (value !== null && value !== undefined && !indexedCriteria.has(name as keyof PlaceCriteria)) return null;
   }
@@ -131,6 +184,7 @@ export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQue
     minRating: criteria.minRating,
     flags,
     includeClosed: criteria.includeClosed === true,
+    open: criteria.open ?? null,
   };
 }
 
@@ -151,6 +205,16 @@ export class MemorySearchEngine extends SqlSearchEngine {
   private status: 'building' | 'ready' | 'failed' = 'building';
   private builtMs: number | null = null;
   private loop: PollLoop | undefined;
+  /** `place_hours` as the last pass left it, with the sets of schedules open at recent moments. */
+  private hours: (PlaceSchedules & { maxSchedule: number; moments: Map<string, Uint8Array> }) | null = null;
+  private following: Promise<void> | undefined;
+  /** The places open at recent moments as slots of one state of the index and of the hours. */
+  private slots: { index: BitmapIndex | null; version: number; hours: unknown; bitmaps: Map<string, RoaringBitmap32> } = {
+    index: null,
+    version: -1,
+    hours: null,
+    bitmaps: new Map(),
+  };
 
   constructor(
     options: EngineOptions,
@@ -166,11 +230,9 @@ export class MemorySearchEngine extends SqlSearchEngine {
     limit: number,
     candidateLimit: number,
   ): Promise<PlacePage> {
-    const q = this.index ? indexQueryOf(criteria, sort) : null;
-    if (!q || !this.index || (after !== null && typeof after.key !== 'number'))
-      return super.searchPage(criteria, sort, after, limit, candidateLimit);
-    const index = this.index;
-    const result = index.evaluate(q);
+    const matched = after !== null && typeof after.key !== 'number' ? null : await this.match(criteria, sort);
+    if (!matched) return super.searchPage(criteria, sort, after, limit, candidateLimit);
+    const { index, result } = matched;
     let keys: Array<{ key: number; id: number }>;
     let total: number;
     try {
@@ -190,25 +252,101 @@ export class MemorySearchEngine extends SqlSearchEngine {
   }
 
   override async countMatches(criteria: PlaceCriteria): Promise<number> {
-    const q = this.index ? indexQueryOf(criteria, 'relevance') : null;
-    if (!q || !this.index) return super.countMatches(criteria);
-    const result = this.index.evaluate(q);
+    const matched = await this.match(criteria, 'relevance');
+    if (!matched) return super.countMatches(criteria);
     try {
-      return result.size;
+      return matched.result.size;
     } finally {
-      result.dispose();
+      matched.result.dispose();
     }
   }
 
   override async facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]> {
-    const q = this.index ? indexQueryOf(criteria, 'relevance') : null;
-    if (!q || !this.index) return super.facets(criteria, by);
-    const result = this.index.evaluate(q);
+    const matched = await this.match(criteria, 'relevance');
+    if (!matched) return super.facets(criteria, by);
     try {
-      return this.index.facet(result, by, q.countryCode);
+      return matched.index.facet(matched.result, by, matched.q.countryCode);
     } finally {
-      result.dispose();
+      matched.result.dispose();
     }
+  }
+
+  /**
+   * The matches of a search as a bitmap of the index (the caller disposes it), or null when SQL answers: a
+   * criterion the index does not hold, no index yet, or an open filter at a moment whose schedules belong to
+   * another opening-hours pass than the one the engine holds (it catches up in the background).
+   */
+  private async match(
+    criteria: PlaceCriteria,
+    sort: PlaceSort,
+  ): Promise<{ index: BitmapIndex; q: IndexQuery; result: RoaringBitmap32 } | null> {
+    const q = this.index ? indexQueryOf(criteria, sort) : null;
+    if (!q || (q.open && !(await this.prepareOpen(q.open)))) return null;
+    // From here on synchronous: the index and the hours cannot change under the evaluation.
+    const index = this.index;
+    if (!index) return null;
+    const within = q.open ? this.openSlots(index, q.open) : null;
+    if (q.open && !within) return null;
+    return { index, q, result: index.evaluate(q, within) };
+  }
+
+  /**
+   * Makes sure the schedules open at the moment are known (the set is read from `place_open_intervals` once
+   * per moment: `open_now` is to the minute). False when the set read belongs to another pass than the
+   * engine's copy of `place_hours`.
+   */
+  private async prepareOpen(open: OpenAt): Promise<boolean> {
+    const hours = this.hours;
+    if (!hours) return false;
+    if (open.unparsed || recall(hours.moments, momentOf(open))) return true;
+    const found = await schedulesOpenAt(this.options.db, open);
+    if (found.key !== hours.key) {
+      void this.followHours().catch((error) => this.options.log?.warn({ err: error }, 'the opening hours could not be read'));
+      return false;
+    }
+    if (this.hours !== hours) return false;
+    const set = new Uint8Array(hours.maxSchedule + 1);
+    for (const id of found.schedules) if (id <= hours.maxSchedule) set[id] = 1;
+    remember(hours.moments, momentOf(open), set);
+    return true;
+  }
+
+  /**
+   * The slots of the places open at the moment (or whose hours could not be parsed: `open.unparsed`), kept
+   * until the index or the hours change; null when the moment's set is not known (`prepareOpen`).
+   */
+  private openSlots(index: BitmapIndex, open: OpenAt): RoaringBitmap32 | null {
+    const hours = this.hours;
+    const set = open.unparsed ? null : hours && recall(hours.moments, momentOf(open));
+    if (!hours || (!open.unparsed && !set)) return null;
+    const slots = this.slots;
+    if (slots.index !== index || slots.version !== index.version || slots.hours !== hours) {
+      for (const bitmap of slots.bitmaps.values()) bitmap.dispose();
+      this.slots = { index, version: index.version, hours, bitmaps: new Map() };
+    }
+    const key = open.unparsed ? 'unparsed' : momentOf(open);
+    let bitmap = recall(this.slots.bitmaps, key);
+    if (!bitmap) {
+      const { placeIds, schedules } = hours;
+      bitmap = set
+        ? index.slotsOfPlaces(placeIds, (i) => set[schedules[i]!] === 1)
+        : index.slotsOfPlaces(placeIds, (i) => schedules[i] === 0);
+      remember(this.slots.bitmaps, key, bitmap)?.dispose();
+    }
+    return bitmap;
+  }
+
+  /** Reloads `place_hours` when a pass (of this node or another) replaced the one the engine holds. */
+  protected override followHours(): Promise<void> {
+    this.following ??= (async () => {
+      const state = await readHoursState(this.options.db);
+      if (this.hours && this.hours.key === (state?.key ?? null)) return;
+      const loaded = await placeSchedules(this.options.db);
+      this.hours = { ...loaded, maxSchedule: loaded.schedules.reduce((m, id) => Math.max(m, id), 0), moments: new Map() };
+    })().finally(() => {
+      this.following = undefined;
+    });
+    return this.following;
   }
 
   override state(): EngineState {
@@ -232,6 +370,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     await roaringLibraryInitialize();
     try {
       await this.rebuild();
+      await this.followHours();
       this.status = 'ready';
     } catch (error) {
       this.status = 'failed';
@@ -248,6 +387,9 @@ export class MemorySearchEngine extends SqlSearchEngine {
   override async close(): Promise<void> {
     await this.loop?.close();
     await super.close();
+    await this.following;
+    for (const bitmap of this.slots.bitmaps.values()) bitmap.dispose();
+    this.slots.bitmaps.clear();
     this.index?.dispose();
     this.index = null;
   }
@@ -287,6 +429,30 @@ export class MemorySearchEngine extends SqlSearchEngine {
   }
 }
 
+/** Moments whose open places the engine keeps (`open_now` moves every minute; `open_at` names any). */
+const MOMENTS_KEPT = 32;
+
+const momentOf = (open: OpenAt): string => `${open.clock}:${open.at}`;
+
+/** A value of a small LRU map (a Map keeps insertion order: the one read moves to the end). */
+function recall<V>(map: Map<string, V>, key: string): V | undefined {
+  const value = map.get(key);
+  if (value !== undefined) {
+    map.delete(key);
+    map.set(key, value);
+  }
+  return value;
+}
+
+/** Adds to a small LRU map; answers the value it pushed out, if any, for the caller to release. */
+function remember<V>(map: Map<string, V>, key: string, value: V): V | undefined {
+  map.set(key, value);
+  if (map.size <= MOMENTS_KEPT) return undefined;
+  const [oldest, evicted] = map.entries().next().value!;
+  map.delete(oldest);
+  return evicted;
+}
+
 /** Applies the change log since the index's version; false when the log no longer reaches back to it. */
 export async function applyChanges(db: Db, index: BitmapIndex): Promise<boolean> {
   for (;;) {
@@ -302,5 +468,6 @@ export async function applyChanges(db: Db, index: BitmapIndex): Promise<boolean>
 
 /** The engine `SEARCH_ENGINE` names. */
 export function createSearchEngine(kind: 'memory' | 'sql', options: EngineOptions & { pollMs: number }): SearchEngine {
-  return kind === 'memory' ? new MemorySearchEngine(options, options.pollMs) : new SqlSearchEngine(options);
+  const withHours = { hoursCheckMs: HOURS_CHECK_MS, ...options };
+  return kind === 'memory' ? new MemorySearchEngine(withHours, options.pollMs) : new SqlSearchEngine(withHours);
 }
