@@ -10,8 +10,8 @@ import { openapiPlugin } from './plugins/openapi.ts';
 import { startCheckpointer } from './infra/db/checkpointer.ts';
 import { sizeCacheForRole, type Db } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
-import { placesVersion } from './modules/places/places.repository.ts';
 import { createSearchEngine, type EngineState } from './modules/search/engine/search-engine.ts';
+import { readCacheVersion } from './modules/search/open-filter.ts';
 import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
@@ -131,11 +131,12 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     budgetMs: config.SEARCH_TIME_BUDGET_MS,
     tasks: readTasks,
     tasksModule: readTasksModule,
-    // Every cached task reads `places` only: the places version moves with any change to it.
+    // Every cached task reads `places`, whose version moves with any change to it; a search with an open
+    // filter reads the opening-hours tables too, which each pass replaces without moving it.
     cache: {
       entries: config.READ_CACHE_ENTRIES,
       tasks: ['searchPage', 'countMatches', 'placeCountsByCategory', 'placeCountsByCountry'],
-      version: () => placesVersion(db),
+      version: readCacheVersion(db),
     },
   });
   app.addHook('onClose', () => reads.close());

@@ -57,8 +57,11 @@ export interface ReadCacheOptions<T extends ReadTasks> {
   entries: number;
   /** Tasks whose answer depends only on their arguments and on the data `version` stands for. */
   tasks: ReadonlyArray<keyof T & string>;
-  /** A number that moves whenever that data changes (read on every cached call, so it must be cheap). */
-  version: () => Promise<number>;
+  /**
+   * A value that moves whenever the data a call reads changes (read on every cached call, so it must be
+   * cheap); given the call, for data that only some calls read.
+   */
+  version: (task: string, args: readonly unknown[]) => Promise<number | string>;
 }
 
 /**
@@ -76,19 +79,19 @@ const shuttingDown = (): AppError =>
   new AppError('unavailable', 'The server is shutting down; retry in a moment', { reason: 'shutting_down' }, { 'retry-after': '1' });
 
 export class ReadCache {
-  private readonly answers = new Map<string, { version: number; answer: Promise<unknown> }>();
+  private readonly answers = new Map<string, { version: number | string; answer: Promise<unknown> }>();
   hits = 0;
   misses = 0;
 
   constructor(
     private readonly entries: number,
-    private readonly version: () => Promise<number>,
+    private readonly version: () => Promise<number | string>,
   ) {}
 
-  async get(key: string, compute: () => Promise<unknown>): Promise<unknown> {
-    const version = await this.version();
+  async get(key: string, compute: () => Promise<unknown>, version = this.version): Promise<unknown> {
+    const current = await version();
     const found = this.answers.get(key);
-    if (found && found.version === version) {
+    if (found && found.version === current) {
       // Most recently used last: Map keeps insertion order, so the first key is the one to drop.
       this.answers.delete(key);
       this.answers.set(key, found);
@@ -99,7 +102,7 @@ export class ReadCache {
     const answer = compute();
     this.answers.delete(key);
     if (this.answers.size >= this.entries) this.answers.delete(this.answers.keys().next().value!);
-    this.answers.set(key, { version, answer });
+    this.answers.set(key, { version: current, answer });
     // A failure is not an answer: the next call tries again.
     answer.catch(() => {
       if (this.answers.get(key)?.answer === answer) this.answers.delete(key);
@@ -117,7 +120,7 @@ function cacheKey(task: string, args: readonly unknown[]): string {
 
 function withCache<T extends ReadTasks>(pool: ReadPool<T>, options: ReadCacheOptions<T> | undefined): ReadPool<T> {
   if (!options || options.entries <= 0) return pool;
-  const cache = new ReadCache(options.entries, options.version);
+  const cache = new ReadCache(options.entries, () => options.version('', []));
   const cached = new Set<string>(options.tasks);
   return {
     threads: pool.threads,
@@ -127,7 +130,13 @@ function withCache<T extends ReadTasks>(pool: ReadPool<T>, options: ReadCacheOpt
     },
     cacheStats: cache,
     run: (task, ...args) =>
-      cached.has(task) ? (cache.get(cacheKey(task, args), () => pool.run(task, ...args)) as never) : pool.run(task, ...args),
+      cached.has(task)
+        ? (cache.get(
+            cacheKey(task, args),
+            () => pool.run(task, ...args),
+            () => options.version(task, args),
+          ) as never)
+        : pool.run(task, ...args),
     close: () => pool.close(),
   };
 }

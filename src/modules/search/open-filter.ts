@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { defaultWindowDays, ensureOpeningHours, windowDaysBefore } from '../places/opening-hours.repository.ts';
-import type { OpenAt, PlaceCriteria } from '../places/places.repository.ts';
+import { defaultWindowDays, ensureOpeningHours, readHoursState, windowDaysBefore } from '../places/opening-hours.repository.ts';
+import { type OpenAt, type PlaceCriteria, placesVersion } from '../places/places.repository.ts';
 
 /**
  * `open_now` and `open_at` (docs/opening-hours.md): what they ask for as criteria (`PlaceCriteria.open`), checked
@@ -79,4 +79,18 @@ export function unparsedCriteria(criteria: PlaceCriteria & { open: OpenAt }): Pl
  */
 export async function ensureHoursFor(db: Db, criteria: PlaceCriteria, windowDays = defaultWindowDays, nowMs = Date.now()): Promise<void> {
   if (criteria.open) await ensureOpeningHours(db, nowMs, windowDays);
+}
+
+/**
+ * The version the read pool's cache keeps an answer under (`ReadCacheOptions.version`): the places version,
+ * and for a read with an open filter the opening-hours pass as well, since a pass replaces its tables without
+ * moving the places version (which would drop every other cached answer).
+ */
+export function readCacheVersion(db: Db): (task: string, args: readonly unknown[]) => Promise<number | string> {
+  return async (_task, args) => {
+    const version = await placesVersion(db);
+    const criteria = args[0];
+    if (criteria === null || typeof criteria !== 'object' || !(criteria as Partial<PlaceCriteria>).open) return version;
+    return `${version}/${(await readHoursState(db))?.key ?? 'none'}`;
+  };
 }

@@ -26,7 +26,7 @@ import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from '.
 import { findSearchById, findSearchForAccount, insertSearch, listRecentSearches, type SearchRow } from './search.repository.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { citiesByIds } from '../geo/geo.ts';
-import { defaultWindowDays, readHoursState } from '../places/opening-hours.repository.ts';
+import { defaultWindowDays } from '../places/opening-hours.repository.ts';
 import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 import type { FacetDimension } from './engine/search-engine.ts';
@@ -598,9 +598,9 @@ async function withOpenResolution(deps: SearchDeps, criteria: PlaceCriteria, res
   if (!criteria.open) return resolution;
   const [unparsed, pass] = await Promise.all([
     deps.engine.countMatches(unparsedCriteria({ ...criteria, open: criteria.open })),
-    readHoursState(deps.db),
+    deps.engine.hoursComputedAt(),
   ]);
-  return { ...resolution, open: { ...describeOpen(criteria.open), unparsed, computed_at: pass?.computedAt ?? null } };
+  return { ...resolution, open: { ...describeOpen(criteria.open), unparsed, computed_at: pass } };
 }
 
 /**

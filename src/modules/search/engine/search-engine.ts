@@ -44,6 +44,8 @@ export interface SearchEngine {
   /** Exact matches per value of a dimension, largest first. */
   facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]>;
   state(): EngineState;
+  /** When the opening-hours pass that the open filter answers from ran (ISO), null before the first. */
+  hoursComputedAt(): Promise<string | null>;
   /** Builds the index (memory) and starts following the catalog; resolves once the first build is done. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -91,6 +93,10 @@ export class SqlSearchEngine implements SearchEngine {
 
   state(): EngineState {
     return { engine: 'sql' };
+  }
+
+  async hoursComputedAt(): Promise<string | null> {
+    return (await readHoursState(this.options.db))?.computedAt ?? null;
   }
 
   async start(): Promise<void> {
@@ -347,6 +353,10 @@ export class MemorySearchEngine extends SqlSearchEngine {
       this.following = undefined;
     });
     return this.following;
+  }
+
+  override async hoursComputedAt(): Promise<string | null> {
+    return this.hours ? this.hours.computedAt : super.hoursComputedAt();
   }
 
   override state(): EngineState {
