@@ -4287,6 +4287,8 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
@@ -4709,6 +4711,8 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
@@ -5036,6 +5040,8 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
@@ -5389,6 +5395,8 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
