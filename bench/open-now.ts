@@ -3,6 +3,7 @@
  * benchmark catalog, SQLite and PostgreSQL, in one run:
  *
  *   npm run bench:open-now -- [--size N] [--rounds R] [--no-postgres] [--no-sqlite]     (default 200000 places, 60 rounds)
+ *   npm run bench:open-now -- --engine [--size N] [--rounds R]     (the search engine's path, SQLite)
  *
  * Builds (or reuses) var/bench/catalog-v1-N.db (bench/lib/catalog.ts), copies it into a PostgreSQL schema
  * (bench/lib/postgres-catalog.ts, dropped at the end), runs the opening-hours pass on each (timed), then
@@ -11,13 +12,17 @@
  * `open_at` noon tomorrow, when the most schedules are open) and without it: the baseline measured in the
  * same run. Prints the median and p99 of each and their ratios.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase, type Db } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { rebuildOpeningHours } from '../src/modules/places/opening-hours.repository.ts';
 import { countPlaces, findPlacesPage, noCriteria, type OpenAt, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { indexQueryOf, MemorySearchEngine } from '../src/modules/search/engine/search-engine.ts';
+import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
+import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { buildCatalog } from './lib/catalog.ts';
 import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
 
@@ -27,6 +32,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '60' },
     'no-postgres': { type: 'boolean', default: false },
     'no-sqlite': { type: 'boolean', default: false },
+    /** Only the search engine's path (the in-memory index, as `SEARCH_ENGINE=memory` answers), on SQLite. */
+    engine: { type: 'boolean', default: false },
   },
 });
 const size = Number(values.size);
@@ -103,7 +110,68 @@ async function measure(label: string, db: Db): Promise<void> {
     }
 }
 
-console.log(`${catalog.path}: ${catalog.rows} places; ${new Date().toISOString()}; ${rounds} rounds`);
+/**
+ * The search engine's path (`MemorySearchEngine`, what a server answers with by default): the index built
+ * from the catalog and its opening hours, then per query the exact count and the first page (20 rows read
+ * by id) with the open filter and without it, alternated. A round with the filter at a moment not seen
+ * before pays for reading that moment's open schedules and making its bitmap ("first"): once a minute for
+ * `open_now`, once per asked time for `open_at`.
+ */
+async function measureEngine(db: Db): Promise<void> {
+  const now = Date.now();
+  const started = performance.now();
+  const pass = await rebuildOpeningHours(db, now, 42);
+  console.log(
+    `\nengine (SQLite): pass ${((performance.now() - started) / 1000).toFixed(1)} s: ${pass.places} places with hours, ${pass.schedules} schedules, ${pass.unparsed} unparsed`,
+  );
+  const reads = createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
+  const engine = new MemorySearchEngine({ db, reads }, 3_600_000);
+  const built = performance.now();
+  await engine.start();
+  console.log(`index built with the hours in ${((performance.now() - built) / 1000).toFixed(1)} s, ${engine.indexBytes()} bytes`);
+  const run = async (criteria: PlaceCriteria) => {
+    const t0 = performance.now();
+    await Promise.all([engine.countMatches(criteria), engine.searchPage(criteria, 'relevance', null, 20, 10_000)]);
+    return performance.now() - t0;
+  };
+  const moments: Array<[string, (i: number) => OpenAt]> = [
+    ['open_now', () => ({ clock: 'utc', at: Math.floor(Date.now() / 60_000) * 60 })],
+    ['open_at noon', () => ({ clock: 'local', at: (Math.floor(now / 86_400_000) + 1) * 86_400 + 12 * 3600 })],
+  ];
+  const queries = (await queriesOf(db)).filter(([, c]) => indexQueryOf(c, 'relevance'));
+  try {
+    for (const [moment, at] of moments)
+      for (const [name, criteria] of queries) {
+        const withOpen: number[] = [];
+        const without: number[] = [];
+        const first = await run({ ...criteria, open: at(0) });
+        await run(criteria);
+        for (let i = 0; i < rounds; i++) {
+          withOpen.push(await run({ ...criteria, open: at(i) }));
+          without.push(await run(criteria));
+        }
+        const [total, openTotal] = [await engine.countMatches(criteria), await engine.countMatches({ ...criteria, open: at(0) })];
+        const [m1, m0, p1, p0] = [quantile(withOpen, 0.5), quantile(without, 0.5), quantile(withOpen, 0.99), quantile(without, 0.99)];
+        console.log(
+          `  ${moment.padEnd(13)} ${name.padEnd(36)} ${String(openTotal).padStart(6)}/${String(total).padEnd(7)} first ${first.toFixed(2).padStart(7)} ms; median ${m1.toFixed(2).padStart(6)} vs ${m0.toFixed(2).padStart(6)} ms (${(m1 / m0).toFixed(2)}×)   p99 ${p1.toFixed(2).padStart(6)} vs ${p0.toFixed(2).padStart(6)} ms (${(p1 / p0).toFixed(2)}×)`,
+        );
+      }
+  } finally {
+    await engine.close();
+    await reads.close();
+  }
+}
+
+console.log(
+  `${catalog.path}: ${catalog.rows} places; ${new Date().toISOString()}; ${rounds} rounds; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+);
+if (values.engine) {
+  const sqlite = openDatabase(catalog.url);
+  await migrateToLatest(sqlite);
+  await measureEngine(sqlite);
+  await sqlite.close();
+  process.exit(0);
+}
 if (!values['no-sqlite']) {
   const sqlite = openDatabase(catalog.url);
   await migrateToLatest(sqlite);
