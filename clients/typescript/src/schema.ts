@@ -3923,6 +3923,13 @@ export interface operations {
                 near?: string;
                 /** @description true: leave out the places this account has already exported (its leads); `total` counts the others. An export of the search keeps to it too */
                 only_new?: boolean;
+                /**
+                 * @description Only places open at this local date and time of each place (`YYYY-MM-DDTHH:MM`, no zone: 18:00 is 18:00 in Munich and in Tokyo), from a week back to `OPENING_HOURS_WINDOW_DAYS` ahead (default 42). Same rules as `open_now`, which it cannot be combined with
+                 * @example 2026-12-24T18:00
+                 */
+                open_at?: string;
+                /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
+                open_now?: boolean;
                 /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /**

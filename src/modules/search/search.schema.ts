@@ -323,8 +323,7 @@ export const V1SearchResponseSchema = Type.Object({
 });
 
 /** `GET /api/v2/map/facets`: the search's filters (no paging, no order) and the dimension to count by. */
-// Not the open filter (`open_now`, `open_at`): facets are counted by the search engine, which does not hold opening hours.
-const { sort: _sort, open_now: _openNow, open_at: _openAt, ...facetFilterProperties } = filterProperties;
+const { sort: _sort, ...facetFilterProperties } = filterProperties;
 export const FacetsQuerySchema = Type.Object(
   {
     ...optional(facetFilterProperties),

@@ -759,17 +759,18 @@ export async function countSearchPlaces(db: Db, search: SavedSearch): Promise<nu
  * Not saved.
  */
 export async function searchFacets(deps: SearchDeps, accountId: number, query: FacetsQuery, lang: string | null): Promise<FacetsResponse> {
-  const { by, lang: queryLang, only_new: onlyNew, ...filters } = query;
+  const { by, lang: queryLang, only_new: onlyNew, open_now: openNow, open_at: openAt, ...filters } = query;
   if (!criteriaNames.some((n) => filters[n] !== undefined)) {
     throw new AppError('validation_failed', `Say what to count: at least one of ${criteriaNames.join(', ')}`, {
       errors: [{ field: 'querystring', message: 'needs at least one search parameter', allowed: [...criteriaNames] }],
     });
   }
+  const open = openFilterOf({ open_now: openNow, open_at: openAt }, clockOf(deps)(), 'querystring', windowDaysOf(deps));
   const [named, exclusion] = await Promise.all([
     resolveSearchCached(deps, filters, lang ?? queryLang?.toLowerCase() ?? null),
     accountExclusion(deps.db, accountId, { onlyNew: onlyNew === true }),
   ]);
-  const counted = await countFacets(deps, forAccount(named.criteria, exclusion), by);
+  const counted = await countFacets(deps, forAccount(withOpen(named, open).criteria, exclusion), by);
   if (by !== 'city') return counted;
   // A GeoNames id alone says little to a reader: each city with its name and country.
   const cities = new Map(
@@ -792,11 +793,11 @@ export async function searchFacets(deps: SearchDeps, accountId: number, query: F
 /**
  * A saved search's exact matches per value of a dimension, as the search runs now for its account (its
  * exclusions applied, as `searchFacets` applies them), under the request's time budget. Null when the search
- * holds what facets do not count: the open filter (`searchFacets` does not take it either), a drawn area or
- * typo-tolerant text, which are decided row by row (`rowCheck`), so a count by value would not be exact.
+ * holds what facets do not count: a drawn area or typo-tolerant text, which are decided row by row
+ * (`rowCheck`), so a count by value would not be exact. An open filter counts at the search's own moment.
  */
 export async function savedSearchFacets(deps: SearchDeps, search: SavedSearch, by: FacetDimension): Promise<FacetsResponse | null> {
-  if (search.criteria.open || rowCheck(search.criteria) !== null) return null;
+  if (rowCheck(search.criteria) !== null) return null;
   const running = await searchAsItRunsNow(deps.db, search);
   return countFacets(deps, running.criteria, by);
 }
