@@ -112,10 +112,11 @@ async function measure(label: string, db: Db): Promise<void> {
 
 /**
  * The search engine's path (`MemorySearchEngine`, what a server answers with by default): the index built
- * from the catalog and its opening hours, then per query the exact count and the first page (20 rows read
- * by id) with the open filter and without it, alternated. A round with the filter at a moment not seen
- * before pays for reading that moment's open schedules and making its bitmap ("first"): once a minute for
- * `open_now`, once per asked time for `open_at`.
+ * from the catalog and its opening hours, then per query, with the open filter and without it alternated
+ * (ms): the exact count alone (the index's work) and a search (the count and the first page, 20 rows read by
+ * id). The first count at a moment not seen before pays for reading that moment's open schedules and making
+ * its bitmap ("first"): once a minute for `open_now`, once per asked time for `open_at`, shared by every
+ * search at that moment.
  */
 async function measureEngine(db: Db): Promise<void> {
   const now = Date.now();
@@ -129,31 +130,45 @@ async function measureEngine(db: Db): Promise<void> {
   const built = performance.now();
   await engine.start();
   console.log(`index built with the hours in ${((performance.now() - built) / 1000).toFixed(1)} s, ${engine.indexBytes()} bytes`);
-  const run = async (criteria: PlaceCriteria) => {
+  // A count alone is the index's work (bitmaps, no row read); a search is the count and the first page, whose
+  // 20 rows are read by id in the read pool as a server reads them.
+  const count = async (criteria: PlaceCriteria) => {
+    const t0 = performance.now();
+    await engine.countMatches(criteria);
+    return performance.now() - t0;
+  };
+  const search = async (criteria: PlaceCriteria) => {
     const t0 = performance.now();
     await Promise.all([engine.countMatches(criteria), engine.searchPage(criteria, 'relevance', null, 20, 10_000)]);
     return performance.now() - t0;
   };
-  const moments: Array<[string, (i: number) => OpenAt]> = [
+  const moments: Array<[string, () => OpenAt]> = [
     ['open_now', () => ({ clock: 'utc', at: Math.floor(Date.now() / 60_000) * 60 })],
     ['open_at noon', () => ({ clock: 'local', at: (Math.floor(now / 86_400_000) + 1) * 86_400 + 12 * 3600 })],
   ];
   const queries = (await queriesOf(db)).filter(([, c]) => indexQueryOf(c, 'relevance'));
+  const ms = (x: number) => x.toFixed(2).padStart(6);
   try {
     for (const [moment, at] of moments)
       for (const [name, criteria] of queries) {
-        const withOpen: number[] = [];
-        const without: number[] = [];
-        const first = await run({ ...criteria, open: at(0) });
-        await run(criteria);
-        for (let i = 0; i < rounds; i++) {
-          withOpen.push(await run({ ...criteria, open: at(i) }));
-          without.push(await run(criteria));
+        const first = await count({ ...criteria, open: at() });
+        const times = { count: [[], []] as number[][], search: [[], []] as number[][] };
+        for (const kind of ['count', 'search'] as const) {
+          const run = kind === 'count' ? count : search;
+          await run(criteria);
+          for (let i = 0; i < rounds; i++) {
+            times[kind][0]!.push(await run({ ...criteria, open: at() }));
+            times[kind][1]!.push(await run(criteria));
+          }
         }
-        const [total, openTotal] = [await engine.countMatches(criteria), await engine.countMatches({ ...criteria, open: at(0) })];
-        const [m1, m0, p1, p0] = [quantile(withOpen, 0.5), quantile(without, 0.5), quantile(withOpen, 0.99), quantile(without, 0.99)];
+        const [total, openTotal] = [await engine.countMatches(criteria), await engine.countMatches({ ...criteria, open: at() })];
+        const cells = (['count', 'search'] as const).map((kind) => {
+          const [w, wo] = times[kind] as [number[], number[]];
+          const [m1, m0, p1, p0] = [quantile(w, 0.5), quantile(wo, 0.5), quantile(w, 0.99), quantile(wo, 0.99)];
+          return `${kind} median ${ms(m1)} vs ${ms(m0)} (${(m1 / m0).toFixed(2)}×) p99 ${ms(p1)} vs ${ms(p0)} (${(p1 / p0).toFixed(2)}×)`;
+        });
         console.log(
-          `  ${moment.padEnd(13)} ${name.padEnd(36)} ${String(openTotal).padStart(6)}/${String(total).padEnd(7)} first ${first.toFixed(2).padStart(7)} ms; median ${m1.toFixed(2).padStart(6)} vs ${m0.toFixed(2).padStart(6)} ms (${(m1 / m0).toFixed(2)}×)   p99 ${p1.toFixed(2).padStart(6)} vs ${p0.toFixed(2).padStart(6)} ms (${(p1 / p0).toFixed(2)}×)`,
+          `  ${moment.padEnd(13)} ${name.padEnd(32)} ${String(openTotal).padStart(6)}/${String(total).padEnd(7)} first ${ms(first)} | ${cells.join(' | ')}`,
         );
       }
   } finally {
