@@ -14,6 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { openDatabase, type Db } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
@@ -121,9 +122,13 @@ async function measure(label: string, db: Db): Promise<void> {
 async function measureEngine(db: Db): Promise<void> {
   const now = Date.now();
   const started = performance.now();
+  // How long the event loop waits while the pass runs: what a server's requests wait for during a pass in the background.
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
   const pass = await rebuildOpeningHours(db, now, 42);
+  delay.disable();
   console.log(
-    `\nengine (SQLite): pass ${((performance.now() - started) / 1000).toFixed(1)} s: ${pass.places} places with hours, ${pass.schedules} schedules, ${pass.unparsed} unparsed`,
+    `\nengine (SQLite): pass ${((performance.now() - started) / 1000).toFixed(1)} s: ${pass.places} places with hours, ${pass.schedules} schedules, ${pass.unparsed} unparsed; event-loop delay meanwhile p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms, max ${(delay.max / 1e6).toFixed(0)} ms`,
   );
   const reads = createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
   const engine = new MemorySearchEngine({ db, reads }, 3_600_000);
