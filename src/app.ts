@@ -152,6 +152,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     log: app.log,
     pollMs: config.SEARCH_ENGINE_POLL_MS,
     hoursWindowDays: config.OPENING_HOURS_WINDOW_DAYS,
+    hoursCheckMs: config.OPENING_HOURS_CHECK_MS,
   });
   engineState.current = () => engine.state();
   app.addHook('onReady', () => engine.start());

@@ -72,6 +72,13 @@ export const ConfigSchema = Type.Object({
     description:
       'days ahead for which the opening-hours pass computes when each schedule is open (open_now, open_at); open_at beyond is refused naming the range',
   }),
+  OPENING_HOURS_CHECK_MS: Type.Integer({
+    default: 5000,
+    minimum: 0,
+    maximum: 3_600_000,
+    description:
+      'how often (ms) the server checks the opening-hours tables against the catalog and the day, running the pass in the background when they are behind; 0: never (the pass then runs only by `leadatlas hours`)',
+  }),
   EXPORT_IDLE_TIMEOUT: Type.Integer({
     default: 60,
     minimum: 1,

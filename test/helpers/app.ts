@@ -46,6 +46,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       LOG_LEVEL: 'silent',
       IMPORT_DEMO_DATA: 'false',
       EXPORT_DATA_DIR: exportsDir,
+      // No opening-hours pass in the background of every test's server: the tests of open filters run it.
+      OPENING_HOURS_CHECK_MS: '0',
       ...options.env,
     });
     const app = await buildApp({ config, db: t.db });

@@ -134,11 +134,11 @@ for (const dialect of dialects)
     });
 
     test('a server never runs the opening-hours pass on a request: before it, searches answer 200 with computed_at null; it runs in the background at start and after an import', async () => {
-      // A database imported while no server ran: no pass yet.
+      // A database imported while no server ran: no pass yet. The server checks the tables every 100 ms.
       const fresh = await buildTestApp({
         dialect: dialect.name,
         files: [munichExtract],
-        env: { DB_READ_WORKERS: '1', OPENING_HOURS_WINDOW_DAYS: '2' },
+        env: { DB_READ_WORKERS: '1', OPENING_HOURS_WINDOW_DAYS: '2', OPENING_HOURS_CHECK_MS: '100' },
       });
       try {
         const account = await createAccountWithToken(fresh.db, { scopes: ['search'] });

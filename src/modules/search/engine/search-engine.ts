@@ -59,8 +59,8 @@ interface EngineOptions {
   hoursWindowDays?: number;
   /**
    * How often the opening-hours tables are checked against the places version and the day (a pass runs in
-   * the background when they are behind); `createSearchEngine` sets `HOURS_CHECK_MS`. Absent or 0: never
-   * (tests and benches run the pass themselves: `keepHoursCurrent`).
+   * the background when they are behind: `OPENING_HOURS_CHECK_MS`). Absent or 0: never (the pass runs by
+   * `leadatlas hours`, or tests and benches call `keepHoursCurrent`).
    */
   hoursCheckMs?: number;
   /** The clock of the pass's window; absent: the system's. */
@@ -69,8 +69,6 @@ interface EngineOptions {
 
 /** How often the change log is pruned (each node does; it is idempotent). */
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
-/** How often the opening-hours tables are checked (two one-row reads). */
-const HOURS_CHECK_MS = 5_000;
 
 /** Every search by SQL, in the read pool. */
 export class SqlSearchEngine implements SearchEngine {
@@ -478,6 +476,5 @@ export async function applyChanges(db: Db, index: BitmapIndex): Promise<boolean>
 
 /** The engine `SEARCH_ENGINE` names. */
 export function createSearchEngine(kind: 'memory' | 'sql', options: EngineOptions & { pollMs: number }): SearchEngine {
-  const withHours = { hoursCheckMs: HOURS_CHECK_MS, ...options };
-  return kind === 'memory' ? new MemorySearchEngine(withHours, options.pollMs) : new SqlSearchEngine(withHours);
+  return kind === 'memory' ? new MemorySearchEngine(options, options.pollMs) : new SqlSearchEngine(options);
 }
