@@ -97,6 +97,8 @@ function indexOnly(reads: ReadPool<ApiReadTasks>): ReadPool<ApiReadTasks> {
   });
 }
 
+const tailLimit = 100;
+
 for (const dialect of dialects) {
   describe(`the search engine against SQL on real data (${dialect.name})`, { timeout: full ? 3_600_000 : 120_000 }, () => {
     let t: TestDatabase;
@@ -115,7 +117,8 @@ for (const dialect of dialects) {
       // The opening-hours pass as a server's engine runs it in the background (a short window keeps it quick).
       await rebuildOpeningHours(t.db, Date.now(), 2);
       reads = createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
-      memory = new MemorySearchEngine({ db: t.db, reads, hoursWindowDays: 2 }, 60_000);
+      // A small tail limit, so that the import below moves more places than it: searchable before the rebuild.
+      memory = new MemorySearchEngine({ db: t.db, reads, tailLimit: () => tailLimit, hoursWindowDays: 2 }, 60_000);
       sqlEngine = new SqlSearchEngine({ db: t.db, reads });
       guarded = new MemorySearchEngine({ db: t.db, reads: indexOnly(reads), hoursWindowDays: 2 }, 60_000);
       await Promise.all([memory.start(), guarded.start()]);
@@ -265,7 +268,16 @@ for (const dialect of dialects) {
       const now = memory.state();
       assert.ok(now.engine === 'memory' && before.engine === 'memory' && now.version! > before.version!);
       assert.equal(now.engine === 'memory' && now.builtMs, before.engine === 'memory' && before.builtMs, 'no rebuild');
-      await compareAll('after changes');
+      assert.ok(
+        now.engine === 'memory' && now.tail > tailLimit,
+        `more places moved (${now.engine === 'memory' && now.tail}) than the tail limit`,
+      );
+      await compareAll('after changes, from the tail');
+      // The next round puts the moved places back in order.
+      await memory.catchUp();
+      const compacted = memory.state();
+      assert.ok(compacted.engine === 'memory' && compacted.tail === 0 && compacted.builtMs !== now.builtMs, 'rebuilt on the next round');
+      await compareAll('after the rebuild that follows');
       // The last pass still answers the open filter, on both paths; then a new pass, which the engine follows.
       await guarded.catchUp();
       await compareOpen('after changes, the previous pass');

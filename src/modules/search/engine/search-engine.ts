@@ -65,6 +65,8 @@ interface EngineOptions {
   hoursCheckMs?: number;
   /** The clock of the pass's window; absent: the system's. */
   now?: () => number;
+  /** Places moved out of the sorted order past which the index is rebuilt (default: 50,000 or 5 % of the index). */
+  tailLimit?: (size: number) => number;
 }
 
 /** How often the change log is pruned (each node does; it is idempotent). */
@@ -229,6 +231,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
     hours: null,
     bitmaps: new Map(),
   };
+  /** The tail outgrew its limit: the next round rebuilds. */
+  private compactDue = false;
 
   constructor(
     options: EngineOptions,
@@ -412,13 +416,22 @@ export class MemorySearchEngine extends SqlSearchEngine {
     this.index = null;
   }
 
-  /** Brings the index to the current places version (a rebuild when the log cannot). Public for tests and the bench. */
+  /**
+   * Brings the index to the current places version (a rebuild when the log cannot). A change that moves many
+   * places is searchable as soon as it is applied (from the tail); putting them back in order (a rebuild) is
+   * the next round's work, so a change never waits behind it. Public for tests and the bench.
+   */
   async catchUp(): Promise<void> {
     const index = this.index;
     if (!index) return this.rebuild();
+    if (this.compactDue) {
+      this.compactDue = false;
+      return this.rebuild();
+    }
     if ((await placesVersion(this.options.db)) === index.version) return;
     if (!(await applyChanges(this.options.db, index))) return this.rebuild();
-    if (index.tailSize > Math.max(50_000, index.size / 20)) await this.rebuild();
+    const limit = this.options.tailLimit?.(index.size) ?? Math.max(50_000, index.size / 20);
+    if (index.tailSize > limit) this.compactDue = true;
   }
 
   /** Reads the whole catalog into a new index, brings it up to date, then puts it in place of the old one. */
