@@ -99,13 +99,12 @@ export interface ResolvedSearch {
   sort: PlaceSort;
 }
 
-/** The filters that only narrow: no name to resolve, nothing to check; applied to the remembered names per request. */
-type SearchFilters = Pick<SearchInput, 'min_rating' | 'has_phone' | 'has_website' | 'has_email' | 'has_social' | 'include_closed'>;
+/** The filters that only narrow, and the order: no name to resolve; applied to the remembered names per request. */
+type SearchFilters = Pick<SearchInput, 'min_rating' | 'has_phone' | 'has_website' | 'has_email' | 'has_social' | 'include_closed' | 'sort'>;
 
-/** What the names of a search resolved to: everything of `ResolvedSearch` but the narrowing filters. */
+/** What the names of a search resolved to: everything of `ResolvedSearch` but the narrowing filters and the order. */
 interface ResolvedNames {
   resolution: SearchResolution;
-  sort: PlaceSort;
   categories: string[] | null;
   cityId: number | null;
   countryCode: string | null;
@@ -130,7 +129,9 @@ export async function resolveSearchCached(
   input: SearchInput,
   lang: string | null,
 ): Promise<ResolvedSearch> {
-  const { min_rating, has_phone, has_website, has_email, has_social, include_closed, ...named } = input;
+  const { min_rating, has_phone, has_website, has_email, has_social, include_closed, sort, ...rest } = input;
+  // The order matters to the names only where it is checked against them (`distance` needs `near`).
+  const named = sort === 'distance' ? { ...rest, sort } : rest;
   let cache = resolvedNames.get(deps);
   if (!cache) {
     cache = new Map();
@@ -138,12 +139,15 @@ export async function resolveSearchCached(
   }
   const key = JSON.stringify([named, lang]);
   let names = cache.get(key);
-  if (!names) {
+  if (names) {
+    // Most recently used last: Map keeps insertion order, so the first key is the one to drop.
+    cache.delete(key);
+  } else {
     names = deepFreeze(await resolveNames(deps, named, lang));
     if (cache.size >= resolvedNamesSize) cache.delete(cache.keys().next().value!);
-    cache.set(key, names);
   }
-  return deepFreeze(withFilters(names, { min_rating, has_phone, has_website, has_email, has_social, include_closed }));
+  cache.set(key, names);
+  return deepFreeze(withFilters(names, { min_rating, has_phone, has_website, has_email, has_social, include_closed, sort }));
 }
 
 /** The criteria of resolved names with the narrowing filters. */
@@ -166,7 +170,7 @@ function withFilters(names: ResolvedNames, input: SearchFilters): ResolvedSearch
     // Only when asked: the criteria of every other search stay as they were (saved searches, cache keys).
     ...(input.include_closed === true ? { includeClosed: true } : {}),
   };
-  return { criteria, resolution: names.resolution, sort: names.sort };
+  return { criteria, resolution: names.resolution, sort: input.sort ?? 'relevance' };
 }
 
 /** The names of a search resolved (400 with candidates when unknown), its place and order checked. */
@@ -270,7 +274,7 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
   }
 
   const bbox = input.bbox !== undefined ? parseBbox(input.bbox) : null;
-  return { resolution, sort, categories, cityId, countryCode, text, textKind, near, bbox };
+  return { resolution, categories, cityId, countryCode, text, textKind, near, bbox };
 }
 
 /** A page cursor of a saved search: the search and the position after which the next page starts. */
