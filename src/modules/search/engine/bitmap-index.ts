@@ -229,6 +229,21 @@ export class BitmapIndex {
   }
 
   /**
+   * The first `limit` matches of `result` strictly after `after` by rating (`coalesce(rating, -1)`
+   * descending, then the place id descending, as SQL's `sort=rating`): every match's key is read from the
+   * per-slot arrays and sorted, so the caller keeps this to searches with few matches.
+   */
+  pageByRating(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
+    const keys: OrderKey[] = [];
+    for (const s of result.toUint32Array()) {
+      const rating = this.rating[s]!;
+      const k = { key: Number.isNaN(rating) ? -1 : rating, id: this.extId[s]! };
+      if (!after || before(after, k)) keys.push(k);
+    }
+    return keys.sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
+  }
+
+  /**
    * Matches of `result` per value of a dimension, largest first (ties by value). `countryCode`: the
    * search's country, whose cities alone can hold its matches.
    */

@@ -106,10 +106,11 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
 /**
  * What the index answers, as its query, or null when SQL must: text, geography (near, bbox, a drawn area),
  * an account's exclusions, and orders other than the default one (relevance without text or `near`, which
- * is the most reviewed first, and `review_count`, the same order).
+ * is the most reviewed first, and `review_count`, the same order) and `rating` (which `searchPage` orders in
+ * memory up to `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
-  if (sort !== 'relevance' && sort !== 'review_count') return null;
+  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating') return null;
   // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, opening hours
   // (tables of their own, migration 0031), and whatever criterion is added later, which the index must
   // never ignore silently.
@@ -142,6 +143,11 @@ const BUILD_BATCH = 50_000;
 const APPLY_BATCH = 5_000;
 /** Change-log rows read per round. */
 const CHANGES_PER_READ = 200_000;
+/**
+ * Matches a search ordered by rating may have to be ordered in memory (each one's key read and sorted); SQL's
+ * covering index (category or city, then rating) reads only a page of a larger one.
+ */
+const RATING_ORDER_MAX_MATCHES = 5_000;
 /** Page rows kept in memory (`PageRowCache`): a thousand pages of 20. */
 const PAGE_ROWS_KEPT = 20_000;
 
@@ -183,7 +189,10 @@ export class MemorySearchEngine extends SqlSearchEngine {
     let total: number;
     try {
       total = result.size;
-      keys = index.page(result, after as { key: number; id: number } | null, limit + 1);
+      const from = after as { key: number; id: number } | null;
+      if (sort !== 'rating') keys = index.page(result, from, limit + 1);
+      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
+      else return super.searchPage(criteria, sort, after, limit, candidateLimit);
     } finally {
       result.dispose();
     }
