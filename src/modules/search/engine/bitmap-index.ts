@@ -33,6 +33,8 @@ export interface OrderKey {
 }
 
 const NONE = -1;
+/** Matches up to which a union part (a type's categories, a rating threshold) is tested slot by slot. */
+const FEW_MATCHES = 4096;
 
 /**
  * The catalog's searchable facts as compressed bitmaps (roaring) over internal ids ("slots"). Slots are
@@ -153,23 +155,32 @@ export class BitmapIndex {
    * country, a flag, a one-category type) are intersected first, smallest first; a part that is a union of
    * values (a type's categories, the ratings at or above a threshold) is applied last, value by value, to that
    * intersection: the union of (matches ∩ value) reads only the few matches' containers, where the union of the
-   * values themselves would first build a bitmap of most of the catalog (the ratings at or above 3.5).
+   * values themselves would first build a bitmap of most of the catalog (the ratings at or above 3.5); up to
+   * `FEW_MATCHES` matches, each match's stored value (`cat`, `rating`) is tested instead.
    */
   evaluate(q: IndexQuery): RoaringBitmap32 {
     const include: RoaringBitmap32[] = [this.byFlag.get(q.includeClosed ? 'visible' : 'open')!];
     const exclude: RoaringBitmap32[] = [];
-    const anyOf: RoaringBitmap32[][] = [];
+    /** A union part: its values' bitmaps, and the same test on a slot's stored value. */
+    const anyOf: Array<{ values: RoaringBitmap32[]; holds: (s: number) => boolean }> = [];
     /** A part of the query: false when nothing can match it (no bitmap: an unknown value). */
-    const part = (values: RoaringBitmap32[]): boolean => {
+    const part = (values: RoaringBitmap32[], holds?: (s: number) => boolean): boolean => {
       if (values.length === 0) return false;
-      if (values.length === 1) include.push(values[0]!);
-      else anyOf.push(values);
+      if (values.length === 1 || !holds) include.push(values[0]!);
+      else anyOf.push({ values, holds });
       return true;
     };
     const known = (b: RoaringBitmap32 | undefined): RoaringBitmap32[] => (b ? [b] : []);
     if (q.categories) {
       const codes = q.categories.map((c) => this.categoryCode.get(c)).filter((c) => c !== undefined);
-      if (!part(codes.map((c) => this.byCategory[c]!))) return new RoaringBitmap32();
+      const wanted = new Set(codes);
+      if (
+        !part(
+          codes.map((c) => this.byCategory[c]!),
+          (s) => wanted.has(this.cat[s]!),
+        )
+      )
+        return new RoaringBitmap32();
     }
     if (q.cityId !== null && !part(known(this.byCity.get(q.cityId)))) return new RoaringBitmap32();
     if (q.countryCode !== null) {
@@ -178,7 +189,14 @@ export class BitmapIndex {
     }
     if (q.minRating !== null) {
       const min = q.minRating;
-      if (!part([...this.byRating].filter(([r]) => r >= min).map(([, b]) => b))) return new RoaringBitmap32();
+      // A slot without a rating holds NaN, which is not >= any threshold.
+      if (
+        !part(
+          [...this.byRating].filter(([r]) => r >= min).map(([, b]) => b),
+          (s) => this.rating[s]! >= min,
+        )
+      )
+        return new RoaringBitmap32();
     }
     for (const name of flagNames) {
       const wanted = q.flags[name];
@@ -189,8 +207,15 @@ export class BitmapIndex {
     let result = sized.length > 1 ? RoaringBitmap32.and(sized[0]!.b, sized[1]!.b) : sized[0]!.b.clone();
     try {
       for (let i = 2; i < sized.length && !result.isEmpty; i++) result.andInPlace(sized[i]!.b);
-      for (const values of anyOf) {
+      for (const { values, holds } of anyOf) {
         if (result.isEmpty) break;
+        if (result.size <= FEW_MATCHES) {
+          // Few matches: each one's stored value decides, without a bitmap per value.
+          const next = RoaringBitmap32.from(result.toUint32Array().filter(holds));
+          result.dispose();
+          result = next;
+          continue;
+        }
         const pieces: RoaringBitmap32[] = [];
         try {
           for (const v of values) pieces.push(RoaringBitmap32.and(result, v));
