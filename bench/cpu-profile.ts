@@ -37,12 +37,15 @@ const phases = JSON.parse(readFileSync(resolve(dir, 'phases.json'), 'utf8')) as 
 const window = phases.find((p) => p.name === phaseName);
 if (!window) throw new Error(`no phase "${phaseName}" in ${dir}/phases.json (${phases.map((p) => p.name).join(', ')})`);
 
+/** Functions whose stage is not their file's (the page's JSON is rendered in search.service.ts). */
+const ownFunctions: Array<[RegExp, string]> = [[/^(pagePlacesJson|pagePlaces|searchPageJson|v1SearchJson)$/, 'JSON of the page']];
+
 /** The stage of a frame of the server's own code (dist/…), by its file; undefined for libraries and the runtime. */
 const ownStages: Array<[RegExp, string]> = [
   [/\/plugins\/auth\.js|\/modules\/auth\//, 'auth: token, quota, usage'],
   [/\/plugins\/ratelimit\.js|\/infra\/ratelimit\//, 'rate limit'],
   [/\/search\/engine\//, 'engine: bitmaps, page'],
-  [/\/search\/search\.json\.js|\/search\.routes\.js/, 'route: JSON of the page'],
+  [/\/search\/search\.json\.js|\/search\.routes\.js/, 'JSON of the page'],
   [/\/places\/places\.schema\.js|\/contacts\//, 'row → public place'],
   [/\/search\/search\.repository\.js/, 'saved search INSERT'],
   [/\/leads\/|\/suppressions\//, 'account exclusions'],
@@ -82,6 +85,7 @@ function stageOf(stack: CallFrame[]): string {
   for (const frame of stack) {
     if (framework.test(frame.url)) return otherStage(frame);
     if (!frame.url.includes('/dist/')) continue;
+    for (const [pattern, stage] of ownFunctions) if (pattern.test(frame.functionName)) return stage;
     for (const [pattern, stage] of ownStages) if (pattern.test(frame.url)) return stage;
   }
   return otherStage(stack[0]!);
