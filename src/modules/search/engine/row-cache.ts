@@ -16,8 +16,6 @@ export class PageRowCache {
   private readonly rows = new Map<number, PageRow>();
   /** Moves whenever something is forgotten: a read that began at another generation is not kept. */
   private generationNow = 0;
-  hits = 0;
-  misses = 0;
 
   constructor(private readonly capacity: number) {}
 
@@ -25,18 +23,10 @@ export class PageRowCache {
     return this.generationNow;
   }
 
-  get size(): number {
-    return this.rows.size;
-  }
-
   /** The row of a place, or undefined (then read it, and `keep` it). */
   get(id: number): PageRow | undefined {
     const row = this.rows.get(id);
-    if (row === undefined) {
-      this.misses++;
-      return undefined;
-    }
-    this.hits++;
+    if (row === undefined) return undefined;
     // Most recently used last: Map keeps insertion order, so the first key is the one to drop.
     this.rows.delete(id);
     this.rows.set(id, row);

@@ -222,11 +222,6 @@ export class MemorySearchEngine extends SqlSearchEngine {
     return rows;
   }
 
-  /** Page rows answered from memory and read, since the start (bench). */
-  pageRowStats(): { hits: number; misses: number; kept: number } {
-    return { hits: this.rows.hits, misses: this.rows.misses, kept: this.rows.size };
-  }
-
   override async countMatches(criteria: PlaceCriteria): Promise<number> {
     const q = this.index ? indexQueryOf(criteria, 'relevance') : null;
     if (!q || !this.index) return super.countMatches(criteria);
