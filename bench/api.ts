@@ -1,7 +1,7 @@
 /**
  * API benchmark on a catalog of at least 1,000,000 places resampled from the real data, in one run:
  *
- *   npm run bench:api -- [--size 1000000] [--duration 10] [--connections 50] [--bbox-export] [--diverse-only] [--postgres] [--keep-postgres] [--engines]
+ *   npm run bench:api -- [--size 1000000] [--duration 10] [--connections 50] [--bbox-export] [--diverse-only] [--postgres] [--keep-postgres] [--engines] [--cpu-prof DIR]
  *
  * 1. ceiling: a bare Fastify returning a fixed JSON body (same machine, same load generator);
  * 2. GET /api/v2/map/search?type=…&city=… at 50 connections (p50, p99), target p99 < 25 ms;
@@ -19,6 +19,9 @@
  *
  * `--engines`: every figure on each database twice, its server with SEARCH_ENGINE=sql and with
  * SEARCH_ENGINE=memory (the in-memory index of src/modules/search/engine/), side by side.
+ * `--cpu-prof DIR`: each server runs under `node --cpu-prof` (its main thread and every read thread write a
+ * .cpuprofile into DIR/<run>/ when it stops), and DIR/<run>/phases.json holds when each measured run began
+ * and ended on the same monotonic clock, so `bench/cpu-profile.ts` can count a phase's samples alone.
  * `--postgres`: every figure also on PostgreSQL, side by side: the same catalog copied into a schema of
  * the local PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test; lib/postgres-catalog.ts,
  * then ANALYZE), a server on it, the same workloads, and as the export baseline PostgreSQL's own
@@ -32,7 +35,7 @@
  * (404 from the app) is reported as skipped. The catalog is cached under var/bench/ (see lib/catalog.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -61,6 +64,7 @@ const diverseOnly = args.includes('--diverse-only');
 const withPostgres = args.includes('--postgres');
 const keepPostgres = args.includes('--keep-postgres');
 const compareEngines = args.includes('--engines');
+const cpuProfDir = args.includes('--cpu-prof') ? resolve(args[args.indexOf('--cpu-prof') + 1] ?? 'var/bench/profiles') : null;
 const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const pgSchema = `bench_api_${size}`;
 const log = (m: string) => console.log(m);
@@ -262,15 +266,29 @@ async function suite(target: Target): Promise<void> {
   const addRow = (r: Omit<Row, 'dialect'>) => rows.push({ dialect: target.name, ...r });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const app = start(serverScript, {
-    DATABASE_URL: target.url,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    IMPORT_DEMO_DATA: 'false',
-    ...unlimited,
-    ...target.env,
-  });
+  const profDir = cpuProfDir ? resolve(cpuProfDir, target.name.replace(/\W+/g, '-')) : null;
+  if (profDir) mkdirSync(profDir, { recursive: true });
+  /** When each measured run began and ended (µs, CLOCK_MONOTONIC like V8's profile timestamps), with --cpu-prof. */
+  const phases: Array<{ name: string; startUs: number; endUs: number }> = [];
+  const phase = async <R>(name: string, run: () => Promise<R>): Promise<R> => {
+    const startUs = Number(process.hrtime.bigint() / 1000n);
+    const result = await run();
+    phases.push({ name, startUs, endUs: Number(process.hrtime.bigint() / 1000n) });
+    return result;
+  };
+  const app = start(
+    serverScript,
+    {
+      DATABASE_URL: target.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      IMPORT_DEMO_DATA: 'false',
+      ...unlimited,
+      ...target.env,
+    },
+    profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+  );
   await waitFor(`${base}/healthz`, app);
 
   const ratioTo = (value: number, baseline: number) => `${(value / baseline).toFixed(2)}x`;
@@ -303,10 +321,10 @@ async function suite(target: Target): Promise<void> {
     );
     const sent = { typeCity: 0, text: 0 };
     const once = (paths: string[], key: keyof typeof sent): Load => ({ url: base, connections, paths: paths.slice(sent[key]) });
-    const tcd = await cannon(once(diverseTypeCity, 'typeCity'));
+    const tcd = await phase('type+city, distinct', () => cannon(once(diverseTypeCity, 'typeCity')));
     sent.typeCity += tcd.requests.total;
     reportDiverse('type+city, distinct', tcd, diverseTypeCity.length, 25);
-    const ftd = await cannon(once(diverseText, 'text'));
+    const ftd = await phase('full text, distinct', () => cannon(once(diverseText, 'text')));
     sent.text += ftd.requests.total;
     reportDiverse('full text, distinct', ftd, diverseText.length, 50);
     const heavy = [...diverseTypeCity.slice(sent.typeCity), ...diverseText.slice(sent.text)];
@@ -618,6 +636,7 @@ async function suite(target: Target): Promise<void> {
       await stop(cold);
     }
   } else await stop(app);
+  if (profDir) writeFileSync(resolve(profDir, 'phases.json'), `${JSON.stringify(phases, null, 2)}\n`);
 }
 
 /** A shell pipeline's seconds and the `wc -lc` of its output. */

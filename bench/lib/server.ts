@@ -47,11 +47,11 @@ export function buildServer(): void {
   if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
 }
 
-/** Starts a script (TypeScript through tsx, JavaScript as it is) as a child process. */
-export function start(script: string[], env: Record<string, string>): ChildProcess {
+/** Starts a script (TypeScript through tsx, JavaScript as it is) as a child process; `nodeArgs` go to node first (`--cpu-prof`). */
+export function start(script: string[], env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
   const out = openSync(serverLog, 'a');
   const loader = script[0]!.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, ...script], {
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, ...script], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', out, out],

@@ -99,35 +99,82 @@ export interface ResolvedSearch {
   sort: PlaceSort;
 }
 
-const resolvedSearches = new WeakMap<Pick<SearchDeps, 'types' | 'places'>, Map<string, ResolvedSearch>>();
-const resolvedSearchesSize = 5000;
+/** The filters that only narrow, and the order: no name to resolve; applied to the remembered names per request. */
+type SearchFilters = Pick<SearchInput, 'min_rating' | 'has_phone' | 'has_website' | 'has_email' | 'has_social' | 'include_closed' | 'sort'>;
+
+/** What the names of a search resolved to: everything of `ResolvedSearch` but the narrowing filters and the order. */
+interface ResolvedNames {
+  resolution: SearchResolution;
+  categories: string[] | null;
+  cityId: number | null;
+  countryCode: string | null;
+  text: PlaceCriteria['text'];
+  textKind: PlaceCriteria['textKind'];
+  near: PlaceCriteria['near'];
+  bbox: PlaceCriteria['bbox'];
+}
+
+const resolvedNames = new WeakMap<Pick<SearchDeps, 'types' | 'places'>, Map<string, ResolvedNames>>();
+const resolvedNamesSize = 5000;
 
 /**
- * `resolveSearch`, remembered per deps for the same parameters and language: the taxonomy and the place
- * names do not change while the process runs, and the popular searches repeat. The answer is frozen and
- * shared, so its JSON is written once too (`jsonOf`). Errors are not remembered.
+ * Turns parameters into criteria: names resolved (`resolveNames`, 400 with candidates when unknown), values
+ * checked. The names are remembered per deps for the same parameters and language: the taxonomy and the
+ * place names do not change while the process runs, and searches repeat their type and city with other
+ * filters (`SearchFilters`, left out of the key and applied each time). The names are frozen and shared, so
+ * the resolution's JSON is written once too (`jsonOf`). Errors are not remembered.
  */
 export async function resolveSearchCached(
   deps: Pick<SearchDeps, 'types' | 'places'>,
   input: SearchInput,
   lang: string | null,
 ): Promise<ResolvedSearch> {
-  let cache = resolvedSearches.get(deps);
+  const { min_rating, has_phone, has_website, has_email, has_social, include_closed, sort, ...rest } = input;
+  // The order matters to the names only where it is checked against them (`distance` needs `near`).
+  const named = sort === 'distance' ? { ...rest, sort } : rest;
+  let cache = resolvedNames.get(deps);
   if (!cache) {
     cache = new Map();
-    resolvedSearches.set(deps, cache);
+    resolvedNames.set(deps, cache);
   }
-  const key = JSON.stringify([input, lang]);
-  const hit = cache.get(key);
-  if (hit) return hit;
-  const resolved = deepFreeze(await resolveSearch(deps, input, lang));
-  if (cache.size >= resolvedSearchesSize) cache.delete(cache.keys().next().value!);
-  cache.set(key, resolved);
-  return resolved;
+  const key = JSON.stringify([named, lang]);
+  let names = cache.get(key);
+  if (names) {
+    // Most recently used last: Map keeps insertion order, so the first key is the one to drop.
+    cache.delete(key);
+  } else {
+    names = deepFreeze(await resolveNames(deps, named, lang));
+    if (cache.size >= resolvedNamesSize) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(key, names);
+  return deepFreeze(withFilters(names, { min_rating, has_phone, has_website, has_email, has_social, include_closed, sort }));
 }
 
-/** Turns parameters into criteria: names resolved (400 with candidates when unknown), values checked. */
-async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: SearchInput, lang: string | null): Promise<ResolvedSearch> {
+/** The criteria of resolved names with the narrowing filters. */
+function withFilters(names: ResolvedNames, input: SearchFilters): ResolvedSearch {
+  const criteria: PlaceCriteria = {
+    categories: names.categories,
+    // The city implies its country: filtering on both would only hide the city_id index.
+    cityId: names.cityId,
+    countryCode: names.cityId === null ? names.countryCode : null,
+    text: names.text,
+    ...(names.textKind ? { textKind: names.textKind } : {}),
+    minRating: input.min_rating ?? null,
+    hasPhone: input.has_phone ?? null,
+    hasWebsite: input.has_website ?? null,
+    hasEmail: input.has_email ?? null,
+    // Only when asked, as `includeClosed`: other searches' criteria (saved searches, cache keys) stay as they were.
+    ...(input.has_social !== undefined ? { hasSocial: input.has_social } : {}),
+    near: names.near,
+    bbox: names.bbox,
+    // Only when asked: the criteria of every other search stay as they were (saved searches, cache keys).
+    ...(input.include_closed === true ? { includeClosed: true } : {}),
+  };
+  return { criteria, resolution: names.resolution, sort: input.sort ?? 'relevance' };
+}
+
+/** The names of a search resolved (400 with candidates when unknown), its place and order checked. */
+async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: SearchInput, lang: string | null): Promise<ResolvedNames> {
   const resolution: SearchResolution = { type: null, city: null, country: null };
   let categories: string[] | null = null;
   if (input.type !== undefined) {
@@ -226,25 +273,8 @@ async function resolveSearch(deps: Pick<SearchDeps, 'types' | 'places'>, input: 
     }
   }
 
-  const criteria: PlaceCriteria = {
-    categories,
-    // The city implies its country: filtering on both would only hide the city_id index.
-    cityId,
-    countryCode: cityId === null ? countryCode : null,
-    text,
-    ...(textKind ? { textKind } : {}),
-    minRating: input.min_rating ?? null,
-    hasPhone: input.has_phone ?? null,
-    hasWebsite: input.has_website ?? null,
-    hasEmail: input.has_email ?? null,
-    // Only when asked, as `includeClosed`: other searches' criteria (saved searches, cache keys) stay as they were.
-    ...(input.has_social !== undefined ? { hasSocial: input.has_social } : {}),
-    near,
-    bbox: input.bbox !== undefined ? parseBbox(input.bbox) : null,
-    // Only when asked: the criteria of every other search stay as they were (saved searches, cache keys).
-    ...(input.include_closed === true ? { includeClosed: true } : {}),
-  };
-  return { criteria, resolution, sort };
+  const bbox = input.bbox !== undefined ? parseBbox(input.bbox) : null;
+  return { resolution, categories, cityId, countryCode, text, textKind, near, bbox };
 }
 
 /** A page cursor of a saved search: the search and the position after which the next page starts. */

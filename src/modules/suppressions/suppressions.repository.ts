@@ -23,9 +23,37 @@ export interface SuppressionRow {
   created_at: string;
 }
 
+type ListStateRow = { revision: number; phone_count: number; domain_count: number; email_count: number; place_count: number };
+
+const listStateStatements = new WeakMap<object, { get(accountId: number): unknown }>();
+
+/**
+ * Reads an account's list state. Asked on every search (what the account leaves out), so SQLite reads it
+ * through one prepared statement per connection rather than building and preparing the query each time.
+ */
+const readListState = byDialect<(accountId: number) => Promise<ListStateRow | undefined>>({
+  sqlite: (db) => {
+    let statement = listStateStatements.get(db.sqlite);
+    if (!statement) {
+      statement = db.sqlite.prepare(
+        'SELECT revision, phone_count, domain_count, email_count, place_count FROM suppression_lists WHERE account_id = ?',
+      );
+      listStateStatements.set(db.sqlite, statement);
+    }
+    const prepared = statement;
+    return async (accountId) => prepared.get(accountId) as ListStateRow | undefined;
+  },
+  postgres: (db) => (accountId) =>
+    db.kysely
+      .selectFrom('suppression_lists')
+      .select(['revision', 'phone_count', 'domain_count', 'email_count', 'place_count'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirst(),
+});
+
 /** The account's list: revision and entries per kind; null when it never had one. */
 export async function findListState(db: Db, accountId: number): Promise<SuppressionListState | null> {
-  const row = await db.kysely.selectFrom('suppression_lists').selectAll().where('account_id', '=', accountId).executeTakeFirst();
+  const row = await readListState(db)(accountId);
   if (!row) return null;
   return {
     revision: Number(row.revision),

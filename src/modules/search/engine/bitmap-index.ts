@@ -39,6 +39,8 @@ export interface OrderKey {
 }
 
 const NONE = -1;
+/** Matches up to which a union part (a type's categories, a rating threshold) is tested slot by slot. */
+const FEW_MATCHES = 4096;
 
 /**
  * The catalog's searchable facts as compressed bitmaps (roaring) over internal ids ("slots"). Slots are
@@ -155,53 +157,90 @@ export class BitmapIndex {
   }
 
   /**
-   * The places matching `q` as a bitmap of slots, which the caller disposes. `within`: slots computed outside
-   * the index that the matches must also be in (the places open at `q.open`: `slotsOfPlaces`), left to the caller.
+   * The places matching `q` as a bitmap of slots, which the caller disposes. The single bitmaps (city,
+   * country, a flag, a one-category type) are intersected first, smallest first; a part that is a union of
+   * values (a type's categories, the ratings at or above a threshold) is applied last, value by value, to that
+   * intersection: the union of (matches ∩ value) reads only the few matches' containers, where the union of the
+   * values themselves would first build a bitmap of most of the catalog (the ratings at or above 3.5); up to
+   * `FEW_MATCHES` matches, each match's stored value (`cat`, `rating`) is tested instead.
+   * `within`: slots computed outside the index that the matches must also be in (the places open at `q.open`:
+   * `slotsOfPlaces`), left to the caller.
    */
   evaluate(q: IndexQuery, within: RoaringBitmap32 | null = null): RoaringBitmap32 {
     if (q.open && !within) throw new Error('an open filter needs the places open at its moment');
     const include: RoaringBitmap32[] = [this.byFlag.get(q.includeClosed ? 'visible' : 'open')!];
     if (within) include.push(within);
     const exclude: RoaringBitmap32[] = [];
-    const temporary: RoaringBitmap32[] = [];
-    const union = (bitmaps: RoaringBitmap32[]): RoaringBitmap32 | null => {
-      if (bitmaps.length === 0) return null;
-      if (bitmaps.length === 1) return bitmaps[0]!;
-      const u = RoaringBitmap32.orMany(bitmaps);
-      temporary.push(u);
-      return u;
+    /** A union part: its values' bitmaps, and the same test on a slot's stored value. */
+    const anyOf: Array<{ values: RoaringBitmap32[]; holds: (s: number) => boolean }> = [];
+    /** A part of the query: false when nothing can match it (no bitmap: an unknown value). */
+    const part = (values: RoaringBitmap32[], holds?: (s: number) => boolean): boolean => {
+      if (values.length === 0) return false;
+      if (values.length === 1 || !holds) include.push(values[0]!);
+      else anyOf.push({ values, holds });
+      return true;
     };
+    const known = (b: RoaringBitmap32 | undefined): RoaringBitmap32[] => (b ? [b] : []);
+    if (q.categories) {
+      const codes = q.categories.map((c) => this.categoryCode.get(c)).filter((c) => c !== undefined);
+      const wanted = new Set(codes);
+      if (
+        !part(
+          codes.map((c) => this.byCategory[c]!),
+          (s) => wanted.has(this.cat[s]!),
+        )
+      )
+        return new RoaringBitmap32();
+    }
+    if (q.cityId !== null && !part(known(this.byCity.get(q.cityId)))) return new RoaringBitmap32();
+    if (q.countryCode !== null) {
+      const code = this.countryCode.get(q.countryCode);
+      if (!part(known(code === undefined ? undefined : this.byCountry[code]))) return new RoaringBitmap32();
+    }
+    if (q.minRating !== null) {
+      const min = q.minRating;
+      // A slot without a rating holds NaN, which is not >= any threshold.
+      if (
+        !part(
+          [...this.byRating].filter(([r]) => r >= min).map(([, b]) => b),
+          (s) => this.rating[s]! >= min,
+        )
+      )
+        return new RoaringBitmap32();
+    }
+    for (const name of flagNames) {
+      const wanted = q.flags[name];
+      if (wanted === true) include.push(this.byFlag.get(name)!);
+      if (wanted === false) exclude.push(this.byFlag.get(name)!);
+    }
+    const sized = include.map((b) => ({ b, size: b.size })).sort((x, y) => x.size - y.size);
+    let result = sized.length > 1 ? RoaringBitmap32.and(sized[0]!.b, sized[1]!.b) : sized[0]!.b.clone();
     try {
-      const parts: Array<RoaringBitmap32 | null | undefined> = [];
-      if (q.categories) {
-        const codes = q.categories.map((c) => this.categoryCode.get(c)).filter((c) => c !== undefined);
-        parts.push(union(codes.map((c) => this.byCategory[c]!)));
+      for (let i = 2; i < sized.length && !result.isEmpty; i++) result.andInPlace(sized[i]!.b);
+      for (const { values, holds } of anyOf) {
+        if (result.isEmpty) break;
+        if (result.size <= FEW_MATCHES) {
+          // Few matches: each one's stored value decides, without a bitmap per value.
+          const next = RoaringBitmap32.from(result.toUint32Array().filter(holds));
+          result.dispose();
+          result = next;
+          continue;
+        }
+        const pieces: RoaringBitmap32[] = [];
+        try {
+          for (const v of values) pieces.push(RoaringBitmap32.and(result, v));
+          const next = RoaringBitmap32.orMany(pieces);
+          result.dispose();
+          result = next;
+        } finally {
+          for (const piece of pieces) piece.dispose();
+        }
       }
-      if (q.cityId !== null) parts.push(this.byCity.get(q.cityId));
-      if (q.countryCode !== null) {
-        const code = this.countryCode.get(q.countryCode);
-        parts.push(code === undefined ? null : this.byCountry[code]);
-      }
-      if (q.minRating !== null) {
-        const min = q.minRating;
-        parts.push(union([...this.byRating].filter(([r]) => r >= min).map(([, b]) => b)));
-      }
-      for (const part of parts) {
-        if (!part) return new RoaringBitmap32();
-        include.push(part);
-      }
-      for (const name of flagNames) {
-        const wanted = q.flags[name];
-        if (wanted === true) include.push(this.byFlag.get(name)!);
-        if (wanted === false) exclude.push(this.byFlag.get(name)!);
-      }
-      include.sort((a, b) => a.size - b.size);
-      const result = include.length > 1 ? RoaringBitmap32.and(include[0]!, include[1]!) : include[0]!.clone();
-      for (let i = 2; i < include.length && !result.isEmpty; i++) result.andInPlace(include[i]!);
       for (const b of exclude) result.andNotInPlace(b);
       return result;
-    } finally {
-      for (const t of temporary) t.dispose();
+    } catch (error) {
+      result.dispose();
+      throw error;
     }
   }
 
@@ -239,6 +278,21 @@ export class BitmapIndex {
       if (!after || before(after, k)) tail.push(k);
     }
     return [...out, ...tail].sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
+  }
+
+  /**
+   * The first `limit` matches of `result` strictly after `after` by rating (`coalesce(rating, -1)`
+   * descending, then the place id descending, as SQL's `sort=rating`): every match's key is read from the
+   * per-slot arrays and sorted, so the caller keeps this to searches with few matches.
+   */
+  pageByRating(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
+    const keys: OrderKey[] = [];
+    for (const s of result.toUint32Array()) {
+      const rating = this.rating[s]!;
+      const k = { key: Number.isNaN(rating) ? -1 : rating, id: this.extId[s]! };
+      if (!after || before(after, k)) keys.push(k);
+    }
+    return keys.sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
   }
 
   /**

@@ -17,6 +17,7 @@ import type { PlacePage } from '../search.reads.ts';
 import type { RoaringBitmap32 } from 'roaring-wasm';
 import { BitmapIndex, flagNames, type FacetDimension, type FacetValue, type IndexQuery } from './bitmap-index.ts';
 import { placeFactsAfter, placeFactsByIds, type PlaceFacts } from './engine.repository.ts';
+import { PageRowCache, type PageRow } from './row-cache.ts';
 
 export type { FacetDimension, FacetValue } from './bitmap-index.ts';
 export { facetDimensions } from './bitmap-index.ts';
@@ -173,10 +174,11 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
 /**
  * What the index answers, as its query, or null when SQL must: text, geography (near, bbox, a drawn area),
  * an account's exclusions, and orders other than the default one (relevance without text or `near`, which
- * is the most reviewed first, and `review_count`, the same order).
+ * is the most reviewed first, and `review_count`, the same order) and `rating` (which `searchPage` orders in
+ * memory up to `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
-  if (sort !== 'relevance' && sort !== 'review_count') return null;
+  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating') return null;
   // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
@@ -209,6 +211,13 @@ const BUILD_BATCH = 50_000;
 const APPLY_BATCH = 5_000;
 /** Change-log rows read per round. */
 const CHANGES_PER_READ = 200_000;
+/**
+ * Matches a search ordered by rating may have to be ordered in memory (each one's key read and sorted); SQL's
+ * covering index (category or city, then rating) reads only a page of a larger one.
+ */
+const RATING_ORDER_MAX_MATCHES = 5_000;
+/** Page rows kept in memory (`PageRowCache`): a thousand pages of 20. */
+const PAGE_ROWS_KEPT = 20_000;
 
 /**
  * The in-memory index (`bitmap-index.ts`), built from the database at start, kept current by polling the
@@ -233,6 +242,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
   };
   /** The tail outgrew its limit: the next round rebuilds. */
   private compactDue = false;
+  private readonly rows = new PageRowCache(PAGE_ROWS_KEPT);
 
   constructor(
     options: EngineOptions,
@@ -255,18 +265,37 @@ export class MemorySearchEngine extends SqlSearchEngine {
     let total: number;
     try {
       total = result.size;
-      keys = index.page(result, after as { key: number; id: number } | null, limit + 1);
+      const from = after as { key: number; id: number } | null;
+      if (sort !== 'rating') keys = index.page(result, from, limit + 1);
+      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
+      else return super.searchPage(criteria, sort, after, limit, candidateLimit);
     } finally {
       result.dispose();
     }
     const page = keys.slice(0, limit);
-    // The rows through the read pool, as the SQL path reads its pages: on the event loop's own connection
-    // every page would wait for the one before it, which at 50 connections made the tail longer than SQL's.
-    const rows = await this.options.reads.run(
-      'placesByIds',
-      page.map((k) => k.id),
-    );
+    const rows = await this.pageRows(page.map((k) => k.id));
     return { total, rows, next: keys.length > limit ? (page.at(-1) ?? null) : null };
+  }
+
+  /**
+   * The rows of a page's places in its order, from the row cache, the others read by id. Reads go through the
+   * read pool, as the SQL path reads its pages: on the event loop's own connection every page would wait for
+   * the one before it, which at 50 connections made the tail longer than SQL's. A place gone since is left out.
+   */
+  private async pageRows(ids: number[]): Promise<PageRow[]> {
+    const found = ids.map((id) => this.rows.get(id));
+    const missing = ids.filter((_, i) => found[i] === undefined);
+    if (missing.length === 0) return found as PageRow[];
+    const generation = this.rows.generation;
+    const read = await this.options.reads.run('placesByIds', missing);
+    this.rows.keep(read, generation);
+    const byId = new Map(read.map((r) => [r.id, r]));
+    const rows: PageRow[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const row = found[i] ?? byId.get(ids[i]!);
+      if (row !== undefined) rows.push(row);
+    }
+    return rows;
   }
 
   override async countMatches(criteria: PlaceCriteria): Promise<number> {
@@ -429,7 +458,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
       return this.rebuild();
     }
     if ((await placesVersion(this.options.db)) === index.version) return;
-    if (!(await applyChanges(this.options.db, index))) return this.rebuild();
+    if (!(await applyChanges(this.options.db, index, (ids) => this.rows.forget(ids)))) return this.rebuild();
     const limit = this.options.tailLimit?.(index.size) ?? Math.max(50_000, index.size / 20);
     if (index.tailSize > limit) this.compactDue = true;
   }
@@ -453,6 +482,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
     }
     const old = this.index;
     this.index = next;
+    // Rows read before the new index's version may predate changes it holds.
+    this.rows.clear();
     old?.dispose();
     this.builtMs = performance.now() - started;
     this.status = 'ready';
@@ -484,11 +515,15 @@ function remember<V>(map: Map<string, V>, key: string, value: V): V | undefined 
   return evicted;
 }
 
-/** Applies the change log since the index's version; false when the log no longer reaches back to it. */
-export async function applyChanges(db: Db, index: BitmapIndex): Promise<boolean> {
+/**
+ * Applies the change log since the index's version; false when the log no longer reaches back to it.
+ * `changed` hears each round's place ids before their facts are read.
+ */
+export async function applyChanges(db: Db, index: BitmapIndex, changed?: (placeIds: readonly number[]) => void): Promise<boolean> {
   for (;;) {
     const changes = await placeChangesSince(db, index.version, CHANGES_PER_READ);
     if (!changes.complete) return false;
+    changed?.(changes.placeIds);
     const facts: PlaceFacts[] = [];
     for (let i = 0; i < changes.placeIds.length; i += APPLY_BATCH)
       facts.push(...(await placeFactsByIds(db, changes.placeIds.slice(i, i + APPLY_BATCH))));
