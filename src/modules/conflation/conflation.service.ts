@@ -174,8 +174,12 @@ function nearestCandidates(r: PendingRecord, candidates: Candidate[]): Candidate
   const kept = candidates.filter(contact);
   const cos = Math.cos(((r.lat ?? 0) * Math.PI) / 180);
   const d2 = (c: Candidate) => (c.lat === null || c.lon === null ? Infinity : (c.lat - r.lat!) ** 2 + ((c.lon - r.lon!) * cos) ** 2);
-  const others = candidates.filter((c) => !contact(c)).sort((a, b) => d2(a) - d2(b));
-  return [...kept, ...others.slice(0, MAX_NAME_CANDIDATES)];
+  // Each distance once, not twice a comparison: a dense centre's common word brings hundreds.
+  const others = candidates
+    .filter((c) => !contact(c))
+    .map((c) => ({ c, d: d2(c) }))
+    .sort((a, b) => a.d - b.d);
+  return [...kept, ...others.slice(0, MAX_NAME_CANDIDATES).map((x) => x.c)];
 }
 
 /**
