@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import { placeColumns } from '../places/place-record.ts';
-import type { StoredPlaceText } from '../places/place-text.ts';
+import { storedPlaceText } from '../places/place-text.ts';
 import type { MemberRecord } from './merge.ts';
 
 /** A connection or a transaction: every function here runs inside the caller's transaction. */
@@ -109,6 +109,28 @@ export async function membersOf(db: Conn, placeIds: readonly number[]): Promise<
   return out;
 }
 
+/** The source and state of every record of places of several sources, by place: what a record may join. */
+export async function memberSourcesOf(
+  db: Conn,
+  placeIds: readonly number[],
+): Promise<Map<number, Array<{ source: string; closed_reason: string | null }>>> {
+  const out = new Map<number, Array<{ source: string; closed_reason: string | null }>>();
+  for (const part of slices(placeIds, MAX_PARAMS)) {
+    const rows = await db
+      .selectFrom('places')
+      .select(['merged_into', 'source', 'closed_reason'])
+      .where('merged_into', 'in', part)
+      .orderBy('id')
+      .execute();
+    for (const r of rows) {
+      const list = out.get(r.merged_into!) ?? [];
+      list.push({ source: r.source, closed_reason: r.closed_reason });
+      out.set(r.merged_into!, list);
+    }
+  }
+  return out;
+}
+
 /** Whether the catalog holds a record of a source other than `source` (no candidates otherwise). */
 export async function hasOtherSource(db: Conn, source: string): Promise<boolean> {
   // Two range seeks on the (source, source_id) key rather than one `<>` that may read it all.
@@ -118,23 +140,79 @@ export async function hasOtherSource(db: Conn, source: string): Promise<boolean>
 }
 
 /**
- * The bulk writes of conflation, run for every record an import writes (a first import of a country writes
- * millions of keys): the records' keys out and in, and the records done taken off `place_match_due`.
- * SQLite: statements prepared once, run on the connection inside `conflationTransaction`'s open transaction
- * (no statement compiled per call: building and preparing a multi-row INSERT each time cost more than the
- * writes). PostgreSQL: one statement each, arrays through `unnest`.
+ * The bulk writes of conflation: the keys of every record an import writes (a first import of a country writes
+ * millions), the records done taken off `place_match_due`, and the merges of a window of records decided
+ * together (`makePlaces`, `joinPlaces`, `writePlaces`), so that a merge costs no statement of its own
+ * on PostgreSQL and no statement compiled and prepared on SQLite. SQLite: statements prepared once, run on
+ * the connection inside `conflationTransaction`'s open transaction (building and preparing a statement per
+ * call cost more than the writes). PostgreSQL: one statement each, arrays through `unnest`, rows through
+ * `json_populate_recordset`.
  */
-export interface MatchKeyStore {
+export interface ConflationWriter {
   replaceKeys(conn: Conn, changed: readonly number[], keys: readonly { key: string; place_id: number }[]): Promise<void>;
   markMatched(conn: Conn, ids: readonly number[]): Promise<void>;
+  /**
+   * Makes each record of `ids` the first record of a place of several sources, keeping its row (id, public
+   * id, first-seen date, the leads that point at it) for the place: its `source_id` becomes
+   * `merged:<public id>`, and the record's values, run, dates and state move to a new row (`merged_into`
+   * the place, public id `rec:<public id>`) with its blocking keys. New rows are made in the order of `ids`.
+   * Returns each place's new record row.
+   */
+  makePlaces(conn: Conn, ids: readonly number[], now: string): Promise<Map<number, number>>;
+  /** Each record `id` joins place `placeId`: out of search as itself (its leads are `moveLeadsToPlaces`'). */
+  joinPlaces(conn: Conn, joins: readonly { id: number; placeId: number }[], now: string): Promise<void>;
+  /** Writes the merge of each place (`PlaceWrite`). */
+  writePlaces(conn: Conn, rows: readonly PlaceWrite[]): Promise<void>;
 }
 
-export const matchKeyStore = byDialect<MatchKeyStore>({
+/** What a merge writes on a place's row, beside the stored text columns of the dialect (`StoredPlaceText`). */
+export const placeWriteColumns = [
+  ...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'),
+  'sources',
+  'field_sources',
+  'merge_state',
+  'closed_reason',
+  'closed_at',
+] as const;
+
+/** A place's merge as written: its id, `placeWriteColumns` and text columns, and `updated_at` (null: unchanged). */
+export type PlaceWrite = { id: number; updated_at: string | null } & Record<string, unknown>;
+
+/** The columns of a record copied to its new row when its row becomes a place (`makePlaces`). */
+const copiedColumns = (textColumns: readonly string[]): string[] => [
+  ...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'),
+  'import_run_id',
+  'seen_run_id',
+  'first_seen_at',
+  'updated_at',
+  ...textColumns,
+];
+
+const quoted = (columns: readonly string[], prefix = ''): string => columns.map((c) => `${prefix}"${c}"`).join(', ');
+const copiedStateSql = (row: string) =>
+  `CASE WHEN ${row}closed_reason = 'retired' THEN 'retired' ELSE 'merged' END, coalesce(${row}closed_at, `;
+
+export const conflationWriter = byDialect<ConflationWriter>({
   sqlite: (db) => {
     const h = db.sqlite;
     const remove = h.prepare('DELETE FROM place_match_keys WHERE place_id = ?');
     const insert = h.prepare('INSERT INTO place_match_keys (key, place_id) VALUES (?, ?) ON CONFLICT (key, place_id) DO NOTHING');
     const done = h.prepare('DELETE FROM place_match_due WHERE place_id = ?');
+    const textColumns = storedPlaceText(db).columns;
+    const copied = copiedColumns(textColumns);
+    const identity = h.prepare<[number], { public_id: string; source_id: string }>('SELECT public_id, source_id FROM places WHERE id = ?');
+    const asPlace = h.prepare('UPDATE places SET source_id = ?, seen_run_id = NULL WHERE id = ?');
+    // Reads the row after `asPlace` (as one statement after the other would): the record keeps no run.
+    const copy = h.prepare<[string, string, string, number], { id: number }>(
+      `INSERT INTO places (${quoted(copied)}, public_id, source_id, merged_into, closed_reason, closed_at)
+       SELECT ${quoted(copied)}, ?, ?, id, ${copiedStateSql('')}?) FROM places WHERE id = ? RETURNING id`,
+    );
+    const moveKeys = h.prepare('UPDATE place_match_keys SET place_id = ? WHERE place_id = ?');
+    const join = h.prepare("UPDATE places SET merged_into = ?, closed_reason = 'merged', closed_at = coalesce(closed_at, ?) WHERE id = ?");
+    const written = [...placeWriteColumns, ...textColumns];
+    const write = h.prepare(
+      `UPDATE places SET ${written.map((c) => `"${c}" = ?`).join(', ')}, updated_at = coalesce(?, updated_at) WHERE id = ?`,
+    );
     return {
       async replaceKeys(_conn, changed, keys) {
         for (const id of changed) remove.run(id);
@@ -142,6 +220,25 @@ export const matchKeyStore = byDialect<MatchKeyStore>({
       },
       async markMatched(_conn, ids) {
         for (const id of ids) done.run(id);
+      },
+      async makePlaces(_conn, ids, now) {
+        const out = new Map<number, number>();
+        for (const id of ids) {
+          const row = identity.get(id)!;
+          asPlace.run(mergedSourceId(row.public_id), id);
+          // The place is nothing to conflate (its record, moved, was conflated already).
+          done.run(id);
+          const record = copy.get(leadRecordPublicId(row.public_id), row.source_id, now, id)!.id;
+          moveKeys.run(record, id);
+          out.set(id, record);
+        }
+        return out;
+      },
+      async joinPlaces(_conn, joins, now) {
+        for (const j of joins) join.run(j.placeId, now, j.id);
+      },
+      async writePlaces(_conn, rows) {
+        for (const r of rows) write.run(...written.map((c) => r[c] ?? null), r.updated_at, r.id);
       },
     };
   },
@@ -156,26 +253,56 @@ export const matchKeyStore = byDialect<MatchKeyStore>({
     async markMatched(conn, ids) {
       if (ids.length > 0) await sql`DELETE FROM place_match_due WHERE place_id = ANY(${ids}::bigint[])`.execute(conn);
     },
+    async makePlaces(conn, ids, now) {
+      const out = new Map<number, number>();
+      if (ids.length === 0) return out;
+      const identity = new Map(
+        (
+          await sql<{
+            id: number;
+            public_id: string;
+            source_id: string;
+          }>`SELECT id, public_id, source_id FROM places WHERE id = ANY(${ids}::bigint[])`.execute(conn)
+        ).rows.map((r) => [r.id, r]),
+      );
+      const publicIds = ids.map((id) => identity.get(id)!.public_id);
+      const sourceIds = ids.map((id) => identity.get(id)!.source_id);
+      await sql`UPDATE places p SET source_id = v.source_id, seen_run_id = NULL
+        FROM unnest(${ids}::bigint[], ${publicIds.map(mergedSourceId)}::text[]) v(id, source_id) WHERE p.id = v.id`.execute(conn);
+      await sql`DELETE FROM place_match_due WHERE place_id = ANY(${ids}::bigint[])`.execute(conn);
+      const copied = copiedColumns([]);
+      const inserted = await sql<{
+        id: number;
+        merged_into: number;
+      }>`INSERT INTO places (${sql.raw(quoted(copied))}, public_id, source_id, merged_into, closed_reason, closed_at)
+        SELECT ${sql.raw(quoted(copied, 'p.'))}, v.public_id, v.source_id, p.id, ${sql.raw(copiedStateSql('p.'))}${now})
+        FROM unnest(${ids}::bigint[], ${publicIds.map(leadRecordPublicId)}::text[], ${sourceIds}::text[]) WITH ORDINALITY v(id, public_id, source_id, ord)
+        JOIN places p ON p.id = v.id ORDER BY v.ord
+        RETURNING id, merged_into`.execute(conn);
+      for (const r of inserted.rows) out.set(r.merged_into, r.id);
+      await sql`UPDATE place_match_keys k SET place_id = v.record
+        FROM unnest(${ids}::bigint[], ${ids.map((id) => out.get(id)!)}::bigint[]) v(place, record) WHERE k.place_id = v.place`.execute(
+        conn,
+      );
+      return out;
+    },
+    async joinPlaces(conn, joins, now) {
+      if (joins.length === 0) return;
+      await sql`UPDATE places p SET merged_into = v.place, closed_reason = 'merged', closed_at = coalesce(p.closed_at, ${now})
+        FROM unnest(${joins.map((j) => j.id)}::bigint[], ${joins.map((j) => j.placeId)}::bigint[]) v(id, place) WHERE p.id = v.id`.execute(
+        conn,
+      );
+    },
+    async writePlaces(conn, rows) {
+      if (rows.length === 0) return;
+      const set = placeWriteColumns.map((c) => `"${c}" = v."${c}"`).join(', ');
+      for (const part of slices(rows, 2000)) {
+        await sql`UPDATE places p SET ${sql.raw(set)}, updated_at = coalesce(v.updated_at, p.updated_at)
+          FROM json_populate_recordset(NULL::places, ${JSON.stringify(part)}::json) v WHERE p.id = v.id`.execute(conn);
+      }
+    },
   }),
 });
-
-/** The records of sources other than `source`, not retired, indexed under any of `keys`. */
-export async function candidatesUnderKeys(db: Conn, keys: readonly string[], source: string): Promise<number[]> {
-  const ids = new Set<number>();
-  for (const part of slices(keys, MAX_PARAMS - 1)) {
-    const rows = await db
-      .selectFrom('place_match_keys as k')
-      .innerJoin('places as p', 'p.id', 'k.place_id')
-      .select('k.place_id')
-      .distinct()
-      .where('k.key', 'in', part)
-      .where('p.source', '<>', source)
-      .where((eb) => eb.or([eb('p.closed_reason', 'is', null), eb('p.closed_reason', '<>', 'retired')]))
-      .execute();
-    for (const r of rows) ids.add(r.place_id);
-  }
-  return [...ids];
-}
 
 /**
  * The records under any of `keys` that are not retired, with their source: the candidates of a batch of
@@ -248,57 +375,19 @@ export const mergedSourceId = (publicId: string): string => `merged:${publicId}`
 export const leadRecordPublicId = (publicId: string): string => `rec:${publicId}`;
 
 /**
- * Makes record `id` the first record of a place of several sources, keeping the row (its id, public id,
- * first-seen date and the leads that point at it) for the place: the record's values move to a new row
- * (`merged_into` the place, its blocking keys with it), and the row becomes the place.
+ * The leads of records that joined places (`joinPlaces`) move to their places, in the order of `joins`: one
+ * statement finds the records that have any (few do: a record is usually new when it joins).
  */
-export async function makePlaceOf(db: Conn, id: number, now: string, text: StoredPlaceText): Promise<void> {
-  const row = await db.selectFrom('places').select(['public_id', 'source_id']).where('id', '=', id).executeTakeFirstOrThrow();
-  await db
-    .updateTable('places')
-    .set({ source_id: mergedSourceId(row.public_id), seen_run_id: null })
-    .where('id', '=', id)
-    .execute();
-  // The place is nothing to conflate (its record, moved below, was conflated already).
-  await db.deleteFrom('place_match_due').where('place_id', '=', id).execute();
-  // The record, copied in SQL: its values, run, dates and state as they were.
-  const copied = [
-    ...placeColumns.filter((c) => c !== 'public_id' && c !== 'source_id'),
-    'import_run_id',
-    'seen_run_id',
-    'first_seen_at',
-    'updated_at',
-    ...text.columns,
-  ] as const;
-  const inserted = await db
-    .insertInto('places')
-    .columns([...copied, 'public_id', 'source_id', 'merged_into', 'closed_reason', 'closed_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('places')
-        .select([
-          ...copied,
-          eb.val(leadRecordPublicId(row.public_id)).as('public_id'),
-          eb.val(row.source_id).as('source_id'),
-          eb.val(id).as('merged_into'),
-          sql<string>`CASE WHEN closed_reason = 'retired' THEN 'retired' ELSE 'merged' END`.as('closed_reason'),
-          sql<string>`coalesce(closed_at, ${now})`.as('closed_at'),
-        ])
-        .where('id', '=', id),
-    )
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await db.updateTable('place_match_keys').set({ place_id: inserted.id }).where('place_id', '=', id).execute();
-}
-
-/** Record `id` joins place `placeId`: out of search as itself, its leads moved to the place. */
-export async function joinPlace(db: Conn, id: number, placeId: number, now: string): Promise<void> {
-  await db
-    .updateTable('places')
-    .set({ merged_into: placeId, closed_reason: 'merged', closed_at: sql<string>`coalesce(closed_at, ${now})` })
-    .where('id', '=', id)
-    .execute();
-  await moveLeads(db, id, placeId);
+export async function moveLeadsToPlaces(db: Conn, joins: readonly { id: number; placeId: number }[]): Promise<void> {
+  const withLeads = new Set<number>();
+  for (const part of slices(
+    joins.map((j) => j.id),
+    MAX_PARAMS,
+  )) {
+    for (const r of await db.selectFrom('leads').select('place_id').distinct().where('place_id', 'in', part).execute())
+      withLeads.add(r.place_id);
+  }
+  for (const j of joins) if (withLeads.has(j.id)) await moveLeads(db, j.id, j.placeId);
 }
 
 /**

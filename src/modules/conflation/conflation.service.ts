@@ -4,23 +4,23 @@ import { blockingKeys, probeKeys } from './blocking.ts';
 import {
   allMemberStates,
   candidatesById,
-  candidatesUnderKeys,
   conflationTransaction,
+  conflationWriter,
   hasOtherSource,
-  joinPlace,
   keyCounts,
-  makePlaceOf,
-  matchKeyStore,
-  recordsUnderKeys,
+  memberSourcesOf,
   membersOf,
   mergedSourceId,
+  moveLeadsToPlaces,
   pendingRecords,
   placeStates,
+  recordsUnderKeys,
   writePlace,
   type Candidate,
+  type ConflationWriter,
   type Conn,
-  type MatchKeyStore,
   type PendingRecord,
+  type PlaceWrite,
 } from './conflation.repository.ts';
 import { matchPlaces, type MatchContext, type MatchRecord } from './matcher.ts';
 import { mergedColumns, mergedContentHash, mergeRecords } from './merge.ts';
@@ -56,14 +56,14 @@ export interface ConflationSummary {
 export async function conflate(db: Db, now = new Date().toISOString()): Promise<ConflationSummary> {
   const summary: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
   const otherSources = new Map<string, boolean>();
-  const keyStore = matchKeyStore(db);
+  const writer = conflationWriter(db);
   const text = storedPlaceText(db);
   let after = 0;
   for (;;) {
     const done = await conflationTransaction(db)(async (trx) => {
       const rows = await pendingRecords(trx, after, CHUNK);
       if (rows.length === 0) return true;
-      after = await conflateChunk({ keyStore, text }, trx, rows, otherSources, now, summary);
+      after = await conflateChunk({ writer, text }, trx, rows, otherSources, now, summary);
       return false;
     });
     if (done) break;
@@ -73,7 +73,7 @@ export async function conflate(db: Db, now = new Date().toISOString()): Promise<
 
 /** Conflates rows in order until done or out of time; returns the id of the last row it conflated. */
 async function conflateChunk(
-  { keyStore, text }: { keyStore: MatchKeyStore; text: StoredPlaceText },
+  { writer, text }: { writer: ConflationWriter; text: StoredPlaceText },
   trx: Conn,
   rows: PendingRecord[],
   otherSources: Map<string, boolean>,
@@ -82,19 +82,15 @@ async function conflateChunk(
 ): Promise<number> {
   const started = performance.now();
   const records = rows.filter((r) => r.sources === null);
-  await keyStore.replaceKeys(
+  await writer.replaceKeys(
     trx,
     records.filter((r) => r.changed === 1).map((r) => r.id),
     records.flatMap((r) => blockingKeys(asMatchRecord(r)).map((key) => ({ key, place_id: r.id }))),
   );
   const dirty = new Set<number>();
-  // Rows whose state this chunk changed (records that joined a place, records made places): a candidate
-  // read ahead for a later record may be one of them, and that record reads its candidates again.
-  const touched = new Set<number>();
-  let ahead = new Map<number, Found>();
-  let aheadUntil = 0;
-  let readAhead = FIRST_READ_AHEAD / 2;
-  let mergedBefore = summary.merged;
+  let window = newWindow(new Map());
+  let windowEnd = 0;
+  let windowSize = FIRST_WINDOW / 2;
   let done = 0;
   for (const [index, r] of rows.entries()) {
     if (done > 0 && performance.now() - started > MATCH_BUDGET_MS) break;
@@ -112,32 +108,33 @@ async function conflateChunk(
     let other = otherSources.get(r.source);
     if (other === undefined) otherSources.set(r.source, (other = await hasOtherSource(trx, r.source)));
     if (!other) continue;
-    if (index >= aheadUntil) {
-      // A window that merged nothing doubles the next; one that merged starts small again: a merge costs
-      // a dozen statements, so few records of a merging stretch fit in a transaction's time budget, and
-      // candidates read ahead for records the transaction does not reach are read for nothing.
-      readAhead = mergedBefore === summary.merged ? Math.min(readAhead * 2, READ_AHEAD) : FIRST_READ_AHEAD;
-      mergedBefore = summary.merged;
-      const window = rows
-        .slice(index, index + readAhead)
-        .filter((w) => w.sources === null && w.merged_into === null && w.closed_reason === null && w.lat !== null);
-      ahead = await readCandidates(trx, window);
-      aheadUntil = index + readAhead;
+    if (index >= windowEnd) {
+      // The merges decided for the window are made before the next window reads its candidates. A window
+      // starts small, so that a transaction out of time early has not read ahead for nothing, and doubles.
+      await applyMerges(writer, trx, window, now);
+      windowSize = Math.min(windowSize * 2, WINDOW);
+      windowEnd = index + windowSize;
+      window = await readWindow(
+        trx,
+        rows
+          .slice(index, windowEnd)
+          .filter((w) => w.sources === null && w.merged_into === null && w.closed_reason === null && w.lat !== null),
+      );
     }
-    const placeId = await matchInto(trx, r, now, text, ahead.get(r.id), touched);
+    const placeId = decideMerge(r, window);
     if (placeId !== undefined) {
       dirty.add(placeId);
-      touched.add(placeId).add(r.id);
       summary.merged++;
     }
   }
+  await applyMerges(writer, trx, window, now);
   // Rows left for lack of time keep their keys (written again, unchanged, by the next transaction).
   const conflated = rows.slice(0, done);
-  await keyStore.markMatched(
+  await writer.markMatched(
     trx,
     conflated.map((r) => r.id),
   );
-  for (const placeId of dirty) await remerge(trx, placeId, now, text);
+  await remerge(writer, trx, [...dirty], now, text);
   summary.remerged += dirty.size;
   return conflated[conflated.length - 1]!.id;
 }
@@ -177,32 +174,69 @@ function nearestCandidates(r: PendingRecord, candidates: Candidate[]): Candidate
   const kept = candidates.filter(contact);
   const cos = Math.cos(((r.lat ?? 0) * Math.PI) / 180);
   const d2 = (c: Candidate) => (c.lat === null || c.lon === null ? Infinity : (c.lat - r.lat!) ** 2 + ((c.lon - r.lon!) * cos) ** 2);
-  const others = candidates.filter((c) => !contact(c)).sort((a, b) => d2(a) - d2(b));
-  return [...kept, ...others.slice(0, MAX_NAME_CANDIDATES)];
+  // Each distance once, not twice a comparison: a dense centre's common word brings hundreds.
+  const others = candidates
+    .filter((c) => !contact(c))
+    .map((c) => ({ c, d: d2(c) }))
+    .sort((a, b) => a.d - b.d);
+  return [...kept, ...others.slice(0, MAX_NAME_CANDIDATES).map((x) => x.c)];
 }
 
 /**
- * Records whose candidates are read together, at most (the window adapts, see `conflateChunk`): three
- * statements for the window (keys, candidate rows, key counts) instead of three for each record, which on
- * PostgreSQL is where a record's time went (a round trip each).
+ * Records whose candidates are read together, and whose merges are decided together and then made together
+ * (`applyMerges`), at most: three statements read the candidates of the window (keys, candidate rows, key
+ * counts; a fourth the members of the places among them), and a handful make its merges, instead of three
+ * reads and a dozen writes a record, which on PostgreSQL were a round trip each.
  */
-const READ_AHEAD = 256;
-const FIRST_READ_AHEAD = 16;
+const WINDOW = 256;
+const FIRST_WINDOW = 16;
 
 /** A record's candidates (the records of other sources under its probe keys) and the counts of its phone and domain keys. */
 interface Found {
-  ids: number[];
   candidates: Candidate[];
   counts: Map<string, number>;
 }
 
+/**
+ * The candidates of the records of a window, read once, and the merges decided for it since, not made yet.
+ * A merge changes what the window's later records see: a candidate made a place becomes the place (no
+ * longer a candidate), and its record a new row, under the same keys, with the place as `merged_into`; a
+ * record that joined a place is part of it. Each later record sees its candidates through these changes
+ * (`seen`), as it would read them again after each merge, one at a time.
+ */
+interface Window {
+  found: Map<number, Found>;
+  /** The records of the places among the candidates, then every join: a place keeps one record per source. */
+  members: Map<number, Array<{ source: string; closed_reason: string | null }>>;
+  /** Merges in the order decided: record `id` joins place `placeId`, which `made` from a lone record. */
+  merges: Array<{ id: number; placeId: number; made: boolean }>;
+  /** Candidates made places: their record's new row as a candidate (an id after every stored row's, in order). */
+  copies: Map<number, Candidate>;
+  /** Records that joined a place, and the place. */
+  joined: Map<number, number>;
+}
+
+const newWindow = (
+  found: Map<number, Found>,
+  members = new Map<number, Array<{ source: string; closed_reason: string | null }>>(),
+): Window => ({
+  found,
+  members,
+  merges: [],
+  copies: new Map(),
+  joined: new Map(),
+});
+
+/** Ids of the new rows of a window's records made places, as candidates compare them: after every stored row. */
+const UNSTORED_ID = 2 ** 52;
+
 const contactKeys = (r: PendingRecord): string[] =>
   [r.phone_e164 ? `p:${r.phone_e164}` : '', r.website_domain ? `d:${r.website_domain}` : ''].filter((k) => k !== '');
 
-/** The candidates of every record of `window`, by record id, read in one pass. */
-async function readCandidates(trx: Conn, window: readonly PendingRecord[]): Promise<Map<number, Found>> {
+/** The candidates of every record of `window`, by record id, and the members of their places, read in one pass. */
+async function readWindow(trx: Conn, window: readonly PendingRecord[]): Promise<Window> {
   const out = new Map<number, Found>();
-  if (window.length === 0) return out;
+  if (window.length === 0) return newWindow(out);
   const probes = new Map(window.map((r) => [r.id, probeKeys(asMatchRecord(r))]));
   const byKey = new Map<string, Array<{ id: number; source: string }>>();
   for (const row of await recordsUnderKeys(trx, [...new Set([...probes.values()].flat())])) {
@@ -218,41 +252,33 @@ async function readCandidates(trx: Conn, window: readonly PendingRecord[]): Prom
   }
   const byId = new Map((await candidatesById(trx, [...new Set([...idsOf.values()].flat())])).map((c) => [c.id, c]));
   const counts = await keyCounts(trx, [...new Set(window.flatMap(contactKeys))]);
-  for (const r of window) {
-    const ids = idsOf.get(r.id)!;
-    out.set(r.id, { ids, candidates: ids.flatMap((id) => byId.get(id) ?? []), counts });
-  }
-  return out;
+  for (const r of window) out.set(r.id, { candidates: idsOf.get(r.id)!.flatMap((id) => byId.get(id) ?? []), counts });
+  const places = [...new Set([...byId.values()].flatMap((c) => (c.merged_into === null ? [] : [c.merged_into])))];
+  return newWindow(out, places.length > 0 ? await memberSourcesOf(trx, places) : undefined);
 }
 
-/** A record's candidates read now, one record alone. */
-async function readCandidatesOf(trx: Conn, r: PendingRecord, mine: MatchRecord): Promise<Found> {
-  const ids = await candidatesUnderKeys(trx, probeKeys(mine), r.source);
-  if (ids.length === 0) return { ids, candidates: [], counts: new Map() };
-  return { ids, candidates: await candidatesById(trx, ids), counts: await keyCounts(trx, contactKeys(r)) };
+/** A candidate as the window's merges so far left it. */
+function seen(c: Candidate, window: Window): Candidate {
+  const copy = window.copies.get(c.id);
+  if (copy) return copy;
+  const place = window.joined.get(c.id);
+  return place === undefined ? c : { ...c, merged_into: place, closed_reason: 'merged' };
 }
 
 /**
- * The place record `r` belongs to, if any: its best match among the records sharing a blocking key, whose
- * place (the record alone, or the place it is part of) has no record of `r`'s source yet. Joins it.
- * `ahead`: its candidates as read for its window, used unless one of them is among the rows `touched` since.
+ * The place record `r` joins, if any: its best match among the records sharing a blocking key, whose place
+ * (the record alone, or the place it is part of) has no record of `r`'s source yet. The merge is noted in
+ * the window (made by `applyMerges`).
  */
-async function matchInto(
-  trx: Conn,
-  r: PendingRecord,
-  now: string,
-  text: StoredPlaceText,
-  ahead: Found | undefined,
-  touched: ReadonlySet<number>,
-): Promise<number | undefined> {
-  const mine = asMatchRecord(r);
-  const found = ahead && !ahead.ids.some((id) => touched.has(id)) ? ahead : await readCandidatesOf(trx, r, mine);
-  if (found.ids.length === 0) return undefined;
+function decideMerge(r: PendingRecord, window: Window): number | undefined {
+  const found = window.found.get(r.id);
+  if (!found || found.candidates.length === 0) return undefined;
   const candidates = nearestCandidates(
     r,
-    found.candidates.filter((c) => c.sources === null),
+    found.candidates.map((c) => seen(c, window)).filter((c) => c.sources === null),
   );
   if (candidates.length === 0) return undefined;
+  const mine = asMatchRecord(r);
   const { counts } = found;
   const context: MatchContext = {
     placesWithPhone: (p) => counts.get(`p:${p}`) ?? 0,
@@ -262,21 +288,43 @@ async function matchInto(
     .map((c) => ({ c, d: matchPlaces(mine, candidateRecord(c), context) }))
     .filter((x) => x.d.match)
     .sort((a, b) => b.d.score - a.d.score || a.c.id - b.c.id);
-  if (decisions.length === 0) return undefined;
-  // The sources each candidate's place has already (a place keeps one record per source).
-  const placeOf = (c: Candidate): number => c.merged_into ?? c.id;
-  const members = await membersOf(trx, [...new Set(decisions.filter((x) => x.c.merged_into !== null).map((x) => placeOf(x.c)))]);
   for (const { c } of decisions) {
-    const place = placeOf(c);
-    const sources = c.merged_into === null ? [c.source] : (members.get(place) ?? []).map((m) => m.source);
-    if (sources.includes(r.source)) continue;
+    // The sources each candidate's place has already (a place keeps one record per source).
+    const place = c.merged_into ?? c.id;
+    const members = c.merged_into === null ? [{ source: c.source, closed_reason: c.closed_reason }] : (window.members.get(place) ?? []);
+    if (members.some((m) => m.source === r.source)) continue;
     // A place the record's source has left entirely (every record retired) is not joined: it is gone.
-    if (c.merged_into !== null && (members.get(place) ?? []).every((m) => m.closed_reason === 'retired')) continue;
-    if (c.merged_into === null) await makePlaceOf(trx, place, now, text);
-    await joinPlace(trx, r.id, place, now);
+    if (c.merged_into !== null && members.every((m) => m.closed_reason === 'retired')) continue;
+    if (c.merged_into === null) {
+      const copy: Candidate = {
+        ...c,
+        id: UNSTORED_ID + window.copies.size,
+        merged_into: c.id,
+        closed_reason: c.closed_reason === 'retired' ? 'retired' : 'merged',
+      };
+      window.copies.set(c.id, copy);
+      window.members.set(place, [{ source: c.source, closed_reason: copy.closed_reason }]);
+    }
+    window.members.get(place)!.push({ source: r.source, closed_reason: 'merged' });
+    window.joined.set(r.id, place);
+    window.merges.push({ id: r.id, placeId: place, made: c.merged_into === null });
     return place;
   }
   return undefined;
+}
+
+/** Makes the merges decided for a window: the places first (their records' new rows in order), then the joins and their leads. */
+async function applyMerges(writer: ConflationWriter, trx: Conn, window: Window, now: string): Promise<void> {
+  if (window.merges.length === 0) return;
+  await writer.makePlaces(
+    trx,
+    window.merges.filter((m) => m.made).map((m) => m.placeId),
+    now,
+  );
+  const joins = window.merges.map((m) => ({ id: m.id, placeId: m.placeId }));
+  await writer.joinPlaces(trx, joins, now);
+  await moveLeadsToPlaces(trx, joins);
+  window.merges = [];
 }
 
 /** What a place was merged from: its records' ids, content hashes and states. */
@@ -284,33 +332,46 @@ const mergeStateOf = (members: readonly { id: number; hash: string; reason: stri
   members.map((m) => `${m.id}:${m.hash}:${m.reason ?? ''}`).join(',');
 
 /**
- * Merges place `placeId` again from its records that their sources still hold: its values, sources and
+ * Merges places `placeIds` again from their records that their sources still hold: values, sources and
  * field sources; closed when every record says closed; retired (keeping its last values) when none is left.
  */
-async function remerge(trx: Conn, placeId: number, now: string, text: StoredPlaceText): Promise<void> {
-  const members = (await membersOf(trx, [placeId])).get(placeId) ?? [];
-  const place = (await placeStates(trx, [placeId])).get(placeId);
-  if (!place || members.length === 0) return;
-  const state = mergeStateOf(members.map((m) => ({ id: m.id, hash: m.content_hash, reason: m.closed_reason })));
-  const live = members.filter((m) => m.closed_reason !== 'retired');
-  if (live.length === 0) {
-    await writePlace(trx, placeId, { merge_state: state, closed_reason: 'retired', closed_at: place.closed_at ?? now });
-    return;
+async function remerge(
+  writer: ConflationWriter,
+  trx: Conn,
+  placeIds: readonly number[],
+  now: string,
+  text: StoredPlaceText,
+): Promise<void> {
+  if (placeIds.length === 0) return;
+  const membersByPlace = await membersOf(trx, placeIds);
+  const places = await placeStates(trx, placeIds);
+  const writes: PlaceWrite[] = [];
+  for (const placeId of placeIds) {
+    const members = membersByPlace.get(placeId) ?? [];
+    const place = places.get(placeId);
+    if (!place || members.length === 0) continue;
+    const state = mergeStateOf(members.map((m) => ({ id: m.id, hash: m.content_hash, reason: m.closed_reason })));
+    const live = members.filter((m) => m.closed_reason !== 'retired');
+    if (live.length === 0) {
+      await writePlace(trx, placeId, { merge_state: state, closed_reason: 'retired', closed_at: place.closed_at ?? now });
+      continue;
+    }
+    const merged = mergeRecords(live);
+    const hash = mergedContentHash(merged, place.public_id, mergedSourceId(place.public_id));
+    writes.push({
+      id: placeId,
+      ...mergedColumns(merged),
+      ...text.of(merged.values),
+      content_hash: hash,
+      sources: JSON.stringify(merged.sources),
+      field_sources: JSON.stringify(merged.fieldSources),
+      merge_state: state,
+      updated_at: hash !== place.content_hash ? now : null,
+      closed_reason: merged.closed ? 'closed' : null,
+      closed_at: merged.closed ? (place.closed_reason === 'closed' ? place.closed_at : now) : null,
+    });
   }
-  const merged = mergeRecords(live);
-  const hash = mergedContentHash(merged, place.public_id, mergedSourceId(place.public_id));
-  const changed = hash !== place.content_hash;
-  await writePlace(trx, placeId, {
-    ...mergedColumns(merged),
-    ...text.of(merged.values),
-    content_hash: hash,
-    sources: JSON.stringify(merged.sources),
-    field_sources: JSON.stringify(merged.fieldSources),
-    merge_state: state,
-    ...(changed ? { updated_at: now } : {}),
-    closed_reason: merged.closed ? 'closed' : null,
-    closed_at: merged.closed ? (place.closed_reason === 'closed' ? place.closed_at : now) : null,
-  });
+  await writer.writePlaces(trx, writes);
 }
 
 /**
@@ -324,10 +385,9 @@ export async function remergeChanged(db: Db, now = new Date().toISOString()): Pr
   const places = await placeStates(db.kysely, [...states.keys()]);
   const stale = [...states].filter(([id, members]) => places.get(id)?.merge_state !== mergeStateOf(members)).map(([id]) => id);
   const text = storedPlaceText(db);
+  const writer = conflationWriter(db);
   for (let i = 0; i < stale.length; i += CHUNK) {
-    await conflationTransaction(db)(async (trx) => {
-      for (const id of stale.slice(i, i + CHUNK)) await remerge(trx, id, now, text);
-    });
+    await conflationTransaction(db)((trx) => remerge(writer, trx, stale.slice(i, i + CHUNK), now, text));
   }
   return stale.length;
 }

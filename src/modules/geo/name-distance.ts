@@ -17,26 +17,40 @@ export function popcount(v: number): number {
   return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
-/** Levenshtein distance when it is at most `max`, else `max + 1` (banded, stops early). */
+/** Rows of `boundedEditDistance`, kept between calls: it runs for every pair of words conflation compares. */
+let rowA = new Int32Array(64);
+let rowB = new Int32Array(64);
+
+/** Levenshtein distance when it is at most `max`, else more than `max` (banded, stops early). */
 export function boundedEditDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev = new Array<number>(b.length + 1);
-  let cur = new Array<number>(b.length + 1);
-  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  const n = b.length;
+  if (rowA.length <= n) {
+    rowA = new Int32Array(2 * (n + 1));
+    rowB = new Int32Array(2 * (n + 1));
+  }
+  let prev = rowA;
+  let cur = rowB;
+  for (let j = 0; j <= n; j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
     cur[0] = i;
     let rowMin = i;
     const ca = a.charCodeAt(i - 1);
-    for (let j = 1; j <= b.length; j++) {
-      const cost = ca === b.charCodeAt(j - 1) ? 0 : 1;
-      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+    for (let j = 1; j <= n; j++) {
+      let v = prev[j - 1]! + (ca === b.charCodeAt(j - 1) ? 0 : 1);
+      const up = prev[j]! + 1;
+      if (up < v) v = up;
+      const left = cur[j - 1]! + 1;
+      if (left < v) v = left;
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }
     if (rowMin > max) return max + 1;
-    [prev, cur] = [cur, prev];
+    const t = prev;
+    prev = cur;
+    cur = t;
   }
-  return prev[b.length]!;
+  return prev[n]!;
 }
 
 /** Distinct folded names grouped by length, each with its letter mask: what `closeNames` scans. */
