@@ -20,7 +20,7 @@
  * separately, bench/import.ts), peak RSS from GNU time. Then `--bbox` of one city out of the Parquet file,
  * served by a range server on loopback that counts the bytes it sends.
  */
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -31,6 +31,7 @@ import { openDatabase } from '../src/infra/db/database.ts';
 import { prepareDatabase } from '../src/bootstrap.ts';
 import { loadClassifier } from '../src/modules/taxonomy/classifier.ts';
 import type { PlaceInput, ReaderFactory } from '../src/modules/importers/importer.types.ts';
+import type { EnrichedChunk } from '../src/modules/importers/enriched-chunks.ts';
 import { parquetPlaces } from '../src/modules/importers/readers/parquet-places.ts';
 import { argValue } from './lib/args.ts';
 import { compileForBench } from './lib/build.ts';
@@ -171,13 +172,63 @@ const report = (label: string, r: Awaited<ReturnType<typeof cliImport>>) =>
     ? `  ${label}: ${r.error}`
     : `  ${label}: ${r.imported.toLocaleString('en')} places, ${r.placesPerSecond.toLocaleString('en')} places/s, ${r.seconds.toFixed(1)} s wall, peak RSS ${r.peakRssMB.toFixed(0)} MB`;
 
-console.log('\nImport into SQLite (compiled CLI, --no-conflate)');
+console.log(`\nImport into SQLite (compiled CLI, --no-conflate); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 const fromNdjson = await cliImport('ndjson', ndjsonFile);
 console.log(report('NDJSON (baseline)', fromNdjson));
 const fromParquet = await cliImport('parquet', parquetFile);
 console.log(report('GeoParquet       ', fromParquet));
 if (!('error' in fromNdjson) && !('error' in fromParquet)) {
   console.log(`  Parquet against NDJSON: ${(fromNdjson.placesPerSecond / fromParquet.placesPerSecond).toFixed(2)}× the time per place`);
+}
+
+// The writer alone: the first places of the Parquet file read and enriched beforehand (on this thread, not
+// timed), then written by the import's writing half on one thread, as `leadatlas import` writes them: what
+// the writer can take when it never waits for the reading thread. At most 200,000 places (they are held in memory).
+{
+  type Store = typeof import('../src/modules/importers/import-store.ts');
+  type Host = typeof import('../src/modules/importers/import-worker.host.ts');
+  type Enr = typeof import('../src/modules/importers/enricher.ts');
+  type Readers = typeof import('../src/modules/importers/readers/parquet-places.ts');
+  type Writer = typeof import('../src/modules/places/places.writer.ts');
+  type Database = typeof import('../src/infra/db/database.ts');
+  type Boot = typeof import('../src/bootstrap.ts');
+  const [{ storeChunks, DEFAULT_BATCH_SIZE }, { inlineChunks }, { loadEnricher }, readers, { placeWriterChunkSize }, database, boot] =
+    await Promise.all([
+      load<Store>('modules/importers/import-store.js'),
+      load<Host>('modules/importers/import-worker.host.js'),
+      load<Enr>('modules/importers/enricher.js'),
+      load<Readers>('modules/importers/readers/parquet-places.js'),
+      load<Writer>('modules/places/places.writer.js'),
+      load<Database>('infra/db/database.js'),
+      load<Boot>('bootstrap.js'),
+    ]);
+  const dbPath = join(work, 'writer.db');
+  rmSync(dbPath, { force: true });
+  const db = database.openDatabase(`sqlite:${dbPath}`);
+  await boot.prepareDatabase(db);
+  const input = await inlineChunks(readers.parquetPlaces, parquetFile, {}, loadEnricher(), placeWriterChunkSize(db));
+  const held: EnrichedChunk[] = [];
+  let places = 0;
+  for await (const chunk of input.chunks) {
+    held.push(chunk);
+    places += chunk.rows.count;
+    if (places >= 200_000) break;
+  }
+  const began = performance.now();
+  await storeChunks(
+    db,
+    { dataset: 'writer', source: input.source, format: 'parquet', path: parquetFile, fileSha256: '', startedAt: new Date().toISOString() },
+    (async function* () {
+      yield* held;
+    })(),
+    { batchSize: DEFAULT_BATCH_SIZE, largeFile: true, conflate: false },
+  );
+  const seconds = (performance.now() - began) / 1000;
+  await db.close();
+  rmSync(dbPath, { force: true });
+  console.log(
+    `  the writer alone (${places.toLocaleString('en')} places enriched beforehand, one thread): ${Math.round(places / seconds).toLocaleString('en')} places/s, ${seconds.toFixed(1)} s`,
+  );
 }
 
 // One city (copy 1234 of the grid, or the last one) over HTTP. The range server runs on a thread of its own:
