@@ -170,9 +170,11 @@ async function cliImport(label: string, file: string, args: string[] = []) {
 const report = (label: string, r: Awaited<ReturnType<typeof cliImport>>) =>
   'error' in r
     ? `  ${label}: ${r.error}`
-    : `  ${label}: ${r.imported.toLocaleString('en')} places, ${r.placesPerSecond.toLocaleString('en')} places/s, ${r.seconds.toFixed(1)} s wall, peak RSS ${r.peakRssMB.toFixed(0)} MB`;
+    : `  ${label}: ${r.imported.toLocaleString('en')} places, ${r.placesPerSecond.toLocaleString('en')} places/s, ${r.seconds.toFixed(1)} s wall, ${r.cpuSeconds.toFixed(1)} s CPU, peak RSS ${r.peakRssMB.toFixed(0)} MB`;
 
-console.log(`\nImport into SQLite (compiled CLI, --no-conflate); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(
+  `\nImport into SQLite (compiled CLI, --no-conflate); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+);
 const fromNdjson = await cliImport('ndjson', ndjsonFile);
 console.log(report('NDJSON (baseline)', fromNdjson));
 const fromParquet = await cliImport('parquet', parquetFile);
@@ -215,6 +217,7 @@ if (!('error' in fromNdjson) && !('error' in fromParquet)) {
     if (places >= 200_000) break;
   }
   const began = performance.now();
+  const cpuBefore = process.cpuUsage();
   await storeChunks(
     db,
     { dataset: 'writer', source: input.source, format: 'parquet', path: parquetFile, fileSha256: '', startedAt: new Date().toISOString() },
@@ -224,10 +227,11 @@ if (!('error' in fromNdjson) && !('error' in fromParquet)) {
     { batchSize: DEFAULT_BATCH_SIZE, largeFile: true, conflate: false },
   );
   const seconds = (performance.now() - began) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   await db.close();
   rmSync(dbPath, { force: true });
   console.log(
-    `  the writer alone (${places.toLocaleString('en')} places enriched beforehand, one thread): ${Math.round(places / seconds).toLocaleString('en')} places/s, ${seconds.toFixed(1)} s`,
+    `  the writer alone (${places.toLocaleString('en')} places enriched beforehand, one thread): ${Math.round(places / seconds).toLocaleString('en')} places/s, ${seconds.toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`,
   );
 }
 
