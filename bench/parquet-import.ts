@@ -2,7 +2,7 @@
  * Parquet import (issue 23): category coverage on the real samples, then speed and memory on a resampled
  * GeoParquet file against NDJSON of the same rows, and the bytes a `--bbox` import reads over HTTP.
  *
- *   node --import tsx bench/parquet-import.ts [--rows 1000000] [--row-group 100000] [--keep] [--build-only] [--coverage-only] [--bbox-only]
+ *   node --import tsx bench/parquet-import.ts [--rows 1000000] [--row-group 100000] [--keep] [--build-only] [--coverage-only] [--bbox-only] [--parquet-first]
  *
  * `--keep` keeps the resampled files in var/bench/parquet/ (a later run with the same sizes reuses them);
  * `--build-only` stops once they are written; `--bbox-only` writes the Parquet file alone and runs only its `--bbox`
@@ -189,10 +189,14 @@ if (!bboxOnly) {
   console.log(
     `\nImport into SQLite (compiled CLI, --no-conflate); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
+  // `--parquet-first`: the same two imports in the other order (does the first one's write-back slow the second?).
+  const parquetFirst = process.argv.includes('--parquet-first');
+  const fromParquetFirst = parquetFirst ? await cliImport('parquet', parquetFile) : undefined;
+  if (fromParquetFirst) console.log(report('GeoParquet       ', fromParquetFirst));
   const fromNdjson = await cliImport('ndjson', ndjsonFile);
   console.log(report('NDJSON (baseline)', fromNdjson));
-  const fromParquet = await cliImport('parquet', parquetFile);
-  console.log(report('GeoParquet       ', fromParquet));
+  const fromParquet = fromParquetFirst ?? (await cliImport('parquet', parquetFile));
+  if (!fromParquetFirst) console.log(report('GeoParquet       ', fromParquet));
   if (!('error' in fromNdjson) && !('error' in fromParquet)) {
     console.log(`  Parquet against NDJSON: ${(fromNdjson.placesPerSecond / fromParquet.placesPerSecond).toFixed(2)}× the time per place`);
   }
