@@ -238,6 +238,7 @@ export async function openParquetReader(
     source: options.source ?? dialect.source,
     format,
     totalBytes: file.byteLength,
+    totalRecords: Number(metadata.num_rows),
     // The footer is read first and the row groups after it: the count can pass the size by the footer's bytes.
     bytesRead: () => Math.min(file.bytesRead(), file.byteLength),
     async *records(): AsyncGenerator<ReadResult> {
