@@ -2,10 +2,11 @@
  * Parquet import (issue 23): category coverage on the real samples, then speed and memory on a resampled
  * GeoParquet file against NDJSON of the same rows, and the bytes a `--bbox` import reads over HTTP.
  *
- *   node --import tsx bench/parquet-import.ts [--rows 1000000] [--row-group 100000] [--keep] [--build-only] [--coverage-only]
+ *   node --import tsx bench/parquet-import.ts [--rows 1000000] [--row-group 100000] [--keep] [--build-only] [--coverage-only] [--bbox-only] [--parquet-first]
  *
  * `--keep` keeps the resampled files in var/bench/parquet/ (a later run with the same sizes reuses them);
- * `--build-only` stops once they are written.
+ * `--build-only` stops once they are written; `--bbox-only` writes the Parquet file alone and runs only its `--bbox`
+ * import (the bytes a city costs on a file too large to import whole here).
  *
  * Coverage: the share of the records that carry a category which get a project category, read by the
  * Parquet readers from the Overture Boulder file (current schema, with and without its `categories`
@@ -20,7 +21,7 @@
  * separately, bench/import.ts), peak RSS from GNU time. Then `--bbox` of one city out of the Parquet file,
  * served by a range server on loopback that counts the bytes it sends.
  */
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -31,6 +32,7 @@ import { openDatabase } from '../src/infra/db/database.ts';
 import { prepareDatabase } from '../src/bootstrap.ts';
 import { loadClassifier } from '../src/modules/taxonomy/classifier.ts';
 import type { PlaceInput, ReaderFactory } from '../src/modules/importers/importer.types.ts';
+import type { EnrichedChunk } from '../src/modules/importers/enriched-chunks.ts';
 import { parquetPlaces } from '../src/modules/importers/readers/parquet-places.ts';
 import { argValue } from './lib/args.ts';
 import { compileForBench } from './lib/build.ts';
@@ -84,8 +86,17 @@ if (process.argv.includes('--coverage-only')) process.exit(0);
 // The resampled file
 
 const copies = Math.ceil(rowsWanted / boulderRows.length);
-/** Copy k's offset: a grid of cities 3° apart, 100 to a row of longitude, within ±60° latitude. */
-const offset = (k: number) => ({ dlon: (k % 100) * 3.5 - 170 - -105.27, dlat: (Math.floor(k / 100) % 40) * 3 - 60 - 40.01 });
+/**
+ * Copy k's offset: a grid of cities 3.5° apart in longitude and 3° in latitude, 100 to a row, within ±60°
+ * latitude, walked row after row in alternate directions: consecutive copies are neighbours, so each row group
+ * covers one compact stretch of the grid, as a release sorted by place covers one region per row group (a walk
+ * that jumped back across the globe at each row's end gave a row group spanning every longitude).
+ */
+const offset = (k: number) => {
+  const row = Math.floor(k / 100) % 40;
+  const column = row % 2 === 0 ? k % 100 : 99 - (k % 100);
+  return { dlon: column * 3.5 - 170 - -105.27, dlat: row * 3 - 60 - 40.01 };
+};
 const moved = (r: Record<string, unknown>, k: number): Record<string, unknown> => {
   if (k === 0) return r;
   const { dlon, dlat } = offset(k);
@@ -99,10 +110,12 @@ const moved = (r: Record<string, unknown>, k: number): Record<string, unknown> =
   };
 };
 
-const parquetFile = join(work, `overture-${rowsWanted}.parquet`);
+const parquetFile = join(work, `overture-${rowsWanted}-rg${rowGroup}.parquet`);
 const ndjsonFile = join(work, `overture-${rowsWanted}.ndjson`);
+/** `--bbox-only`: the Parquet file and its `--bbox` import alone (no NDJSON, no full imports). */
+const bboxOnly = process.argv.includes('--bbox-only');
 const started = performance.now();
-const built = existsSync(parquetFile) && existsSync(ndjsonFile);
+const built = existsSync(parquetFile) && (bboxOnly || existsSync(ndjsonFile));
 if (!built) {
   const topLevel: string[] = [];
   for (let i = 1; i < boulderMeta.schema.length; ) {
@@ -118,13 +131,12 @@ if (!built) {
     codec: 'SNAPPY',
     kvMetadata: (boulderMeta.key_value_metadata ?? []).filter((kv) => kv.key !== 'ARROW:schema'),
   });
-  const ndjson = createWriteStream(`${ndjsonFile}.part`);
+  const ndjson = bboxOnly ? null : createWriteStream(`${ndjsonFile}.part`);
   let batch: Array<Record<string, unknown>> = [];
   let written = 0;
   const flush = async () => {
     writer.write({ columnData: topLevel.map((name) => ({ name, data: batch.map((r) => r[name]) as never })), rowGroupSize: rowGroup });
-    const text = batch.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    if (!ndjson.write(text)) await once(ndjson, 'drain');
+    if (ndjson && !ndjson.write(batch.map((r) => JSON.stringify(r)).join('\n') + '\n')) await once(ndjson, 'drain');
     batch = [];
   };
   for (let k = 0; k < copies && written < rowsWanted; k++) {
@@ -136,14 +148,16 @@ if (!built) {
   }
   if (batch.length > 0) await flush();
   writer.finish();
-  ndjson.end();
-  await once(ndjson, 'finish');
   renameSync(`${parquetFile}.part`, parquetFile);
-  renameSync(`${ndjsonFile}.part`, ndjsonFile);
+  if (ndjson) {
+    ndjson.end();
+    await once(ndjson, 'finish');
+    renameSync(`${ndjsonFile}.part`, ndjsonFile);
+  }
 }
 const mb = (path: string) => (statSync(path).size / 1e6).toFixed(1);
 console.log(
-  `\nResampled file: ${rowsWanted.toLocaleString('en')} rows, ${rowGroup.toLocaleString('en')} rows per row group, snappy: ${mb(parquetFile)} MB Parquet, ${mb(ndjsonFile)} MB NDJSON (${built ? 'kept from an earlier run' : `built in ${((performance.now() - started) / 1000).toFixed(0)} s`})`,
+  `\nResampled file: ${rowsWanted.toLocaleString('en')} rows, ${rowGroup.toLocaleString('en')} rows per row group, snappy: ${mb(parquetFile)} MB Parquet${bboxOnly ? '' : `, ${mb(ndjsonFile)} MB NDJSON`} (${built ? 'kept from an earlier run' : `built in ${((performance.now() - started) / 1000).toFixed(0)} s`})`,
 );
 if (process.argv.includes('--build-only')) process.exit(0);
 
@@ -169,15 +183,82 @@ async function cliImport(label: string, file: string, args: string[] = []) {
 const report = (label: string, r: Awaited<ReturnType<typeof cliImport>>) =>
   'error' in r
     ? `  ${label}: ${r.error}`
-    : `  ${label}: ${r.imported.toLocaleString('en')} places, ${r.placesPerSecond.toLocaleString('en')} places/s, ${r.seconds.toFixed(1)} s wall, peak RSS ${r.peakRssMB.toFixed(0)} MB`;
+    : `  ${label}: ${r.imported.toLocaleString('en')} places, ${r.placesPerSecond.toLocaleString('en')} places/s, ${r.seconds.toFixed(1)} s wall, ${r.cpuSeconds.toFixed(1)} s CPU, peak RSS ${r.peakRssMB.toFixed(0)} MB`;
 
-console.log('\nImport into SQLite (compiled CLI, --no-conflate)');
-const fromNdjson = await cliImport('ndjson', ndjsonFile);
-console.log(report('NDJSON (baseline)', fromNdjson));
-const fromParquet = await cliImport('parquet', parquetFile);
-console.log(report('GeoParquet       ', fromParquet));
-if (!('error' in fromNdjson) && !('error' in fromParquet)) {
-  console.log(`  Parquet against NDJSON: ${(fromNdjson.placesPerSecond / fromParquet.placesPerSecond).toFixed(2)}× the time per place`);
+if (!bboxOnly) {
+  console.log(
+    `\nImport into SQLite (compiled CLI, --no-conflate); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
+  // `--parquet-first`: the same two imports in the other order (does the first one's write-back slow the second?).
+  const parquetFirst = process.argv.includes('--parquet-first');
+  const fromParquetFirst = parquetFirst ? await cliImport('parquet', parquetFile) : undefined;
+  if (fromParquetFirst) console.log(report('GeoParquet       ', fromParquetFirst));
+  const fromNdjson = await cliImport('ndjson', ndjsonFile);
+  console.log(report('NDJSON (baseline)', fromNdjson));
+  const fromParquet = fromParquetFirst ?? (await cliImport('parquet', parquetFile));
+  if (!fromParquetFirst) console.log(report('GeoParquet       ', fromParquet));
+  if (!('error' in fromNdjson) && !('error' in fromParquet)) {
+    console.log(`  Parquet against NDJSON: ${(fromNdjson.placesPerSecond / fromParquet.placesPerSecond).toFixed(2)}× the time per place`);
+  }
+
+  // The writer alone: the first places of the Parquet file read and enriched beforehand (on this thread, not
+  // timed), then written by the import's writing half on one thread, as `leadatlas import` writes them: what
+  // the writer can take when it never waits for the reading thread. At most 200,000 places (they are held in memory).
+  {
+    type Store = typeof import('../src/modules/importers/import-store.ts');
+    type Host = typeof import('../src/modules/importers/import-worker.host.ts');
+    type Enr = typeof import('../src/modules/importers/enricher.ts');
+    type Readers = typeof import('../src/modules/importers/readers/parquet-places.ts');
+    type Writer = typeof import('../src/modules/places/places.writer.ts');
+    type Database = typeof import('../src/infra/db/database.ts');
+    type Boot = typeof import('../src/bootstrap.ts');
+    const [{ storeChunks, DEFAULT_BATCH_SIZE }, { inlineChunks }, { loadEnricher }, readers, { placeWriterChunkSize }, database, boot] =
+      await Promise.all([
+        load<Store>('modules/importers/import-store.js'),
+        load<Host>('modules/importers/import-worker.host.js'),
+        load<Enr>('modules/importers/enricher.js'),
+        load<Readers>('modules/importers/readers/parquet-places.js'),
+        load<Writer>('modules/places/places.writer.js'),
+        load<Database>('infra/db/database.js'),
+        load<Boot>('bootstrap.js'),
+      ]);
+    const dbPath = join(work, 'writer.db');
+    rmSync(dbPath, { force: true });
+    const db = database.openDatabase(`sqlite:${dbPath}`);
+    await boot.prepareDatabase(db);
+    const input = await inlineChunks(readers.parquetPlaces, parquetFile, {}, loadEnricher(), placeWriterChunkSize(db));
+    const held: EnrichedChunk[] = [];
+    let places = 0;
+    for await (const chunk of input.chunks) {
+      held.push(chunk);
+      places += chunk.rows.count;
+      if (places >= 200_000) break;
+    }
+    const began = performance.now();
+    const cpuBefore = process.cpuUsage();
+    await storeChunks(
+      db,
+      {
+        dataset: 'writer',
+        source: input.source,
+        format: 'parquet',
+        path: parquetFile,
+        fileSha256: '',
+        startedAt: new Date().toISOString(),
+      },
+      (async function* () {
+        yield* held;
+      })(),
+      { batchSize: DEFAULT_BATCH_SIZE, largeFile: true, conflate: false },
+    );
+    const seconds = (performance.now() - began) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    await db.close();
+    rmSync(dbPath, { force: true });
+    console.log(
+      `  the writer alone (${places.toLocaleString('en')} places enriched beforehand, one thread): ${Math.round(places / seconds).toLocaleString('en')} places/s, ${seconds.toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`,
+    );
+  }
 }
 
 // One city (copy 1234 of the grid, or the last one) over HTTP. The range server runs on a thread of its own:

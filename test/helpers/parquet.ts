@@ -36,7 +36,7 @@ export function writeParquetLike(
   path: string,
   like: FileMetaData,
   rows: Row[],
-  options: { drop?: string[]; rowGroupSize?: number } = {},
+  options: { drop?: string[]; rowGroupSize?: number; pageSize?: number } = {},
 ): void {
   const drop = new Set(options.drop ?? []);
   // The schema is flat in the footer: a top-level element and its descendants (num_children) form one column.
@@ -60,6 +60,7 @@ export function writeParquetLike(
     codec,
     kvMetadata: (like.key_value_metadata ?? []).filter((kv) => kv.key !== 'ARROW:schema'),
     rowGroupSize: options.rowGroupSize ?? Number(like.row_groups.at(-1)?.num_rows ?? 100_000),
+    ...(options.pageSize ? { pageSize: options.pageSize } : {}),
     // A GEOMETRY column takes GeoJSON (the writer encodes it); a bare byte array takes the WKB itself.
     columnData: columns.map((name) => {
       const geometry = schema.find((e) => e.name === name)?.logical_type?.type === 'GEOMETRY';

@@ -9,6 +9,8 @@ import type { OpenOptions, ReaderFactory } from './importer.types.ts';
 export interface ChunkInput {
   source: string;
   totalBytes: number;
+  /** `SourceReader.totalRecords`. */
+  totalRecords?: number;
   chunks: AsyncIterable<EnrichedChunk>;
   close(): Promise<void>;
 }
@@ -25,6 +27,7 @@ export async function inlineChunks(
   return {
     source: reader.source,
     totalBytes: reader.totalBytes,
+    ...(reader.totalRecords !== undefined ? { totalRecords: reader.totalRecords } : {}),
     chunks: enrichedChunks(reader, enricher, chunkSize),
     close: async () => {},
   };
@@ -80,6 +83,7 @@ export async function workerChunks(job: WorkerJob): Promise<ChunkInput> {
   return {
     source: first.source,
     totalBytes: first.totalBytes,
+    ...(first.totalRecords !== undefined ? { totalRecords: first.totalRecords } : {}),
     chunks: chunks(),
     // The worker keeps listening for acknowledgements, so it ends only when terminated.
     close: async () => {

@@ -13,7 +13,7 @@ export interface WorkerJob {
 export type ToWorker = { type: 'ack' };
 
 export type FromWorker =
-  | { type: 'open'; source: string; totalBytes: number }
+  | { type: 'open'; source: string; totalBytes: number; totalRecords?: number }
   | { type: 'chunk'; chunk: EnrichedChunk }
   | { type: 'done' }
   | { type: 'error'; message: string; appError?: { code: ErrorCode; extras: AppErrorExtras } };

@@ -84,6 +84,12 @@ export async function readHead(path: string): Promise<Buffer> {
 
 /** A file from this size on is a large import (the writer may tune its connection for it). */
 const LARGE_FILE_BYTES = 64 * 1024 * 1024;
+/**
+ * Or from this many records, when the format says how many it holds: about what 64 MB of Overture NDJSON
+ * holds. A GeoParquet file holds several times the places of NDJSON in a byte, so its size alone would
+ * leave a file of hundreds of thousands of places a small import.
+ */
+const LARGE_FILE_RECORDS = 50_000;
 
 /**
  * Streams a file into the catalog: detects its format, reads and enriches it (`import-worker.host.ts`),
@@ -184,7 +190,7 @@ export async function runImport(
       input.chunks,
       {
         batchSize,
-        largeFile: input.totalBytes() >= LARGE_FILE_BYTES,
+        largeFile: input.totalBytes() >= LARGE_FILE_BYTES || input.totalRecords >= LARGE_FILE_RECORDS,
         ...(options.conflate === false ? { conflate: false } : {}),
         ...(options.onProgress
           ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes(), counters }) }
@@ -226,7 +232,14 @@ async function digestOfParts(paths: string[]): Promise<string> {
 async function partChunks(
   parts: ReadonlyArray<{ path: string }>,
   open: (path: string) => Promise<ChunkInput>,
-): Promise<{ source: string; totalBytes: () => number; chunks: AsyncIterable<EnrichedChunk>; close(): Promise<void> }> {
+): Promise<{
+  source: string;
+  totalBytes: () => number;
+  /** The first part's records when its format says (the other parts are opened later). */
+  totalRecords: number;
+  chunks: AsyncIterable<EnrichedChunk>;
+  close(): Promise<void>;
+}> {
   let current = await open(parts[0]!.path);
   const source = current.source;
   let before = 0;
@@ -250,7 +263,7 @@ async function partChunks(
       total = before + current.totalBytes;
     }
   }
-  return { source, totalBytes: () => total, chunks: chunks(), close: () => current.close() };
+  return { source, totalBytes: () => total, totalRecords: current.totalRecords ?? 0, chunks: chunks(), close: () => current.close() };
 }
 
 /** A completed run as `runImport` reports it, timed from `started` (ms). */

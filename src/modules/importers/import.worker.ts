@@ -32,7 +32,12 @@ try {
   if (!factory) throw new Error(`unknown format ${job.format}`);
   const reader = await factory.open(job.path, job.options as OpenOptions);
   const enricher = loadEnricher();
-  post({ type: 'open', source: reader.source, totalBytes: reader.totalBytes });
+  post({
+    type: 'open',
+    source: reader.source,
+    totalBytes: reader.totalBytes,
+    ...(reader.totalRecords !== undefined ? { totalRecords: reader.totalRecords } : {}),
+  });
   for await (const chunk of enrichedChunks(reader, enricher, job.batchSize)) {
     while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
     credits--;

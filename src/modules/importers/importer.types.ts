@@ -21,6 +21,8 @@ export interface SourceReader {
   readonly format: string;
   /** Size of the file in bytes, for the progress bar. */
   readonly totalBytes: number;
+  /** Records in the file, when its format says before it is read (Parquet's row counts). */
+  readonly totalRecords?: number;
   /** Bytes consumed so far (of the file on disk, compressed or not). */
   bytesRead(): number;
   records(): AsyncIterable<ReadResult>;

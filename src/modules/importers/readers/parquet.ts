@@ -3,6 +3,7 @@ import { parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuff
 import { compressors } from 'hyparquet-compressors';
 import { AppError } from '../../../infra/errors.ts';
 import type { OpenOptions, PlaceInput, ReadResult, SourceReader } from '../importer.types.ts';
+import { rowAssembler } from './parquet-rows.ts';
 
 /**
  * Parquet and GeoParquet, read with hyparquet (pure JavaScript, no native code, reads any byte range it is
@@ -231,10 +232,13 @@ export async function openParquetReader(
   const selection = selectionOf(options);
   const present = new Set(topLevelColumns(metadata));
   const columns = dialect.columns.filter((c) => present.has(c));
+  // utf8 off: text columns are annotated as such, and a bare byte array is WKB or another binary value.
+  const assembler = rowAssembler(metadata, columns, { compressors, utf8: false });
   return {
     source: options.source ?? dialect.source,
     format,
     totalBytes: file.byteLength,
+    totalRecords: Number(metadata.num_rows),
     // The footer is read first and the row groups after it: the count can pass the size by the footer's bytes.
     bytesRead: () => Math.min(file.bytesRead(), file.byteLength),
     async *records(): AsyncGenerator<ReadResult> {
@@ -246,13 +250,20 @@ export async function openParquetReader(
           groupStart += rows;
           if (!rowGroupMaySelect(group, dialect.statistics, selection)) continue;
           const chunks = group.columns.filter((c) => c.meta_data && columns.includes(c.meta_data.path_in_schema[0]!));
-          const offsets = chunks.map((c) => Number(c.meta_data!.dictionary_page_offset ?? c.meta_data!.data_page_offset));
+          const offsets = chunks.map((c) => Number(c.meta_data!.dictionary_page_offset || c.meta_data!.data_page_offset));
           const ends = chunks.map((c, i) => offsets[i]! + Number(c.meta_data!.total_compressed_size));
           const groupFile = chunks.length > 0 ? await prefetched(file, Math.min(...offsets), Math.max(...ends)) : file;
+          if (assembler) {
+            for (const row of await assembler.rows(groupFile, group)) {
+              const result = dialect.toPlace(row);
+              if (result.ok && !selects(selection, result.place, dialect.confidence?.(row) ?? null)) continue;
+              yield result;
+            }
+            continue;
+          }
           // Nested columns are decoded whole for any row range of a row group: reading it in parts would decode them again.
           const step = chunks.some((c) => c.meta_data!.path_in_schema.length > 1) ? rows : ROWS_PER_READ;
           for (let from = start; from < start + rows; from += step) {
-            // utf8 off: text columns are annotated as such, and a bare byte array is WKB or another binary value.
             const objects = await parquetReadObjects({
               file: groupFile,
               metadata,
