@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { enrichPlace } from '../../src/modules/importers/enrich.ts';
 import { loadEnricher } from '../../src/modules/importers/enricher.ts';
 import { readerFactories } from '../../src/modules/importers/readers/index.ts';
@@ -6,6 +8,26 @@ import type { PlaceRecord } from '../../src/modules/places/place-record.ts';
 
 /** The real data files (`../shared/data`, beside the work tree): read at test time, never copied into the repository. */
 export const sharedData = resolve(import.meta.dirname, '../../../shared/data');
+
+/** A gzipped file of `../shared/data` as text. */
+export const sharedText = (gz: string): string => gunzipSync(readFileSync(join(sharedData, gz))).toString('utf8');
+
+/** The named OSM POIs of central Porto (about 1.5 km each way), as the NDJSON export has them. */
+export function portoOsmLines(): string[] {
+  return sharedText('osm/osm-pois-all.ndjson.gz')
+    .split('\n')
+    .filter((l) => l.includes('"porto-2020"'))
+    .filter((l) => {
+      const { lat, lon } = JSON.parse(l) as { lat: number; lon: number };
+      return Math.abs(lat - 41.1547) < 0.015 && Math.abs(lon - -8.6157) < 0.02;
+    });
+}
+
+/** The Foursquare OS Places sample's lines, header first (no field of the sample spans lines). */
+export const fsqSampleLines = (): string[] => sharedText('places/fsq-os-places-sample-10k-2024-11-19.csv.gz').split('\n');
+
+/** The header and the Portuguese rows of the Foursquare sample. */
+export const fsqPortugueseRows = (lines: string[]): string[] => [lines[0]!, ...lines.filter((l) => l.includes(',PT,'))];
 
 /**
  * The files the judged conflation sample refers to, by the name a pair's reference uses (the source name,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
+import { fsqPortugueseRows, fsqSampleLines, portoOsmLines, sharedText } from '../../../test/helpers/conflation-sample.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher } from '../../bootstrap.ts';
 import { migrateToLatest } from '../../infra/db/migrate.ts';
@@ -17,23 +17,13 @@ import { runImport } from '../importers/import.service.ts';
  * the business with the name and address of the other two and the Facebook page Foursquare lists.
  */
 
-const data = resolve(import.meta.dirname, '../../../../shared/data');
-const text = (gz: string) => gunzipSync(readFileSync(join(data, gz))).toString('utf8');
-
-/** The named OSM POIs around the business (about 1.5 km each way), as the NDJSON export has them. */
-const osmLines = text('osm/osm-pois-all.ndjson.gz')
-  .split('\n')
-  .filter((l) => l.includes('"porto-2020"'))
-  .filter((l) => {
-    const { lat, lon } = JSON.parse(l) as { lat: number; lon: number };
-    return Math.abs(lat - 41.1547) < 0.015 && Math.abs(lon - -8.6157) < 0.02;
-  });
-const fsqLines = text('places/fsq-os-places-sample-10k-2024-11-19.csv.gz').split('\n');
-/** The header and the Portuguese rows (no field of the sample spans lines). */
-const fsqPortugal = [fsqLines[0]!, ...fsqLines.filter((l) => l.includes(',PT,'))];
+/** The named OSM POIs around the business (about 1.5 km each way). */
+const osmLines = portoOsmLines();
+const fsqLines = fsqSampleLines();
+const fsqPortugal = fsqPortugueseRows(fsqLines);
 
 function overtureRecord(): string {
-  const row = text('places/overture-places-boulder-3545.ndjson.gz')
+  const row = sharedText('places/overture-places-boulder-3545.ndjson.gz')
     .split('\n')
     .find((l) => l.includes('"id":"d70e6682-c3c6-4e8a-8d94-3261cac51295"'))!;
   const o = JSON.parse(row) as Record<string, unknown>;

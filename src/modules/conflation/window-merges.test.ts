@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
+import { fsqPortugueseRows, fsqSampleLines, portoOsmLines } from '../../../test/helpers/conflation-sample.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher } from '../../bootstrap.ts';
 import type { Db } from '../../infra/db/database.ts';
@@ -19,17 +19,9 @@ import { conflate } from './conflation.service.ts';
  * run (their records due together) must give what conflating them one import after the other gives.
  */
 
-const data = resolve(import.meta.dirname, '../../../../shared/data');
-const text = (gz: string) => gunzipSync(readFileSync(join(data, gz))).toString('utf8');
-const osmLines = text('osm/osm-pois-all.ndjson.gz')
-  .split('\n')
-  .filter((l) => l.includes('"porto-2020"'))
-  .filter((l) => {
-    const { lat, lon } = JSON.parse(l) as { lat: number; lon: number };
-    return Math.abs(lat - 41.1547) < 0.015 && Math.abs(lon - -8.6157) < 0.02;
-  });
-const fsqLines = text('places/fsq-os-places-sample-10k-2024-11-19.csv.gz').split('\n');
-const fsqPortugal = [fsqLines[0]!, ...fsqLines.filter((l) => l.includes(',PT,'))];
+const osmLines = portoOsmLines();
+const fsqLines = fsqSampleLines();
+const fsqPortugal = fsqPortugueseRows(fsqLines);
 const resDaRua = osmLines.find((l) => l.includes('"Rés da Rua"'))!;
 const fsqResDaRua = [fsqLines[0]!, fsqLines.find((l) => l.includes('Rés da Rua'))!];
 
