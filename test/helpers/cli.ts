@@ -7,7 +7,9 @@ import { join, resolve } from 'node:path';
 const repoRoot = resolve(import.meta.dirname, '../..');
 const cliEntry = join(repoRoot, 'src/cli/main.ts');
 const cliArgs = (args: string[]) => ['--import', 'tsx', cliEntry, ...args];
-const cliEnv = (env: Record<string, string>) => ({ ...process.env, LOG_LEVEL: 'warn', ...env });
+// No opening-hours pass in the background unless a test asks for it (as `buildTestApp` does): it would
+// spend the CPU the other test files share.
+const cliEnv = (env: Record<string, string>) => ({ ...process.env, LOG_LEVEL: 'warn', OPENING_HOURS_CHECK_MS: '0', ...env });
 
 /** `leadatlas ARGS…` in a process of its own (`serve`, an import to kill), with `env` over this process's. */
 export function spawnCli(args: string[], env: Record<string, string>, stdio: StdioOptions = 'pipe'): ChildProcess {
