@@ -47,6 +47,7 @@ import { buildCatalog } from './lib/catalog.ts';
 import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
 import { mulberry32 } from './lib/random.ts';
 import { buildServer, freePort, procStatus, serverLog, serverScript, start, stop, unlimited, waitFor } from './lib/server.ts';
+import { noCriteria } from '../src/modules/places/places.repository.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -470,18 +471,7 @@ async function suite(target: Target): Promise<void> {
         .slice(-8)
         .padStart(8, 'a')
         .replace(/[^a-z2-7]/g, 'a')}`;
-      const noFilter = {
-        categories: null,
-        cityId: null,
-        countryCode: null,
-        text: null,
-        minRating: null,
-        hasPhone: null,
-        hasWebsite: null,
-        hasEmail: null,
-        near: null,
-        bbox: null,
-      };
+      const noFilter = noCriteria;
       await bench.kysely
         .withTables<{
           searches: {

@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
-import { countPlaces, findPlacesPage, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { countPlaces, findPlacesPage, type PlaceCriteria, noCriteria } from '../src/modules/places/places.repository.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
 import { buildCatalog } from './lib/catalog.ts';
 
@@ -28,18 +28,7 @@ const db = openDatabase(catalog.url);
 await migrateToLatest(db);
 const h = db.sqlite!;
 
-const none: PlaceCriteria = {
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-};
+const none: PlaceCriteria = noCriteria;
 const index = loadCategoryIndex();
 const pairs = await db.kysely
   .selectFrom('places')

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
-import type { PlaceCriteria, PlaceSort } from '../src/modules/places/places.repository.ts';
+import { type PlaceCriteria, type PlaceSort, noCriteria } from '../src/modules/places/places.repository.ts';
 import { searchPage } from '../src/modules/search/search.reads.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
 
@@ -27,18 +27,7 @@ const places = await db.kysely
   .executeTakeFirstOrThrow();
 console.log(`${path}: ${places.n} places`);
 
-const none: PlaceCriteria = {
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-};
+const none: PlaceCriteria = noCriteria;
 const index = loadCategoryIndex();
 
 async function time(label: string, criteria: PlaceCriteria, sort: PlaceSort = 'relevance'): Promise<void> {

@@ -6,26 +6,14 @@ import { join, resolve } from 'node:path';
 import { openDatabase } from '../../src/infra/db/database.ts';
 import { searchDocument } from '../../src/infra/text.ts';
 import { findCitiesFiledAs } from '../../src/modules/geo/address-cities.ts';
-import type { PlaceCriteria } from '../../src/modules/places/places.repository.ts';
+import { type PlaceCriteria, noCriteria } from '../../src/modules/places/places.repository.ts';
 import { searchPage } from '../../src/modules/search/search.reads.ts';
 import { runCli } from '../helpers/cli.ts';
 import { runTool } from '../helpers/tools.ts';
 
 const michelin = resolve(import.meta.dirname, '../../../shared/data/places/michelin-guide-2022-6510.csv.gz');
 
-const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-  ...over,
-});
+const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({ ...noCriteria, ...over });
 
 describe("an imported SQLite database in Debian's sqlite3 shell", () => {
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-shell-'));

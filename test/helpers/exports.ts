@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/infra/db/database.ts';
-import type { PlaceCriteria } from '../../src/modules/places/places.repository.ts';
+import { type PlaceCriteria, noCriteria } from '../../src/modules/places/places.repository.ts';
 import { insertSearch } from '../../src/modules/search/search.repository.ts';
 import type { SearchResolution } from '../../src/modules/search/search.service.ts';
 
@@ -35,16 +35,9 @@ export async function topRestaurantCity(db: Db): Promise<TestCity> {
  */
 export async function saveSearch(db: Db, accountId: number, city: TestCity, category: string | null): Promise<string> {
   const criteria: PlaceCriteria = {
+    ...noCriteria,
     categories: category === null ? null : [category],
     cityId: category === null ? null : city.id,
-    countryCode: null,
-    text: null,
-    minRating: null,
-    hasPhone: null,
-    hasWebsite: null,
-    hasEmail: null,
-    near: null,
-    bbox: null,
   };
   const chosen = {
     id: city.id,

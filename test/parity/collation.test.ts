@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { openDatabase, type Db } from '../../src/infra/db/database.ts';
 import { migrateToLatest } from '../../src/infra/db/migrate.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../../src/modules/places/place-record.ts';
-import { findPlacesPage, type PlaceCriteria, type PlaceKey } from '../../src/modules/places/places.repository.ts';
+import { findPlacesPage, type PlaceCriteria, type PlaceKey, noCriteria } from '../../src/modules/places/places.repository.ts';
 import { openTestSqlite, postgresAdminUrl, type TestDatabase } from '../helpers/databases.ts';
 import { writePlaces } from '../helpers/places.ts';
 
@@ -70,18 +70,7 @@ function record(name: string): PlaceRecord {
   return { ...base, content_hash: contentHash(base) };
 }
 
-const everything: PlaceCriteria = {
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-};
+const everything: PlaceCriteria = noCriteria;
 
 /** Every name in `sort=name` order, three a page (keyset pages: the comparison follows the same order). */
 async function byName(db: Db): Promise<string[]> {

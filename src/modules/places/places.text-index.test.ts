@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { openTestPostgres, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { importFiles, prepareDatabase } from '../../bootstrap.ts';
-import { filtered, type PlaceCriteria } from './places.repository.ts';
+import { filtered, type PlaceCriteria, noCriteria } from './places.repository.ts';
 
 /**
  * PostgreSQL: a full-text search must be answerable from indexes. It matches a word in the name OR in the
@@ -22,18 +22,7 @@ before(async () => {
 });
 after(async () => database?.dispose());
 
-const criteria = (words: string[]): PlaceCriteria => ({
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: { words, mode: 'substring' },
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-});
+const criteria = (words: string[]): PlaceCriteria => ({ ...noCriteria, text: { words, mode: 'substring' } });
 
 test('the count of a full-text search on PostgreSQL reads both trigram indexes, and no place sequentially', async () => {
   const query = filtered(database.db, criteria(['bier']))

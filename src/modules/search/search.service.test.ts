@@ -5,7 +5,7 @@ import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { storedPlaceText } from '../places/place-text.ts';
-import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria } from '../places/places.repository.ts';
+import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria, noCriteria } from '../places/places.repository.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
@@ -69,19 +69,7 @@ async function seed(t: TestDatabase, count: number): Promise<void> {
   await writePlaces(t.db, records);
 }
 
-const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-  ...over,
-});
+const criteria = (over: Partial<PlaceCriteria>): PlaceCriteria => ({ ...noCriteria, ...over });
 
 for (const dialect of dialects) {
   describe(`search on ${dialect.name}`, () => {
