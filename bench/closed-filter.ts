@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
-import { countPlaces, findPlacesPage, type PlaceCriteria, noCriteria } from '../src/modules/places/places.repository.ts';
+import { countPlaces, findPlacesPage, type PlaceCriteria, noCriteria } from '../src/modules/search/query/criteria.sql.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
 import { buildCatalog } from './lib/catalog.ts';
 

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase, type Db } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { rebuildOpeningHours } from '../src/modules/places/opening-hours.repository.ts';
-import { countPlaces, findPlacesPage, noCriteria, type OpenAt, type PlaceCriteria } from '../src/modules/places/places.repository.ts';
+import { countPlaces, findPlacesPage, noCriteria, type OpenAt, type PlaceCriteria } from '../src/modules/search/query/criteria.sql.ts';
 import { indexQueryOf, MemorySearchEngine } from '../src/modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';

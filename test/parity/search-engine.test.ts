@@ -6,7 +6,7 @@ import type { Db } from '../../src/infra/db/database.ts';
 import { createReadPool, type ReadPool } from '../../src/infra/db/read-pool.ts';
 import { rebuildOpeningHours } from '../../src/modules/places/opening-hours.repository.ts';
 import { prunePlaceChanges } from '../../src/modules/places/place-changes.repository.ts';
-import { noCriteria, type OpenAt, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../src/modules/places/places.repository.ts';
+import { noCriteria, type OpenAt, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../src/modules/search/query/criteria.sql.ts';
 import { facetDimensions } from '../../src/modules/search/engine/bitmap-index.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../../src/modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
 import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
-import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
+import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../search/query/place-stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
 import { getSearchForAccount, parseFields, searchAsItRunsNow, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
-import { suppressionKinds, type AccountExclusion } from '../places/places.repository.ts';
+import { suppressionKinds, type AccountExclusion } from '../search/query/criteria.sql.ts';
 import { findListState } from '../suppressions/suppressions.repository.ts';
 import { latestLeadId } from './leads.repository.ts';
 

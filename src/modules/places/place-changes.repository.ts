@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
-import { placesVersion } from './places.repository.ts';
+import { placesVersion } from '../search/query/criteria.sql.ts';
 
 export { placesVersion };
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
-import { placesVersion } from '../places/places.repository.ts';
+import { placesVersion } from '../search/query/criteria.sql.ts';
 import { countPlacesByCategory, countPlacesByCountry } from './reference.repository.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { City } from '../geo/gazetteer.ts';
-import { allowedEdits, type PlaceCriteria, type PlaceSort } from '../places/places.repository.ts';
+import { allowedEdits, type PlaceCriteria, type PlaceSort } from './query/criteria.sql.ts';
 import type { PlacePage } from './search.reads.ts';
 import { toChoice, type SearchDeps, type SearchResolution } from './search.types.ts';
 

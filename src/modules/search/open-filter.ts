@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { defaultWindowDays, ensureOpeningHours, readHoursState, windowDaysBefore } from '../places/opening-hours.repository.ts';
-import { type OpenAt, type PlaceCriteria, placesVersion } from '../places/places.repository.ts';
+import { type OpenAt, type PlaceCriteria, placesVersion } from './query/criteria.sql.ts';
 
 /**
  * `open_now` and `open_at` (docs/opening-hours.md): what they ask for as criteria (`PlaceCriteria.open`), checked

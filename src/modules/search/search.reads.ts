@@ -15,9 +15,9 @@ import {
   type PlaceFacetColumn,
   type PlaceKey,
   type PlaceSort,
-} from '../places/places.repository.ts';
+} from './query/criteria.sql.ts';
 import type { PublicPlaceRow } from '../places/places.schema.ts';
-import { findPlacesAfterId } from '../places/places.stream.ts';
+import { findPlacesAfterId } from './query/place-stream.ts';
 import { checkTimeBudget } from '../../infra/db/time-budget.ts';
 import { inPolygon } from './polygon.ts';
 

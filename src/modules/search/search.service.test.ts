@@ -5,7 +5,7 @@ import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { storedPlaceText } from '../places/place-text.ts';
-import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria, noCriteria } from '../places/places.repository.ts';
+import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria, noCriteria } from './query/criteria.sql.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';

@@ -5,8 +5,8 @@ import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
 import { withTimeBudget } from '../../infra/db/time-budget.ts';
-import { allowedEdits, fuzzyNarrowed, noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../places/places.repository.ts';
-import { streamPlaces } from '../places/places.stream.ts';
+import { allowedEdits, fuzzyNarrowed, noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from './query/criteria.sql.ts';
+import { streamPlaces } from './query/place-stream.ts';
 import { parseFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { businessKindOfQuery } from './business-words.ts';
 import { searchOtherCities } from './city-fallback.ts';
@@ -28,7 +28,7 @@ import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { citiesByIds } from '../geo/geo.ts';
 import { defaultWindowDays } from '../places/opening-hours.repository.ts';
 import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
-import type { AccountExclusion } from '../places/places.repository.ts';
+import type { AccountExclusion } from './query/criteria.sql.ts';
 import type { FacetDimension } from './engine/search-engine.ts';
 
 export type {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { suppressionKinds, type SuppressionKind } from '../places/places.repository.ts';
+import { suppressionKinds, type SuppressionKind } from '../search/query/criteria.sql.ts';
 
 export const suppressionsPerPage = { default: 100, minimum: 1, maximum: 1000 } as const;
 /** Entries a JSON body may carry; longer lists go as CSV, streamed. */

@@ -11,7 +11,7 @@ import {
   schedulesOpenAt,
 } from '../../places/opening-hours.repository.ts';
 import { placeChangesSince, prunePlaceChanges } from '../../places/place-changes.repository.ts';
-import { type OpenAt, placesVersion, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../places/places.repository.ts';
+import { type OpenAt, placesVersion, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../query/criteria.sql.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
 import type { RoaringBitmap32 } from 'roaring-wasm';

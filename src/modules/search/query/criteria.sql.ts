@@ -1,10 +1,10 @@
 import { expressionBuilder, sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Database } from '../../infra/db/schema.ts';
-import type { Db } from '../../infra/db/database.ts';
-import { byDialect } from '../../infra/db/dialect.ts';
-import { rowBudget, sqliteRowBudget } from '../../infra/db/time-budget.ts';
-import { foldText, nameMark, searchFold, searchForm } from '../../infra/text.ts';
-import { publicPlaceColumns, type PublicPlaceRow } from './places.schema.ts';
+import type { Database } from '../../../infra/db/schema.ts';
+import type { Db } from '../../../infra/db/database.ts';
+import { byDialect } from '../../../infra/db/dialect.ts';
+import { rowBudget, sqliteRowBudget } from '../../../infra/db/time-budget.ts';
+import { foldText, nameMark, searchFold, searchForm } from '../../../infra/text.ts';
+import { publicPlaceColumns, type PublicPlaceRow } from '../../places/places.schema.ts';
 
 /**
  * Place queries for search and export: one set of filters, keyset paging on a unique order, exact counts.

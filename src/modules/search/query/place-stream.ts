@@ -1,12 +1,12 @@
 import { setImmediate } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { sql, type SelectQueryBuilder } from 'kysely';
-import type { Database } from '../../infra/db/schema.ts';
-import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../infra/db/database.ts';
-import { byDialect } from '../../infra/db/dialect.ts';
-import { registerBudgetFunction } from '../../infra/db/deadline.ts';
-import { filtered, type PlaceCriteria } from './places.repository.ts';
-import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow, type PublicPlaceValues } from './places.schema.ts';
+import type { Database } from '../../../infra/db/schema.ts';
+import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../../infra/db/database.ts';
+import { byDialect } from '../../../infra/db/dialect.ts';
+import { registerBudgetFunction } from '../../../infra/db/deadline.ts';
+import { filtered, type PlaceCriteria } from './criteria.sql.ts';
+import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow, type PublicPlaceValues } from '../../places/places.schema.ts';
 
 /**
  * Bulk reads of places for exports: every match of a search, in id order (the stable order exports
