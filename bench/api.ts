@@ -47,7 +47,7 @@ import { buildCatalog } from './lib/catalog.ts';
 import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
 import { mulberry32 } from './lib/random.ts';
 import { buildServer, freePort, procStatus, serverLog, serverScript, start, stop, unlimited, waitFor } from './lib/server.ts';
-import { noCriteria } from '../src/modules/search/query/criteria.sql.ts';
+import { noCriteria } from '../src/modules/search/query/criteria.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);

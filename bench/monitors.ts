@@ -29,7 +29,7 @@ import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { evaluateMonitors } from '../src/modules/monitors/monitors.evaluator.ts';
 import { insertMonitor, matchingPlaces } from '../src/modules/monitors/monitors.repository.ts';
 import { placesVersion } from '../src/modules/places/place-changes.repository.ts';
-import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.sql.ts';
+import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
 import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
 import { searchPlaces } from '../src/modules/search/search.service.ts';

@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
-import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.sql.ts';
+import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../src/modules/search/engine/search-engine.ts';
 import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { argValue } from './lib/args.ts';

@@ -25,7 +25,7 @@ import { importFiles, prepareDatabase } from '../src/bootstrap.ts';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
-import { type PlaceCriteria, noCriteria } from '../src/modules/search/query/criteria.sql.ts';
+import { type PlaceCriteria, noCriteria } from '../src/modules/search/query/criteria.ts';
 import { streamPlaceTuples } from '../src/modules/search/query/place-stream.ts';
 import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { searchPlaces } from '../src/modules/search/search.service.ts';

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { openDatabase } from '../../src/infra/db/database.ts';
 import { searchDocument } from '../../src/infra/text.ts';
 import { findCitiesFiledAs } from '../../src/modules/geo/address-cities.ts';
-import { type PlaceCriteria, noCriteria } from '../../src/modules/search/query/criteria.sql.ts';
+import { type PlaceCriteria, noCriteria } from '../../src/modules/search/query/criteria.ts';
 import { searchPage } from '../../src/modules/search/search.reads.ts';
 import { runCli } from '../helpers/cli.ts';
 import { runTool } from '../helpers/tools.ts';

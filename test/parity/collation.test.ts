@@ -6,7 +6,8 @@ import { sql } from 'kysely';
 import { openDatabase, type Db } from '../../src/infra/db/database.ts';
 import { migrateToLatest } from '../../src/infra/db/migrate.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../../src/modules/places/place-record.ts';
-import { findPlacesPage, type PlaceCriteria, type PlaceKey, noCriteria } from '../../src/modules/search/query/criteria.sql.ts';
+import { findPlacesPage } from '../../src/modules/search/query/place-query.repository.ts';
+import { type PlaceCriteria, type PlaceKey, noCriteria } from '../../src/modules/search/query/criteria.ts';
 import { openTestSqlite, postgresAdminUrl, type TestDatabase } from '../helpers/databases.ts';
 import { writePlaces } from '../helpers/places.ts';
 

@@ -4,7 +4,7 @@ import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { normalisePhone } from '../geo/phone.ts';
 import { osmObjectToPlace } from '../importers/readers/osm-tags.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import { findPlaceRow } from '../search/query/criteria.sql.ts';
+import { findPlaceRow } from '../places/place-rows.repository.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';

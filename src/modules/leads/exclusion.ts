@@ -1,5 +1,6 @@
 import type { Db } from '../../infra/db/database.ts';
-import { suppressionKinds, type AccountExclusion } from '../search/query/criteria.sql.ts';
+import { suppressionKinds } from '../suppressions/suppressions.schema.ts';
+import type { AccountExclusion } from './exclusion.sql.ts';
 import { findListState } from '../suppressions/suppressions.repository.ts';
 import { latestLeadId } from './leads.repository.ts';
 

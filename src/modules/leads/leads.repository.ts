@@ -3,7 +3,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { jsonArrayContains } from '../../infra/db/json-sql.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { PlaceRow } from '../places/places.schema.ts';
-import { exclusionConditions, type AccountExclusion } from '../search/query/criteria.sql.ts';
+import { exclusionConditions, type AccountExclusion } from './exclusion.sql.ts';
 
 export interface LeadFilters {
   category?: string;

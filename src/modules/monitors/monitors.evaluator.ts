@@ -4,7 +4,7 @@ import type { Database } from '../../infra/db/schema.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { accountExclusion } from '../leads/exclusion.ts';
 import { placeChangesSince, placesVersion } from '../places/place-changes.repository.ts';
-import type { PlaceCriteria } from '../search/query/criteria.sql.ts';
+import type { PlaceCriteria } from '../search/query/criteria.ts';
 import {
   changedPlaces,
   matchingPlaces,

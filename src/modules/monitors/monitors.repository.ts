@@ -1,7 +1,8 @@
 import type { Selectable, Transaction } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database, MonitorEventsTable, MonitorsTable } from '../../infra/db/schema.ts';
-import { filtered, type PlaceCriteria } from '../search/query/criteria.sql.ts';
+import { filtered } from '../search/query/criteria.sql.ts';
+import type { PlaceCriteria } from '../search/query/criteria.ts';
 
 export type MonitorRow = Selectable<MonitorsTable>;
 export type MonitorEventRow = Selectable<MonitorEventsTable>;

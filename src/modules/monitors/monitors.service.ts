@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
 import { accountExclusion } from '../leads/exclusion.ts';
 import { placesVersion } from '../places/place-changes.repository.ts';
-import { findPlacesByIds } from '../search/query/criteria.sql.ts';
+import { findPlacesByIds } from '../search/query/place-query.repository.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import { getSearchForAccount } from '../search/search.service.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';

@@ -3,7 +3,8 @@ import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
-import { type OpenAt, openSchedulesAt, placesVersion } from '../search/query/criteria.sql.ts';
+import { type OpenAt, openSchedulesAt } from './open-at.ts';
+import { placesVersion } from './place-rows.repository.ts';
 
 /** Tables of migration 0031 (see its comment). */
 export type OpeningHoursTables = {

@@ -120,6 +120,13 @@ export const publicPlaceColumns = [
 ] as const satisfies ReadonlyArray<keyof PlaceRow>;
 export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
 
+/**
+ * What a page reads of each place: the public columns only. Pages travel from a read thread to the
+ * event loop by structured clone; the JSON columns nobody shows (attributes, source categories, names)
+ * would be most of the bytes.
+ */
+export const publicPlaceSelection = publicPlaceColumns.map((c) => `places.${c}` as const);
+
 /** The values of the public columns, in `publicPlaceColumns` order. */
 export type PublicPlaceValues = ColumnValues<typeof publicPlaceColumns>;
 /**

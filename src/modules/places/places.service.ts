@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { findPlaceRow, leadRecordOf } from '../search/query/criteria.sql.ts';
+import { findPlaceRow, leadRecordOf } from './place-rows.repository.ts';
 import { placeContacts } from '../contacts/contacts.ts';
 import { placeRowToPlace, type PlaceDetails } from './places.schema.ts';
 

@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { openTestPostgres, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { importFiles, prepareDatabase } from '../../bootstrap.ts';
-import { filtered, type PlaceCriteria, noCriteria } from '../search/query/criteria.sql.ts';
+import { filtered } from '../search/query/criteria.sql.ts';
+import { type PlaceCriteria, noCriteria } from '../search/query/criteria.ts';
 
 /**
  * PostgreSQL: a full-text search must be answerable from indexes. It matches a word in the name OR in the

@@ -1,6 +1,6 @@
 import { foldText } from '../../infra/text.ts';
 import type { City } from '../geo/gazetteer.ts';
-import type { PlaceCriteria } from './query/criteria.sql.ts';
+import type { PlaceCriteria } from './query/criteria.ts';
 import { toChoice, type PlaceNameResolver, type SearchDeps, type SearchResolution, type TypeResolver } from './search.types.ts';
 
 /**

@@ -1,5 +1,6 @@
 import type { City } from '../geo/gazetteer.ts';
-import { allowedEdits, type PlaceCriteria, type PlaceSort } from './query/criteria.sql.ts';
+import { allowedEdits } from './query/typos.ts';
+import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import type { PlacePage } from './search.reads.ts';
 import { toChoice, type SearchDeps, type SearchResolution } from './search.types.ts';
 

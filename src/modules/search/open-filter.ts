@@ -1,7 +1,9 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { defaultWindowDays, ensureOpeningHours, readHoursState, windowDaysBefore } from '../places/opening-hours.repository.ts';
-import { type OpenAt, type PlaceCriteria, placesVersion } from './query/criteria.sql.ts';
+import type { OpenAt } from '../places/open-at.ts';
+import type { PlaceCriteria } from './query/criteria.ts';
+import { placesVersion } from '../places/place-rows.repository.ts';
 
 /**
  * `open_now` and `open_at` (docs/opening-hours.md): what they ask for as criteria (`PlaceCriteria.open`), checked

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import { type PlaceCriteria, type PlaceSort, noCriteria } from './query/criteria.sql.ts';
+import { type PlaceCriteria, type PlaceSort, noCriteria } from './query/criteria.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
 import { searchPage } from './search.reads.ts';

@@ -1,21 +1,18 @@
 import type { Db } from '../../infra/db/database.ts';
-import { foldText, jsonStrings } from '../../infra/text.ts';
+import { foldText } from '../../infra/text.ts';
+import { editDistance, fuzzyCandidateLimit, fuzzyDistance } from './query/typos.ts';
 import {
-  allowedEdits,
   countPlaces,
   countPlacesBy,
-  fuzzyCandidateLimit,
   findCityIdsWithMatches,
   findFuzzyCandidates,
   findOneWordMatches,
   findPlacesByIds,
   findPlacesPage,
-  placesVersion,
-  type PlaceCriteria,
   type PlaceFacetColumn,
-  type PlaceKey,
-  type PlaceSort,
-} from './query/criteria.sql.ts';
+} from './query/place-query.repository.ts';
+import { placesVersion } from '../places/place-rows.repository.ts';
+import type { PlaceCriteria, PlaceKey, PlaceSort } from './query/criteria.ts';
 import type { PublicPlaceRow } from '../places/places.schema.ts';
 import { findPlacesAfterId } from './query/place-stream.ts';
 import { checkTimeBudget } from '../../infra/db/time-budget.ts';
@@ -35,73 +32,8 @@ export interface PlacePage {
   candidateLimit?: number;
 }
 
-/**
- * Smallest number of edits turning `pattern` into some substring of `text` (Sellers' algorithm), capped at
- * max+1. An edit is a letter inserted, deleted or replaced, or two neighbouring letters swapped (the
- * optimal string alignment distance): `Belrin` is one edit from `Berlin`, as a typist sees it.
- */
-export function substringEditDistance(pattern: string, text: string, max: number): number {
-  const p = [...pattern];
-  const t = [...text];
-  let before = new Array<number>(t.length + 1).fill(0);
-  let prev = new Array<number>(t.length + 1).fill(0);
-  let cur = new Array<number>(t.length + 1).fill(0);
-  for (let i = 1; i <= p.length; i++) {
-    cur[0] = i;
-    let rowMin = i;
-    for (let j = 1; j <= t.length; j++) {
-      const cost = p[i - 1] === t[j - 1] ? 0 : 1;
-      let d = Math.min(prev[j - 1]! + cost, prev[j]! + 1, cur[j - 1]! + 1);
-      if (i > 1 && j > 1 && p[i - 1] === t[j - 2] && p[i - 2] === t[j - 1] && before[j - 2]! + 1 < d) d = before[j - 2]! + 1;
-      cur[j] = d;
-      if (d < rowMin) rowMin = d;
-    }
-    // No later row falls below this row's minimum (a swap reaches back two rows, at one edit more).
-    if (rowMin > max) return max + 1;
-    [before, prev, cur] = [prev, cur, before];
-  }
-  return Math.min(max + 1, ...prev.slice(1), p.length);
-}
-
-/** Edits (as `substringEditDistance` counts them) turning one whole text into the other. */
-export function editDistance(a: string, b: string): number {
-  const p = [...a];
-  const t = [...b];
-  let before: number[] = [];
-  let prev = Array.from({ length: t.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= p.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= t.length; j++) {
-      let d = Math.min(prev[j - 1]! + (p[i - 1] === t[j - 1] ? 0 : 1), prev[j]! + 1, cur[j - 1]! + 1);
-      if (i > 1 && j > 1 && p[i - 1] === t[j - 2] && p[i - 2] === t[j - 1]) d = Math.min(d, before[j - 2]! + 1);
-      cur.push(d);
-    }
-    [before, prev] = [prev, cur];
-  }
-  return prev[t.length]!;
-}
-
 /** Fuzzy relevance keys: edits in the words × this, plus the display name's distance from the query (capped below it). */
 const nameDistanceCap = 1000;
-
-/** Every name of a place, folded: the display name and each string in the `names` JSON. */
-export function foldedNames(name: string, names: string | null): string {
-  return foldText([name, ...jsonStrings(names)].join(' '));
-}
-
-/** Total edits a fuzzy match needed (sum over words), or null when a word is further off than it may be. */
-export function fuzzyDistance(words: string[], name: string, names: string | null): number | null {
-  const text = foldedNames(name, names);
-  let total = 0;
-  for (const word of words) {
-    const w = foldText(word);
-    const max = allowedEdits(w);
-    const d = substringEditDistance(w, text, max);
-    if (d > max) return null;
-    total += d;
-  }
-  return total;
-}
 
 /** The order of findPlacesPage: by key, then by id, both in the key's direction. */
 /**

@@ -1,5 +1,5 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import { placeSorts, type PlaceSort } from './query/criteria.sql.ts';
+import { placeSorts, type PlaceSort } from './query/criteria.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { polygonLimits } from './polygon.ts';
 import { facetDimensions, type FacetDimension } from './engine/bitmap-index.ts';

@@ -5,12 +5,15 @@ import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { storedPlaceText } from '../places/place-text.ts';
-import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria, noCriteria } from './query/criteria.sql.ts';
+import { countPlaces, findPlacesPage } from './query/place-query.repository.ts';
+import { placesVersion } from '../places/place-rows.repository.ts';
+import { type PlaceCriteria, noCriteria } from './query/criteria.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
 import { readTasks, readTasksModule } from './read-tasks.ts';
-import { countMatches, fuzzyDistance, searchPage, substringEditDistance } from './search.reads.ts';
+import { countMatches, searchPage } from './search.reads.ts';
+import { fuzzyDistance, substringEditDistance } from './query/typos.ts';
 import {
   countSearchPlaces,
   getSearchForAccount,

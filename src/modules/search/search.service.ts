@@ -5,7 +5,9 @@ import { deepFreeze, jsonOf } from '../../infra/json.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
 import { foldText } from '../../infra/text.ts';
 import { withTimeBudget } from '../../infra/db/time-budget.ts';
-import { allowedEdits, fuzzyNarrowed, noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from './query/criteria.sql.ts';
+import { allowedEdits } from './query/typos.ts';
+import { fuzzyNarrowed } from './query/criteria.sql.ts';
+import { noCriteria, parseStoredCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from './query/criteria.ts';
 import { streamPlaces } from './query/place-stream.ts';
 import { parseFields, pickFields, placeRowToPlace, type Place, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
 import { businessKindOfQuery } from './business-words.ts';
@@ -28,7 +30,7 @@ import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { citiesByIds } from '../geo/geo.ts';
 import { defaultWindowDays } from '../places/opening-hours.repository.ts';
 import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
-import type { AccountExclusion } from './query/criteria.sql.ts';
+import type { AccountExclusion } from '../leads/exclusion.sql.ts';
 import type { FacetDimension } from './engine/search-engine.ts';
 
 export type {
@@ -336,7 +338,7 @@ function rowToSavedSearch(row: SearchRow): SavedSearch {
     id: row.public_id,
     accountId: Number(row.account_id),
     params: JSON.parse(row.params) as SearchInput,
-    criteria: JSON.parse(row.criteria) as PlaceCriteria,
+    criteria: parseStoredCriteria(row.criteria),
     resolution: JSON.parse(row.resolution) as SearchResolution,
     sort: row.sort as PlaceSort,
     total: Number(row.total),

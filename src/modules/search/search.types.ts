@@ -5,7 +5,7 @@
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
-import type { PlaceCriteria, PlaceSort } from './query/criteria.sql.ts';
+import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import type { PlaceField } from '../places/places.schema.ts';
 import type { OpenResolution } from './open-filter.ts';
 import type { ApiReadTasks } from './read-tasks.ts';

@@ -8,7 +8,7 @@ import { SqlPlaceNames } from '../geo/place-names.ts';
 import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import { SqlSearchEngine, type SearchEngine } from './engine/search-engine.ts';
-import { fuzzyCandidateLimit } from './query/criteria.sql.ts';
+import { fuzzyCandidateLimit } from './query/typos.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
 
 /** `type=` through the taxonomy's category index: a name, alias or term in any language, plurals, slugs, OSM tags. */

@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
-import type { SuppressionKind } from '../search/query/criteria.sql.ts';
+import type { SuppressionKind } from './suppressions.schema.ts';
 
 /** A normalised entry as stored: `key` is what places are matched by, `value` what the client sent. */
 export interface SuppressionEntry {

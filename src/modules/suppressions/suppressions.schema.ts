@@ -1,5 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { suppressionKinds, type SuppressionKind } from '../search/query/criteria.sql.ts';
+
+/** The kinds of entries a suppression list holds, each matched against a place by its own key. */
+export const suppressionKinds = ['phone', 'domain', 'email', 'place'] as const;
+export type SuppressionKind = (typeof suppressionKinds)[number];
 
 export const suppressionsPerPage = { default: 100, minimum: 1, maximum: 1000 } as const;
 /** Entries a JSON body may carry; longer lists go as CSV, streamed. */

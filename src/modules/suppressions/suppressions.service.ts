@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { normalisePhone } from '../geo/phone.ts';
-import { suppressionKinds, type SuppressionKind } from '../search/query/criteria.sql.ts';
+import { suppressionKinds, type SuppressionKind } from './suppressions.schema.ts';
 import {
   commitUpload,
   deleteAllEntries,

@@ -1,5 +1,5 @@
 import type { Db } from '../../../infra/db/database.ts';
-import { indexedPlaceFacts } from '../query/criteria.sql.ts';
+import { indexedPlaceFacts } from '../../places/place-facts.ts';
 
 /** One place as the in-memory index holds it (`indexedPlaceFacts`: 0/1 flags, the default order's key). */
 export interface PlaceFacts {

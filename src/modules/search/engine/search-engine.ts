@@ -11,7 +11,9 @@ import {
   schedulesOpenAt,
 } from '../../places/opening-hours.repository.ts';
 import { placeChangesSince, prunePlaceChanges } from '../../places/place-changes.repository.ts';
-import { type OpenAt, placesVersion, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../query/criteria.sql.ts';
+import type { OpenAt } from '../../places/open-at.ts';
+import { placesVersion } from '../../places/place-rows.repository.ts';
+import type { PlaceCriteria, PlaceKey, PlaceSort } from '../query/criteria.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
 import type { RoaringBitmap32 } from 'roaring-wasm';

@@ -3,213 +3,18 @@ import type { Database } from '../../../infra/db/schema.ts';
 import type { Db } from '../../../infra/db/database.ts';
 import { byDialect } from '../../../infra/db/dialect.ts';
 import { rowBudget, sqliteRowBudget } from '../../../infra/db/time-budget.ts';
-import { foldText, nameMark, searchFold, searchForm } from '../../../infra/text.ts';
-import { publicPlaceColumns, type PublicPlaceRow } from '../../places/places.schema.ts';
+import { nameMark, searchFold, searchForm } from '../../../infra/text.ts';
+import { exclusionConditions } from '../../leads/exclusion.sql.ts';
+import { openCondition } from '../../places/open-at.ts';
+import { foundHas, hasSocialExpr } from '../../places/place-facts.ts';
+import type { PlaceCriteria, PlaceKey, PlaceSort } from './criteria.ts';
+import { fuzzyMaxAreaDeg2, fuzzyPieces, indexablePiece } from './typos.ts';
 
 /**
- * Place queries for search and export: one set of filters, keyset paging on a unique order, exact counts.
- * What differs per dialect (full text, geography) sits in `PlaceTextGeo` below, one implementation each.
+ * A search's criteria as SQL conditions on `places`: one set of filters for every search, count and export
+ * query (`whereCriteria`), and the orders. What differs per dialect (full text, geography) sits in
+ * `PlaceTextGeo` below, one implementation each.
  */
-
-/** What a search resolved to; stored with a saved search, so re-running it never re-resolves names. */
-export interface PlaceCriteria {
-  /** Primary-category slugs (the requested type and its descendants); null = any. */
-  categories: string[] | null;
-  cityId: number | null;
-  countryCode: string | null;
-  /**
-   * Free text on names. `words` must each occur in one of the place's names; `mode: 'fuzzy'` widens the
-   * SQL to candidates sharing an exact piece of each long word and leaves the edit-distance check to the caller.
-   */
-  text: { words: string[]; mode: 'substring' | 'fuzzy' } | null;
-  /**
-   * A kind of business the free text named (`dentist`, `pizza Porto`): the places of these categories match
-   * the text too when their names contain the text's other `words`, in `cityId` when the text named a city.
-   * Substring text only; absent from searches saved before it existed.
-   */
-  textKind?: { categories: string[]; words: string[]; cityId: number | null } | null;
-  minRating: number | null;
-  hasPhone: boolean | null;
-  hasWebsite: boolean | null;
-  hasEmail: boolean | null;
-  /** A social profile, the source's or one its website gave (absent from searches saved before it existed). */
-  hasSocial?: boolean | null;
-  near: { lat: number; lon: number; radiusM: number } | null;
-  /** [minLon, minLat, maxLon, maxLat]. */
-  bbox: [number, number, number, number] | null;
-  /**
-   * A drawn area (`POST /api/v2/map/search`): GeoJSON MultiPolygon coordinates, with `bbox` its bounding
-   * box. The SQL narrows to the box; the caller decides each place with the exact point-in-polygon test.
-   * Absent from searches saved before it existed.
-   */
-  polygon?: number[][][][] | null;
-  /**
-   * Open at a moment (`open_now`, `open_at`): `clock` 'utc', `at` an instant; 'local', `at` a wall-clock time
-   * of each place (both in seconds since 1970 on that clock, docs/opening-hours.md). `unparsed`: the places
-   * whose hours could not be parsed instead (neither open nor closed; counted for `resolved.open`). Absent
-   * from searches saved before it existed.
-   */
-  open?: OpenAt | null;
-  /** true: closed and retired places match too; absent: open places only (`closed_at IS NULL`). */
-  includeClosed?: boolean;
-  /**
-   * What the account running the search leaves out (`only_new`, its suppression list). Added each time a
-   * search runs, never saved with it: a saved search always sees the account's list as it is now.
-   */
-  exclude?: AccountExclusion | null;
-}
-
-/** Criteria with nothing set: a search spreads it and sets what it narrows by. */
-export const noCriteria: Readonly<PlaceCriteria> = Object.freeze({
-  categories: null,
-  cityId: null,
-  countryCode: null,
-  text: null,
-  minRating: null,
-  hasPhone: null,
-  hasWebsite: null,
-  hasEmail: null,
-  near: null,
-  bbox: null,
-});
-
-export interface OpenAt {
-  clock: 'utc' | 'local';
-  at: number;
-  unparsed?: true;
-}
-
-/**
- * The places open at the moment (migration 0031): a probe of `place_hours`' primary key per place (a place has
- * one schedule), the schedule checked against the set of schedules open then, which the database reads once
- * per statement from one day of `place_open_intervals` (a few thousand schedules at most, whatever the
- * catalog's size).
- */
-export function openCondition(open: OpenAt): RawBuilder<SqlBool> {
-  if (open.unparsed)
-    return sql<SqlBool>`EXISTS (SELECT 1 FROM place_hours AS oh WHERE oh.place_id = places.id AND oh.schedule_id = 0 AND oh.state = 'unparsed')`;
-  const openSchedules = openSchedulesAt(open);
-  // The place's schedule (one probe of place_hours' primary key) looked up in the set: both databases build the
-  // set once per statement. As EXISTS with the set inside, SQLite probed one (place, schedule) pair per open
-  // schedule and PostgreSQL drove the query from every open place of the catalog.
-  return sql<SqlBool>`(SELECT oh.schedule_id FROM place_hours AS oh WHERE oh.place_id = places.id) IN ${openSchedules}`;
-}
-
-/**
- * The schedules open at the moment, as a subquery: one day of one kind of `place_open_intervals`. The search
- * engine reads the same set (`schedulesOpenAt`) to answer the open filter from its index.
- */
-export function openSchedulesAt(open: OpenAt): RawBuilder<{ schedule_id: number }> {
-  const day = Math.floor(open.at / 86_400);
-  return sql`(SELECT oi.schedule_id FROM place_open_intervals AS oi WHERE oi.kind = ${open.clock === 'utc' ? 'u' : 'l'} AND oi.day = ${day} AND oi.start_s <= ${open.at} AND oi.end_s > ${open.at})`;
-}
-
-export const suppressionKinds = ['phone', 'domain', 'email', 'place'] as const;
-export type SuppressionKind = (typeof suppressionKinds)[number];
-
-/**
- * Places an account leaves out of its searches, exports and leads. The revisions are not used in the SQL:
- * they make the criteria (and so the read cache's and the count cache's keys) change whenever the
- * account's leads or list change, which the places version does not follow.
- */
-export interface AccountExclusion {
-  accountId: number;
-  /** `only_new`: leave out the places the account has exported; the value is its newest lead's id (0 when none). */
-  exported: number | null;
-  /** Leave out places matching the account's suppression list: the kinds it has entries of, and the list's revision. */
-  suppressed: { kinds: SuppressionKind[]; revision: number } | null;
-}
-
-/** The column (or expression) of a place a suppression entry's key is compared with. */
-const suppressionKeyOfPlace: Record<SuppressionKind, RawBuilder<string | null>> = {
-  phone: sql`places.phone_e164`,
-  domain: sql`places.website_domain`,
-  email: sql`lower(places.email)`,
-  place: sql`places.public_id`,
-};
-
-/**
- * What enrichment found counts only while the website (or email) it was found from is still the place's
- * (`contacts/contacts.ts`, `foundStillValid`): a re-import that changed it hides the found values at once.
- */
-const foundValid = sql<SqlBool>`places.enrich_basis = coalesce(places.website, places.email)`;
-
-/** 1 when the place has `column` (found by enrichment) and it still counts, else 0 (never null, so it negates). */
-const foundHas = (column: 'found_email' | 'found_phone') =>
-  sql<number>`(CASE WHEN places.${sql.ref(column)} IS NOT NULL AND ${foundValid} THEN 1 ELSE 0 END)`;
-
-/**
- * 1 when the place has a social profile: in its source's lists (`source_contacts`, JSON whose `socials` key
- * is only written when the list has items) or found on its website; else 0.
- */
-const hasSocialExpr = sql<number>`(CASE WHEN places.source_contacts LIKE '%"socials":%' OR (places.found_social = 1 AND ${foundValid}) THEN 1 ELSE 0 END)`;
-
-/**
- * Whether a place has each kind of contact, from its source alone (`source`) and with what its website gave
- * (`enriched`): 1 or 0, for coverage counts (`leadatlas stats`).
- */
-export const contactPresence = {
-  source: {
-    phone: sql<number>`(CASE WHEN places.phone IS NOT NULL THEN 1 ELSE 0 END)`,
-    website: sql<number>`(CASE WHEN places.website IS NOT NULL THEN 1 ELSE 0 END)`,
-    email: sql<number>`(CASE WHEN places.email IS NOT NULL THEN 1 ELSE 0 END)`,
-    social: sql<number>`(CASE WHEN places.source_contacts LIKE '%"socials":%' THEN 1 ELSE 0 END)`,
-  },
-  enriched: {
-    phone: sql<number>`(CASE WHEN places.phone IS NOT NULL OR ${foundHas('found_phone')} = 1 THEN 1 ELSE 0 END)`,
-    email: sql<number>`(CASE WHEN places.email IS NOT NULL OR ${foundHas('found_email')} = 1 THEN 1 ELSE 0 END)`,
-    social: hasSocialExpr,
-  },
-};
-
-/** The kinds of suppression entries a found contact can match (`place_found_keys.kind`). */
-const foundKeyKinds: ReadonlySet<SuppressionKind> = new Set(['email', 'domain', 'phone']);
-
-/**
- * The exclusion as conditions on `places`: one anti-join per kind of entry the account has, each a probe
- * of the unique index (account_id, kind, key) per place, so the cost follows the places a search reads
- * and not the length of the list; and, for `only_new`, a probe of the leads' (account_id, place_id) index.
- * An email, email domain or phone that the place's website gave is matched too (`place_found_keys`, one
- * probe of its primary key per place).
- */
-export function exclusionConditions(exclude: AccountExclusion | null | undefined): RawBuilder<SqlBool>[] {
-  if (!exclude) return [];
-  const out: RawBuilder<SqlBool>[] = [];
-  if (exclude.exported !== null) {
-    out.push(
-      sql<SqlBool>`NOT EXISTS (SELECT 1 FROM leads AS ex_leads WHERE ex_leads.account_id = ${exclude.accountId} AND ex_leads.place_id = places.id)`,
-    );
-  }
-  for (const kind of exclude.suppressed?.kinds ?? []) {
-    out.push(
-      sql<SqlBool>`NOT EXISTS (SELECT 1 FROM suppressions AS ex_s WHERE ex_s.account_id = ${exclude.accountId} AND ex_s.kind = ${kind} AND ex_s.key = ${suppressionKeyOfPlace[kind]})`,
-    );
-    if (foundKeyKinds.has(kind)) {
-      out.push(
-        sql<SqlBool>`NOT EXISTS (SELECT 1 FROM place_found_keys AS ex_f JOIN suppressions AS ex_fs ON ex_fs.account_id = ${exclude.accountId} AND ex_fs.kind = ex_f.kind AND ex_fs.key = ex_f.key WHERE ex_f.place_id = places.id AND ex_f.kind = ${kind} AND places.found_contacts IS NOT NULL AND ${foundValid})`,
-      );
-    }
-  }
-  return out;
-}
-
-export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
-export type PlaceSort = (typeof placeSorts)[number];
-
-/** Position in a sorted result: the sort key and the row id (the tie-breaker, in the key's direction, that makes the order unique). */
-export interface PlaceKey {
-  key: number | string;
-  id: number;
-}
-
-export type PlaceRowWithKey = PublicPlaceRow & { sort_key: number | string; distance_m: number | null };
-
-/**
- * What a page reads of each place: the public columns only. Pages travel from a read thread to the
- * event loop by structured clone; the JSON columns nobody shows (attributes, source categories, names)
- * would be most of the bytes.
- */
-const pageColumns = publicPlaceColumns.map((c) => `places.${c}` as const);
 
 type Eb = ExpressionBuilder<Database, 'places'>;
 
@@ -543,14 +348,14 @@ function boxAround(lat: number, lon: number, radiusM: number): [number, number, 
  * Whether the text index lists the places of a search (the other criteria then check its rows): substring
  * text without a kind of business, or typo-tolerant text with a word whose pieces the index can look up.
  */
-function textLeads(criteria: PlaceCriteria): boolean {
+export function textLeads(criteria: PlaceCriteria): boolean {
   const { text } = criteria;
   if (!text) return false;
   if (text.mode === 'substring') return !criteria.textKind;
   return text.words.some((w) => fuzzyPieces(w).every(indexablePiece));
 }
 
-function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: number): Expression<SqlBool> {
+export function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: number): Expression<SqlBool> {
   const tg = textGeo(db);
   // First, so that it runs on every row examined, whichever index leads.
   const c: Expression<SqlBool>[] = [rowBudget(db)(sql`places.id`)];
@@ -615,87 +420,12 @@ function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?: numbe
   return eb.and(c);
 }
 
-/**
- * What `whereCriteria` decides about a place without text, geography or an account, as 0/1 (or the value)
- * per row: the facts the search engine's in-memory index holds (`search/engine/`). Each says exactly what
- * the condition of the same name above says; the engine's parity test compares the two on real data.
- */
-export const indexedPlaceFacts = {
-  open: sql<number>`(CASE WHEN places.closed_at IS NULL THEN 1 ELSE 0 END)`,
-  visible: sql<number>`(CASE WHEN places.merged_into IS NULL THEN 1 ELSE 0 END)`,
-  has_phone: sql<number>`(CASE WHEN (places.phone IS NOT NULL AND places.phone != '') OR ${foundHas('found_phone')} = 1 THEN 1 ELSE 0 END)`,
-  has_website: sql<number>`(CASE WHEN places.website IS NOT NULL AND places.website != '' THEN 1 ELSE 0 END)`,
-  has_email: sql<number>`(CASE WHEN (places.email IS NOT NULL AND places.email != '') OR ${foundHas('found_email')} = 1 THEN 1 ELSE 0 END)`,
-  has_social: hasSocialExpr,
-  /** The default order's key (relevance without text or `near`, and `review_count`): see `sortKeyExpr`. */
-  review_key: sql<number>`coalesce(places.review_count, -1)`,
-};
-
-/**
- * Exact pieces of a word (folded) that a spelling with few edits must still contain, so that the text index
- * can list the candidates (the edit distance decides). With k edits allowed, k+1 pieces with a letter left
- * out between neighbours: an edit, two neighbouring letters swapped included, breaks at most one of them,
- * so one survives. A word too short for that gets k+1 adjoining pieces, plus for each boundary the two
- * pieces beside it with its letters swapped back (`Belrin`: `bel`, `rin` and `berlin`). Words too short
- * for pieces of 3 characters have pieces the index cannot look up (see `fuzzyNarrowed`).
- */
-export function fuzzyPieces(word: string): string[] {
-  const chars = [...searchFold(word)];
-  const edits = allowedEdits(word);
-  if (edits === 0) return [chars.join('')];
-  const parts = edits + 1;
-  const n = chars.length;
-  const gapped = n >= 3 * parts + edits;
-  const letters = gapped ? n - edits : n;
-  const bounds: Array<[number, number]> = [];
-  for (let i = 0, at = 0; i < parts; i++) {
-    const size = Math.floor(((i + 1) * letters) / parts) - Math.floor((i * letters) / parts);
-    bounds.push([at, at + size]);
-    at += size + (gapped ? 1 : 0);
-  }
-  const out = bounds.map(([from, to]) => chars.slice(from, to).join(''));
-  if (!gapped) {
-    for (let i = 0; i + 1 < parts; i++) {
-      const joined = chars.slice(bounds[i]![0], bounds[i + 1]![1]);
-      const b = bounds[i]![1] - bounds[i]![0];
-      [joined[b - 1], joined[b]] = [joined[b]!, joined[b - 1]!];
-      out.push(joined.join(''));
-    }
-  }
-  return out;
-}
-
-/**
- * Typos tolerated in a word: none under 4 characters, 1 up to 8, 2 from 9. From 6 characters the text
- * index finds the candidates by pieces of 3 characters; a 4–5 character word's pieces are too short for
- * it, so its candidates must come from the other criteria (see `fuzzyNarrowed`).
- */
-export function allowedEdits(word: string): number {
-  const n = [...foldText(word)].length;
-  return n >= 9 ? 2 : n >= 4 ? 1 : 0;
-}
-
-/** Whether a piece of a word can be looked up in the text index (3 characters or more in search form). */
-const indexablePiece = (piece: string): boolean => [...searchForm(piece)].length >= 3;
-
-/**
- * Typo-tolerant candidates verified at most (the default of `SEARCH_TYPO_CANDIDATES`). A search with more candidates does not tolerate typos
- * (its answer says so: `resolved.typos`): the candidates are read and checked one by one.
- */
-export const fuzzyCandidateLimit = 10_000;
-
-/**
- * The largest area (square degrees: about 111 × 111 km at the equator) whose places may be the
- * typo-tolerant candidates when no city, country, type or indexable word narrows them.
- */
-export const fuzzyMaxAreaDeg2 = 1;
-
 function areaDeg2([minLon, minLat, maxLon, maxLat]: [number, number, number, number]): number {
   return (maxLon - minLon) * (maxLat - minLat);
 }
 
 /** Whether an index other than the text's narrows the candidates to a city, country, type or a small area. */
-function placeNarrowed(criteria: PlaceCriteria): boolean {
+export function placeNarrowed(criteria: PlaceCriteria): boolean {
   const near = criteria.near ? boxAround(criteria.near.lat, criteria.near.lon, criteria.near.radiusM) : null;
   return (
     criteria.cityId !== null ||
@@ -753,244 +483,14 @@ export function filtered(db: Db, criteria: PlaceCriteria) {
   return db.kysely.selectFrom('places').where((eb) => whereCriteria(db, criteria, eb));
 }
 
-const versionStatements = new WeakMap<object, { get(): unknown }>();
-
-/**
- * Reads the places version. Asked on every search, so SQLite reads it through one prepared statement per
- * connection rather than building the query each time.
- */
-const readPlacesVersion = byDialect<() => Promise<number>>({
-  sqlite: (db) => {
-    let statement = versionStatements.get(db.sqlite);
-    if (!statement) {
-      statement = db.sqlite.prepare('SELECT version FROM places_version WHERE id = 1').pluck();
-      versionStatements.set(db.sqlite, statement);
-    }
-    const prepared = statement;
-    return async () => Number(prepared.get());
-  },
-  postgres: (db) => async () => {
-    const row = await db.kysely
-      .withTables<{ places_version: { id: number; version: number } }>()
-      .selectFrom('places_version')
-      .select('version')
-      .where('id', '=', 1)
-      .executeTakeFirstOrThrow();
-    return Number(row.version);
-  },
-});
-
-/** Moves whenever `places` changes (migration 0007): what cached counts and pages are checked against. */
-export function placesVersion(db: Db): Promise<number> {
-  return readPlacesVersion(db)();
-}
-
 /** The text index alone answers a substring search with no other criterion (no `places` row is read). */
-function textOnlySearch(db: Db, criteria: PlaceCriteria) {
+export function textOnlySearch(db: Db, criteria: PlaceCriteria) {
   const { text, includeClosed: _closed, ...rest } = criteria;
   if (!text || text.mode !== 'substring' || Object.values(rest).some((v) => v != null)) return null;
   return textGeo(db).textOnly;
 }
 
-/**
- * A search on one word alone, answered in one pass over the text index: every match with its relevance
- * key (`textTiers`), unsorted; null when the dialect cannot, or when
- * there are more than `cap` matches (then counting and the two lazy streams of `findPlacesPage` cost less
- * than reading them all).
- */
-export async function findOneWordMatches(db: Db, criteria: PlaceCriteria, cap: number): Promise<Array<{ id: number; k: number }> | null> {
-  const textOnly = textOnlySearch(db, criteria);
-  if (!textOnly || criteria.text!.words.length !== 1) return null;
-  const { rows } = await textOnly.allOfOneWord(criteria.text!.words[0]!, cap, !criteria.includeClosed).execute(db.kysely);
-  return rows.length > cap ? null : rows;
-}
-
-/** Exact number of places matching (the fuzzy mode counts candidates: the caller verifies them). */
-export async function countPlaces(db: Db, criteria: PlaceCriteria): Promise<number> {
-  const textOnly = textOnlySearch(db, criteria);
-  if (textOnly) return Number((await textOnly.count(criteria.text!.words, !criteria.includeClosed).execute(db.kysely)).rows[0]?.n ?? 0);
-  const row = await filtered(db, criteria)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-/**
- * One page in the requested order, strictly after `after`. Sorting happens on ids and sort keys only
- * (a covering index serves city/category searches by review count or rating), then the page's rows are read:
- * thousands of matches cost an index scan, not thousands of row reads.
- */
-export async function findPlacesPage(
-  db: Db,
-  criteria: PlaceCriteria,
-  sort: PlaceSort,
-  after: PlaceKey | null,
-  limit: number,
-): Promise<PlaceRowWithKey[]> {
-  const { expr, descending } = sortKeyExpr(db, criteria, sort);
-  // Ties break on the id in the same direction as the key, so an index on the key gives the whole order.
-  const direction = descending ? 'desc' : 'asc';
-  const past = descending ? '<' : '>';
-  const textOnly = sort === 'relevance' ? textOnlySearch(db, criteria) : null;
-  if (textOnly) {
-    const page = sql<{ id: number; k: number }>`(${textOnly.page(criteria.text!.words, after, limit, !criteria.includeClosed)})`;
-    return (await db.kysely
-      .selectFrom(page.as('page'))
-      .innerJoin('places', 'places.id', 'page.id')
-      .select(pageColumns)
-      .select(['page.k as sort_key', sql<null>`NULL`.as('distance_m')])
-      .orderBy('page.k')
-      .orderBy('page.id')
-      .execute()) as PlaceRowWithKey[];
-  }
-  let ids = filtered(db, criteria).select('places.id');
-  if (after)
-    ids = ids.where((eb) => eb.or([eb(expr, past, after.key), eb.and([eb(expr, '=', after.key), eb('places.id', past, after.id)])]));
-  const rows = await db.kysely
-    .selectFrom('places')
-    .select(pageColumns)
-    .select(expr.as('sort_key'))
-    .select(criteria.near ? distanceExpr(criteria.near.lat, criteria.near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'))
-    .where('places.id', 'in', ids.orderBy(expr, direction).orderBy('places.id', direction).limit(limit))
-    .orderBy(expr, direction)
-    .orderBy('places.id', direction)
-    .execute();
-  return rows as PlaceRowWithKey[];
-}
-
-/** The columns and facts facet counts group by (see `indexedPlaceFacts`). */
-export const placeFacetColumns = {
-  category: sql<string | null>`places.category`,
-  city: sql<number | null>`places.city_id`,
-  country: sql<string | null>`places.country_code`,
-  has_phone: indexedPlaceFacts.has_phone,
-  has_website: indexedPlaceFacts.has_website,
-  has_email: indexedPlaceFacts.has_email,
-  has_social: indexedPlaceFacts.has_social,
-};
-export type PlaceFacetColumn = keyof typeof placeFacetColumns;
-
-/** Matches per value of a column or fact (nulls left out), exact. Substring text, geography and exclusions apply as in a count. */
-export async function countPlacesBy(
-  db: Db,
-  criteria: PlaceCriteria,
-  by: PlaceFacetColumn,
-): Promise<Array<{ value: string | number; n: number }>> {
-  const column: RawBuilder<unknown> = placeFacetColumns[by];
-  const rows = await filtered(db, criteria)
-    .select(column.as('value'))
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .groupBy(column)
-    .execute();
-  return rows.filter((r) => r.value !== null).map((r) => ({ value: r.value as string | number, n: Number(r.n) }));
-}
-
-/**
- * Which of `cityIds` have places matching the criteria (their own `cityId` aside): the cities a search may
- * turn to when the city it chose has none. In fuzzy mode, cities with candidates (the caller verifies them).
- */
-export async function findCityIdsWithMatches(db: Db, criteria: PlaceCriteria, cityIds: number[]): Promise<number[]> {
-  if (cityIds.length === 0) return [];
-  const rows = await filtered(db, { ...criteria, cityId: null })
-    .where('places.city_id', 'in', cityIds)
-    .select('places.city_id')
-    .distinct()
-    .execute();
-  return rows.map((r) => Number(r.city_id));
-}
-
-/**
- * Candidates the caller checks (fuzzy text, a drawn area) with what it needs to check and order them: the
- * names, the coordinates, the sort key and its direction. At
- * most `limit + 1` (more than `limit`: too many to check; `limit` null: all of them); null when the text
- * index alone lists more than `limit`. When the text index leads and nothing else
- * narrows, the cap is on the index's listing itself (it is then a candidate set of its own: more than
- * `limit` places hold a piece); otherwise on the rows the other indexes give.
- */
-export async function findFuzzyCandidates(
-  db: Db,
-  criteria: PlaceCriteria,
-  sort: PlaceSort,
-  limit: number | null,
-): Promise<{
-  descending: boolean;
-  rows: Array<{ id: number; name: string; names: string | null; lat: number | null; lon: number | null; sort_key: number | string }>;
-} | null> {
-  // Typo-tolerant relevance is computed by the caller (the edits): the name is only its tie-breaker.
-  const { expr, descending } = sortKeyExpr(db, criteria, sort === 'relevance' && criteria.text?.mode === 'fuzzy' ? 'name' : sort);
-  const cap = limit !== null && criteria.text?.mode === 'fuzzy' && textLeads(criteria) && !placeNarrowed(criteria) ? limit + 1 : undefined;
-  if (cap !== undefined && criteria.text) {
-    // The capped listing is then filtered by the other criteria (a box, places without coordinates): whether
-    // it was cut is known from the listing itself.
-    const listed = textGeo(db).countAnyPiece(criteria.text.words.map(fuzzyPieces), cap);
-    if (listed && Number((await listed.execute(db.kysely)).rows[0]?.n ?? 0) >= cap) return null;
-  }
-  const query = db.kysely
-    .selectFrom('places')
-    .where((eb) => whereCriteria(db, criteria, eb, cap))
-    .select(['places.id', 'places.name', 'places.lat', 'places.lon'])
-    // The names only for the edit distance: a drawn area's candidates can be many.
-    .select(criteria.text?.mode === 'fuzzy' ? sql<string | null>`places.names`.as('names') : sql<null>`NULL`.as('names'))
-    .select(expr.as('sort_key'));
-  return { descending, rows: await (limit === null ? query : query.limit(limit + 1)).execute() };
-}
-
-export async function findPlacesByIds(
-  db: Db,
-  ids: number[],
-  near: PlaceCriteria['near'],
-): Promise<Array<PublicPlaceRow & { distance_m: number | null }>> {
-  if (ids.length === 0) return [];
-  const rows = await db.kysely
-    .selectFrom('places')
-    .select(pageColumns)
-    .select(near ? distanceExpr(near.lat, near.lon).as('distance_m') : sql<null>`NULL`.as('distance_m'))
-    .where('places.id', 'in', ids)
-    .execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => byId.get(id)).filter((r): r is PublicPlaceRow & { distance_m: number | null } => r !== undefined);
-}
-
-/** A place with what its details page shows: where its record comes from and, for a place of several sources, which gave each field. */
-export type PlaceDetailsRow = PublicPlaceRow & {
-  id: number;
-  first_seen_at: string;
-  merged_into: number | null;
-  field_sources: string | null;
-  import_path: string | null;
-  import_finished_at: string | null;
-};
-
-/**
- * One row by public id or by row id. A record that is part of a place of several sources is found by its
- * own public id too (`merged_into` says which place it is part of).
- */
-export async function findPlaceRow(db: Db, by: { publicId: string } | { id: number }): Promise<PlaceDetailsRow | undefined> {
-  const row = await db.kysely
-    .selectFrom('places')
-    .leftJoin('import_runs', 'import_runs.id', 'places.import_run_id')
-    .select(pageColumns)
-    .select([
-      'places.first_seen_at',
-      'places.merged_into',
-      'places.field_sources',
-      'import_runs.path as import_path',
-      'import_runs.finished_at as import_finished_at',
-    ])
-    .where((eb) => ('publicId' in by ? eb('places.public_id', '=', by.publicId) : eb('places.id', '=', by.id)))
-    .executeTakeFirst();
-  return row;
-}
-
-/** The record of a place of several sources that leads it (of the place's `source`, still held by it first), for its origin. */
-export async function leadRecordOf(db: Db, placeId: number, source: string): Promise<PlaceDetailsRow | undefined> {
-  const lead = await db.kysely
-    .selectFrom('places')
-    .select('id')
-    .where('merged_into', '=', placeId)
-    .where('source', '=', source)
-    .orderBy(sql`CASE WHEN closed_reason = 'retired' THEN 1 ELSE 0 END`)
-    .orderBy('id')
-    .executeTakeFirst();
-  return lead ? findPlaceRow(db, { id: lead.id }) : undefined;
+/** How many places the text index lists for typo-tolerant words, counted up to `cap`; null where the dialect caps nothing. */
+export function fuzzyListing(db: Db, words: string[], cap: number): RawBuilder<{ n: number }> | null {
+  return textGeo(db).countAnyPiece(words.map(fuzzyPieces), cap);
 }

@@ -5,8 +5,15 @@ import type { Database } from '../../../infra/db/schema.ts';
 import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../../infra/db/database.ts';
 import { byDialect } from '../../../infra/db/dialect.ts';
 import { registerBudgetFunction } from '../../../infra/db/deadline.ts';
-import { filtered, type PlaceCriteria } from './criteria.sql.ts';
-import { placeRowToTuple, publicPlaceColumns, type PlaceRow, type PublicPlaceRow, type PublicPlaceValues } from '../../places/places.schema.ts';
+import { filtered } from './criteria.sql.ts';
+import type { PlaceCriteria } from './criteria.ts';
+import {
+  placeRowToTuple,
+  publicPlaceColumns,
+  type PlaceRow,
+  type PublicPlaceRow,
+  type PublicPlaceValues,
+} from '../../places/places.schema.ts';
 
 /**
  * Bulk reads of places for exports: every match of a search, in id order (the stable order exports

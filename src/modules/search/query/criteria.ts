@@ -1,0 +1,104 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { AccountExclusion } from '../../leads/exclusion.sql.ts';
+
+/**
+ * What a search resolved to (`PlaceCriteria`); stored with a saved search, so re-running it never re-resolves
+ * names. The stored form is this schema's: checked when read back (`parseStoredCriteria`), so a row that is not
+ * criteria fails there and not deep in a query. Fields added later are optional: rows saved before them stay valid.
+ */
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const words = Type.Array(Type.String());
+
+/** `OpenAt` of places/open-at.ts (the search passes it to `openCondition`, which checks the two agree). */
+const OpenAtSchema = Type.Object({
+  clock: Type.Union([Type.Literal('utc'), Type.Literal('local')]),
+  at: Type.Number(),
+  unparsed: Type.Optional(Type.Literal(true)),
+});
+
+export const StoredCriteriaSchema = Type.Object(
+  {
+    /** Primary-category slugs (the requested type and its descendants); null = any. */
+    categories: nullable(words),
+    cityId: nullable(Type.Integer()),
+    countryCode: nullable(Type.String()),
+    /**
+     * Free text on names. `words` must each occur in one of the place's names; `mode: 'fuzzy'` widens the
+     * SQL to candidates sharing an exact piece of each long word and leaves the edit-distance check to the caller.
+     */
+    text: nullable(Type.Object({ words, mode: Type.Union([Type.Literal('substring'), Type.Literal('fuzzy')]) })),
+    /**
+     * A kind of business the free text named (`dentist`, `pizza Porto`): the places of these categories match
+     * the text too when their names contain the text's other `words`, in `cityId` when the text named a city.
+     * Substring text only; absent from searches saved before it existed.
+     */
+    textKind: Type.Optional(nullable(Type.Object({ categories: words, words, cityId: nullable(Type.Integer()) }))),
+    minRating: nullable(Type.Number()),
+    hasPhone: nullable(Type.Boolean()),
+    hasWebsite: nullable(Type.Boolean()),
+    hasEmail: nullable(Type.Boolean()),
+    /** A social profile, the source's or one its website gave (absent from searches saved before it existed). */
+    hasSocial: Type.Optional(nullable(Type.Boolean())),
+    near: nullable(Type.Object({ lat: Type.Number(), lon: Type.Number(), radiusM: Type.Number() })),
+    /** [minLon, minLat, maxLon, maxLat]. */
+    bbox: nullable(Type.Tuple([Type.Number(), Type.Number(), Type.Number(), Type.Number()])),
+    /**
+     * A drawn area (`POST /api/v2/map/search`): GeoJSON MultiPolygon coordinates, with `bbox` its bounding
+     * box. The SQL narrows to the box; the caller decides each place with the exact point-in-polygon test.
+     * Absent from searches saved before it existed.
+     */
+    polygon: Type.Optional(nullable(Type.Array(Type.Array(Type.Array(Type.Array(Type.Number())))))),
+    /**
+     * Open at a moment (`open_now`, `open_at`, see `OpenAt`); `unparsed`: the places whose hours could not be
+     * parsed instead (counted for `resolved.open`). Absent from searches saved before it existed.
+     */
+    open: Type.Optional(nullable(OpenAtSchema)),
+    /** true: closed and retired places match too; absent: open places only (`closed_at IS NULL`). */
+    includeClosed: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+/** What a search resolved to, as it runs. */
+export type PlaceCriteria = Static<typeof StoredCriteriaSchema> & {
+  /**
+   * What the account running the search leaves out (`only_new`, its suppression list). Added each time a
+   * search runs, never saved with it: a saved search always sees the account's list as it is now.
+   */
+  exclude?: AccountExclusion | null;
+};
+
+/** Stored criteria read back from their JSON text: checked against the schema (a row that is not criteria throws). */
+export function parseStoredCriteria(json: string): PlaceCriteria {
+  const value: unknown = JSON.parse(json);
+  if (!Value.Check(StoredCriteriaSchema, value)) {
+    const first = Value.Errors(StoredCriteriaSchema, value).First();
+    throw new Error(`stored search criteria do not match their schema: ${first?.path ?? ''} ${first?.message ?? ''}`.trim());
+  }
+  return value;
+}
+
+/** Criteria with nothing set: a search spreads it and sets what it narrows by. */
+export const noCriteria: Readonly<PlaceCriteria> = Object.freeze({
+  categories: null,
+  cityId: null,
+  countryCode: null,
+  text: null,
+  minRating: null,
+  hasPhone: null,
+  hasWebsite: null,
+  hasEmail: null,
+  near: null,
+  bbox: null,
+});
+
+export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
+export type PlaceSort = (typeof placeSorts)[number];
+
+/** Position in a sorted result: the sort key and the row id (the tie-breaker, in the key's direction, that makes the order unique). */
+export interface PlaceKey {
+  key: number | string;
+  id: number;
+}
