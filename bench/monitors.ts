@@ -30,10 +30,10 @@ import { evaluateMonitors } from '../src/modules/monitors/monitors.evaluator.ts'
 import { insertMonitor, matchingPlaces } from '../src/modules/monitors/monitors.repository.ts';
 import { placesVersion } from '../src/modules/places/place-changes.repository.ts';
 import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
-import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
 import { searchPlaces } from '../src/modules/search/search.service.ts';
-import { createSearchDeps } from '../src/modules/search/type-resolver.ts';
+import { createSearch } from '../src/modules/search/search.ts';
 import { argValue } from './lib/args.ts';
 import { buildCatalog } from './lib/catalog.ts';
 import { mulberry32 } from './lib/random.ts';
@@ -161,8 +161,8 @@ log(
 );
 
 // Search p99: the same type + city searches, alone and during the evaluation of a second batch.
-const reads = createReadPool({ db, workers: 2, tasks: readTasks, tasksModule: readTasksModule });
-const deps = createSearchDeps(db, reads);
+const reads = createReadPool({ db, workers: 2, tasks: createReadTasks(), tasksModule: readTasksModule });
+const deps = createSearch(db, reads);
 const queries: MapSearchQuery[] = Array.from({ length: searchCount }, () => {
   const p = pairs[Math.floor(random() * pairs.length)]!;
   return { type: p.category!, city: p.city!, per_page: 25 } as MapSearchQuery;

@@ -23,7 +23,7 @@ import { countPlaces, findPlacesPage } from '../src/modules/search/query/place-q
 import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
 import type { OpenAt } from '../src/modules/places/open-at.ts';
 import { indexQueryOf, MemorySearchEngine } from '../src/modules/search/engine/search-engine.ts';
-import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { buildCatalog } from './lib/catalog.ts';
@@ -132,7 +132,7 @@ async function measureEngine(db: Db): Promise<void> {
   console.log(
     `\nengine (SQLite): pass ${((performance.now() - started) / 1000).toFixed(1)} s: ${pass.places} places with hours, ${pass.schedules} schedules, ${pass.unparsed} unparsed; event-loop delay meanwhile p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms, max ${(delay.max / 1e6).toFixed(0)} ms`,
   );
-  const reads = createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
+  const reads = createReadPool({ db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule });
   const engine = new MemorySearchEngine({ db, reads }, 3_600_000);
   const built = performance.now();
   await engine.start();

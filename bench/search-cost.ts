@@ -15,9 +15,10 @@ import { resolve } from 'node:path';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
-import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
-import { quickSearch, type SearchInput } from '../src/modules/search/search.service.ts';
-import { createSearchDeps } from '../src/modules/search/type-resolver.ts';
+import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import { quickSearch } from '../src/modules/search/search.service.ts';
+import type { SearchInput } from '../src/modules/search/search.types.ts';
+import { createSearch } from '../src/modules/search/search.ts';
 import { argValue } from './lib/args.ts';
 import { typoOf } from './lib/self-retrieval.ts';
 
@@ -32,7 +33,7 @@ const db = openDatabase(`sqlite:${path}`);
 let started = performance.now();
 await migrateToLatest(db);
 console.log(`${path}: migrated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-const deps = createSearchDeps(db, createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
+const deps = createSearch(db, createReadPool({ db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
 
 // Imported rows only (the resampled copies repeat their names), spread over the whole id range.
 const rows = await db.kysely

@@ -16,7 +16,7 @@ import { openDatabase } from '../src/infra/db/database.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../src/modules/search/engine/search-engine.ts';
-import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { argValue } from './lib/args.ts';
 import { buildCatalog } from './lib/catalog.ts';
 
@@ -27,7 +27,7 @@ const log = (m: string) => console.error(m);
 
 const catalog = await buildCatalog({ size, dir: resolve(root, 'var/bench'), dataDir: resolve(root, '../shared/data'), log });
 const db = openDatabase(catalog.url);
-const reads = createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
+const reads = createReadPool({ db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule });
 const memory = new MemorySearchEngine({ db, reads }, 60_000);
 const sqlEngine = new SqlSearchEngine({ db, reads });
 

@@ -14,8 +14,11 @@ import { resolve } from 'node:path';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { type PlaceCriteria, type PlaceSort, noCriteria } from '../src/modules/search/query/criteria.ts';
-import { searchPage } from '../src/modules/search/search.reads.ts';
+import { createSearchReads } from '../src/modules/search/search.reads.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
+
+/** The read tasks as a read-pool thread runs them (its count cache included). */
+const { searchPage } = createSearchReads();
 
 const path = resolve(process.argv[2] ?? resolve(import.meta.dirname, '../var/bench/catalog-v1-1000000.db'));
 if (!existsSync(path)) throw new Error(`${path} does not exist: build it with bench/api.ts first`);

@@ -27,10 +27,10 @@ import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { type PlaceCriteria, noCriteria } from '../src/modules/search/query/criteria.ts';
 import { streamPlaceTuples } from '../src/modules/search/query/place-stream.ts';
-import { readTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { searchPlaces } from '../src/modules/search/search.service.ts';
 import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
-import { createSearchDeps } from '../src/modules/search/type-resolver.ts';
+import { createSearch } from '../src/modules/search/search.ts';
 import { accountExclusion } from '../src/modules/leads/exclusion.ts';
 import { uploadSuppressionsCsv } from '../src/modules/suppressions/suppressions.service.ts';
 import { argValue } from './lib/args.ts';
@@ -124,7 +124,7 @@ console.log(
   `upload of ${upload.received.toLocaleString('en')} entries (${realEntries.toLocaleString('en')} from the catalog) through the CSV service: ${uploadS.toFixed(1)} s; added ${upload.added.toLocaleString('en')}, duplicates ${upload.duplicates}, rejected ${upload.rejected}; list ${JSON.stringify(upload.counts)}`,
 );
 
-const deps = createSearchDeps(db, createReadPool({ db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
+const deps = createSearch(db, createReadPool({ db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
 
 const pairs = await db.kysely
   .selectFrom('places')

@@ -12,8 +12,9 @@ import { sizeCacheForRole, type Db } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { createSearchEngine, type EngineState } from './modules/search/engine/search-engine.ts';
 import { readCacheVersion } from './modules/search/open-filter.ts';
-import { readTasks, readTasksModule } from './modules/search/read-tasks.ts';
+import { createReadTasks, readTasksModule } from './modules/search/read-tasks.ts';
 import { searchRoutes } from './modules/search/search.routes.ts';
+import { createSearch } from './modules/search/search.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { rateLimitPlugin } from './plugins/ratelimit.ts';
@@ -129,7 +130,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     db,
     workers: config.DB_READ_WORKERS,
     budgetMs: config.SEARCH_TIME_BUDGET_MS,
-    tasks: readTasks,
+    tasks: createReadTasks(),
     tasksModule: readTasksModule,
     // Every cached task reads `places`, whose version moves with any change to it; a search with an open
     // filter reads the opening-hours tables too, which each pass replaces without moving it.
@@ -157,9 +158,11 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   engineState.current = () => engine.state();
   app.addHook('onReady', () => engine.start());
   app.addHook('onClose', () => engine.close());
-  await app.register(searchRoutes, { db, config, reads, engine });
+  // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
+  const search = createSearch(db, reads, engine, config);
+  await app.register(searchRoutes, { config, search });
   await app.register(referenceRoutes, { db, reads });
-  await app.register(dashboardRoutes, { config, db, reads, jobs, engine });
+  await app.register(dashboardRoutes, { config, db, jobs, search });
   await app.register(mcpRoutes);
   return app;
 }

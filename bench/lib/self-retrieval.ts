@@ -13,7 +13,7 @@ import { basename } from 'node:path';
 import type { App } from '../../src/app.ts';
 import type { Db } from '../../src/infra/db/database.ts';
 import { foldText, jsonStrings } from '../../src/infra/text.ts';
-import { queryWords } from '../../src/modules/search/search.service.ts';
+import { queryWords } from '../../src/modules/search/resolve.ts';
 
 /** Top results a place must be in to count as found. */
 export const TOP = 10;

@@ -7,9 +7,12 @@ import { openDatabase } from '../../src/infra/db/database.ts';
 import { searchDocument } from '../../src/infra/text.ts';
 import { findCitiesFiledAs } from '../../src/modules/geo/address-cities.ts';
 import { type PlaceCriteria, noCriteria } from '../../src/modules/search/query/criteria.ts';
-import { searchPage } from '../../src/modules/search/search.reads.ts';
+import { createSearchReads } from '../../src/modules/search/search.reads.ts';
 import { runCli } from '../helpers/cli.ts';
 import { runTool } from '../helpers/tools.ts';
+
+/** The read tasks as a read-pool thread runs them (its count cache included). */
+const { searchPage } = createSearchReads();
 
 const michelin = resolve(import.meta.dirname, '../../../shared/data/places/michelin-guide-2022-6510.csv.gz');
 

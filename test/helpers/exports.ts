@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/infra/db/database.ts';
 import { type PlaceCriteria, noCriteria } from '../../src/modules/search/query/criteria.ts';
 import { insertSearch } from '../../src/modules/search/search.repository.ts';
-import type { SearchResolution } from '../../src/modules/search/search.service.ts';
+import type { SearchResolution } from '../../src/modules/search/search.types.ts';
 
 export const munichExtract = new URL('../../../shared/data/osm/munich-center-2020.osm.pbf', import.meta.url).pathname;
 

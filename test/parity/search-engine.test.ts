@@ -10,7 +10,7 @@ import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '.
 import type { OpenAt } from '../../src/modules/places/open-at.ts';
 import { facetDimensions } from '../../src/modules/search/engine/bitmap-index.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../../src/modules/search/engine/search-engine.ts';
-import { readTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';
+import { createReadTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';
 import type { PlacePage } from '../../src/modules/search/search.reads.ts';
 import { dialects, type TestDatabase } from '../helpers/databases.ts';
 import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
@@ -123,7 +123,7 @@ for (const dialect of dialects) {
       if (!full) await sql`UPDATE places SET rating = (id % 9) * 0.5 + 1, review_count = id % 37 WHERE id % 3 <> 0`.execute(t.db.kysely);
       // The opening-hours pass as a server's engine runs it in the background (a short window keeps it quick).
       await rebuildOpeningHours(t.db, Date.now(), 2);
-      reads = createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule });
+      reads = createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule });
       // A small tail limit, so that the import below moves more places than it: searchable before the rebuild.
       memory = new MemorySearchEngine({ db: t.db, reads, tailLimit: () => tailLimit, hoursWindowDays: 2 }, 60_000);
       sqlEngine = new SqlSearchEngine({ db: t.db, reads });

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../errors.ts';
 import { jsonOf } from '../json.ts';
+import { Lru } from '../lru.ts';
 import type { Db } from './database.ts';
 import { currentDeadline, timeBudgetExceeded, withDeadline, withStatementBudget } from './time-budget.ts';
 
@@ -40,7 +41,7 @@ export interface ReadPoolOptions<T extends ReadTasks> {
   db: Db;
   workers: number;
   tasks: T;
-  /** The module that exports `tasks` as `readTasks`, for the workers to import. */
+  /** The module that exports `createReadTasks()`, which makes `tasks` for each worker thread to run. */
   tasksModule: URL;
   /** Remember the answers of some tasks while the data they read has not changed (see `ReadCache`). */
   cache?: ReadCacheOptions<T>;
@@ -79,29 +80,26 @@ const shuttingDown = (): AppError =>
   new AppError('unavailable', 'The server is shutting down; retry in a moment', { reason: 'shutting_down' }, { 'retry-after': '1' });
 
 export class ReadCache {
-  private readonly answers = new Map<string, { version: number | string; answer: Promise<unknown> }>();
+  private readonly answers: Lru<string, { version: number | string; answer: Promise<unknown> }>;
   hits = 0;
   misses = 0;
 
   constructor(
-    private readonly entries: number,
+    entries: number,
     private readonly version: () => Promise<number | string>,
-  ) {}
+  ) {
+    this.answers = new Lru(entries);
+  }
 
   async get(key: string, compute: () => Promise<unknown>, version = this.version): Promise<unknown> {
     const current = await version();
     const found = this.answers.get(key);
     if (found && found.version === current) {
-      // Most recently used last: Map keeps insertion order, so the first key is the one to drop.
-      this.answers.delete(key);
-      this.answers.set(key, found);
       this.hits++;
       return found.answer;
     }
     this.misses++;
     const answer = compute();
-    this.answers.delete(key);
-    if (this.answers.size >= this.entries) this.answers.delete(this.answers.keys().next().value!);
     this.answers.set(key, { version: current, answer });
     // A failure is not an answer: the next call tries again.
     answer.catch(() => {

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
+import { Lru } from '../lru.ts';
 import { openDatabase, sqliteCacheSizes, type Db } from './database.ts';
 import type { ReadReply, ReadRequest, ReadTasks } from './read-pool.ts';
 import { isTimeBudgetError, withDeadline, withStatementBudget } from './time-budget.ts';
@@ -8,7 +9,8 @@ import { isTimeBudgetError, withDeadline, withStatementBudget } from './time-bud
 const { url, tasksModule } = workerData as { url: string; tasksModule: string };
 const db = openDatabase(url, { readonly: true, cacheKiB: sqliteCacheSizes.reader });
 cacheStatements(db.sqlite!, 200);
-const { readTasks } = (await import(tasksModule)) as { readTasks: ReadTasks };
+// The module makes the thread's tasks (`createReadTasks`), so whatever they remember is this thread's.
+const readTasks = ((await import(tasksModule)) as { createReadTasks: () => ReadTasks }).createReadTasks();
 
 /**
  * Kysely prepares every query anew; a search's SQL text repeats with new parameters, and preparing a
@@ -18,18 +20,8 @@ const { readTasks } = (await import(tasksModule)) as { readTasks: ReadTasks };
  */
 function cacheStatements(handle: SQLite.Database, size: number): void {
   const prepare = handle.prepare.bind(handle);
-  const cache = new Map<string, SQLite.Statement>();
-  handle.prepare = ((source: string) => {
-    let statement = cache.get(source);
-    if (statement) {
-      cache.delete(source);
-    } else {
-      statement = prepare(source);
-      if (cache.size >= size) cache.delete(cache.keys().next().value!);
-    }
-    cache.set(source, statement);
-    return statement;
-  }) as typeof handle.prepare;
+  const cache = new Lru<string, SQLite.Statement>(size);
+  handle.prepare = ((source: string) => cache.getOrSet(source, () => prepare(source))) as typeof handle.prepare;
 }
 
 const budgeted = withStatementBudget(db);

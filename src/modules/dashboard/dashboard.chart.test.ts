@@ -8,8 +8,8 @@ import { rebuildOpeningHours } from '../places/opening-hours.repository.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
-import { readTasks, readTasksModule } from '../search/read-tasks.ts';
-import { createSearchDeps } from '../search/type-resolver.ts';
+import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
+import { createSearch } from '../search/search.ts';
 import { searchResults } from './dashboard.service.ts';
 
 const monaco = new URL('../../../../shared/data/osm/monaco-2026.osm.pbf', import.meta.url).pathname;
@@ -120,7 +120,7 @@ for (const dialect of dialects)
     test('the page shows the results without the chart when the count fails, and says why in the log', async () => {
       const { url } = await searched({ type: 'restaurant', city: 'Monaco', country: 'MC' });
       const searchId = url.split('/').pop() as string;
-      const base = createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
+      const base = createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
       const failing = Object.assign(Object.create(base.engine) as typeof base.engine, {
         facets: () => Promise.reject(new AppError('time_budget_exceeded', 'over budget')),
       });

@@ -10,7 +10,6 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnavailable } from '../../infra/db/availability.ts';
 import { AppError } from '../../infra/errors.ts';
-import { createSearchDeps } from '../search/type-resolver.ts';
 import { maxCsvBytes } from '../suppressions/suppressions.schema.ts';
 import { csrfPlugin } from './csrf.ts';
 import { exportJobsPageRoutes } from './exports.routes.ts';
@@ -35,7 +34,7 @@ export { parseExpiry } from './tokens.routes.ts';
  * their own (`<page>.routes.ts`); the form tokens are csrf.ts's.
  */
 export async function dashboardRoutes(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { config, db, reads } = options;
+  const { config } = options;
   const publicDir = findPublicDir();
   const kit = createPageKit(config, assetsHash(publicDir));
   const { secure } = kit;
@@ -120,11 +119,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     );
   });
 
-  const pages: PageOptions = {
-    ...options,
-    kit,
-    searchDeps: createSearchDeps(db, reads, config.SEARCH_TYPO_CANDIDATES, options.engine, config.OPENING_HOURS_WINDOW_DAYS),
-  };
+  const pages: PageOptions = { ...options, kit };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
   for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, monitorsPageRoutes, suppressionsPageRoutes, usageRoutes])

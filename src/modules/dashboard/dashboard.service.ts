@@ -3,17 +3,9 @@ import { dailyUsage } from '../auth/usage.service.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import { recentExports, type ExportSummary } from '../exports/exports.service.ts';
 import { citiesByIds, largestCitiesInBox } from '../geo/geo.ts';
-import {
-  iterateSearchPlaces,
-  placesInBox,
-  recentSearches as recentSearchesOf,
-  savedSearchFacets,
-  savedSearchPage,
-  searchAsItRunsNow,
-  type SavedSearch,
-  type SearchDeps,
-  type SearchSummary,
-} from '../search/search.service.ts';
+import { iterateSearchPlaces, placesInBox, savedSearchFacets, savedSearchPage } from '../search/search.service.ts';
+import { recentSearches as recentSearchesOf, searchAsItRunsNow, type SearchSummary } from '../search/saved-searches.ts';
+import type { SavedSearch, SearchDeps } from '../search/search.types.ts';
 import { renderMap, viewBox, type MapResult } from './map.ts';
 import type { MarketChart, ResultsView } from './search.views.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';

@@ -1,6 +1,6 @@
 import type { FieldError } from '../../infra/errors.ts';
 import type { MonitorView } from '../monitors/monitors.schema.ts';
-import type { SearchSummary } from '../search/search.service.ts';
+import type { SearchSummary } from '../search/saved-searches.ts';
 import { html, type SafeHtml } from './html.ts';
 import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
 

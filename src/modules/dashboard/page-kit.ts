@@ -1,23 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SearchEngine } from '../search/engine/search-engine.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
-import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { sessionCookieName, type Session } from '../auth/accounts.service.ts';
 import type { ExportJobs } from '../exports/export-jobs.ts';
-import type { ApiReadTasks } from '../search/read-tasks.ts';
-import type { SearchDeps } from '../search/search.service.ts';
+import type { Search } from '../search/search.ts';
 import type { SafeHtml } from './html.ts';
 import type { PageContext } from './layout.ts';
 import { errorPage } from './pages.ts';
 
 export interface DashboardOptions {
-  /** Where the dashboard's searches are answered (`search/engine/`); SQL in the read pool when not given. */
-  engine?: SearchEngine;
   config: Config;
   db: Db;
-  /** The API's read pool: the dashboard's searches run off the event loop like the API's. */
-  reads: ReadPool<ApiReadTasks>;
+  /** The app's search object (`createSearch`): the dashboard's searches share the API's engine, read pool and caches. */
+  search: Search;
   /** Export jobs: their download links and the queues to wake. */
   jobs: ExportJobs;
 }
@@ -39,7 +34,6 @@ declare module 'fastify' {
 /** What every page of the dashboard is given (built once in dashboard.routes.ts). */
 export interface PageOptions extends DashboardOptions {
   kit: PageKit;
-  searchDeps: SearchDeps;
 }
 
 /** The pieces every page's routes share: the page context, sending a page, the session. */

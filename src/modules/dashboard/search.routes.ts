@@ -14,7 +14,7 @@ import { resultsPage, searchesPage, searchPage } from './search.views.ts';
 const resultsPerPage = 25;
 
 /** The search form, a saved search's results with its map, the list of searches and downloads. */
-export async function searchPageRoutes(appBase: FastifyInstance, { kit, config, db, searchDeps }: PageOptions): Promise<void> {
+export async function searchPageRoutes(appBase: FastifyInstance, { kit, config, db, search: searchDeps }: PageOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('preHandler', kit.requireSession);
 

@@ -1,6 +1,7 @@
 import type { Place } from '../places/places.schema.ts';
 import type { ExportSummary } from '../exports/exports.service.ts';
-import type { SavedSearch, SearchInput, SearchResolution, SearchSummary } from '../search/search.service.ts';
+import type { SavedSearch, SearchInput, SearchResolution } from '../search/search.types.ts';
+import type { SearchSummary } from '../search/saved-searches.ts';
 import { html, safeUrl, type SafeHtml } from './html.ts';
 import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
 import type { FormState } from './pages.ts';

@@ -4,7 +4,10 @@ import type { Db } from '../../infra/db/database.ts';
 import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../search/query/place-stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
-import { getSearchForAccount, parseFields, searchAsItRunsNow, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
+import { getSearchForAccount, searchAsItRunsNow } from '../search/saved-searches.ts';
+import { parseFields } from '../places/places.schema.ts';
+import { searchRowCheck } from '../search/search.service.ts';
+import type { SavedSearch } from '../search/search.types.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
 import {

@@ -5,9 +5,10 @@ import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { osmDir } from '../../../test/helpers/osm.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
-import { readTasks, readTasksModule } from '../search/read-tasks.ts';
-import { quickSearch, type SearchDeps, type SearchInput } from '../search/search.service.ts';
-import { createSearchDeps } from '../search/type-resolver.ts';
+import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
+import { quickSearch } from '../search/search.service.ts';
+import type { SearchDeps, SearchInput } from '../search/search.types.ts';
+import { createSearch } from '../search/search.ts';
 import { runImport } from './import.service.ts';
 
 /**
@@ -22,7 +23,7 @@ describe('country and city at borders and in small places, on the real extracts'
     await prepareDatabase(t.db);
     for (const file of ['monaco-2026.osm.pbf', 'liechtenstein-2024.osm.pbf', 'porto-2020.osm.pbf'])
       await runImport(t.db, loadEnricher(), join(osmDir, file));
-    deps = createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
+    deps = createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
   });
   after(async () => t.dispose());
 

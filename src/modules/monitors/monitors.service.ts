@@ -6,7 +6,7 @@ import { accountExclusion } from '../leads/exclusion.ts';
 import { placesVersion } from '../places/place-changes.repository.ts';
 import { findPlacesByIds } from '../search/query/place-query.repository.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
-import { getSearchForAccount } from '../search/search.service.ts';
+import { getSearchForAccount } from '../search/saved-searches.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import type { EvaluatorHooks, MonitorCriteria } from './monitors.evaluator.ts';
 import * as repo from './monitors.repository.ts';

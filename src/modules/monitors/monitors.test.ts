@@ -10,7 +10,7 @@ import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { buildReplication, serveFeed, type FeedServer, type ReplicationFixture } from '../../../test/helpers/replication.ts';
 import { followFeed } from '../importers/follow.service.ts';
-import { getSearchForAccount } from '../search/search.service.ts';
+import { getSearchForAccount } from '../search/saved-searches.ts';
 import { evaluateMonitors } from './monitors.evaluator.ts';
 import { matchingPlaces } from './monitors.repository.ts';
 import { monitorWebhooks } from './monitors.service.ts';

@@ -5,7 +5,10 @@ import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-re
 import { type PlaceCriteria, type PlaceSort, noCriteria } from './query/criteria.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
-import { searchPage } from './search.reads.ts';
+import { createSearchReads } from './search.reads.ts';
+
+/** The read tasks as a read-pool thread runs them (its count cache included). */
+const { searchPage } = createSearchReads();
 
 /** Names that defeat plain substring search: letters outside decomposition, short words, CJK, whole names. */
 const names = [

@@ -16,6 +16,7 @@ import type { PlaceCriteria, PlaceKey, PlaceSort } from './query/criteria.ts';
 import type { PublicPlaceRow } from '../places/places.schema.ts';
 import { findPlacesAfterId } from './query/place-stream.ts';
 import { checkTimeBudget } from '../../infra/db/time-budget.ts';
+import { Lru } from '../../infra/lru.ts';
 import { inPolygon } from './polygon.ts';
 
 /**
@@ -35,32 +36,44 @@ export interface PlacePage {
 /** Fuzzy relevance keys: edits in the words × this, plus the display name's distance from the query (capped below it). */
 const nameDistanceCap = 1000;
 
-/** The order of findPlacesPage: by key, then by id, both in the key's direction. */
 /**
- * Exact counts, remembered per thread while `places` does not change: paging a search, or the same
- * popular search from many clients, counts once. Checked against the places version read first, so a
- * count taken while an import commits is at worst recounted, never stale.
+ * Exact counts, remembered while `places` does not change: paging a search, or the same popular search from
+ * many clients, counts once. Checked against the places version read first, so a count taken while an import
+ * commits is at worst recounted, never stale. Each set of read tasks (`createSearchReads`: one per read-pool
+ * thread) has its own; a call without one counts every time.
  */
-const countCache = new Map<string, { version: number; total: number }>();
-const countCacheSize = 1000;
+export type CountCache = Lru<string, { version: number; total: number }>;
+const countCacheEntries = 1000;
 
-async function exactCount(db: Db, criteria: PlaceCriteria): Promise<number> {
+/**
+ * The read tasks of search with their count cache: made once per read-pool thread, and once for the tasks a
+ * pool runs inline (read-tasks.ts).
+ */
+export function createSearchReads() {
+  const counts: CountCache = new Lru(countCacheEntries);
+  return {
+    searchPage: (db: Db, criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit?: number) =>
+      searchPage(db, criteria, sort, after, limit, candidateLimit, counts),
+    countMatches: (db: Db, criteria: PlaceCriteria) => countMatches(db, criteria, counts),
+    facetCounts,
+    citiesWithMatches,
+    placesAfterId,
+    placesByIds,
+  };
+}
+
+async function exactCount(db: Db, criteria: PlaceCriteria, counts: CountCache | undefined): Promise<number> {
   const version = await placesVersion(db);
   const key = JSON.stringify(criteria);
-  const hit = countCache.get(key);
+  const hit = counts?.get(key);
   if (hit && hit.version === version) return hit.total;
   const total = await countPlaces(db, criteria);
-  remember(key, version, total);
+  // Kept with the version read before counting, so a later write only forces a recount.
+  counts?.set(key, { version, total });
   return total;
 }
 
-/** Keeps a count taken at `version` (the version read before counting, so a later write only forces a recount). */
-function remember(key: string, version: number, total: number): void {
-  countCache.delete(key);
-  if (countCache.size >= countCacheSize) countCache.delete(countCache.keys().next().value!);
-  countCache.set(key, { version, total });
-}
-
+/** The order of findPlacesPage: by key, then by id, both in the key's direction. */
 function compareKeys(a: PlaceKey, b: PlaceKey, descending: boolean): number {
   const sign = descending ? -1 : 1;
   if (a.key !== b.key) return (a.key < b.key ? -1 : 1) * sign;
@@ -85,16 +98,17 @@ export async function searchPage(
   after: PlaceKey | null,
   limit: number,
   candidateLimit = fuzzyCandidateLimit,
+  counts?: CountCache,
 ): Promise<PlacePage> {
   if (criteria.text?.mode === 'fuzzy') return checkedPage(db, criteria, sort, after, limit, candidateLimit);
   if (criteria.polygon) return checkedPage(db, criteria, sort, after, limit, polygonCandidateLimit);
   if (after === null && sort === 'relevance' && criteria.text?.words.length === 1) {
     const version = await placesVersion(db);
     const key = JSON.stringify(criteria);
-    const known = countCache.get(key);
+    const known = counts?.get(key);
     const matches = known && known.version === version ? null : await findOneWordMatches(db, criteria, oneWordCap);
     if (matches) {
-      remember(key, version, matches.length);
+      counts?.set(key, { version, total: matches.length });
       matches.sort((a, b) => a.k - b.k || a.id - b.id);
       const slice = matches.slice(0, limit);
       const last = slice.at(-1);
@@ -109,7 +123,7 @@ export async function searchPage(
       };
     }
   }
-  const [total, rows] = await Promise.all([exactCount(db, criteria), findPlacesPage(db, criteria, sort, after, limit + 1)]);
+  const [total, rows] = await Promise.all([exactCount(db, criteria, counts), findPlacesPage(db, criteria, sort, after, limit + 1)]);
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
@@ -181,8 +195,8 @@ export async function citiesWithMatches(db: Db, criteria: PlaceCriteria, cityIds
 }
 
 /** Exact number of matches. */
-export async function countMatches(db: Db, criteria: PlaceCriteria): Promise<number> {
-  if (criteria.text?.mode !== 'fuzzy' && !criteria.polygon) return exactCount(db, criteria);
+export async function countMatches(db: Db, criteria: PlaceCriteria, counts?: CountCache): Promise<number> {
+  if (criteria.text?.mode !== 'fuzzy' && !criteria.polygon) return exactCount(db, criteria, counts);
   // A saved checked search had few enough candidates when it was made: counted as an export reads it, all of them.
   return (await checkedPage(db, criteria, 'name', null, 0, null)).total;
 }

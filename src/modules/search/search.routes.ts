@@ -1,14 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../infra/db/database.ts';
-import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { readJsonGetBody } from '../../infra/http/get-body.ts';
 import { overloaded, problemResponses } from '../../infra/http/problem.ts';
 import { requestLang } from '../../infra/http/request-lang.ts';
-import type { ApiReadTasks } from './read-tasks.ts';
 import { searchPageJson, v1SearchJson } from './search.json.ts';
 import {
   FacetsQuerySchema,
@@ -21,19 +18,16 @@ import {
   type V1SearchInput,
 } from './search.schema.ts';
 import { quickSearch, searchFacets, searchPlaces, searchPlacesInArea } from './search.service.ts';
-import type { SearchEngine } from './engine/search-engine.ts';
+import type { Search } from './search.ts';
 import type { SearchDeps } from './search.types.ts';
-import { createSearchDeps, loadPlaceNameResolver, loadTypeResolver } from './type-resolver.ts';
 
 // Shared with modules/reference's routes; importable from here as before.
 export { requestLang };
 
 export interface SearchRoutesOptions {
-  db: Db;
   config: Config;
-  reads: ReadPool<ApiReadTasks>;
-  /** Where searches are answered (`engine/`); SQL in the read pool when not given. */
-  engine?: SearchEngine;
+  /** The search object of the app (`createSearch`), shared with the dashboard. */
+  search: Search;
 }
 
 const json = 'application/json; charset=utf-8';
@@ -44,20 +38,9 @@ const typed = (app: FastifyInstance) => app.withTypeProvider<TypeBoxTypeProvider
 
 export async function searchRoutes(appBase: FastifyInstance, options: SearchRoutesOptions): Promise<void> {
   const app = appBase.withTypeProvider<TypeBoxTypeProvider>();
-  const deps = createSearchDeps(
-    options.db,
-    options.reads,
-    options.config.SEARCH_TYPO_CANDIDATES,
-    options.engine,
-    options.config.OPENING_HOURS_WINDOW_DAYS,
-  );
+  const deps = options.search;
   // The resolvers take a moment to make (seconds for the in-memory ones): once the server listens, not on a client's first search.
-  app.addHook('onListen', async () => {
-    setImmediate(() => {
-      void loadTypeResolver(options.db);
-      loadPlaceNameResolver();
-    });
-  });
+  app.addHook('onListen', async () => deps.warm());
   const base = options.config.PUBLIC_URL?.replace(/\/$/, '') ?? '';
 
   facetsRoute(app, deps);
@@ -82,7 +65,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     async (request, reply) => {
       const { query } = request;
       const result = await searchPlaces(deps, request.auth!.accountId, query, requestLang(request, query.lang));
-      return reply.type(json).send(searchPageJson(result, query, request.url, base));
+      return reply.type(json).send(searchPageJson(deps, result, query, request.url, base));
     },
   );
 
@@ -107,7 +90,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     async (request, reply) => {
       const { body } = request;
       const result = await searchPlacesInArea(deps, request.auth!.accountId, body, requestLang(request, body.lang));
-      return reply.type(json).send(searchPageJson(result, body, request.url, base));
+      return reply.type(json).send(searchPageJson(deps, result, body, request.url, base));
     },
   );
 
@@ -117,7 +100,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
     'or, for clients that cannot send a body on GET, as query parameters. At least one of `query`, `city`, `type` is required.';
   const v1 = async (request: FastifyRequest, reply: FastifyReply, input: V1SearchInput | undefined, location: 'body' | 'querystring') => {
     const result = await quickSearch(deps, input, { lang: requestLang(request, undefined), location, accountId: request.auth!.accountId });
-    return reply.type(json).send(v1SearchJson(result));
+    return reply.type(json).send(v1SearchJson(deps, result));
   };
 
   app.get(

@@ -11,20 +11,18 @@ import { type PlaceCriteria, noCriteria } from './query/criteria.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
-import { readTasks, readTasksModule } from './read-tasks.ts';
-import { countMatches, searchPage } from './search.reads.ts';
+import { createReadTasks, readTasksModule } from './read-tasks.ts';
+import { createSearchReads } from './search.reads.ts';
 import { fuzzyDistance, substringEditDistance } from './query/typos.ts';
-import {
-  countSearchPlaces,
-  getSearchForAccount,
-  iterateSearchPlaces,
-  quickSearch,
-  type SavedSearch,
-  type SearchDeps,
-} from './search.service.ts';
-import { createSearchDeps } from './type-resolver.ts';
-import { createSearch } from './search.service.ts';
+import { countSearchPlaces, iterateSearchPlaces, quickSearch } from './search.service.ts';
+import { getSearchForAccount } from './saved-searches.ts';
+import type { SavedSearch, SearchDeps } from './search.types.ts';
+import { createSearch } from './search.ts';
+import { saveNewSearch } from './search.service.ts';
 import { findSearchForAccount, insertSearch } from './search.repository.ts';
+
+/** The read tasks as a read-pool thread runs them (its count cache included). */
+const { countMatches, searchPage } = createSearchReads();
 
 /** Places spread over a small grid in Munich (city 2867714) and one in Helsinki, named to exercise matching. */
 const names = ['Ratskeller', 'Café Königin', 'Pizzeria Napoli', 'Augustiner Bräu', '寿司 銀座', 'Wirtshaus Zum Straßenbahner'];
@@ -82,7 +80,7 @@ for (const dialect of dialects) {
       t = await dialect.open();
       await migrateToLatest(t.db);
       await seed(t, 240);
-      deps = { ...createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule })) };
+      deps = { ...createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule })) };
     });
     after(async () => t.dispose());
 
@@ -174,7 +172,7 @@ for (const dialect of dialects) {
     test('lets an account load its own saved search and iterate all its places in id batches, and hides it from others', async () => {
       const owner = await createAccountWithToken(t.db);
       const other = await createAccountWithToken(t.db);
-      const created = await createSearch(
+      const created = await saveNewSearch(
         deps,
         owner.accountId,
         { query: 'Ratskeler', sort: 'rating' },
@@ -256,7 +254,7 @@ describe('full-text and geo indexes on SQLite', () => {
   });
 
   test('gives the same pages from the worker pool as inline', async () => {
-    const pool = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule: readTasksModule });
+    const pool = createReadPool({ db: t.db, workers: 1, tasks: createReadTasks(), tasksModule: readTasksModule });
     try {
       assert.equal(pool.threads, 1);
       const c = criteria({ cityId: 2867714, text: { words: ['caf'], mode: 'substring' } });
@@ -267,7 +265,7 @@ describe('full-text and geo indexes on SQLite', () => {
   });
 
   test('answers 503 unavailable for reads beyond the queue, and still serves the rest', async () => {
-    const pool = createReadPool({ db: t.db, workers: 1, tasks: readTasks, tasksModule: readTasksModule });
+    const pool = createReadPool({ db: t.db, workers: 1, tasks: createReadTasks(), tasksModule: readTasksModule });
     try {
       const c = criteria({ cityId: 2867714 });
       const expected = await countMatches(t.db, c);
@@ -286,7 +284,7 @@ describe('full-text and geo indexes on SQLite', () => {
     const pool = createReadPool({
       db: t.db,
       workers: 1,
-      tasks: readTasks,
+      tasks: createReadTasks(),
       tasksModule: readTasksModule,
       cache: { entries: 10, tasks: ['searchPage', 'countMatches'], version: () => placesVersion(t.db) },
     });

@@ -4,6 +4,7 @@
  */
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
+import type { Lru } from '../../infra/lru.ts';
 import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
 import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import type { PlaceField } from '../places/places.schema.ts';
@@ -59,6 +60,22 @@ export interface SearchDeps {
   hoursWindowDays?: number;
   /** The clock of `open_now` (tests pass a fixed one); absent: the system's. */
   now?: () => number;
+  /** What the names of searches resolved to, per parameters and language (`resolveSearchCached`). */
+  resolvedNames: Lru<string, ResolvedNames>;
+  /** Each page's places as JSON per list of fields, kept while the page is (`pagePlacesJson`). */
+  renderedPages: WeakMap<PlacePage, Map<string, string>>;
+}
+
+/** What the names of a search resolved to: everything of a resolved search but the narrowing filters and the order. */
+export interface ResolvedNames {
+  resolution: SearchResolution;
+  categories: string[] | null;
+  cityId: number | null;
+  countryCode: string | null;
+  text: PlaceCriteria['text'];
+  textKind: PlaceCriteria['textKind'];
+  near: PlaceCriteria['near'];
+  bbox: PlaceCriteria['bbox'];
 }
 
 /** Search parameters after schema validation (the names of the query string). */

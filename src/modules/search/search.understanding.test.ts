@@ -6,9 +6,10 @@ import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
-import { readTasks, readTasksModule } from './read-tasks.ts';
-import { quickSearch, type SearchDeps, type SearchInput } from './search.service.ts';
-import { createSearchDeps } from './type-resolver.ts';
+import { createReadTasks, readTasksModule } from './read-tasks.ts';
+import { quickSearch } from './search.service.ts';
+import type { SearchDeps, SearchInput } from './search.types.ts';
+import { createSearch } from './search.ts';
 
 const MUNICH = 2867714;
 const RABAT_MA = 2538475;
@@ -83,7 +84,7 @@ for (const dialect of dialects) {
       t = await dialect.open();
       await migrateToLatest(t.db);
       await writePlaces(t.db, places);
-      deps = createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
+      deps = createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
     });
     after(async () => t.dispose());
 

@@ -1,15 +1,12 @@
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
-import type { ReadPool } from '../../infra/db/read-pool.ts';
+import { Lru } from '../../infra/lru.ts';
 import { findCitiesFiledAs } from '../geo/address-cities.ts';
 import { loadGazetteer, type City } from '../geo/gazetteer.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlPlaceNames } from '../geo/place-names.ts';
 import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
-import type { ApiReadTasks } from './read-tasks.ts';
-import { SqlSearchEngine, type SearchEngine } from './engine/search-engine.ts';
-import { fuzzyCandidateLimit } from './query/typos.ts';
-import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.service.ts';
+import type { PlaceNameResolver, TypeResolver } from './search.types.ts';
 
 /** `type=` through the taxonomy's category index: a name, alias or term in any language, plurals, slugs, OSM tags. */
 export function typeResolver(index: CategoryIndex): TypeResolver {
@@ -29,64 +26,36 @@ export function typeResolver(index: CategoryIndex): TypeResolver {
  * while the process runs): the same `type`/`city` from many requests is folded and looked up once.
  */
 function memoize<A extends unknown[], R>(fn: (...args: A) => R, size = 5000): (...args: A) => R {
-  const cache = new Map<string, R>();
-  return (...args: A) => {
-    const key = JSON.stringify(args);
-    const hit = cache.get(key);
-    if (hit !== undefined || cache.has(key)) return hit as R;
-    const value = fn(...args);
-    if (cache.size >= size) cache.delete(cache.keys().next().value!);
-    cache.set(key, value);
-    return value;
-  };
+  const cache = new Lru<string, R>(size);
+  return (...args: A) => cache.getOrSet(JSON.stringify(args), () => fn(...args));
 }
 
-const typeResolvers = new WeakMap<Db, TypeResolver>();
 type NameLookups = Omit<PlaceNameResolver, 'citiesFiledAs'> & {
   city(id: number): City | null;
   addressCities(written: string, country: string | null): City[];
 };
-let gazetteerNames: NameLookups | undefined;
-/** The resolver chosen for each database (SQL or the gazetteer), so the choice is made once. */
-const sqlNames = new WeakMap<Db, PlaceNameResolver>();
 
-/** The `type=` resolver for a database (over `categoryIndexFor(db)`), answers remembered. */
-export async function loadTypeResolver(db: Db): Promise<TypeResolver> {
-  let made = typeResolvers.get(db);
-  if (!made) {
-    const plain = typeResolver(categoryIndexFor(db));
-    made = {
-      resolve: memoize(plain.resolve),
-      resolveInText: memoize(plain.resolveInText),
-      suggest: plain.suggest,
-      descendants: memoize(plain.descendants),
-    };
-    typeResolvers.set(db, made);
-  }
-  return made;
+/** The `type=` resolver of a database (over `categoryIndexFor(db)`), answers remembered: made once per search object. */
+export function createTypeResolver(db: Db): TypeResolver {
+  const plain = typeResolver(categoryIndexFor(db));
+  return {
+    resolve: memoize(plain.resolve),
+    resolveInText: memoize(plain.resolveInText),
+    suggest: plain.suggest,
+    descendants: memoize(plain.descendants),
+  };
 }
 
 /**
- * The `city`/`country` resolver for a database, answers remembered. SQLite: indexed lookups in the
- * reference tables (`SqlPlaceNames`), so a server never holds the gazetteer (about 140 MB of heap on its
- * own). PostgreSQL, and an SQLite database whose reference tables were never filled (migrated only, as in
- * some tests; `leadatlas serve` always fills them): the in-memory gazetteer, since the resolver answers
- * synchronously and from the same data.
+ * The `city`/`country` resolver of a database, answers remembered: made once per search object. SQLite: indexed
+ * lookups in the reference tables (`SqlPlaceNames`), so a server never holds the gazetteer (about 140 MB of heap
+ * on its own). PostgreSQL, and an SQLite database whose reference tables were never filled (migrated only, as
+ * in some tests; `leadatlas serve` always fills them): the in-memory gazetteer (geo's, loaded once per
+ * process), since the resolver answers synchronously and from the same data.
  */
-export function placeNameResolver(db: Db): PlaceNameResolver {
-  // Asked twice per search: the resolver made for this database first, before any query.
-  const made = sqlNames.get(db);
-  if (made) return made;
-  let lookups: NameLookups;
-  const sql = sqlPlaceNames(db);
-  if (!sql) {
-    gazetteerNames ??= rememberedLookups(loadGazetteer());
-    lookups = gazetteerNames;
-  } else {
-    lookups = rememberedLookups(sql);
-  }
-  const { city, addressCities, ...names } = lookups;
-  const resolver: PlaceNameResolver = {
+export function createPlaceNameResolver(db: Db): PlaceNameResolver {
+  const { city, addressCities, ...names } = rememberedLookups(sqlPlaceNames(db) ?? loadGazetteer());
+  return {
     ...names,
     // The catalog is read each time (imports add such names); only searches whose city is unknown or empty ask.
     async citiesFiledAs(writtenCity, countryCode) {
@@ -95,8 +64,6 @@ export function placeNameResolver(db: Db): PlaceNameResolver {
       return [...filed, ...addressCities(writtenCity, countryCode).filter((c) => !ids.has(c.id))];
     },
   };
-  sqlNames.set(db, resolver);
-  return resolver;
 }
 
 /** The name look-ups of the gazetteer or of `SqlPlaceNames`, the answers of the pure ones remembered. */
@@ -122,15 +89,4 @@ const sqlPlaceNames = byDialect<SqlPlaceNames | null>({
  */
 export function loadPlaceNameResolver(): void {
   loadCountryRows();
-}
-
-/** What the search service needs, wired to the taxonomy and the place names: for the API and the dashboard alike. */
-export function createSearchDeps(
-  db: Db,
-  reads: ReadPool<ApiReadTasks>,
-  typoCandidates = fuzzyCandidateLimit,
-  engine: SearchEngine = new SqlSearchEngine({ db, reads }),
-  hoursWindowDays?: number,
-): SearchDeps {
-  return { db, reads, engine, types: () => loadTypeResolver(db), places: () => placeNameResolver(db), typoCandidates, hoursWindowDays };
 }

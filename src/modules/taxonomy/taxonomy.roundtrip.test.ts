@@ -3,9 +3,11 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { importFiles, prepareDatabase } from '../../bootstrap.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
-import { readTasks, readTasksModule } from '../search/read-tasks.ts';
-import { queryWords, quickSearch, type SearchDeps } from '../search/search.service.ts';
-import { createSearchDeps } from '../search/type-resolver.ts';
+import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
+import { queryWords } from '../search/resolve.ts';
+import { quickSearch } from '../search/search.service.ts';
+import type { SearchDeps } from '../search/search.types.ts';
+import { createSearch } from '../search/search.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { loadTaxonomy, loadTaxonomyNames } from './taxonomy.build.ts';
 import { loadCategoryIndex } from './taxonomy.ts';
@@ -61,7 +63,7 @@ describe('the taxonomy round trip', () => {
       t = openTestSqlite();
       await prepareDatabase(t.db);
       await importFiles(t.db, [fileURLToPath(new URL('../../../../shared/data/osm/munich-center-2020.osm.pbf', import.meta.url))]);
-      deps = createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule }));
+      deps = createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
       const rows = await t.db.kysely
         .selectFrom('places')
         .select(['category', (eb) => eb.fn.countAll<number>().as('n')])
