@@ -31,6 +31,7 @@ import { monitorsRoutes } from './modules/monitors/monitors.routes.ts';
 import { monitorWebhooks } from './modules/monitors/monitors.service.ts';
 import { EnrichmentJobRunner } from './modules/enrichment/enrichment-jobs.service.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
+import { PlaceMaintenance } from './modules/places/place-maintenance.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
@@ -152,12 +153,21 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     reads,
     log: app.log,
     pollMs: config.SEARCH_ENGINE_POLL_MS,
-    hoursWindowDays: config.OPENING_HOURS_WINDOW_DAYS,
-    hoursCheckMs: config.OPENING_HOURS_CHECK_MS,
   });
   engineState.current = () => engine.state();
   app.addHook('onReady', () => engine.start());
   app.addHook('onClose', () => engine.close());
+  // The opening-hours pass and the pruning of the change log, in the background; after each check of the hours,
+  // the engine reloads what it holds of them.
+  const maintenance = new PlaceMaintenance({
+    db,
+    log: app.log,
+    hoursWindowDays: config.OPENING_HOURS_WINDOW_DAYS,
+    hoursCheckMs: config.OPENING_HOURS_CHECK_MS,
+    afterHoursCheck: () => engine.followHours(),
+  });
+  app.addHook('onReady', async () => maintenance.start());
+  app.addHook('onClose', () => maintenance.close());
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
   const search = createSearch(db, reads, engine, config);
   await app.register(searchRoutes, { config, search });

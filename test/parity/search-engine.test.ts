@@ -6,6 +6,7 @@ import type { Db } from '../../src/infra/db/database.ts';
 import { createReadPool, type ReadPool } from '../../src/infra/db/read-pool.ts';
 import { rebuildOpeningHours } from '../../src/modules/places/opening-hours.repository.ts';
 import { prunePlaceChanges } from '../../src/modules/places/place-changes.repository.ts';
+import { PlaceMaintenance } from '../../src/modules/places/place-maintenance.ts';
 import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../src/modules/search/query/criteria.ts';
 import type { OpenAt } from '../../src/modules/places/open-at.ts';
 import { facetDimensions } from '../../src/modules/search/engine/bitmap-index.ts';
@@ -125,9 +126,9 @@ for (const dialect of dialects) {
       await rebuildOpeningHours(t.db, Date.now(), 2);
       reads = createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule });
       // A small tail limit, so that the import below moves more places than it: searchable before the rebuild.
-      memory = new MemorySearchEngine({ db: t.db, reads, tailLimit: () => tailLimit, hoursWindowDays: 2 }, 60_000);
+      memory = new MemorySearchEngine({ db: t.db, reads, tailLimit: () => tailLimit }, 60_000);
       sqlEngine = new SqlSearchEngine({ db: t.db, reads });
-      guarded = new MemorySearchEngine({ db: t.db, reads: indexOnly(reads), hoursWindowDays: 2 }, 60_000);
+      guarded = new MemorySearchEngine({ db: t.db, reads: indexOnly(reads) }, 60_000);
       await Promise.all([memory.start(), guarded.start()]);
       const state = memory.state();
       assert.equal(state.engine === 'memory' && state.status, 'ready');
@@ -297,8 +298,10 @@ for (const dialect of dialects) {
       await sql`UPDATE places SET opening_hours = CASE WHEN id % 8 = 1 THEN '24/7' ELSE 'ask at the bar' END
         WHERE id % 4 = 1 AND opening_hours IS NULL`.execute(t.db.kysely);
       await guarded.catchUp();
-      await memory.keepHoursCurrent();
-      await guarded.keepHoursCurrent();
+      // The pass as a server's place maintenance runs it; each engine follows it after the check.
+      await new PlaceMaintenance({ db: t.db, hoursWindowDays: 2 }).keepHoursCurrent();
+      await memory.followHours();
+      await guarded.followHours();
       assert.ok((await count('ok')) > ok && (await count('unparsed')) > unparsed, 'the new pass holds the new hours');
       await compareOpen('after changes, a new pass');
     });

@@ -77,7 +77,7 @@ export function unparsedCriteria(criteria: PlaceCriteria & { open: OpenAt }): Pl
  * Brings the opening-hours tables up to date before a search with an open filter reads them (a no-op
  * otherwise): after an import moved the places version, or once a day as the window rolls on. For a
  * process without a search engine keeping them current (`leadatlas enrich --search`); a server's
- * requests never wait for the pass (`SqlSearchEngine.keepHoursCurrent`).
+ * requests never wait for the pass (`PlaceMaintenance.keepHoursCurrent` in places/place-maintenance.ts).
  */
 export async function ensureHoursFor(db: Db, criteria: PlaceCriteria, windowDays = defaultWindowDays, nowMs = Date.now()): Promise<void> {
   if (criteria.open) await ensureOpeningHours(db, nowMs, windowDays);

@@ -291,8 +291,8 @@ const clockOf = (deps: SearchDeps): (() => number) => deps.now ?? Date.now;
 const windowDaysOf = (deps: SearchDeps): number => deps.hoursWindowDays ?? defaultWindowDays;
 
 /**
- * The search with its open filter. The opening-hours tables are not brought up to date here: the search
- * engine runs the pass in the background when they fall behind (after an import, on a new day), and a search
+ * The search with its open filter. The opening-hours tables are not brought up to date here: the place
+ * maintenance (places/place-maintenance.ts) runs the pass in the background when they fall behind (after an import, on a new day), and a search
  * meanwhile answers from the last pass (`resolved.open.computed_at`).
  */
 function withOpen(resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf>): ResolvedSearch {

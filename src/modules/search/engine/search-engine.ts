@@ -2,15 +2,8 @@ import { roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
 import { PollLoop } from '../../../infra/poll-loop.ts';
-import {
-  defaultWindowDays,
-  ensureOpeningHours,
-  type PlaceSchedules,
-  placeSchedules,
-  readHoursState,
-  schedulesOpenAt,
-} from '../../places/opening-hours.repository.ts';
-import { placeChangesSince, prunePlaceChanges } from '../../places/place-changes.repository.ts';
+import { type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.repository.ts';
+import { placeChangesSince } from '../../places/place-changes.repository.ts';
 import type { OpenAt } from '../../places/open-at.ts';
 import { placesVersion } from '../../places/place-rows.repository.ts';
 import type { PlaceCriteria, PlaceKey, PlaceSort } from '../query/criteria.ts';
@@ -49,6 +42,8 @@ export interface SearchEngine {
   state(): EngineState;
   /** When the opening-hours pass that the open filter answers from ran (ISO), null before the first. */
   hoursComputedAt(): Promise<string | null>;
+  /** Reloads what the engine holds of the opening-hours tables when a pass replaced them (`PlaceMaintenance`, after each check). */
+  followHours(): Promise<void>;
   /** Builds the index (memory) and starts following the catalog; resolves once the first build is done. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -58,30 +53,12 @@ interface EngineOptions {
   db: Db;
   reads: ReadPool<ApiReadTasks>;
   log?: { warn(obj: unknown, msg: string): void; info(obj: unknown, msg: string): void };
-  /** Days ahead the opening-hours pass computes (`OPENING_HOURS_WINDOW_DAYS`); absent: the default. */
-  hoursWindowDays?: number;
-  /**
-   * How often the opening-hours tables are checked against the places version and the day (a pass runs in
-   * the background when they are behind: `OPENING_HOURS_CHECK_MS`). Absent or 0: never (the pass runs by
-   * `leadatlas hours`, or tests and benches call `keepHoursCurrent`).
-   */
-  hoursCheckMs?: number;
-  /** The clock of the pass's window; absent: the system's. */
-  now?: () => number;
   /** Places moved out of the sorted order past which the index is rebuilt (default: 50,000 or 5 % of the index). */
   tailLimit?: (size: number) => number;
 }
 
-/** How often the change log is pruned (each node does; it is idempotent). */
-const PRUNE_EVERY_MS = 10 * 60 * 1000;
-
 /** Every search by SQL, in the read pool. */
 export class SqlSearchEngine implements SearchEngine {
-  private pruner: PollLoop | undefined;
-  private hoursLoop: PollLoop | undefined;
-  /** No pass before this instant (`performance.now()`): see `keepHoursCurrent`. */
-  private hoursRestUntil = 0;
-
   constructor(protected readonly options: EngineOptions) {}
 
   searchPage(criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number): Promise<PlacePage> {
@@ -104,59 +81,12 @@ export class SqlSearchEngine implements SearchEngine {
     return (await readHoursState(this.options.db))?.computedAt ?? null;
   }
 
-  async start(): Promise<void> {
-    this.pruner = new PollLoop(
-      async () => {
-        await prunePlaceChanges(this.options.db);
-      },
-      PRUNE_EVERY_MS,
-      (error) => this.options.log?.warn({ err: error }, 'pruning the change log of places failed'),
-    );
-    this.pruner.schedule(PRUNE_EVERY_MS);
-    const hoursCheckMs = this.options.hoursCheckMs ?? 0;
-    if (hoursCheckMs > 0) {
-      this.hoursLoop = new PollLoop(
-        () => this.keepHoursCurrent(),
-        hoursCheckMs,
-        (error) => this.options.log?.warn({ err: error }, 'the opening-hours pass failed: open filters answer from the previous one'),
-      );
-      // Now, in the background: a server that starts behind the catalog (an import while it was down) serves
-      // while the pass runs.
-      this.hoursLoop.schedule(0);
-    }
-  }
+  async start(): Promise<void> {}
 
-  /**
-   * Runs the opening-hours pass when its tables are behind the places version or the day (an import, a new
-   * day), in the background of the server: searches meanwhile answer from the previous pass. Public for
-   * tests and benches.
-   */
-  async keepHoursCurrent(): Promise<void> {
-    const started = performance.now();
-    if (started >= this.hoursRestUntil) {
-      const ran = await ensureOpeningHours(
-        this.options.db,
-        (this.options.now ?? Date.now)(),
-        this.options.hoursWindowDays ?? defaultWindowDays,
-      );
-      const ms = performance.now() - started;
-      if (ran) {
-        this.options.log?.info({ ms: Math.round(ms) }, 'opening hours computed');
-        // A catalog that changes all the time (`leadatlas follow`) would keep a pass running: between two, the
-        // server rests three times as long as the last one took, so passes take at most a quarter of its time.
-        this.hoursRestUntil = performance.now() + 3 * ms;
-      }
-    }
-    await this.followHours();
-  }
+  /** After a check of the opening-hours tables (`PlaceMaintenance`): what the engine holds of them brought up to date (none here). */
+  async followHours(): Promise<void> {}
 
-  /** After a check of the opening-hours tables: what the engine holds of them brought up to date (none here). */
-  protected async followHours(): Promise<void> {}
-
-  async close(): Promise<void> {
-    await this.hoursLoop?.close();
-    await this.pruner?.close();
-  }
+  async close(): Promise<void> {}
 }
 
 /** The criteria the index answers; a search with any other criterion set is answered by SQL. */
@@ -386,7 +316,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
   }
 
   /** Reloads `place_hours` when a pass (of this node or another) replaced the one the engine holds. */
-  protected override followHours(): Promise<void> {
+  override followHours(): Promise<void> {
     this.following ??= (async () => {
       const state = await readHoursState(this.options.db);
       if (this.hours && this.hours.key === (state?.key ?? null)) return;
