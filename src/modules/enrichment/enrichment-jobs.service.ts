@@ -6,7 +6,7 @@ import { AppError } from '../../infra/errors.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { monthOf } from '../auth/quotas.service.ts';
 import { getSearchForAccount } from '../search/saved-searches.ts';
-import { iterateSearchPlaces } from '../search/search.service.ts';
+import { iterateSearchPlaces } from '../search/bulk-reads.ts';
 import type { SavedSearch } from '../search/search.types.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import * as repo from './enrichment-jobs.repository.ts';

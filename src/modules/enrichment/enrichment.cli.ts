@@ -4,7 +4,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { ensureHoursFor } from '../search/open-filter.ts';
 import { getSearchById } from '../search/saved-searches.ts';
-import { iterateSearchPlaces } from '../search/search.service.ts';
+import { iterateSearchPlaces } from '../search/bulk-reads.ts';
 import { lowerPriority } from '../../infra/priority.ts';
 import { enrichmentTools, EnrichmentWorker, type WorkerLog } from './enrichment.ts';
 import { EnrichmentRun, linkPlaces, type RunSummary, type Selection } from './enrichment.service.ts';

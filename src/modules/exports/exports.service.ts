@@ -6,7 +6,7 @@ import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../searc
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
 import { getSearchForAccount, searchAsItRunsNow } from '../search/saved-searches.ts';
 import { parseFields } from '../places/places.schema.ts';
-import { searchRowCheck } from '../search/search.service.ts';
+import { searchRowCheck } from '../search/bulk-reads.ts';
 import type { SavedSearch } from '../search/search.types.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';

@@ -3,7 +3,8 @@ import { parseBbox, type Bbox } from '../../infra/bbox.ts';
 import { deepFreeze } from '../../infra/json.ts';
 import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import { businessKindOfQuery } from './business-words.ts';
-import { radiusM } from './search.schema.ts';
+import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
+import { MapSearchQuerySchema, radiusM, type MapSearchQuery } from './search.schema.ts';
 import {
   toChoice,
   type CityChoiceReason,
@@ -212,4 +213,12 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
 
   const bbox = input.bbox !== undefined ? checkedBbox(input.bbox) : null;
   return { resolution, categories, cityId, countryCode, text, textKind, near, bbox };
+}
+
+/**
+ * Search parameters given as text (a dashboard form, already stripped of empty inputs), checked and
+ * converted by the API's own schema: the same rules and the same errors as `GET /api/v2/map/search`.
+ */
+export function parseSearchParams(raw: Record<string, string>): MapSearchQuery {
+  return checkAgainstSchema(MapSearchQuerySchema, raw, 'querystring', { coerce: true });
 }

@@ -1,20 +1,17 @@
-import type { Db } from '../../infra/db/database.ts';
 import { withTimeBudget } from '../../infra/db/time-budget.ts';
 import { AppError } from '../../infra/errors.ts';
-import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { jsonOf } from '../../infra/json.ts';
 import { foldText } from '../../infra/text.ts';
 import { citiesByIds } from '../geo/geo.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { defaultWindowDays } from '../places/opening-hours.repository.ts';
-import { parseFields, type PlaceField, type PublicPlaceRow } from '../places/places.schema.ts';
+import { parseFields, type PlaceField } from '../places/places.schema.ts';
 import { searchOtherCities } from './city-fallback.ts';
 import type { FacetDimension } from './engine/search-engine.ts';
 import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { fuzzyNarrowed } from './query/criteria.sql.ts';
-import { noCriteria, type PlaceCriteria, type PlaceSort } from './query/criteria.ts';
-import { streamPlaces } from './query/place-stream.ts';
+import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import { allowedEdits } from './query/typos.ts';
 import { bad, resolveSearchCached, type ResolvedSearch } from './resolve.ts';
 import {
@@ -27,11 +24,10 @@ import {
   onlyNewOf,
   searchAsItRunsNow,
 } from './saved-searches.ts';
-import { countMatches, rowCheck, type PlacePage } from './search.reads.ts';
+import { rowCheck, type PlacePage } from './search.reads.ts';
 import { insertSearch } from './search.repository.ts';
 import {
   defaultPerPage,
-  MapSearchQuerySchema,
   type FacetsQuery,
   type FacetsResponse,
   type MapSearchBody,
@@ -91,14 +87,6 @@ const filterNames = [
 ] as const;
 /** What a new search must name at least one of: the others only narrow or order. */
 export const criteriaNames = ['type', 'city', 'country', 'query', 'near', 'bbox'] as const;
-
-/**
- * Search parameters given as text (a dashboard form, already stripped of empty inputs), checked and
- * converted by the API's own schema: the same rules and the same errors as `GET /api/v2/map/search`.
- */
-export function parseSearchParams(raw: Record<string, string>): MapSearchQuery {
-  return checkAgainstSchema(MapSearchQuerySchema, raw, 'querystring', { coerce: true });
-}
 
 /** The open filter's parameters of a request. */
 type OpenParams = Pick<SearchInput, 'open_now' | 'open_at'>;
@@ -405,41 +393,6 @@ export async function savedSearchPage(
     deps.engine.searchPage(criteria, search.sort, after?.key ?? null, perPage, deps.typoCandidates),
   );
   return toPage(search, page, [], await withBudget(deps, () => suppressedCount(deps, criteria, page.total)));
-}
-
-/** Up to `limit` places of the catalog inside a box (whatever they are), in id order. */
-export async function placesInBox(
-  deps: SearchDeps,
-  box: [minLon: number, minLat: number, maxLon: number, maxLat: number],
-  limit: number,
-): Promise<PublicPlaceRow[]> {
-  const criteria: PlaceCriteria = { ...noCriteria, bbox: box };
-  return (await deps.reads.run('placesAfterId', criteria, 0, limit)).rows;
-}
-
-/**
- * Every place of a saved search, in batches of at most `batchSize`, in ascending internal id order
- * (no row repeats). One streamed query on SQLite (`streamPlaces`); nothing is held beyond a batch.
- */
-export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
-  const check = rowCheck(search.criteria);
-  for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
-    const matches = check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows;
-    if (matches.length > 0) yield matches;
-  }
-}
-
-/**
- * What a bulk read of a saved search must still check on each row, or null when the SQL decides alone
- * (`rowCheck`: the edit distance of fuzzy text, the point-in-polygon test of a drawn area).
- */
-export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck> {
-  return rowCheck(search.criteria);
-}
-
-/** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
-export async function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
-  return countMatches(db, search.criteria);
 }
 
 /**
