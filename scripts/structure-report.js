@@ -137,6 +137,49 @@ export function longFiles(files = sourceFiles(), limit = 300) {
     .sort((a, b) => b.lines - a.lines);
 }
 
+/** Kysely's write calls, whose first argument names the table (`insertInto('places')`, `'places as p'`). */
+const writeCalls = new Set(['insertInto', 'replaceInto', 'updateTable', 'deleteFrom', 'mergeInto']);
+/** Writes in SQL text: INSERT INTO, UPDATE … SET, DELETE FROM, COPY … FROM (a table name right after). */
+const sqlWrites = [
+  /\bINSERT\s+(?:OR\s+\w+\s+)?INTO\s+"?([a-z_][a-z0-9_]*)/gi,
+  /\bUPDATE\s+"?([a-z_][a-z0-9_]*)"?\s+(?:AS\s+\w+\s+)?SET\b/gi,
+  /\bDELETE\s+FROM\s+"?([a-z_][a-z0-9_]*)/gi,
+  /\bCOPY\s+"?([a-z_][a-z0-9_]*)"?\s*(?:\([^)]*\)\s*)?FROM\b/gi,
+];
+
+/**
+ * The tables each file of src/ writes: Kysely's write calls with a table name, and INSERT/UPDATE/DELETE/COPY in
+ * the text of string and template literals (comments are not read). Read as text, as the imports are: a table
+ * named in a variable is not seen.
+ */
+export function tableWrites(files = sourceFiles()) {
+  const found = [];
+  for (const file of files) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+    const tables = new Set();
+    const visit = (node) => {
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && writeCalls.has(node.expression.name.text)) {
+        const first = node.arguments[0];
+        if (first && ts.isStringLiteralLike(first)) tables.add(first.text.split(/\s+as\s+/i)[0].trim());
+      }
+      if (ts.isStringLiteralLike(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+        for (const pattern of sqlWrites) for (const m of node.text.matchAll(pattern)) tables.add(m[1].toLowerCase());
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    for (const table of [...tables].sort()) found.push({ file: relative(srcDir, file), module: moduleOf(file), table });
+  }
+  return found;
+}
+
+/** The tables of the schema (`Database` in infra/db/schema.ts). */
+export function schemaTables() {
+  const text = readFileSync(join(srcDir, 'infra', 'db', 'schema.ts'), 'utf8');
+  const body = /export interface Database \{([\s\S]*?)\n\}/.exec(text)?.[1] ?? '';
+  return [...body.matchAll(/^\s+([a-z_][a-z0-9_]*)\??:/gm)].map((m) => m[1]);
+}
+
 export function report() {
   const files = sourceFiles();
   const edges = moduleEdges(files);

@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database, EnrichSitesTable } from '../../infra/db/schema.ts';
+import { type FoundOnPlace, linkFoundContacts, setFoundContactsOfSite, unlinkFoundContacts } from '../places/place-updates.repository.ts';
 
 export type SiteRow = Selectable<EnrichSitesTable>;
 
@@ -14,12 +15,8 @@ export interface PlaceToLink {
   enrich_basis: string | null;
 }
 
-/** What a site gives each of its places (`places.found_*`), and the keys suppression lists compare. */
-export interface FoundColumns {
-  found_contacts: string | null;
-  found_email: string | null;
-  found_phone: string | null;
-  found_social: number;
+/** What a site gives each of its places (`places.found_*`, written by the places module), and the keys suppression lists compare. */
+export interface FoundColumns extends FoundOnPlace {
   keys: Array<{ kind: 'email' | 'domain' | 'phone'; key: string }>;
 }
 
@@ -99,20 +96,7 @@ export async function linkPlaces(
 ): Promise<void> {
   if (links.length === 0) return;
   await db.kysely.transaction().execute(async (trx) => {
-    for (const l of links) {
-      await trx
-        .updateTable('places')
-        .set({
-          enrich_site_id: l.siteId,
-          enrich_basis: l.basis,
-          found_contacts: l.found.found_contacts,
-          found_email: l.found.found_email,
-          found_phone: l.found.found_phone,
-          found_social: l.found.found_social,
-        })
-        .where('id', '=', l.placeId)
-        .execute();
-    }
+    for (const l of links) await linkFoundContacts(trx, l.placeId, l);
     const ids = links.map((l) => l.placeId);
     await trx.deleteFrom('place_found_keys').where('place_id', 'in', ids).execute();
     const keys = links.flatMap((l) => l.found.keys.map((k) => ({ place_id: l.placeId, kind: k.kind, key: k.key })));
@@ -128,11 +112,7 @@ export async function linkPlaces(
 export async function unlinkPlaces(db: Db, placeIds: number[]): Promise<void> {
   if (placeIds.length === 0) return;
   await db.kysely.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('places')
-      .set({ enrich_site_id: null, enrich_basis: null, found_contacts: null, found_email: null, found_phone: null, found_social: 0 })
-      .where('id', 'in', placeIds)
-      .execute();
+    await unlinkFoundContacts(trx, placeIds);
     await trx.deleteFrom('place_found_keys').where('place_id', 'in', placeIds).execute();
   });
 }
@@ -267,16 +247,7 @@ export async function finishSite(
     if (Number(r.numUpdatedRows) !== 1) return { held: false, places: 0 };
     const placeIds = (await trx.selectFrom('places').select('id').where('enrich_site_id', '=', siteId).execute()).map((p) => Number(p.id));
     if (found === undefined || placeIds.length === 0) return { held: true, places: placeIds.length };
-    await trx
-      .updateTable('places')
-      .set({
-        found_contacts: found.found_contacts,
-        found_email: found.found_email,
-        found_phone: found.found_phone,
-        found_social: found.found_social,
-      })
-      .where('enrich_site_id', '=', siteId)
-      .execute();
+    await setFoundContactsOfSite(trx, siteId, found);
     for (let i = 0; i < placeIds.length; i += 500) {
       const chunk = placeIds.slice(i, i + 500);
       await trx.deleteFrom('place_found_keys').where('place_id', 'in', chunk).execute();

@@ -1,7 +1,8 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { RunCounters } from '../places/places.writer.ts';
+import { retirePlaces } from '../places/place-updates.repository.ts';
 
 /** The `import_runs` log: one row a file import, with its counters and outcome. */
 
@@ -74,17 +75,11 @@ export async function finishRun(
   alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>,
 ): Promise<number> {
   return db.kysely.transaction().execute(async (trx) => {
-    const retire = trx
-      .updateTable('places')
-      .set({ closed_reason: 'retired', closed_at: sql<string>`coalesce(closed_at, ${at})` })
-      .where((eb) => eb.or([eb('closed_reason', 'is', null), eb('closed_reason', '!=', 'retired')]));
     let retiredCount = 0;
     if (run.changes) {
       // A change file: exactly the objects it deleted or untagged, whatever dataset last saw them.
       for (let i = 0; i < run.changes.retire.length; i += 5000) {
-        const part = run.changes.retire.slice(i, i + 5000);
-        const retired = await retire.where('source', '=', run.source).where('source_id', 'in', part).executeTakeFirst();
-        retiredCount += Number(retired.numUpdatedRows);
+        retiredCount += await retirePlaces(trx, at, { source: run.source, sourceIds: run.changes.retire.slice(i, i + 5000) });
       }
     } else {
       const olderRuns = trx
@@ -93,8 +88,7 @@ export async function finishRun(
         .where('dataset', '=', run.dataset)
         .where('source', '=', run.source)
         .where('id', '<', run.id);
-      const retired = await retire.where('seen_run_id', 'in', olderRuns).executeTakeFirst();
-      retiredCount = Number(retired.numUpdatedRows);
+      retiredCount = await retirePlaces(trx, at, { seenByRuns: olderRuns });
     }
     await trx
       .updateTable('import_runs')
