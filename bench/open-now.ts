@@ -21,7 +21,7 @@ import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { rebuildOpeningHours } from '../src/modules/places/opening-hours.repository.ts';
 import { countPlaces, findPlacesPage } from '../src/modules/search/query/place-query.repository.ts';
 import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
-import type { OpenAt } from '../src/modules/places/open-at.ts';
+import type { OpenAt } from '../src/modules/places/opening-hours.reads.ts';
 import { indexQueryOf, MemorySearchEngine } from '../src/modules/search/engine/search-engine.ts';
 import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';

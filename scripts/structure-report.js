@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Figures of the source tree's shape, for a review or a before/after note: source files over 300 lines,
-// functions over 100 lines, the edges between modules and the cycles among them. test/structure/ reads the
+// functions over 100 lines, the edges between modules and the cycles among them, module-level mutable caches and
+// the tables written by more than one module. test/structure/ reads the
 // same module graph to enforce the allowed one (docs/architecture.md).
 //
 //   node scripts/structure-report.js           the figures and the lists behind them
@@ -180,10 +181,69 @@ export function schemaTables() {
   return [...body.matchAll(/^\s+([a-z_][a-z0-9_]*)\??:/gm)].map((m) => m[1]);
 }
 
+/** Constructors whose instance, made once at a module's top level, is a cache the whole process shares. */
+const cacheConstructors = new Set(['Map', 'WeakMap', 'Set', 'WeakSet', 'Lru']);
+
+/**
+ * Mutable caches at the top level of a module: a `let` (state the module reassigns), or a `const` made by
+ * `new Map()`, `new WeakMap()`, `new Set()`, `new Lru(…)` without initial entries (a Map or Set built from a
+ * literal list is a table, not a cache). Such state lives as long as the process and is shared by every caller;
+ * a cache belongs to the object whose lifetime it shares (the search object, a read-pool thread's tasks).
+ */
+export function moduleCaches(files = sourceFiles()) {
+  const found = [];
+  for (const file of files) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+    for (const statement of source.statements) {
+      if (!ts.isVariableStatement(statement)) continue;
+      const mutable = (statement.declarationList.flags & ts.NodeFlags.Let) !== 0;
+      for (const d of statement.declarationList.declarations) {
+        const init = d.initializer;
+        const made =
+          init &&
+          ts.isNewExpression(init) &&
+          ts.isIdentifier(init.expression) &&
+          cacheConstructors.has(init.expression.text) &&
+          (init.expression.text === 'Lru' || (init.arguments ?? []).length === 0);
+        if (mutable || made) {
+          const line = source.getLineAndCharacterOfPosition(d.getStart(source)).line + 1;
+          found.push({ file: relative(srcDir, file), line, name: d.name.getText(source) });
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/** The files of src/ that import `target` (a path relative to src/), left out those under `except` (a folder relative to src/). */
+export function importersOf(target, except, files = sourceFiles()) {
+  const known = new Set(files);
+  const path = join(srcDir, target);
+  return files
+    .filter((f) => (!except || !relative(join(srcDir, except), f).match(/^[^.]/)) && importsOf(f, known).includes(path))
+    .map((f) => relative(srcDir, f));
+}
+
 export function report() {
   const files = sourceFiles();
   const edges = moduleEdges(files);
-  return { longFiles: longFiles(files), longFunctions: longFunctions(files), edges, cycles: moduleCycles(edges) };
+  const byTable = new Map();
+  for (const w of tableWrites(files).filter((w) => !w.file.startsWith(`infra${sep}db${sep}`))) {
+    if (!byTable.has(w.table)) byTable.set(w.table, new Set());
+    byTable.get(w.table).add(w.module);
+  }
+  const sharedTables = [...byTable]
+    .filter(([, modules]) => modules.size > 1)
+    .map(([table, modules]) => ({ table, modules: [...modules].sort() }))
+    .sort((a, b) => a.table.localeCompare(b.table));
+  return {
+    longFiles: longFiles(files),
+    longFunctions: longFunctions(files),
+    edges,
+    cycles: moduleCycles(edges),
+    caches: moduleCaches(files),
+    sharedTables,
+  };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -199,5 +259,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     for (const e of r.edges) console.log(`  ${e.from} → ${e.to}  (${e.imports.length} import${e.imports.length === 1 ? '' : 's'})`);
     console.log(`module cycles: ${r.cycles.length}`);
     for (const c of r.cycles) console.log(`  ${c.join(' ⇄ ')}`);
+    const inSearch = r.caches.filter((c) => c.file.startsWith(join('modules', 'search')));
+    console.log(`module-level mutable caches: ${r.caches.length} (in search/: ${inSearch.length})`);
+    for (const c of r.caches) console.log(`  ${c.file}:${c.line} ${c.name}`);
+    console.log(`tables written by more than one module: ${r.sharedTables.length} (owners and reasons: test/structure/tables.test.ts)`);
+    for (const t of r.sharedTables) console.log(`  ${t.table}: ${t.modules.join(', ')}`);
   }
 }

@@ -8,7 +8,7 @@ import { rebuildOpeningHours } from '../../src/modules/places/opening-hours.repo
 import { prunePlaceChanges } from '../../src/modules/places/place-changes.repository.ts';
 import { PlaceMaintenance } from '../../src/modules/places/place-maintenance.ts';
 import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../src/modules/search/query/criteria.ts';
-import type { OpenAt } from '../../src/modules/places/open-at.ts';
+import type { OpenAt } from '../../src/modules/places/opening-hours.reads.ts';
 import { facetDimensions } from '../../src/modules/search/engine/bitmap-index.ts';
 import { indexQueryOf, MemorySearchEngine, SqlSearchEngine } from '../../src/modules/search/engine/search-engine.ts';
 import { createReadTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';

@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { importsOf, sourceFiles, srcDir as src } from '../../scripts/structure-report.js';
+import { importsOf, longFiles, moduleCaches, sourceFiles, srcDir as src } from '../../scripts/structure-report.js';
 
 /**
  * Rules of the layout that code review would otherwise have to catch (docs/architecture.md):
- * no import cycles in src/, no branch on the SQL dialect outside the dialect helpers, and no route that
- * casts its request (module boundaries are modules.test.ts's).
+ * no import cycles in src/, no branch on the SQL dialect outside the dialect helpers, no route that
+ * casts its request, no source file past 600 lines but the data tables, search holding no cache at a module's
+ * top level and reaching no other module's repository but the change log's (module boundaries are
+ * modules.test.ts's, table owners tables.test.ts's).
  */
 
 /** Every cycle's files, each cycle reported once (depth-first search over the import graph). */
@@ -85,5 +87,44 @@ describe('the layout of src/', () => {
     // `schema` (infra/http/type-provider.ts types it) or parse the value with its schema.
     const cast = /\brequest\.(query|body|params)\)?\s+as\b/;
     assert.deepEqual(linesMatching(files, cast), []);
+  });
+
+  test('has no source file over 600 lines but the data tables (the category maps of taxonomy/source-maps/)', () => {
+    const dataTables = join('modules', 'taxonomy', 'source-maps');
+    assert.deepEqual(
+      longFiles(files, 600)
+        .filter((f) => !f.file.startsWith(dataTables))
+        .map((f) => `${f.file}: ${f.lines} lines`),
+      [],
+    );
+  });
+
+  test('finds a module-level cache when there is one (the check itself)', () => {
+    const caches = moduleCaches(files).map((c) => c.name);
+    // geo's gazetteer is one per process on purpose (reference data, ~140 MB): the check sees it.
+    assert.ok(caches.includes('shared'), caches.join(', '));
+  });
+
+  test('search holds no mutable cache at a module level: its caches belong to the search object or a read thread', () => {
+    const search = join('modules', 'search');
+    assert.deepEqual(
+      moduleCaches(files)
+        .filter((c) => c.file.startsWith(search))
+        .map((c) => `${c.file}:${c.line} ${c.name}`),
+      [],
+    );
+  });
+
+  test("search imports no other module's repository but the change log's (places/place-changes.repository.ts)", () => {
+    const search = join(src, 'modules', 'search');
+    const changeLog = join(src, 'modules', 'places', 'place-changes.repository.ts');
+    const reached = files
+      .filter((f) => f.startsWith(search))
+      .flatMap((f) =>
+        importsOf(f, known)
+          .filter((to) => !to.startsWith(search) && to.endsWith('.repository.ts') && to !== changeLog)
+          .map((to) => `${relative(src, f)} → ${relative(src, to)}`),
+      );
+    assert.deepEqual(reached, []);
   });
 });

@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { ensureHoursFor } from '../search/open-filter.ts';
+import { ensureOpeningHours } from '../places/opening-hours.repository.ts';
 import { getSearchById } from '../search/saved-searches.ts';
 import { iterateSearchPlaces } from '../search/bulk-reads.ts';
 import { lowerPriority } from '../../infra/priority.ts';
@@ -80,7 +80,8 @@ export async function enrichCommand(db: Db, config: Config, options: EnrichOptio
     const search = await getSearchById(db, options.search);
     // No server's engine keeps the opening hours current in this process: a search with an open filter
     // brings them up to date itself.
-    await ensureHoursFor(db, search.criteria, config.OPENING_HOURS_WINDOW_DAYS);
+    // The opening-hours tables brought up to date first: this process has no place maintenance keeping them current.
+    if (search.criteria.open) await ensureOpeningHours(db, Date.now(), config.OPENING_HOURS_WINDOW_DAYS);
     selection.placeIds = (async function* () {
       for await (const rows of iterateSearchPlaces(db, search)) yield rows.map((r) => Number(r.id));
     })();

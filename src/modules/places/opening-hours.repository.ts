@@ -1,33 +1,18 @@
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
-import type { Database } from '../../infra/db/schema.ts';
 import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
-import { type OpenAt, openSchedulesAt } from './open-at.ts';
-import { placesVersion } from './place-rows.repository.ts';
-
-/** Tables of migration 0031 (see its comment). */
-export type OpeningHoursTables = {
-  place_hours: { place_id: number; schedule_id: number; tz: string | null; state: 'ok' | 'unparsed'; reason: string | null };
-  place_open_intervals: { kind: 'u' | 'l'; day: number; start_s: number; end_s: number; schedule_id: number };
-  place_hours_state: { id: number; places_version: number; window_from: string; window_to: string; computed_at: string };
-};
-
-type HoursDb = Kysely<Database & OpeningHoursTables>;
-const tables = (db: Db): HoursDb => db.kysely.withTables<OpeningHoursTables>();
-
-/** Days before the pass's own day that the intervals still cover (saved searches made then still export). */
-export const windowDaysBefore = 7;
-/** Default days ahead (`OPENING_HOURS_WINDOW_DAYS`). */
-export const defaultWindowDays = 42;
+import { placesVersion } from './place-changes.repository.ts';
+import {
+  type HoursDb,
+  type HoursWindow,
+  type OpeningHoursTables,
+  readHoursState,
+  tables,
+  windowDaysBefore,
+} from './opening-hours.reads.ts';
 
 const dayMs = 86_400_000;
-
-export interface HoursWindow {
-  /** First and last instant covered (ms). */
-  fromMs: number;
-  toMs: number;
-}
 
 /** The window a pass on `now` computes: whole UTC days, a week back and `days` ahead. */
 export function windowOf(nowMs: number, days: number): HoursWindow {
@@ -42,30 +27,6 @@ export interface HoursPassResult {
   intervals: number;
   placesVersion: number;
   window: HoursWindow;
-}
-
-export interface HoursState {
-  placesVersion: number;
-  window: HoursWindow;
-  /** When the pass ran (its clock, ISO). */
-  computedAt: string;
-  /**
-   * Which pass wrote the tables: schedule ids are given anew by each pass, so whatever holds them (the search
-   * engine's copy) is valid for one key only.
-   */
-  key: string;
-}
-
-export async function readHoursState(db: Db): Promise<HoursState | null> {
-  const row = await tables(db).selectFrom('place_hours_state').selectAll().where('id', '=', 1).executeTakeFirst();
-  return row
-    ? {
-        placesVersion: Number(row.places_version),
-        window: { fromMs: Date.parse(row.window_from), toMs: Date.parse(row.window_to) },
-        computedAt: row.computed_at,
-        key: `${row.places_version}/${row.window_from}/${row.window_to}/${row.computed_at}`,
-      }
-    : null;
 }
 
 const running = new WeakMap<Db, Promise<HoursPassResult>>();
@@ -247,54 +208,3 @@ export async function unparsedHours(db: Db, limit: number): Promise<Array<{ valu
   return rows.map((r) => ({ value: String(r.value), reason: String(r.reason), places: Number(r.places) }));
 }
 
-/** Each place's schedule as the last pass left it: `schedule` 0 where its hours could not be parsed. */
-export interface PlaceSchedules {
-  /** The pass (`HoursState.key`), null before the first. */
-  key: string | null;
-  computedAt: string | null;
-  placeIds: Int32Array;
-  schedules: Int32Array;
-}
-
-/**
- * Every row of `place_hours`, read in place id batches, with the key of the pass that wrote them: read again
- * after the rows, and the whole read retried when a pass committed meanwhile.
- */
-export async function placeSchedules(db: Db, batchSize = 50_000): Promise<PlaceSchedules> {
-  for (let attempt = 0; ; attempt++) {
-    const state = await readHoursState(db);
-    const ids: number[] = [];
-    const schedules: number[] = [];
-    for (let after = -1; ; ) {
-      const rows = await tables(db)
-        .selectFrom('place_hours')
-        .select(['place_id', 'schedule_id'])
-        .where('place_id', '>', after)
-        .orderBy('place_id')
-        .limit(batchSize)
-        .execute();
-      for (const r of rows) {
-        ids.push(Number(r.place_id));
-        schedules.push(Number(r.schedule_id));
-      }
-      if (rows.length < batchSize) break;
-      after = ids.at(-1)!;
-    }
-    const again = await readHoursState(db);
-    if ((again?.key ?? null) === (state?.key ?? null) || attempt >= 3)
-      return {
-        key: again?.key ?? null,
-        computedAt: again?.computedAt ?? null,
-        placeIds: Int32Array.from(ids),
-        schedules: Int32Array.from(schedules),
-      };
-  }
-}
-
-/** The schedules open at a moment (`openSchedulesAt`, the open filter's own set), and the pass they belong to. */
-export async function schedulesOpenAt(db: Db, open: OpenAt): Promise<{ key: string | null; schedules: number[] }> {
-  const { rows } = await sql<{ schedule_id: number }>`SELECT DISTINCT s.schedule_id FROM ${openSchedulesAt(open)} AS s`.execute(db.kysely);
-  // Read after the set: a pass that committed before or during it shows here, and the caller does not mix passes.
-  const state = await readHoursState(db);
-  return { key: state?.key ?? null, schedules: rows.map((r) => Number(r.schedule_id)) };
-}

@@ -1,7 +1,37 @@
 import type { Db } from '../../infra/db/database.ts';
-import { placesVersion } from './place-rows.repository.ts';
+import { byDialect } from '../../infra/db/dialect.ts';
 
-export { placesVersion };
+const versionStatements = new WeakMap<object, { get(): unknown }>();
+
+/**
+ * Reads the places version. Asked on every search, so SQLite reads it through one prepared statement per
+ * connection rather than building the query each time.
+ */
+const readPlacesVersion = byDialect<() => Promise<number>>({
+  sqlite: (db) => {
+    let statement = versionStatements.get(db.sqlite);
+    if (!statement) {
+      statement = db.sqlite.prepare('SELECT version FROM places_version WHERE id = 1').pluck();
+      versionStatements.set(db.sqlite, statement);
+    }
+    const prepared = statement;
+    return async () => Number(prepared.get());
+  },
+  postgres: (db) => async () => {
+    const row = await db.kysely
+      .withTables<{ places_version: { id: number; version: number } }>()
+      .selectFrom('places_version')
+      .select('version')
+      .where('id', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(row.version);
+  },
+});
+
+/** Moves whenever `places` changes (migration 0007): what cached counts and pages are checked against. */
+export function placesVersion(db: Db): Promise<number> {
+  return readPlacesVersion(db)();
+}
 
 /** How long the change log keeps a change by default: a reader further behind reloads everything. */
 export const PLACE_CHANGES_KEPT_MS = 24 * 60 * 60 * 1000;

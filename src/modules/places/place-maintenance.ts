@@ -1,6 +1,7 @@
 import type { Db } from '../../infra/db/database.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
-import { defaultWindowDays, ensureOpeningHours } from './opening-hours.repository.ts';
+import { defaultWindowDays } from './opening-hours.reads.ts';
+import { ensureOpeningHours } from './opening-hours.repository.ts';
 import { prunePlaceChanges } from './place-changes.repository.ts';
 
 /** How often the change log is pruned (each node does; it is idempotent). */

@@ -1,41 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
-import { byDialect } from '../../infra/db/dialect.ts';
 import { publicPlaceSelection, type PublicPlaceRow } from './places.schema.ts';
 
-/** Lookups of one place by id and the places version: what the places module reads of its own record. */
-
-const versionStatements = new WeakMap<object, { get(): unknown }>();
-
-/**
- * Reads the places version. Asked on every search, so SQLite reads it through one prepared statement per
- * connection rather than building the query each time.
- */
-const readPlacesVersion = byDialect<() => Promise<number>>({
-  sqlite: (db) => {
-    let statement = versionStatements.get(db.sqlite);
-    if (!statement) {
-      statement = db.sqlite.prepare('SELECT version FROM places_version WHERE id = 1').pluck();
-      versionStatements.set(db.sqlite, statement);
-    }
-    const prepared = statement;
-    return async () => Number(prepared.get());
-  },
-  postgres: (db) => async () => {
-    const row = await db.kysely
-      .withTables<{ places_version: { id: number; version: number } }>()
-      .selectFrom('places_version')
-      .select('version')
-      .where('id', '=', 1)
-      .executeTakeFirstOrThrow();
-    return Number(row.version);
-  },
-});
-
-/** Moves whenever `places` changes (migration 0007): what cached counts and pages are checked against. */
-export function placesVersion(db: Db): Promise<number> {
-  return readPlacesVersion(db)();
-}
+/** Lookups of one place by id: what the places module reads of its own record for its details. */
 
 /** A place with what its details page shows: where its record comes from and, for a place of several sources, which gave each field. */
 export type PlaceDetailsRow = PublicPlaceRow & {

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
-import { placesVersion } from '../places/place-rows.repository.ts';
+import { placesVersion } from '../places/place-changes.repository.ts';
 import { countPlacesByCategory, countPlacesByCountry } from './reference.repository.ts';
 
 /**

@@ -1,9 +1,8 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { defaultWindowDays, ensureOpeningHours, readHoursState, windowDaysBefore } from '../places/opening-hours.repository.ts';
-import type { OpenAt } from '../places/open-at.ts';
+import { type OpenAt, readHoursState, windowDaysBefore } from '../places/opening-hours.reads.ts';
 import type { PlaceCriteria } from './query/criteria.ts';
-import { placesVersion } from '../places/place-rows.repository.ts';
+import { placesVersion } from '../places/place-changes.repository.ts';
 
 /**
  * `open_now` and `open_at` (docs/opening-hours.md): what they ask for as criteria (`PlaceCriteria.open`), checked
@@ -71,16 +70,6 @@ export function describeOpen(open: OpenAt): Pick<OpenResolution, 'mode' | 'at'> 
 /** The same criteria selecting the places whose hours could not be parsed (their count goes in `resolved.open`). */
 export function unparsedCriteria(criteria: PlaceCriteria & { open: OpenAt }): PlaceCriteria {
   return { ...criteria, open: { ...criteria.open, unparsed: true } };
-}
-
-/**
- * Brings the opening-hours tables up to date before a search with an open filter reads them (a no-op
- * otherwise): after an import moved the places version, or once a day as the window rolls on. For a
- * process without a search engine keeping them current (`leadatlas enrich --search`); a server's
- * requests never wait for the pass (`PlaceMaintenance.keepHoursCurrent` in places/place-maintenance.ts).
- */
-export async function ensureHoursFor(db: Db, criteria: PlaceCriteria, windowDays = defaultWindowDays, nowMs = Date.now()): Promise<void> {
-  if (criteria.open) await ensureOpeningHours(db, nowMs, windowDays);
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   findPlacesPage,
   type PlaceFacetColumn,
 } from './query/place-query.repository.ts';
-import { placesVersion } from '../places/place-rows.repository.ts';
+import { placesVersion } from '../places/place-changes.repository.ts';
 import type { PlaceCriteria, PlaceKey, PlaceSort } from './query/criteria.ts';
 import type { PublicPlaceRow } from '../places/places.schema.ts';
 import { findPlacesAfterId } from './query/place-stream.ts';

@@ -81,17 +81,14 @@ class GroupedSearchInserts {
   }
 }
 
-const groupedInserts = new WeakMap<SQLite.Database, GroupedSearchInserts>();
-
-/** SQLite: the saves of one event-loop turn commit together. PostgreSQL: an INSERT each (the pool runs them side by side). */
-const searchInserter = byDialect<(row: Omit<SearchRow, 'id'>) => Promise<void>>({
+/**
+ * Saves searches; each promise resolves once its search is committed. SQLite: the saves of one event-loop turn
+ * given to the same inserter commit together (the search object holds one). PostgreSQL: an INSERT each (the
+ * pool runs them side by side).
+ */
+export const createSearchInserter = byDialect<(row: Omit<SearchRow, 'id'>) => Promise<void>>({
   sqlite: (db) => {
-    let grouped = groupedInserts.get(db.sqlite);
-    if (!grouped) {
-      grouped = new GroupedSearchInserts(db.sqlite);
-      groupedInserts.set(db.sqlite, grouped);
-    }
-    const inserts = grouped;
+    const inserts = new GroupedSearchInserts(db.sqlite);
     return (row) => inserts.add(insertColumns.map((c) => row[c]));
   },
   postgres: (db) => async (row) => {
@@ -99,9 +96,9 @@ const searchInserter = byDialect<(row: Omit<SearchRow, 'id'>) => Promise<void>>(
   },
 });
 
-/** Saves a search; resolves once it is committed. */
+/** Saves one search (tests, fixtures); the API saves through the search object's inserter (`SearchDeps.saveSearch`). */
 export function insertSearch(db: Db, row: Omit<SearchRow, 'id'>): Promise<void> {
-  return searchInserter(db)(row);
+  return createSearchInserter(db)(row);
 }
 
 /** The account's most recent saved searches, newest first. */

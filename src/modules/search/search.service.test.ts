@@ -6,7 +6,7 @@ import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { storedPlaceText } from '../places/place-text.ts';
 import { countPlaces, findPlacesPage } from './query/place-query.repository.ts';
-import { placesVersion } from '../places/place-rows.repository.ts';
+import { placesVersion } from '../places/place-changes.repository.ts';
 import { type PlaceCriteria, noCriteria } from './query/criteria.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';

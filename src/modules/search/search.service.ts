@@ -4,7 +4,7 @@ import { jsonOf } from '../../infra/json.ts';
 import { foldText } from '../../infra/text.ts';
 import { citiesByIds } from '../geo/geo.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
-import { defaultWindowDays } from '../places/opening-hours.repository.ts';
+import { defaultWindowDays } from '../places/opening-hours.reads.ts';
 import { parseFields, type PlaceField } from '../places/places.schema.ts';
 import { searchOtherCities } from './city-fallback.ts';
 import type { FacetDimension } from './engine/search-engine.ts';
@@ -25,7 +25,6 @@ import {
   searchAsItRunsNow,
 } from './saved-searches.ts';
 import { rowCheck, type PlacePage } from './search.reads.ts';
-import { insertSearch } from './search.repository.ts';
 import {
   defaultPerPage,
   type FacetsQuery,
@@ -227,7 +226,7 @@ export async function saveNewSearch(
     total: page.total,
     createdAt: new Date().toISOString(),
   };
-  await insertSearch(deps.db, {
+  await deps.saveSearch({
     public_id: search.id,
     account_id: accountId,
     params: JSON.stringify(params),

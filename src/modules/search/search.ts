@@ -5,6 +5,7 @@ import { Lru } from '../../infra/lru.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlSearchEngine, type SearchEngine } from './engine/search-engine.ts';
 import { fuzzyCandidateLimit } from './query/typos.ts';
+import { createSearchInserter } from './search.repository.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.types.ts';
 import { createPlaceNameResolver, createTypeResolver } from './type-resolver.ts';
@@ -45,6 +46,7 @@ export function createSearch(
     hoursWindowDays: config.OPENING_HOURS_WINDOW_DAYS,
     resolvedNames: new Lru(resolvedNamesEntries),
     renderedPages: new WeakMap(),
+    saveSearch: createSearchInserter(db),
     warm() {
       setImmediate(() => {
         void search.types();

@@ -12,6 +12,7 @@ import type { OpenResolution } from './open-filter.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import type { SearchEngine } from './engine/search-engine.ts';
 import type { PlacePage } from './search.reads.ts';
+import type { SearchRow } from './search.repository.ts';
 import type { SearchFilters } from './search.schema.ts';
 
 /** Resolves `type` terms through the taxonomy (any language or synonym it knows). */
@@ -62,6 +63,8 @@ export interface SearchDeps {
   now?: () => number;
   /** What the names of searches resolved to, per parameters and language (`resolveSearchCached`). */
   resolvedNames: Lru<string, ResolvedNames>;
+  /** Saves a new search (`createSearchInserter`: on SQLite, the saves of one event-loop turn commit together). */
+  saveSearch: (row: Omit<SearchRow, 'id'>) => Promise<void>;
   /** Each page's places as JSON per list of fields, kept while the page is (`pagePlacesJson`). */
   renderedPages: WeakMap<PlacePage, Map<string, string>>;
 }

@@ -1,5 +1,5 @@
 import { RoaringBitmap32 } from 'roaring-wasm';
-import type { OpenAt } from '../../places/open-at.ts';
+import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
 
 /** The boolean filters the index holds, by their facet name. */

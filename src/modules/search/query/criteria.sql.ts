@@ -5,7 +5,7 @@ import { byDialect } from '../../../infra/db/dialect.ts';
 import { rowBudget, sqliteRowBudget } from '../../../infra/db/time-budget.ts';
 import { nameMark, searchFold, searchForm } from '../../../infra/text.ts';
 import { exclusionConditions } from '../../leads/exclusion.sql.ts';
-import { openCondition } from '../../places/open-at.ts';
+import { openCondition } from '../../places/opening-hours.reads.ts';
 import { foundHas, hasSocialExpr } from '../../places/place-facts.ts';
 import type { PlaceCriteria, PlaceKey, PlaceSort } from './criteria.ts';
 import { fuzzyMaxAreaDeg2, fuzzyPieces, indexablePiece } from './typos.ts';
