@@ -47,9 +47,19 @@ export const sharedWrites: ReadonlyArray<{ file: string; table: string; why: str
     why: "a batch's run counters commit in the writer's own transaction (a prepared statement on SQLite, one statement on PostgreSQL)",
   },
   {
+    file: 'modules/places/places.writer.sql.ts',
+    table: 'import_runs',
+    why: "the PostgreSQL writer's statement for the same counters, run in the batch's transaction",
+  },
+  {
     file: 'modules/places/places.writer.ts',
     table: 'place_match_due',
     why: "new and changed places are queued for conflation by the writer's set-wise statements, in the same transaction",
+  },
+  {
+    file: 'modules/places/places.writer.sql.ts',
+    table: 'place_match_due',
+    why: "the PostgreSQL writer's upsert queues them in the same statement",
   },
   {
     file: 'modules/conflation/conflation.repository.ts',

@@ -23,7 +23,6 @@ export const windowDaysBefore = 7;
 /** Default days ahead (`OPENING_HOURS_WINDOW_DAYS`). */
 export const defaultWindowDays = 42;
 
-
 export interface HoursWindow {
   /** First and last instant covered (ms). */
   fromMs: number;

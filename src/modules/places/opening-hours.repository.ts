@@ -207,4 +207,3 @@ export async function unparsedHours(db: Db, limit: number): Promise<Array<{ valu
     .execute();
   return rows.map((r) => ({ value: String(r.value), reason: String(r.reason), places: Number(r.places) }));
 }
-
