@@ -3,7 +3,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../infra/db/database.ts';
 import { AppError } from '../infra/errors.ts';
 import { importDemoDataIfEmpty, prepareDatabase } from '../bootstrap.ts';
-import { catalogStats, printStats } from './stats.ts';
+import { catalogStats, printStats } from './commands/stats.ts';
 import { copyProgressRenderer, progressRenderer, printImportSummary } from './progress.ts';
 import { isChangeFile, runImport } from '../modules/importers/import.service.ts';
 import { expandImportArguments } from '../modules/importers/dataset.ts';

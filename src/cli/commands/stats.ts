@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Db } from '../infra/db/database.ts';
-import { contactPresence } from '../modules/places/place-facts.ts';
+import type { Db } from '../../infra/db/database.ts';
+import { contactPresence } from '../../modules/places/place-facts.ts';
 
 /** Open places with each kind of contact: from their sources alone (`before`), and with what their websites gave (`after`). */
 export interface ContactCoverage {
