@@ -12,7 +12,7 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { startCliImport } from '../../../test/helpers/cli.ts';
 import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
-import { catalogStats } from '../../cli/stats.ts';
+import { catalogStats } from '../../cli/commands/stats.ts';
 import { runImport } from './import.service.ts';
 import { datasetOfPath } from './dataset.ts';
 
