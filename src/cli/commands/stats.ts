@@ -1,4 +1,7 @@
+import type { Command } from 'commander';
 import { sql } from 'kysely';
+import { prepareDatabase } from '../../bootstrap.ts';
+import { withDb } from '../options.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { contactPresence } from '../../modules/places/place-facts.ts';
 
@@ -175,4 +178,21 @@ export function printStats(s: CatalogStats): void {
       `  #${r.id} ${r.dataset} ${r.status}: imported ${r.imported}, updated ${r.updated}, unchanged ${r.unchanged}, retired ${r.retired}, skipped ${r.skipped}`,
     );
   }
+}
+
+/** `leadatlas stats`: places per country and per category, and how many have each kind of contact. */
+export function registerStats(program: Command): void {
+  program
+    .command('stats')
+    .description('places per country and per category')
+    .option('--json', 'print JSON')
+    .option('--top <n>', 'categories to list', (v) => Number(v), 25)
+    .action((opts: { json?: boolean; top: number }) =>
+      withDb(async (db) => {
+        await prepareDatabase(db);
+        const stats = await catalogStats(db, opts.top);
+        if (opts.json) console.log(JSON.stringify(stats, null, 2));
+        else printStats(stats);
+      }),
+    );
 }

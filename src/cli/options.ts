@@ -1,0 +1,67 @@
+import { InvalidArgumentError } from 'commander';
+import { loadConfig, type Config } from '../config.ts';
+import { parseBbox, type Bbox } from '../infra/bbox.ts';
+import { openDatabase, type Db } from '../infra/db/database.ts';
+
+/** What the commands write for the operator: progress and results on standard error. */
+export const log = (m: string) => console.error(m);
+
+/** Runs `fn` on the configured database, closed afterwards whatever happens. */
+export async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const db = openDatabase(config.DATABASE_URL);
+  try {
+    return await fn(db, config);
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * A whole-number option from `min` (to `max` when given): the parser commander calls, with the usage error
+ * `a whole number from 1 to 100000`.
+ */
+export function integerOption(min: number, max?: number): (value: string) => number {
+  const allowed = max === undefined ? `a whole number from ${min}` : `a whole number from ${min} to ${max}`;
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) throw new InvalidArgumentError(allowed);
+    return n;
+  };
+}
+
+/** `--bbox minLon,minLat,maxLon,maxLat`, checked as the API checks its `bbox` (infra/bbox.ts). */
+export function bboxOption(value: string): Bbox {
+  const parsed = parseBbox(value);
+  if ('problem' in parsed)
+    throw new InvalidArgumentError('four numbers minLon,minLat,maxLon,maxLat within -180..180 and -90..90, min before max');
+  return parsed.box;
+}
+
+/** `--country XX`: an ISO 3166-1 alpha-2 code, upper-cased. */
+export function countryOption(value: string): string {
+  if (!/^[A-Za-z]{2}$/.test(value)) throw new InvalidArgumentError('an ISO 3166-1 alpha-2 code such as DE or US');
+  return value.toUpperCase();
+}
+
+/** A number from 0 to 1 (`--min-confidence`). */
+export function fractionOption(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('a number from 0 to 1');
+  return n;
+}
+
+/**
+ * A command that failed in a way its own module knows (a copy that does not match, a feed that cannot be
+ * followed): the line to print and the exit code. The command turns its module's error into one, by class.
+ */
+export class CommandFailure extends Error {
+  override name = 'CommandFailure';
+
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
