@@ -6,7 +6,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
-import { safeNext } from './dashboard.routes.ts';
+import { safeNext } from './session.routes.ts';
 
 const password = 'a passphrase long enough';
 

@@ -22,11 +22,6 @@ import { suppressionsPageRoutes } from './suppressions.routes.ts';
 import { tokensRoutes } from './tokens.routes.ts';
 import { usageRoutes } from './usage.routes.ts';
 
-// Importable from here as before.
-export type { DashboardOptions };
-export { safeNext } from './session.routes.ts';
-export { parseExpiry } from './tokens.routes.ts';
-
 /**
  * The web dashboard, served by the API process. Registered as an encapsulated plugin: its form
  * parser, cookies, security headers (strict CSP, no inline script) and HTML error pages apply to

@@ -9,8 +9,6 @@ import { createResolver, type Resolver } from './resolver.ts';
  */
 import type { EmailVerdict } from '../contacts/contacts.ts';
 
-export type { EmailVerdict };
-
 export interface EmailDomainCheckerOptions {
   /** DNS servers to ask (`1.1.1.1`, `127.0.0.1:5353`); the system's resolvers when absent. */
   dnsServers?: string[];

@@ -5,7 +5,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { normaliseEmail, siteOf, type FoundContacts } from '../contacts/contacts.ts';
 import type { SiteCrawl, CrawledPage } from './crawler/crawler.ts';
-import type { EmailVerdict } from './email-check.ts';
+import type { EmailVerdict } from '../contacts/contacts.ts';
 import { extractContacts, type ExtractedContacts, type PageInput } from './extract/extract.ts';
 import * as repo from './enrichment.repository.ts';
 

@@ -11,7 +11,8 @@ import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import type { DownloadLinks } from './download-links.ts';
 import * as repo from './export-jobs.repository.ts';
 import { jobView } from './export-jobs.service.ts';
-import { startExport, type ExportAllowance, type ExportPermit, type StartedExport } from './exports.service.ts';
+import { startExport, type StartedExport } from './exports.service.ts';
+import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
 import { exportFormats, type ExportFormatName } from './formats/index.ts';
 
 export interface JobRunnerOptions {

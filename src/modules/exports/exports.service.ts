@@ -21,9 +21,6 @@ import {
 import type { PlaceBatches } from './formats/cells.ts';
 import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
 
-// The quota contract is the auth module's (QuotaService implements it); importable from here as before.
-export type { ExportAllowance, ExportPermit };
-
 /** An export as the account's export log shows it. */
 export interface ExportSummary {
   id: string;

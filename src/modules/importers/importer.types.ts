@@ -1,10 +1,5 @@
-import type { CityAssignment, PhoneNormaliser, PlaceLocator } from '../geo/geo.types.ts';
-import type { PlaceInput, SourceContacts } from '../places/place-input.ts';
-import type { Classifier } from '../taxonomy/taxonomy.types.ts';
+import type { PlaceInput } from '../places/place-input.ts';
 import type { WayRows } from './osm-geometry.ts';
-
-// The contracts the enrich stage shares with the modules that own them, importable from here as before.
-export type { CityAssignment, Classifier, PhoneNormaliser, PlaceInput, PlaceLocator, SourceContacts };
 
 /**
  * Contracts between the three stages of an import:

@@ -45,5 +45,3 @@ export interface PlaceInput {
   /** The source says the business is closed (Yelp `is_open: 0`, Overture `operating_status` other than open, OSM `disused=yes`…). */
   closed?: boolean;
 }
-
-export type { SourceContacts };

@@ -21,9 +21,6 @@ import { quickSearch, searchFacets, searchPlaces, searchPlacesInArea } from './s
 import type { Search } from './search.ts';
 import type { SearchDeps } from './search.types.ts';
 
-// Shared with modules/reference's routes; importable from here as before.
-export { requestLang };
-
 export interface SearchRoutesOptions {
   config: Config;
   /** The search object of the app (`createSearch`), shared with the dashboard. */

@@ -4,9 +4,6 @@ import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { polygonLimits } from './polygon.ts';
 import { facetDimensions, type FacetDimension } from './engine/bitmap-index.ts';
 
-// Shared with modules/reference's routes; importable from here as before.
-export { overloaded } from '../../infra/http/problem.ts';
-
 /** Bounds of `per_page` and `radius` (metres), shared by the schema and the service. */
 export const perPage = { default: 20, min: 1, max: 100 } as const;
 export const radiusM = { default: 5000, min: 1, max: 200_000 } as const;

@@ -7,7 +7,7 @@ import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { defaultWindowDays } from '../places/opening-hours.reads.ts';
 import { parseFields, type PlaceField } from '../places/places.schema.ts';
 import { searchOtherCities } from './city-fallback.ts';
-import type { FacetDimension } from './engine/search-engine.ts';
+import type { FacetDimension } from './engine/bitmap-index.ts';
 import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
 import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
 import { fuzzyNarrowed } from './query/criteria.sql.ts';

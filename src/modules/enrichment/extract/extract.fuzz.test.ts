@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { normaliseEmail } from './emails.ts';
-import { canonicalSocial, extractContacts } from './extract.ts';
+import { canonicalSocial } from '../../contacts/socials.ts';
+import { extractContacts } from './extract.ts';
 
 /**
  * Generated pages made of the pieces extraction looks at (links of every kind, obfuscated and plain

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalSocial, extractContacts, type ExtractedContacts } from './extract.ts';
+import { canonicalSocial } from '../../contacts/socials.ts';
+import { extractContacts, type ExtractedContacts } from './extract.ts';
 import { decodeCloudflareEmail } from './page-scan.ts';
 import { normaliseEmail } from './emails.ts';
 

@@ -5,8 +5,6 @@ import { scanPage, type PageScan } from './page-scan.ts';
 import { phoneFromMarkup, phonesInText } from './phones.ts';
 import { canonicalSocial, type SocialNetwork } from '../../contacts/socials.ts';
 
-export { canonicalSocial, type SocialNetwork } from '../../contacts/socials.ts';
-
 /** A fetched page; `html` is already decoded to a string. */
 export interface PageInput {
   url: string;

@@ -1,5 +1,7 @@
 import type { FileMetaData } from 'hyparquet';
-import type { PlaceInput, ReadResult, ReaderFactory, SourceContacts } from '../importer.types.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import type { ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { SourceContacts } from '../../contacts/contacts.ts';
 import { attributes, country, distinct, isObject, number, text } from './fields.ts';
 import { statisticsColumn, type ParquetDialect } from './parquet.ts';
 import { csvHeader, hasColumns, openCsvReader, refuseColumns } from './rows.ts';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../../infra/errors.ts';
-import type { PlaceInput, ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import type { ReadResult, ReaderFactory } from '../importer.types.ts';
 import { country, distinct, isObject, number, splitList, text, unwrapFeature } from './fields.ts';
 import { csvHeader, firstJsonObject, openCsvReader, openNdjsonReader, type CsvRow, type JsonObject } from './rows.ts';
 

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import type { OpenOptions, PlaceInput } from '../importer.types.ts';
+import type { OpenOptions } from '../importer.types.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
 import { parquetPlaces } from './parquet-places.ts';
 
 const data = resolve(import.meta.dirname, '../../../../../shared/data');

@@ -1,4 +1,5 @@
-import type { PlaceInput, ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import type { ReadResult, ReaderFactory } from '../importer.types.ts';
 import { attributes, number, splitList, text } from './fields.ts';
 import { csvHeader, hasColumns, openCsvReader, refuseColumns, type CsvRow } from './rows.ts';
 

@@ -6,7 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError } from '../../../infra/errors.ts';
-import type { PlaceInput, ReadResult } from '../importer.types.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import type { ReadResult } from '../importer.types.ts';
 import { readHead } from '../import.service.ts';
 import { osmNdjsonLineToPlace, osmNdjsonReaderFactory, lineBatches } from './osm-ndjson.ts';
 import { osmPbfReaderFactory } from './osm-pbf.ts';

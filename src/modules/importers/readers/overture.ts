@@ -1,4 +1,6 @@
-import type { PlaceInput, ReadResult, ReaderFactory, SourceContacts } from '../importer.types.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import type { ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { SourceContacts } from '../../contacts/contacts.ts';
 import { attributes, distinct, isObject, number, text, unwrapFeature } from './fields.ts';
 import type { ParquetDialect } from './parquet.ts';
 import { firstJsonObject, openNdjsonReader, refuseColumns, type JsonObject } from './rows.ts';

@@ -2,7 +2,8 @@ import { open } from 'node:fs/promises';
 import { parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData, type RowGroup } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { AppError } from '../../../infra/errors.ts';
-import type { OpenOptions, PlaceInput, ReadResult, SourceReader } from '../importer.types.ts';
+import type { OpenOptions, ReadResult, SourceReader } from '../importer.types.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
 import { rowAssembler } from './parquet-rows.ts';
 
 /**

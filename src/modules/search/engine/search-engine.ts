@@ -13,9 +13,6 @@ import { BitmapIndex, flagNames, type FacetDimension, type FacetValue, type Inde
 import { placeFactsAfter, placeFactsByIds, type PlaceFacts } from './engine.repository.ts';
 import { PageRowCache, type PageRow } from './row-cache.ts';
 
-export type { FacetDimension, FacetValue } from './bitmap-index.ts';
-export { facetDimensions } from './bitmap-index.ts';
-
 /** What `/readyz` shows of the engine. */
 export type EngineState =
   | { engine: 'sql' }
