@@ -5,6 +5,7 @@ import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
 import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../places/places.stream.ts';
 import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
 import { getSearchForAccount, parseFields, searchAsItRunsNow, searchRowCheck, type SavedSearch } from '../search/search.service.ts';
+import { trueOpenCriteria } from '../search/open-filter.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
 import {
@@ -164,7 +165,7 @@ function searchLabels(search: SavedSearch): { city: string | null; type: string 
  */
 async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): AsyncGenerator<BulkPlaceTuple[]> {
   const check = searchRowCheck(search);
-  for await (const rows of streamPlaceTuples(db, search.criteria, batchSize, check !== null)) {
+  for await (const rows of streamPlaceTuples(db, await trueOpenCriteria(db, search.criteria), batchSize, check !== null)) {
     const matches = check
       ? rows.filter((t) =>
           check(

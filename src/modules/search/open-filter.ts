@@ -1,6 +1,13 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { defaultWindowDays, ensureOpeningHours, readHoursState, windowDaysBefore } from '../places/opening-hours.repository.ts';
+import {
+  defaultWindowDays,
+  readHoursState,
+  rebuildOpeningHours,
+  windowDaysBefore,
+  windowDaysOfPass,
+} from '../places/opening-hours.repository.ts';
+import { hoursNotReady, hoursReadiness } from '../places/opening-hours.recent.ts';
 import { type OpenAt, type PlaceCriteria, placesVersion } from '../places/places.repository.ts';
 
 /**
@@ -72,13 +79,24 @@ export function unparsedCriteria(criteria: PlaceCriteria & { open: OpenAt }): Pl
 }
 
 /**
- * Brings the opening-hours tables up to date before a search with an open filter reads them (a no-op
- * otherwise): after an import moved the places version, or once a day as the window rolls on. For a
- * process without a search engine keeping them current (`leadatlas enrich --search`); a server's
- * requests never wait for the pass (`SqlSearchEngine.keepHoursCurrent`).
+ * Criteria a bulk read (an export, the dashboard's map, enrichment of a saved search) can give the SQL with
+ * their open filter answered truly: the places changed since the opening-hours pass decided directly
+ * (`hoursReadiness`). When the tables cannot answer the moment (no pass, a window that does not reach it, too
+ * many changes since), the pass runs here first and the read waits for it: these reads run in the background,
+ * in a process with no server's engine (`leadatlas enrich --search`), or after a search that already waited.
+ * `windowDays`: the window of that pass; absent, the last pass's.
  */
-export async function ensureHoursFor(db: Db, criteria: PlaceCriteria, windowDays = defaultWindowDays, nowMs = Date.now()): Promise<void> {
-  if (criteria.open) await ensureOpeningHours(db, nowMs, windowDays);
+export async function trueOpenCriteria(db: Db, criteria: PlaceCriteria, windowDays?: number, nowMs = Date.now()): Promise<PlaceCriteria> {
+  if (!criteria.open) return criteria;
+  const state = await readHoursState(db);
+  const days = windowDays ?? (state ? windowDaysOfPass(state.window) : defaultWindowDays);
+  let readiness = await hoursReadiness(db, criteria.open, { nowMs, windowDays: days, state });
+  if (!readiness.ready) {
+    await rebuildOpeningHours(db, nowMs, days);
+    readiness = await hoursReadiness(db, criteria.open, { nowMs, windowDays: days });
+  }
+  if (!readiness.ready) throw hoursNotReady(readiness, 1);
+  return { ...criteria, open: readiness.open };
 }
 
 /**

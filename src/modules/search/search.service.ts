@@ -27,7 +27,7 @@ import { findSearchById, findSearchForAccount, insertSearch, listRecentSearches,
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { citiesByIds } from '../geo/geo.ts';
 import { defaultWindowDays } from '../places/opening-hours.repository.ts';
-import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
+import { describeOpen, openFilterOf, trueOpenCriteria, unparsedCriteria } from './open-filter.ts';
 import type { AccountExclusion } from '../places/places.repository.ts';
 import type { FacetDimension } from './engine/search-engine.ts';
 
@@ -615,9 +615,9 @@ const clockOf = (deps: SearchDeps): (() => number) => deps.now ?? Date.now;
 const windowDaysOf = (deps: SearchDeps): number => deps.hoursWindowDays ?? defaultWindowDays;
 
 /**
- * The search with its open filter. The opening-hours tables are not brought up to date here: the search
- * engine runs the pass in the background when they fall behind (after an import, on a new day), and a search
- * meanwhile answers from the last pass (`resolved.open.computed_at`).
+ * The search with its open filter. The engine answers it truly or not at all: from the last opening-hours pass
+ * with the places changed since decided directly, or after waiting for a pass within the time budget, or 503
+ * `not_ready` (docs/opening-hours.md); so no search is saved with a total the tables could not give.
  */
 function withOpen(resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf>): ResolvedSearch {
   return open ? { ...resolved, criteria: { ...resolved.criteria, open } } : resolved;
@@ -626,10 +626,9 @@ function withOpen(resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf
 /** `resolved.open` of a search with an open filter: the moment and how many matches have hours that could not be parsed. */
 async function withOpenResolution(deps: SearchDeps, criteria: PlaceCriteria, resolution: SearchResolution): Promise<SearchResolution> {
   if (!criteria.open) return resolution;
-  const [unparsed, pass] = await Promise.all([
-    deps.engine.countMatches(unparsedCriteria({ ...criteria, open: criteria.open })),
-    deps.engine.hoursComputedAt(),
-  ]);
+  // The count first: it waits for the pass the page waited for, which `computed_at` then names.
+  const unparsed = await deps.engine.countMatches(unparsedCriteria({ ...criteria, open: criteria.open }));
+  const pass = await deps.engine.hoursComputedAt();
   return { ...resolution, open: { ...describeOpen(criteria.open), unparsed, computed_at: pass } };
 }
 
@@ -764,7 +763,7 @@ export async function getSearchById(db: Db, searchId: string): Promise<SavedSear
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
   const check = searchRowCheck(search);
-  for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
+  for await (const rows of streamPlaces(db, await trueOpenCriteria(db, search.criteria), batchSize)) {
     const matches = check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows;
     if (matches.length > 0) yield matches;
   }
@@ -780,7 +779,7 @@ export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck>
 
 /** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
 export async function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
-  return countMatches(db, search.criteria);
+  return countMatches(db, await trueOpenCriteria(db, search.criteria));
 }
 
 /**

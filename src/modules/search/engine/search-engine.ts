@@ -2,14 +2,18 @@ import { roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
 import { PollLoop } from '../../../infra/poll-loop.ts';
+import { currentDeadline } from '../../../infra/db/time-budget.ts';
 import {
   defaultWindowDays,
   ensureOpeningHours,
+  type HoursState,
   type PlaceSchedules,
   placeSchedules,
   readHoursState,
+  rebuildOpeningHours,
   schedulesOpenAt,
 } from '../../places/opening-hours.repository.ts';
+import { type HoursReadiness, hoursNotReady, hoursReadiness, type RecentHours, recentMatches } from '../../places/opening-hours.recent.ts';
 import { placeChangesSince, prunePlaceChanges } from '../../places/place-changes.repository.ts';
 import { type OpenAt, placesVersion, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../../places/places.repository.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
@@ -72,6 +76,8 @@ interface EngineOptions {
 
 /** How often the change log is pruned (each node does; it is idempotent). */
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
+/** How long a read with an open filter waits for the opening-hours pass when it has no time budget of its own. */
+const HOURS_WAIT_MS = 5000;
 
 /** Every search by SQL, in the read pool. */
 export class SqlSearchEngine implements SearchEngine {
@@ -82,16 +88,86 @@ export class SqlSearchEngine implements SearchEngine {
 
   constructor(protected readonly options: EngineOptions) {}
 
-  searchPage(criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number): Promise<PlacePage> {
-    return this.options.reads.run('searchPage', criteria, sort, after, limit, candidateLimit);
+  async searchPage(
+    criteria: PlaceCriteria,
+    sort: PlaceSort,
+    after: PlaceKey | null,
+    limit: number,
+    candidateLimit: number,
+  ): Promise<PlacePage> {
+    return this.options.reads.run('searchPage', await this.trueOpen(criteria), sort, after, limit, candidateLimit);
   }
 
-  countMatches(criteria: PlaceCriteria): Promise<number> {
-    return this.options.reads.run('countMatches', criteria);
+  async countMatches(criteria: PlaceCriteria): Promise<number> {
+    return this.options.reads.run('countMatches', await this.trueOpen(criteria));
   }
 
-  facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]> {
-    return this.options.reads.run('facetCounts', criteria, by);
+  async facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]> {
+    return this.options.reads.run('facetCounts', await this.trueOpen(criteria), by);
+  }
+
+  /** The criteria with the open filter as the SQL can answer it truly: the places changed since the pass decided. */
+  private async trueOpen(criteria: PlaceCriteria): Promise<PlaceCriteria> {
+    if (!criteria.open) return criteria;
+    const ready = await this.hoursReady(criteria.open, () => readHoursState(this.options.db));
+    return { ...criteria, open: ready.open };
+  }
+
+  /**
+   * The opening-hours pass that answers the moment truly (`opening-hours.recent.ts`), with the places changed
+   * since it. When there is none (no pass yet, a window that does not reach the moment, too many changes since),
+   * the pass runs at once (single-flight with the background one) and the read waits for it within its time
+   * budget, leaving part of the budget to the read itself; past that, 503 `not_ready` with `Retry-After`.
+   * `held`: the pass the caller answers from.
+   */
+  protected async hoursReady(open: OpenAt, held: () => Promise<HoursState | null>): Promise<Extract<HoursReadiness, { ready: true }>> {
+    const started = Date.now();
+    const deadline = currentDeadline() ?? started + HOURS_WAIT_MS;
+    const reserve = Math.min(1000, (deadline - started) / 4);
+    const check = async () =>
+      hoursReadiness(this.options.db, open, {
+        nowMs: this.clock(),
+        windowDays: this.options.hoursWindowDays ?? defaultWindowDays,
+        state: await held(),
+      });
+    let readiness = await check();
+    if (readiness.ready) return readiness;
+    // A pass of another node (or this one's background pass) may have committed since the caller's copy.
+    await this.followHours();
+    readiness = await check();
+    if (readiness.ready) return readiness;
+    if (await finishesWithin(this.passNow(), deadline - reserve - Date.now())) {
+      readiness = await check();
+      if (readiness.ready) return readiness;
+    }
+    const passMs = this.lastPassMs ?? HOURS_WAIT_MS;
+    throw hoursNotReady(readiness, (passMs - (performance.now() - this.passStartedAt)) / 1000);
+  }
+
+  private passing: Promise<void> | undefined;
+  private passStartedAt = 0;
+  private lastPassMs: number | undefined;
+
+  /** Runs the opening-hours pass now (not after the background check's rest), then follows it. */
+  private passNow(): Promise<void> {
+    this.passing ??= (async () => {
+      this.passStartedAt = performance.now();
+      try {
+        await rebuildOpeningHours(this.options.db, this.clock(), this.options.hoursWindowDays ?? defaultWindowDays);
+        this.lastPassMs = performance.now() - this.passStartedAt;
+        this.options.log?.info({ ms: Math.round(this.lastPassMs) }, 'opening hours computed for a read that needed them');
+        await this.followHours();
+      } catch (error) {
+        this.options.log?.warn({ err: error }, 'the opening-hours pass failed: open filters answer 503 not_ready');
+      }
+    })().finally(() => {
+      this.passing = undefined;
+    });
+    return this.passing;
+  }
+
+  private clock(): number {
+    return (this.options.now ?? Date.now)();
   }
 
   state(): EngineState {
@@ -132,13 +208,11 @@ export class SqlSearchEngine implements SearchEngine {
   async keepHoursCurrent(): Promise<void> {
     const started = performance.now();
     if (started >= this.hoursRestUntil) {
-      const ran = await ensureOpeningHours(
-        this.options.db,
-        (this.options.now ?? Date.now)(),
-        this.options.hoursWindowDays ?? defaultWindowDays,
-      );
+      this.passStartedAt = started;
+      const ran = await ensureOpeningHours(this.options.db, this.clock(), this.options.hoursWindowDays ?? defaultWindowDays);
       const ms = performance.now() - started;
       if (ran) {
+        this.lastPassMs = ms;
         this.options.log?.info({ ms: Math.round(ms) }, 'opening hours computed');
         // A catalog that changes all the time (`leadatlas follow`) would keep a pass running: between two, the
         // server rests three times as long as the last one took, so passes take at most a quarter of its time.
@@ -328,11 +402,13 @@ export class MemorySearchEngine extends SqlSearchEngine {
     sort: PlaceSort,
   ): Promise<{ index: BitmapIndex; q: IndexQuery; result: RoaringBitmap32 } | null> {
     const q = this.index ? indexQueryOf(criteria, sort) : null;
-    if (!q || (q.open && !(await this.prepareOpen(q.open)))) return null;
+    if (!q) return null;
+    const recent = q.open ? (await this.hoursReady(q.open, async () => this.hours?.state ?? null)).recent : null;
+    if (q.open && !(await this.prepareOpen(q.open))) return null;
     // From here on synchronous: the index and the hours cannot change under the evaluation.
     const index = this.index;
     if (!index) return null;
-    const within = q.open ? this.openSlots(index, q.open) : null;
+    const within = q.open && recent ? this.openSlots(index, q.open, recent) : null;
     if (q.open && !within) return null;
     return { index, q, result: index.evaluate(q, within) };
   }
@@ -362,10 +438,10 @@ export class MemorySearchEngine extends SqlSearchEngine {
    * The slots of the places open at the moment (or whose hours could not be parsed: `open.unparsed`), kept
    * until the index or the hours change; null when the moment's set is not known (`prepareOpen`).
    */
-  private openSlots(index: BitmapIndex, open: OpenAt): RoaringBitmap32 | null {
+  private openSlots(index: BitmapIndex, open: OpenAt, recent: RecentHours): RoaringBitmap32 | null {
     const hours = this.hours;
     const set = open.unparsed ? null : hours && recall(hours.moments, momentOf(open));
-    if (!hours || (!open.unparsed && !set)) return null;
+    if (!hours || hours.key !== recent.key || (!open.unparsed && !set)) return null;
     const slots = this.slots;
     if (slots.index !== index || slots.version !== index.version || slots.hours !== hours) {
       for (const bitmap of slots.bitmaps.values()) bitmap.dispose();
@@ -380,7 +456,20 @@ export class MemorySearchEngine extends SqlSearchEngine {
         : index.slotsOfPlaces(placeIds, (i) => schedules[i] === 0);
       remember(this.slots.bitmaps, key, bitmap)?.dispose();
     }
-    return bitmap;
+    if (recent.changed.length === 0) return bitmap;
+    // The places changed since the pass: out of the pass's answer, and in where they are open now (`recentMatches`).
+    const adjustedKey = `${key}@${recent.through}`;
+    let adjusted = recall(this.slots.bitmaps, adjustedKey);
+    if (!adjusted) {
+      adjusted = bitmap.clone();
+      const changed = index.slotsOfPlaces(Int32Array.from(recent.changed), () => true);
+      const matching = index.slotsOfPlaces(Int32Array.from(recentMatches(recent, open)), () => true);
+      adjusted.andNotInPlace(changed).orInPlace(matching);
+      changed.dispose();
+      matching.dispose();
+      remember(this.slots.bitmaps, adjustedKey, adjusted)?.dispose();
+    }
+    return adjusted;
   }
 
   /** Reloads `place_hours` when a pass (of this node or another) replaced the one the engine holds. */
@@ -535,4 +624,18 @@ export async function applyChanges(db: Db, index: BitmapIndex, changed?: (placeI
 /** The engine `SEARCH_ENGINE` names. */
 export function createSearchEngine(kind: 'memory' | 'sql', options: EngineOptions & { pollMs: number }): SearchEngine {
   return kind === 'memory' ? new MemorySearchEngine(options, options.pollMs) : new SqlSearchEngine(options);
+}
+
+/** Whether `work` settles within `ms` (it goes on either way). */
+async function finishesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
