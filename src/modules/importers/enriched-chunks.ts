@@ -38,7 +38,7 @@ export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, 
       skip(item.reason);
       continue;
     }
-    const enriched = enrichPlace(reader.source, item.place, enricher);
+    const enriched = enrichPlace(reader, item.place, enricher);
     if (!enriched.ok) {
       skip(enriched.reason);
       continue;

@@ -17,6 +17,12 @@ export type ReadResult = { ok: true; place: PlaceInput } | { ok: false; reason: 
 export interface SourceReader {
   /** Source name stored with each place (`osm`, `gmaps`, `yelp`, `overture`, `michelin`, `zomato`…). */
   readonly source: string;
+  /**
+   * Whose vocabulary the records' categories are written in (`overture`, `foursquare`, `gmaps`, `osm`…): the
+   * format's own source name, whatever `--source` labels the places. The classifier picks the publisher's
+   * category table by it, never by the label.
+   */
+  readonly publisher: string;
   /** Format name for the import log (`osm-pbf`, `osm-ndjson`, `gmaps-csv`…). */
   readonly format: string;
   /** Size of the file in bytes, for the progress bar. */

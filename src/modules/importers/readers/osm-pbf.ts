@@ -150,6 +150,7 @@ class Wanted {
  */
 export class OsmPbfReader implements SourceReader {
   readonly format = 'osm-pbf';
+  readonly publisher = 'osm';
   /** Bytes the passes have read, and the bytes they will read in all (an estimate until it is known). */
   private passed = 0;
   private planned: number;

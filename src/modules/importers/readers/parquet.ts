@@ -236,6 +236,7 @@ export async function openParquetReader(
   const assembler = rowAssembler(metadata, columns, { compressors, utf8: false });
   return {
     source: options.source ?? dialect.source,
+    publisher: dialect.source,
     format,
     totalBytes: file.byteLength,
     totalRecords: Number(metadata.num_rows),
