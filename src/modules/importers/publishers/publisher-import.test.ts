@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -23,6 +23,7 @@ import { enrichPlace } from '../enrich.ts';
 import { loadEnricher } from '../enricher.ts';
 import { parquetPlaces } from '../readers/parquet-places.ts';
 import { foursquareRelease } from './foursquare-release.ts';
+import { downloadFile } from './geofabrik.ts';
 import { loadMarket } from './market.service.ts';
 import { overtureRelease } from './overture-release.ts';
 import { importFoursquare, importOsm, importOverture } from './publisher-import.service.ts';
@@ -144,6 +145,26 @@ describe('importing a country from its publishers through loopback mirrors of th
     }
     assert.deepEqual([...reasons.keys()].sort(), ['flagged delete', 'flagged doesnt_exist', 'flagged duplicate', 'flagged privatevenue']);
     assert.ok(closed > 0);
+  });
+
+  test('an extract download cut short is continued by a range request, and fetched whole again when the file changed', async () => {
+    const original = readFileSync(join(root, 'geofabrik', geofabrik.pbf));
+    const url = `${server.url}geofabrik/${geofabrik.pbf}`;
+    const etag = (await fetch(url, { method: 'HEAD' })).headers.get('etag')!;
+    for (const [validator, range] of [
+      [etag, `bytes=${1000}-`],
+      ['"an older file"', `bytes=${1000}-`],
+    ] as const) {
+      const dest = join(root, 'downloads', `${validator.length}.osm.pbf`);
+      mkdirSync(join(root, 'downloads'), { recursive: true });
+      writeFileSync(`${dest}.part`, original.subarray(0, 1000));
+      writeFileSync(`${dest}.part.json`, JSON.stringify({ url, validator }));
+      const from = server.requests.length;
+      assert.equal(await downloadFile(url, dest, { http, maxBytes: 1 << 30 }), original.length);
+      assert.deepEqual(readFileSync(dest), original);
+      assert.deepEqual(server.requests.slice(from), [{ path: `geofabrik/${geofabrik.pbf}`, range }]);
+      assert.equal(existsSync(`${dest}.part`), false);
+    }
   });
 
   for (const dialect of dialects)
