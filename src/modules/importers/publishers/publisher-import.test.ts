@@ -19,6 +19,7 @@ import {
 } from '../../../../test/helpers/mirrors.ts';
 import { sharedData } from '../../../../test/helpers/conflation-sample.ts';
 import { prepareDatabase } from '../../../bootstrap.ts';
+import { countryCoverage } from '../../places/coverage.repository.ts';
 import { enrichPlace } from '../enrich.ts';
 import { loadEnricher } from '../enricher.ts';
 import { parquetPlaces } from '../readers/parquet-places.ts';
@@ -229,7 +230,15 @@ describe('importing a country from its publishers through loopback mirrors of th
         const flagged = Object.keys(r.summary!.skipped_reasons).filter((k) => k.startsWith('flagged '));
         assert.ok(flagged.length > 0, JSON.stringify(r.summary!.skipped_reasons));
         assert.equal(r.kept + r.outsideBorder + flagged.reduce((n, k) => n + r.summary!.skipped_reasons[k]!, 0), r.summary!.read_count);
+        // The market's summary counts the live records of each source, closed ones left out.
+        const coverage = await countryCoverage(t.db, 'PT', ['overture', 'foursquare']);
+        assert.equal(coverage.bySource.foursquare!.places, r.kept - r.closed);
+        assert.equal(coverage.bySource.overture!.places, expected.overtureNext.size);
+        assert.equal(coverage.merged.places, r.kept - r.closed + expected.overtureNext.size);
       });
+
+      // The extract's import and the feed are the paths `osm-import` and `follow` test on both databases: once here.
+      if (dialect.name !== 'sqlite') return;
 
       test("OpenStreetMap: the country's Geofabrik extract, then its feed from the extract's own sequence, and only the feed next time", async () => {
         const cacheDir = join(root, `cache-${dialect.name}`);
