@@ -101,13 +101,15 @@ function partsMeeting(release: PublishedRelease, s: Selection): ReleasePart[] {
   );
 }
 
+/** The selection is checked before the publisher is asked for anything. */
 async function importRelease(
   db: Db,
   publisher: Publisher,
-  release: PublishedRelease,
+  find: () => Promise<PublishedRelease>,
   options: PublisherImportOptions,
 ): Promise<PublisherImport> {
   const s = selectionOf(publisher, options);
+  const release = await find();
   const parts = partsMeeting(release, s);
   if (parts.length === 0)
     throw new AppError('not_found', `no file of ${publisher} release ${release.release} holds places of the selection`, {
@@ -156,8 +158,12 @@ const outcome = (s: ImportSummary) => ({
 
 /** Overture's places through its STAC catalog: only the files, then the row groups, whose box meets the country's. */
 export async function importOverture(db: Db, options: PublisherImportOptions): Promise<PublisherImport> {
-  const release = await overtureRelease(options.baseUrl ?? OVERTURE_STAC_URL, options.release ?? 'latest', options.http);
-  return importRelease(db, 'overture', release, options);
+  return importRelease(
+    db,
+    'overture',
+    () => overtureRelease(options.baseUrl ?? OVERTURE_STAC_URL, options.release ?? 'latest', options.http),
+    options,
+  );
 }
 
 /**
@@ -166,8 +172,12 @@ export async function importOverture(db: Db, options: PublisherImportOptions): P
  * `duplicate` are skipped (`flagged …`), `closed` ones and those with a `date_closed` imported closed.
  */
 export async function importFoursquare(db: Db, options: PublisherImportOptions): Promise<PublisherImport> {
-  const release = await foursquareRelease(options.baseUrl ?? FOURSQUARE_BUCKET_URL, options.release ?? 'latest', options.http);
-  return importRelease(db, 'foursquare', release, options);
+  return importRelease(
+    db,
+    'foursquare',
+    () => foursquareRelease(options.baseUrl ?? FOURSQUARE_BUCKET_URL, options.release ?? 'latest', options.http),
+    options,
+  );
 }
 
 /**
