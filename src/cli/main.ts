@@ -10,6 +10,7 @@ import { expandImportArguments } from '../modules/importers/dataset.ts';
 import { parseColumnMapping } from '../modules/importers/readers/generic.ts';
 import { limitHeapGrowth } from '../infra/memory.ts';
 import { rebuildOpeningHours, unparsedHours } from '../modules/places/opening-hours.repository.ts';
+import { registerMarketCommands } from './market.ts';
 
 const program = new Command()
   .name('leadatlas')
@@ -382,6 +383,8 @@ dbCommand
       console.error(`backup checked and written: ${result.path} (${result.pages} pages, ${result.bytes} bytes)`);
     }),
   );
+
+registerMarketCommands(program, withDb);
 
 // The account and token commands (and their password hashing) load only when the command line may be one of
 // them: less start-up for every other command. Commander's own options go before the command name.

@@ -9,10 +9,14 @@ export function progressRenderer(file: string): ((p: ImportProgress) => void) | 
   return (p) => {
     if (!bar) {
       bar = new cliProgress.SingleBar(
-        { format: `${basename(file)} {bar} {percentage}% | {places} places | {skipped} skipped`, stream: process.stderr, hideCursor: true },
+        {
+          format: `${basename(file)} {bar} {percentage}% | {places} places | {skipped} skipped${p.parts > 1 ? ' | part {partsDone}/{parts}' : ''}`,
+          stream: process.stderr,
+          hideCursor: true,
+        },
         cliProgress.Presets.shades_classic,
       );
-      bar.start(p.totalBytes, 0, { places: 0, skipped: 0 });
+      bar.start(p.totalBytes, 0, { places: 0, skipped: 0, partsDone: p.partsDone, parts: p.parts });
     }
     // The parts of a split release: the total grows as each part is opened.
     if (p.totalBytes !== bar.getTotal()) bar.setTotal(p.totalBytes);
@@ -20,6 +24,8 @@ export function progressRenderer(file: string): ((p: ImportProgress) => void) | 
     bar.update(Math.min(p.bytesRead, p.totalBytes), {
       places: c.imported_count + c.updated_count + c.unchanged_count,
       skipped: c.skipped_count,
+      partsDone: p.partsDone,
+      parts: p.parts,
     });
     if (p.bytesRead >= p.totalBytes) bar.stop();
   };
