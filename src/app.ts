@@ -146,19 +146,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   if (checkpointer) app.addHook('onClose', () => checkpointer.stop());
   // The shared connection only appends (saved searches, leads) and looks up tokens and names.
   sizeCacheForRole(db, 'server');
-  // The one search engine of this node: its in-memory index is built before the server listens and follows
-  // the catalog's change log from then on (SEARCH_ENGINE, SEARCH_ENGINE_POLL_MS).
-  const engine = createSearchEngine(config.SEARCH_ENGINE, {
-    db,
-    reads,
-    log: app.log,
-    pollMs: config.SEARCH_ENGINE_POLL_MS,
-  });
-  engineState.current = () => engine.state();
-  app.addHook('onReady', () => engine.start());
-  app.addHook('onClose', () => engine.close());
   // The opening-hours pass and the pruning of the change log, in the background; after each check of the hours,
-  // the engine reloads what it holds of them.
+  // the engine reloads what it holds of them. A read the tables cannot answer starts the pass through it at once.
   const maintenance = new PlaceMaintenance({
     db,
     log: app.log,
@@ -166,6 +155,18 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     hoursCheckMs: config.OPENING_HOURS_CHECK_MS,
     afterHoursCheck: () => engine.followHours(),
   });
+  // The one search engine of this node: its in-memory index is built before the server listens and follows
+  // the catalog's change log from then on (SEARCH_ENGINE, SEARCH_ENGINE_POLL_MS).
+  const engine = createSearchEngine(config.SEARCH_ENGINE, {
+    db,
+    reads,
+    log: app.log,
+    pollMs: config.SEARCH_ENGINE_POLL_MS,
+    maintenance,
+  });
+  engineState.current = () => engine.state();
+  app.addHook('onReady', () => engine.start());
+  app.addHook('onClose', () => engine.close());
   app.addHook('onReady', async () => maintenance.start());
   app.addHook('onClose', () => maintenance.close());
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.

@@ -77,7 +77,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 3_600_000,
     description:
-      'how often (ms) the server checks the opening-hours tables against the catalog and the day, running the pass in the background when they are behind; 0: never (the pass then runs only by `leadatlas hours`)',
+      'how often (ms) the server checks the opening-hours tables against the catalog and the day, running the pass in the background when they are behind; 0: never (the pass then runs when a read needs it, or by `leadatlas hours`)',
   }),
   EXPORT_IDLE_TIMEOUT: Type.Integer({
     default: 60,

@@ -7,6 +7,7 @@ import { registerFollow } from './commands/follow.ts';
 import { registerFormats } from './commands/formats.ts';
 import { registerHours } from './commands/hours.ts';
 import { registerImport } from './commands/import.ts';
+import { registerMarket } from './commands/market.ts';
 import { registerMigrate } from './commands/migrate.ts';
 import { registerMonitors } from './commands/monitors.ts';
 import { registerServe } from './commands/serve.ts';
@@ -25,6 +26,7 @@ for (const register of [
   registerServe,
   registerMigrate,
   registerImport,
+  registerMarket,
   registerFollow,
   registerMonitors,
   registerEnrich,

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
 import { parseBbox, type Bbox } from '../infra/bbox.ts';
 import { openDatabase, type Db } from '../infra/db/database.ts';
+import type { HttpReadOptions } from '../modules/importers/importer.types.ts';
 
 /** What the commands write for the operator: progress and results on standard error. */
 export const log = (m: string) => console.error(m);
@@ -49,6 +50,29 @@ export function fractionOption(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('a number from 0 to 1');
   return n;
+}
+
+/** An http(s) URL of a publisher's root or a mirror (`--base-url`), with its trailing slash. */
+export function urlOption(value: string): string {
+  if (!/^https?:\/\/[^/]/i.test(value)) throw new InvalidArgumentError('an http(s) URL');
+  return value.endsWith('/') ? value : `${value}/`;
+}
+
+/** `--header "Name: value"`, repeatable: headers sent with every request to a publisher. */
+export function headerOption(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const m = /^([A-Za-z0-9!#$%&'*+.^_`|~-]+):\s*(.*)$/.exec(value);
+  if (!m || /[\r\n]/.test(m[2]!)) throw new InvalidArgumentError('"Name: value", e.g. "Authorization: Bearer TOKEN"');
+  return { ...previous, [m[1]!.toLowerCase()]: m[2]! };
+}
+
+/** How the URLs of a command are read: `--allow-private-networks` and `--header`. */
+export function httpReadOptions(o: { header?: Record<string, string>; allowPrivateNetworks?: boolean }): HttpReadOptions {
+  return { allowPrivate: o.allowPrivateNetworks === true, ...(o.header ? { headers: o.header } : {}) };
+}
+
+/** The limits of reading a replication feed (FOLLOW_*), as `leadatlas follow` and the OpenStreetMap imports read it. */
+export function feedLimits(config: Config): { timeoutMs: number; maxFileBytes: number; retryBaseMs: number } {
+  return { timeoutMs: config.FOLLOW_TIMEOUT_MS, maxFileBytes: config.FOLLOW_MAX_FILE_BYTES, retryBaseMs: config.FOLLOW_RETRY_BASE_MS };
 }
 
 /**

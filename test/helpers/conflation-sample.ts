@@ -58,7 +58,7 @@ export async function readSampleSource(source: string, only?: ReadonlySet<string
   const out = new Map<string, PlaceRecord>();
   for await (const r of reader.records()) {
     if (!r.ok || (only && !only.has(r.place.sourceId))) continue;
-    const e = enrichPlace(reader.source, r.place, enricher);
+    const e = enrichPlace(reader, r.place, enricher);
     if (e.ok) out.set(e.record.source_id, e.record);
   }
   return out;

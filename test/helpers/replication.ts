@@ -5,8 +5,8 @@ import { osmDir } from './osm.ts';
 import { runTool } from './tools.ts';
 
 /**
- * A replication directory as planet and Geofabrik publish one, made from a real extract: `versions` edits of
- * Monaco in osmium's OPL text (each renames a shop, deletes a named node, adds a new one, and bumps the
+ * A replication directory as planet and Geofabrik publish one, made from a real extract (Monaco unless another
+ * is given): `versions` edits of it in osmium's OPL text (each renames a shop, deletes a named node, adds a new one, and bumps the
  * versions as the server would), one change file between each two (`osmium derive-changes`), numbered
  * 1…N with their states. `dir/v0.osm.pbf` is the extract, `dir/vN.osm.pbf` the last edit; `dir/feed/` the feed.
  */
@@ -33,10 +33,10 @@ export const sequenceFile = (sequence: number, suffix: string) => {
   return `${digits.slice(0, 3)}/${digits.slice(3, 6)}/${digits.slice(6, 9)}${suffix}`;
 };
 
-export function buildReplication(dir: string, versions: number): ReplicationFixture {
+export function buildReplication(dir: string, versions: number, extract = join(osmDir, 'monaco-2026.osm.pbf')): ReplicationFixture {
   const opl = (v: number) => join(dir, `v${v}.opl`);
   const snapshot = (v: number) => join(dir, `v${v}`, 'monaco.osm.pbf');
-  runTool('osmium', ['cat', '-O', '-f', 'opl', join(osmDir, 'monaco-2026.osm.pbf'), '-o', opl(0)]);
+  runTool('osmium', ['cat', '-O', '-f', 'opl', extract, '-o', opl(0)]);
   let lines = readFileSync(opl(0), 'utf8').trimEnd().split('\n');
   const wayNodes = new Set(lines.filter((l) => l.startsWith('w')).flatMap((l) => (/ N(\S*)/.exec(l)?.[1] ?? '').split(',')));
   const pois = lines.filter((l) => poiLine(l, wayNodes)).map((l) => l.split(' ')[0]!);

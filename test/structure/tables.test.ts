@@ -17,7 +17,7 @@ export const tableOwners: Record<string, readonly string[]> = {
   exports: ['exports', 'export_jobs', 'server_secrets', 'leads'],
   // `reference_data` holds one row per reference table (what it was built from); see the shared writes below.
   geo: ['countries', 'country_names', 'cities', 'city_names', 'reference_data'],
-  importers: ['import_runs', 'replication_state', 'osm_ways', 'osm_nodes', 'osm_node_ways'],
+  importers: ['import_runs', 'import_run_parts', 'replication_state', 'osm_ways', 'osm_nodes', 'osm_node_ways'],
   monitors: ['monitors', 'monitor_places', 'monitor_events'],
   places: [
     'places',

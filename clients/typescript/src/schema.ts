@@ -2068,6 +2068,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description The opening hours of an open search (`open_now`, `open_at`) are being computed (`not_ready`, `preparing: opening_hours`): retry after the Retry-After header (seconds) */
+                503: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4029,7 +4040,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many reads are waiting for the database: retry after the Retry-After header (seconds) */
+            /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4294,7 +4305,7 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
-                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; meanwhile the places changed since the previous pass are evaluated directly, so the answer is exact. When it cannot be (no pass yet, a moment the last pass does not reach, too many places changed), the search waits for the pass within its time budget or answers 503 not_ready with Retry-After. null only in searches saved before that rule (they may have counted nothing open). Absent from searches saved before it existed */
                                 computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
@@ -4407,7 +4418,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many reads are waiting for the database: retry after the Retry-After header (seconds) */
+            /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4718,7 +4729,7 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
-                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; meanwhile the places changed since the previous pass are evaluated directly, so the answer is exact. When it cannot be (no pass yet, a moment the last pass does not reach, too many places changed), the search waits for the pass within its time budget or answers 503 not_ready with Retry-After. null only in searches saved before that rule (they may have counted nothing open). Absent from searches saved before it existed */
                                 computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
@@ -4831,7 +4842,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many reads are waiting for the database: retry after the Retry-After header (seconds) */
+            /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5047,7 +5058,7 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
-                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; meanwhile the places changed since the previous pass are evaluated directly, so the answer is exact. When it cannot be (no pass yet, a moment the last pass does not reach, too many places changed), the search waits for the pass within its time budget or answers 503 not_ready with Retry-After. null only in searches saved before that rule (they may have counted nothing open). Absent from searches saved before it existed */
                                 computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
@@ -5154,7 +5165,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many reads are waiting for the database: retry after the Retry-After header (seconds) */
+            /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5402,7 +5413,7 @@ export interface operations {
                             open?: {
                                 /** @description The moment: an instant in UTC to the minute (`2026-11-27T14:05Z`) for `now`, the local time asked for with `at` */
                                 at: string;
-                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed */
+                                /** @description When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; meanwhile the places changed since the previous pass are evaluated directly, so the answer is exact. When it cannot be (no pass yet, a moment the last pass does not reach, too many places changed), the search waits for the pass within its time budget or answers 503 not_ready with Retry-After. null only in searches saved before that rule (they may have counted nothing open). Absent from searches saved before it existed */
                                 computed_at?: string | null;
                                 /** @description `now`: `open_now`; `at`: `open_at` */
                                 mode: "now" | "at";
@@ -5509,7 +5520,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many reads are waiting for the database: retry after the Retry-After header (seconds) */
+            /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

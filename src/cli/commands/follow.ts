@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { prepareDatabase } from '../../bootstrap.ts';
-import { CommandFailure, integerOption, log, withDb } from '../options.ts';
+import { CommandFailure, feedLimits, integerOption, log, withDb } from '../options.ts';
 
 /** `leadatlas follow URL`: an OpenStreetMap dataset kept up to date from a replication feed. */
 export function registerFollow(program: Command): void {
@@ -29,10 +29,8 @@ export function registerFollow(program: Command): void {
         process.once('SIGTERM', () => stop.abort());
         const summary = await followFeed(db, url, {
           allowPrivate: opts.allowPrivateNetworks === true,
-          timeoutMs: config.FOLLOW_TIMEOUT_MS,
-          maxFileBytes: config.FOLLOW_MAX_FILE_BYTES,
+          ...feedLimits(config),
           pollSeconds: config.FOLLOW_POLL_SECONDS,
-          retryBaseMs: config.FOLLOW_RETRY_BASE_MS,
           signal: stop.signal,
           log,
           ...(opts.once ? { once: true } : {}),

@@ -6,6 +6,7 @@ import { isChangeFile, runImport } from '../../modules/importers/import.service.
 import { parseColumnMapping } from '../../modules/importers/readers/generic.ts';
 import { bboxOption, countryOption, fractionOption, integerOption, withDb } from '../options.ts';
 import { printImportSummary, progressRenderer } from '../progress.ts';
+import { registerPublisherImports } from './import-publishers.ts';
 
 interface ImportCliOptions {
   format?: string;
@@ -26,10 +27,16 @@ async function everyChangeFile(files: string[]): Promise<boolean> {
   return true;
 }
 
-/** `leadatlas import FILE…`: place files or Parquet URLs into the catalog. */
+/**
+ * `leadatlas import FILE…`: place files or Parquet URLs into the catalog; `import overture|foursquare|osm`, a
+ * publisher's release by country (import-publishers.ts).
+ */
 export function registerImport(program: Command): void {
-  program
+  // Options after `import overture` are the subcommand's, not `import`'s own `--country`.
+  program.enablePositionalOptions();
+  const importCommand = program
     .command('import')
+    .enablePositionalOptions()
     .description(
       'import place files (.osm.pbf, Parquet, NDJSON, CSV; gzip or plain) or Parquet URLs, detecting the format unless --format is given',
     )
@@ -81,4 +88,5 @@ export function registerImport(program: Command): void {
         }
       }),
     );
+  registerPublisherImports(importCommand);
 }

@@ -19,6 +19,8 @@ import { byDialect } from './dialect.ts';
 /** The tables a copy moves, parents before children, each with the key it is read, resumed and checked by. */
 export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] }> = [
   { name: 'import_runs', key: ['id'] },
+  // The parts of a split release a run has written (migration 0034): an interrupted run resumes on the target too.
+  { name: 'import_run_parts', key: ['run_id', 'part'] },
   { name: 'places', key: ['id'] },
   { name: 'accounts', key: ['id'] },
   { name: 'sessions', key: ['id_hash'] },

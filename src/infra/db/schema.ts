@@ -20,6 +20,7 @@ import type {
 export interface Database {
   places: PlacesTable;
   import_runs: ImportRunsTable;
+  import_run_parts: ImportRunPartsTable;
   replication_state: ReplicationStateTable;
   monitors: MonitorsTable;
   monitor_places: MonitorPlacesTable;
@@ -296,6 +297,13 @@ export interface ImportRunsTable {
 }
 
 /** The replication feed a dataset follows and the last change file applied (migration 0030). */
+/** The parts of a split release that a run has written whole (migration 0034): what resuming it skips. */
+export interface ImportRunPartsTable {
+  run_id: number;
+  part: string;
+  finished_at: string;
+}
+
 export interface ReplicationStateTable {
   dataset: string;
   source: string;

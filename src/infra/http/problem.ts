@@ -59,3 +59,22 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
 export const overloaded = {
   503: Type.Ref('Problem', { description: 'Too many reads are waiting for the database: retry after the Retry-After header (seconds)' }),
 };
+
+/**
+ * Routes whose open filter (`open_now`, `open_at`) may need the opening-hours pass: 503 also when the search ran
+ * past its time budget or what it needs is still being prepared (docs/opening-hours.md).
+ */
+export const overloadedOrPreparing = {
+  503: Type.Ref('Problem', {
+    description:
+      'Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day)',
+  }),
+};
+
+/** Routes that answer 503 `not_ready` while the opening hours an open search needs are being computed. */
+export const preparing = {
+  503: Type.Ref('Problem', {
+    description:
+      'The opening hours of an open search (`open_now`, `open_at`) are being computed (`not_ready`, `preparing: opening_hours`): retry after the Retry-After header (seconds)',
+  }),
+};

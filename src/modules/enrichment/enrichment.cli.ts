@@ -2,9 +2,9 @@ import cliProgress from 'cli-progress';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { ensureOpeningHours } from '../places/opening-hours.repository.ts';
-import { getSearchById } from '../search/saved-searches.ts';
 import { iterateSearchPlaces } from '../search/bulk-reads.ts';
+import { trueOpenCriteria } from '../search/open-filter.ts';
+import { getSearchById } from '../search/saved-searches.ts';
 import { lowerPriority } from '../../infra/priority.ts';
 import { enrichmentTools, EnrichmentWorker, type WorkerLog } from './enrichment.ts';
 import { EnrichmentRun, linkPlaces, type RunSummary, type Selection } from './enrichment.service.ts';
@@ -77,11 +77,10 @@ export async function enrichCommand(db: Db, config: Config, options: EnrichOptio
   }
   if (options.source !== undefined) selection.source = options.source;
   if (options.search !== undefined) {
-    const search = await getSearchById(db, options.search);
+    const saved = await getSearchById(db, options.search);
     // No server's engine keeps the opening hours current in this process: a search with an open filter
-    // brings them up to date itself.
-    // The opening-hours tables brought up to date first: this process has no place maintenance keeping them current.
-    if (search.criteria.open) await ensureOpeningHours(db, Date.now(), config.OPENING_HOURS_WINDOW_DAYS);
+    // runs the pass itself when the tables cannot answer it.
+    const search = { ...saved, criteria: await trueOpenCriteria(db, saved.criteria, config.OPENING_HOURS_WINDOW_DAYS) };
     selection.placeIds = (async function* () {
       for await (const rows of iterateSearchPlaces(db, search)) yield rows.map((r) => Number(r.id));
     })();

@@ -8,6 +8,7 @@ import { getSearchForAccount, searchAsItRunsNow } from '../search/saved-searches
 import { parseFields } from '../places/places.schema.ts';
 import { searchRowCheck } from '../search/bulk-reads.ts';
 import type { SavedSearch } from '../search/search.types.ts';
+import { trueOpenCriteria } from '../search/open-filter.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
 import {
@@ -164,7 +165,7 @@ function searchLabels(search: SavedSearch): { city: string | null; type: string 
  */
 async function* searchMatches(db: Db, search: SavedSearch, batchSize: number): AsyncGenerator<BulkPlaceTuple[]> {
   const check = searchRowCheck(search);
-  for await (const rows of streamPlaceTuples(db, search.criteria, batchSize, check !== null)) {
+  for await (const rows of streamPlaceTuples(db, await trueOpenCriteria(db, search.criteria), batchSize, check !== null)) {
     const matches = check
       ? rows.filter((t) =>
           check(

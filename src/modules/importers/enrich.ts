@@ -4,6 +4,7 @@ import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-re
 import type { Classifier } from '../taxonomy/taxonomy.types.ts';
 import type { PhoneNormaliser, PlaceLocator } from '../geo/geo.types.ts';
 import type { PlaceInput } from '../places/place-input.ts';
+import type { SourceReader } from './importer.types.ts';
 
 export interface Enricher {
   classifier: Classifier;
@@ -25,8 +26,12 @@ const clean = (v: string | null | undefined): string | null => {
 
 const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-/** Turns what a reader found into a storable record: categories, country, city, E.164 phone, ids and hash. */
-export function enrichPlace(source: string, input: PlaceInput, e: Enricher): EnrichResult {
+/**
+ * Turns what a reader found into a storable record: categories, country, city, E.164 phone, ids and hash. The
+ * record is stored under the reader's `source` (the label) and classified by its `publisher`.
+ */
+export function enrichPlace(reader: Pick<SourceReader, 'source' | 'publisher'>, input: PlaceInput, e: Enricher): EnrichResult {
+  const { source } = reader;
   const name = clean(input.name);
   if (!name) return { ok: false, reason: 'no name' };
   let lat = finite(input.lat);
@@ -42,7 +47,7 @@ export function enrichPlace(source: string, input: PlaceInput, e: Enricher): Enr
   const country = city.countryCode;
   const phone = clean(input.phone);
   const website = clean(input.website);
-  const categories = e.classifier.classify(source, input);
+  const categories = e.classifier.classify(reader.publisher, input);
   const street = clean(input.street);
   const housenumber = clean(input.housenumber);
   const postcode = clean(input.postcode);

@@ -14,6 +14,7 @@ function reader(count: number): SourceReader {
   let read = 0;
   return {
     source: 'test',
+    publisher: 'test',
     format: 'test',
     totalBytes: count,
     bytesRead: () => read,

@@ -13,6 +13,8 @@ export interface EnrichedChunk {
   bytesRead: number;
   /** OpenStreetMap ways read alongside, kept for change files (`SourceReader.takeWays`). */
   ways?: WayRows;
+  /** After the last chunk of a part of a split release: the part, written whole once this chunk is stored. */
+  partDone?: string;
 }
 
 const emptyChunk = (): EnrichedChunk => ({ rows: emptyPlaceRows(), read: 0, skipped: {}, bytesRead: 0 });
@@ -24,9 +26,14 @@ const FIRST_CHUNK = 500;
  * Reads and enriches in batches of `batchSize` storable places. The first chunks are smaller (500, 1,000,
  * 2,000, 4,000, then `batchSize`), so the writer starts within a few milliseconds of the first place read
  * instead of waiting for `batchSize` of them: on a small file (the merged .osm.pbf has 19,327 places) the
- * wait for a first chunk of 5,000 was a quarter of the file.
+ * wait for a first chunk of 5,000 was a quarter of the file. `keep.border`: see `OpenOptions.border`.
  */
-export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, batchSize: number): AsyncGenerator<EnrichedChunk> {
+export async function* enrichedChunks(
+  reader: SourceReader,
+  enricher: Enricher,
+  batchSize: number,
+  keep: { border?: string } = {},
+): AsyncGenerator<EnrichedChunk> {
   let limit = Math.min(FIRST_CHUNK, batchSize);
   let chunk = emptyChunk();
   const skip = (reason: string) => {
@@ -38,9 +45,18 @@ export async function* enrichedChunks(reader: SourceReader, enricher: Enricher, 
       skip(item.reason);
       continue;
     }
-    const enriched = enrichPlace(reader.source, item.place, enricher);
+    const enriched = enrichPlace(reader, item.place, enricher);
     if (!enriched.ok) {
       skip(enriched.reason);
+      continue;
+    }
+    // The country's border, as the gazetteer files the place (`OpenOptions.border`), whatever its address says.
+    if (keep.border !== undefined && enriched.record.country_code !== keep.border) {
+      skip('outside the border');
+      continue;
+    }
+    if (item.place.withheld !== undefined) {
+      skip(item.place.withheld);
       continue;
     }
     appendPlaceRow(chunk.rows, enriched.record);

@@ -53,6 +53,59 @@ export async function insertRun(db: Db, run: NewRun): Promise<number> {
   return Number(row.id);
 }
 
+/** An unfinished run to resume: its counters as its last commit left them, and the parts it wrote whole. */
+export interface ResumableRun {
+  id: number;
+  source: string;
+  counters: RunCounters;
+  parts: Set<string>;
+}
+
+/**
+ * The run a split release's import continues (migration 0034): the newest run of the dataset under the same
+ * name (`path`, its first part and count of parts), when it did not complete. undefined when the newest one
+ * completed, or there is none: the import starts a run of its own.
+ */
+export async function resumableRun(db: Db, dataset: string, path: string): Promise<ResumableRun | undefined> {
+  const run = await db.kysely
+    .selectFrom('import_runs')
+    .selectAll()
+    .where('dataset', '=', dataset)
+    .where('path', '=', path)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!run || run.status === 'done') return undefined;
+  const parts = await db.kysely.selectFrom('import_run_parts').select('part').where('run_id', '=', run.id).execute();
+  return {
+    id: Number(run.id),
+    source: run.source,
+    counters: {
+      read_count: Number(run.read_count),
+      imported_count: Number(run.imported_count),
+      updated_count: Number(run.updated_count),
+      unchanged_count: Number(run.unchanged_count),
+      skipped_count: Number(run.skipped_count),
+      skipped_reasons: JSON.parse(run.skipped_reasons ?? '{}') as Record<string, number>,
+    },
+    parts: new Set(parts.map((p) => p.part)),
+  };
+}
+
+/** A resumed run is running again. */
+export async function reopenRun(db: Db, runId: number): Promise<void> {
+  await db.kysely.updateTable('import_runs').set({ status: 'running', error: null, finished_at: null }).where('id', '=', runId).execute();
+}
+
+/** A part of the run's release is written whole: resuming the run will not read it again. */
+export async function recordRunPart(db: Db, runId: number, part: string, at: string): Promise<void> {
+  await db.kysely
+    .insertInto('import_run_parts')
+    .values({ run_id: runId, part, finished_at: at })
+    .onConflict((oc) => oc.columns(['run_id', 'part']).doNothing())
+    .execute();
+}
+
 export async function failRun(db: Db, runId: number, error: string, at: string): Promise<void> {
   await db.kysely.updateTable('import_runs').set({ status: 'failed', error, finished_at: at }).where('id', '=', runId).execute();
 }

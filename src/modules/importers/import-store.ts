@@ -4,7 +4,7 @@ import type { Database } from '../../infra/db/schema.ts';
 import { conflate, remergeChanged, type ConflationSummary } from '../conflation/conflation.service.ts';
 import { createPlaceWriter, type RunCounters } from '../places/places.writer.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
-import { failRun, finishRun, insertRun, markInterruptedRuns, type RunChanges } from './import-runs.repository.ts';
+import { failRun, finishRun, insertRun, markInterruptedRuns, recordRunPart, reopenRun, type RunChanges } from './import-runs.repository.ts';
 import { geometryStoreOf } from './osm-geometry.repository.ts';
 
 /** Places per transaction by default: fewer, larger commits write each dirtied index page fewer times. */
@@ -48,6 +48,11 @@ export interface StoreOptions {
    * conflates takes them): for a bulk load of several files, or to measure what conflation costs.
    */
   conflate?: boolean;
+  /**
+   * Continue this unfinished run (`resumableRun`) rather than start one: its places keep it as their
+   * `seen_run_id`, so completing it retires what neither attempt read. Its counters go on from these.
+   */
+  resume?: { runId: number; counters: RunCounters };
 }
 
 export interface StoredRun {
@@ -76,18 +81,15 @@ export async function storeChunks(
   const writer = createPlaceWriter(db);
   const geometry = geometryStoreOf(db);
 
-  // A run still marked running was cut off (crash, kill -9): say so, this one takes over.
+  // A run still marked running was cut off (crash, kill -9): say so, this one takes over (or takes it up again).
   await markInterruptedRuns(db, info.path, new Date().toISOString());
-  const runId = await insertRun(db, { ...info, fileSha256: typeof info.fileSha256 === 'string' ? info.fileSha256 : '' });
+  const { resume } = options;
+  if (resume) await reopenRun(db, resume.runId);
+  const runId = resume?.runId ?? (await insertRun(db, { ...info, fileSha256: typeof info.fileSha256 === 'string' ? info.fileSha256 : '' }));
 
-  const counters: RunCounters = {
-    read_count: 0,
-    imported_count: 0,
-    updated_count: 0,
-    unchanged_count: 0,
-    skipped_count: 0,
-    skipped_reasons: {},
-  };
+  const counters: RunCounters = resume
+    ? { ...resume.counters, skipped_reasons: { ...resume.counters.skipped_reasons } }
+    : { read_count: 0, imported_count: 0, updated_count: 0, unchanged_count: 0, skipped_count: 0, skipped_reasons: {} };
   const conflation: ConflationSummary = { indexed: 0, merged: 0, remerged: 0 };
   const conflating = options.conflate ?? true;
   const restoreConnection = writer.tuneForImport(options.largeFile ?? false);
@@ -129,6 +131,15 @@ export async function storeChunks(
         // Committed: the new and changed records are conflated now, so a record of a business another
         // source has is on its own in search for one transaction at most.
         if (writer.pending === 0 && conflating) addConflation(conflation, await conflate(db));
+      }
+      if (chunk.partDone !== undefined) {
+        // The part's places are committed before it is recorded: a crash in between reads it again, which is idempotent.
+        if (writer.pending > 0) {
+          await writer.commit();
+          indexedAt = 0;
+          if (conflating) addConflation(conflation, await conflate(db));
+        }
+        await recordRunPart(db, runId, chunk.partDone, new Date().toISOString());
       }
       onProgress?.(counters, chunk.bytesRead);
     }

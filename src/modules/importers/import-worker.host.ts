@@ -28,7 +28,7 @@ export async function inlineChunks(
     source: reader.source,
     totalBytes: reader.totalBytes,
     ...(reader.totalRecords !== undefined ? { totalRecords: reader.totalRecords } : {}),
-    chunks: enrichedChunks(reader, enricher, chunkSize),
+    chunks: enrichedChunks(reader, enricher, chunkSize, options.border ? { border: options.border } : {}),
     close: async () => {},
   };
 }

@@ -4,6 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { basename, resolve } from 'node:path';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
+import { emptyPlaceRows } from '../places/place-record.ts';
 import { placeWriterChunkSize, type RunCounters } from '../places/places.writer.ts';
 import type { Enricher } from './enrich.ts';
 import { checkDatasetName, datasetOfPath } from './dataset.ts';
@@ -11,6 +12,7 @@ import { sha256File } from './file-digest.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
 import { type ChunkInput, inlineChunks, workerChunks } from './import-worker.host.ts';
 import { DEFAULT_BATCH_SIZE, storeChunks, type StoredRun } from './import-store.ts';
+import { resumableRun } from './import-runs.repository.ts';
 import type { OpenOptions, ReaderFactory } from './importer.types.ts';
 import { applyOsmChange, osmChangeFormat } from './osm-change.service.ts';
 import { looksLikeOsmChange } from './readers/osm-change.ts';
@@ -28,12 +30,21 @@ export interface ImportOptions extends OpenOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** false: records are not conflated by this import (the next one that does takes them); `StoreOptions.conflate`. */
   conflate?: boolean;
+  /**
+   * The parts of a release whose names carry the release (a publisher's URLs): each part written whole is
+   * recorded, and an interrupted run of the same parts is continued, its written parts not read again
+   * (`resumableRun`). Not for local files, whose names may stay while their content changes.
+   */
+  resume?: boolean;
 }
 
 export interface ImportProgress {
   bytesRead: number;
   totalBytes: number;
   counters: RunCounters;
+  /** Parts written whole (those a resumed run had written included), and the release's parts. */
+  partsDone: number;
+  parts: number;
 }
 
 export interface ImportSummary extends RunCounters {
@@ -155,9 +166,12 @@ export async function runImport(
     ...(options.bbox ? { bbox: options.bbox } : {}),
     ...(options.country ? { country: options.country } : {}),
     ...(options.minConfidence !== undefined ? { minConfidence: options.minConfidence } : {}),
+    ...(options.areas ? { areas: options.areas } : {}),
+    ...(options.border ? { border: options.border } : {}),
     ...(options.http ? { http: options.http } : {}),
   };
-  if ((openOptions.bbox || openOptions.country || openOptions.minConfidence !== undefined) && factory.format !== parquetPlaces.format) {
+  const selecting = openOptions.bbox || openOptions.country || openOptions.minConfidence !== undefined || openOptions.areas;
+  if (selecting && factory.format !== parquetPlaces.format) {
     throw new AppError('validation_failed', `--bbox, --country and --min-confidence apply to Parquet files, not ${factory.format}`, {
       errors: [{ field: 'format', message: 'row selection is read from Parquet only', allowed: [parquetPlaces.format] }],
     });
@@ -172,9 +186,12 @@ export async function runImport(
     enricher
       ? inlineChunks(factory, part, openOptions, enricher, chunkSize)
       : workerChunks({ path: part, format: factory.format, options: openOptions, batchSize: chunkSize });
-  const input = await partChunks(parts, openPart);
   // A run is named by its first part; the count of parts keeps a run of a split release apart from one of its first file.
   const runPath = parts.length === 1 ? first.path : `${first.path} (+${parts.length - 1} ${parts.length === 2 ? 'part' : 'parts'})`;
+  const resumed = options.resume ? await resumableRun(db, dataset, runPath) : undefined;
+  const toRead = resumed ? parts.filter((p) => !resumed.parts.has(p.path)) : parts;
+  const input = await partChunks(toRead, openPart, { markParts: options.resume === true, source: resumed?.source });
+  const partsBefore = parts.length - toRead.length;
   let run: StoredRun;
   try {
     run = await storeChunks(
@@ -192,8 +209,18 @@ export async function runImport(
         batchSize,
         largeFile: input.totalBytes() >= LARGE_FILE_BYTES || input.totalRecords >= LARGE_FILE_RECORDS,
         ...(options.conflate === false ? { conflate: false } : {}),
+        ...(resumed ? { resume: { runId: resumed.id, counters: resumed.counters } } : {}),
         ...(options.onProgress
-          ? { onProgress: (counters, bytesRead) => options.onProgress!({ bytesRead, totalBytes: input.totalBytes(), counters }) }
+          ? {
+              onProgress: (counters, bytesRead) =>
+                options.onProgress!({
+                  bytesRead,
+                  totalBytes: input.totalBytes(),
+                  counters,
+                  partsDone: partsBefore + input.partsDone(),
+                  parts: parts.length,
+                }),
+            }
           : {}),
       },
     );
@@ -227,27 +254,46 @@ async function digestOfParts(paths: string[]): Promise<string> {
 /**
  * The chunks of every part in turn, as one input: a part is opened when the one before it is read (one
  * reader at a time, so memory stays that of one file). `bytesRead` counts on across parts; the total
- * grows as each part is opened (a URL's size is known once its reader has it).
+ * grows as each part is opened (a URL's size is known once its reader has it). `markParts`: a chunk marks
+ * the end of each part (`EnrichedChunk.partDone`). No part at all (a resumed run whose parts are all
+ * written) is an input without chunks, of the `source` given.
  */
 async function partChunks(
   parts: ReadonlyArray<{ path: string }>,
   open: (path: string) => Promise<ChunkInput>,
+  options: { markParts: boolean; source?: string | undefined },
 ): Promise<{
   source: string;
   totalBytes: () => number;
   /** The first part's records when its format says (the other parts are opened later). */
   totalRecords: number;
+  /** Parts read to their end. */
+  partsDone: () => number;
   chunks: AsyncIterable<EnrichedChunk>;
   close(): Promise<void>;
 }> {
+  if (parts.length === 0) {
+    async function* none(): AsyncGenerator<EnrichedChunk> {}
+    return {
+      source: options.source ?? '',
+      totalBytes: () => 0,
+      totalRecords: 0,
+      partsDone: () => 0,
+      chunks: none(),
+      close: async () => {},
+    };
+  }
   let current = await open(parts[0]!.path);
   const source = current.source;
   let before = 0;
   let total = current.totalBytes;
+  let done = 0;
   async function* chunks(): AsyncGenerator<EnrichedChunk> {
     for (let i = 0; ; ) {
       for await (const chunk of current.chunks) yield { ...chunk, bytesRead: before + chunk.bytesRead };
       before += current.totalBytes;
+      done++;
+      if (options.markParts) yield { rows: emptyPlaceRows(), read: 0, skipped: {}, bytesRead: before, partDone: parts[i]!.path };
       if (++i >= parts.length) return;
       await current.close();
       current = await open(parts[i]!.path);
@@ -263,7 +309,14 @@ async function partChunks(
       total = before + current.totalBytes;
     }
   }
-  return { source, totalBytes: () => total, totalRecords: current.totalRecords ?? 0, chunks: chunks(), close: () => current.close() };
+  return {
+    source,
+    totalBytes: () => total,
+    totalRecords: current.totalRecords ?? 0,
+    partsDone: () => done,
+    chunks: chunks(),
+    close: () => current.close(),
+  };
 }
 
 /** A completed run as `runImport` reports it, timed from `started` (ms). */

@@ -38,7 +38,12 @@ try {
     totalBytes: reader.totalBytes,
     ...(reader.totalRecords !== undefined ? { totalRecords: reader.totalRecords } : {}),
   });
-  for await (const chunk of enrichedChunks(reader, enricher, job.batchSize)) {
+  for await (const chunk of enrichedChunks(
+    reader,
+    enricher,
+    job.batchSize,
+    (job.options as OpenOptions).border ? { border: (job.options as OpenOptions).border! } : {},
+  )) {
     while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
     credits--;
     post({ type: 'chunk', chunk });

@@ -12,6 +12,12 @@ export type ReadResult = { ok: true; place: PlaceInput } | { ok: false; reason: 
 export interface SourceReader {
   /** Source name stored with each place (`osm`, `gmaps`, `yelp`, `overture`, `michelin`, `zomato`…). */
   readonly source: string;
+  /**
+   * Whose vocabulary the records' categories are written in (`overture`, `foursquare`, `gmaps`, `osm`…): the
+   * format's own source name, whatever `--source` labels the places. The classifier picks the publisher's
+   * category table by it, never by the label.
+   */
+  readonly publisher: string;
   /** Format name for the import log (`osm-pbf`, `osm-ndjson`, `gmaps-csv`…). */
   readonly format: string;
   /** Size of the file in bytes, for the progress bar. */
@@ -41,6 +47,16 @@ export interface OpenOptions {
   country?: string;
   /** Parquet only: keep the places whose source confidence (Overture's `confidence`, 0–1) is at least this. */
   minConfidence?: number;
+  /**
+   * Parquet only: keep the places inside any of these boxes (minLon, minLat, maxLon, maxLat each): a country's
+   * (`geo/country-area.ts`), whose row groups and rows outside every box are not read. With `border`.
+   */
+  areas?: Array<[number, number, number, number]>;
+  /**
+   * Keep only the places the gazetteer files under this country (ISO 3166-1 alpha-2) once enriched: the
+   * country's border decides, not the source's address; the others are skipped as `outside the border`.
+   */
+  border?: string;
   /** A file given as an http(s) URL (Parquet). */
   http?: HttpReadOptions;
 }
@@ -51,6 +67,8 @@ export interface HttpReadOptions {
   allowPrivate?: boolean;
   /** Limit for each request, from sending it to the last byte of the answer (default 30 s). */
   timeoutMs?: number;
+  /** Headers sent with every request (`Authorization: Bearer …` for a host that wants a token). */
+  headers?: Record<string, string>;
 }
 
 /** One importable file format. `detect` looks at the file name and its first (decompressed) bytes. */

@@ -225,6 +225,7 @@ function relationPoint(
 /** The planned places as a reader, so that they are enriched and written as any import's are. */
 class PlannedReader implements SourceReader {
   readonly format = osmChangeFormat;
+  readonly publisher = 'osm';
   private read = 0;
   private ways: WayRows | undefined;
 

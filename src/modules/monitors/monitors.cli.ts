@@ -41,7 +41,7 @@ export async function monitorsCommand(
       rounds.push(round);
       if (round.monitors > 0 || options.once)
         log(
-          `monitors: ${round.monitors} evaluated over ${round.changedPlaces} changed places, ${round.events} events stored in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+          `monitors: ${round.monitors} evaluated over ${round.changedPlaces} changed places, ${round.events} events stored in ${((performance.now() - started) / 1000).toFixed(1)} s${round.waiting > 0 ? `; ${round.waiting} open searches wait for the opening-hours pass` : ''}`,
         );
     } catch (error) {
       if (options.once) throw error;

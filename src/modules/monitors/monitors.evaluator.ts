@@ -3,6 +3,8 @@ import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { accountExclusion } from '../leads/exclusion.ts';
+import { defaultWindowDays, type OpenAt } from '../places/opening-hours.reads.ts';
+import { hoursReadiness } from '../places/opening-hours.recent.ts';
 import { placeChangesSince, placesVersion } from '../places/place-changes.repository.ts';
 import type { PlaceCriteria } from '../search/query/criteria.ts';
 import {
@@ -33,6 +35,11 @@ export interface EvaluationRound {
   monitors: number;
   events: number;
   changedPlaces: number;
+  /**
+   * Monitors of open searches left at their version because the opening hours cannot answer their moment yet
+   * (no pass, or too many places changed since it: `hoursReadiness`); a later round evaluates them.
+   */
+  waiting: number;
 }
 
 /** Change-log rows read at once; a version is never split (`placeChangesSince`). */
@@ -55,7 +62,19 @@ const MONITORS_PER_TRANSACTION = 200;
 export async function evaluateMonitors(db: Db, hooks: EvaluatorHooks = {}): Promise<EvaluationRound> {
   const current = await placesVersion(db);
   const behind = await monitorsNotAt(db, current);
-  const round: EvaluationRound = { monitors: 0, events: 0, changedPlaces: 0 };
+  const round: EvaluationRound = { monitors: 0, events: 0, changedPlaces: 0, waiting: 0 };
+  // An open search is evaluated with the places changed since the opening-hours pass decided directly, or not at
+  // all this round: read from tables that do not hold its moment or its places, every member would leave.
+  const readyOpen = new Map<string, Promise<OpenAt | null>>();
+  const trueOpen = (open: OpenAt): Promise<OpenAt | null> => {
+    const key = JSON.stringify(open);
+    let ready = readyOpen.get(key);
+    if (!ready) {
+      ready = hoursReadiness(db, open, { nowMs: Date.now(), windowDays: defaultWindowDays }).then((r) => (r.ready ? r.open : null));
+      readyOpen.set(key, ready);
+    }
+    return ready;
+  };
   const byVersion = new Map<number, MonitorRow[]>();
   for (const m of behind) {
     const list = byVersion.get(Number(m.version));
@@ -98,8 +117,13 @@ export async function evaluateMonitors(db: Db, hooks: EvaluatorHooks = {}): Prom
       // round would hold the server's loop (and the read pool's answers to searches) for its whole length.
       await new Promise((resolve) => setImmediate(resolve));
       const saved = JSON.parse(monitor.criteria) as MonitorCriteria;
+      const open = saved.criteria.open ? await trueOpen(saved.criteria.open) : null;
+      if (saved.criteria.open && !open) {
+        round.waiting++;
+        continue;
+      }
       const exclude = await exclusionOf(Number(monitor.account_id), saved.onlyNew);
-      const criteria: PlaceCriteria = exclude ? { ...saved.criteria, exclude } : saved.criteria;
+      const criteria: PlaceCriteria = { ...saved.criteria, ...(open ? { open } : {}), ...(exclude ? { exclude } : {}) };
       const evaluation = complete
         ? await evaluateChanges(db, monitor, criteria, candidatesOf(saved.criteria, index), memberOf.get(Number(monitor.id)) ?? [], through)
         : await evaluateWhole(db, monitor, criteria, through);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../infra/db/database.ts';
-import { problemResponses } from '../../infra/http/problem.ts';
+import { preparing, problemResponses } from '../../infra/http/problem.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import {
   CreateMonitorSchema,
@@ -42,7 +42,7 @@ export async function monitorsRoutes(app: FastifyInstance, { db, limits }: { db:
           'found events is POSTed there (`monitor.events`, signed). A search of another account answers 404, a search of more than ' +
           `MONITOR_MAX_PLACES places or with a drawn polygon or typo-tolerant text 400, an account at MONITORS_PER_ACCOUNT monitors 409.`,
         body: CreateMonitorSchema,
-        response: { 201: MonitorSchema, ...problemResponses(400, 401, 403, 404, 409, 415, 429) },
+        response: { 201: MonitorSchema, ...problemResponses(400, 401, 403, 404, 409, 415, 429), ...preparing },
       },
     },
     async (request, reply) => {

@@ -4,6 +4,8 @@ import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import { AppError } from '../../infra/errors.ts';
 import { accountExclusion } from '../leads/exclusion.ts';
 import { placesVersion } from '../places/place-changes.repository.ts';
+import { defaultWindowDays, type OpenAt } from '../places/opening-hours.reads.ts';
+import { hoursNotReady, hoursReadiness } from '../places/opening-hours.recent.ts';
 import { findPlacesByIds } from '../search/query/place-query.repository.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import { getSearchForAccount } from '../search/saved-searches.ts';
@@ -66,7 +68,12 @@ export async function createMonitor(db: Db, limits: MonitorLimits, accountId: nu
   // Read before the members: a change committed between the two is evaluated again, and comes out as no event if already seen.
   const version = await placesVersion(db);
   const exclude = await accountExclusion(db, accountId, { onlyNew });
-  const members = await repo.matchingPlaces(db, exclude ? { ...criteria, exclude } : criteria, { limit: limits.maxPlaces + 1 });
+  const open = criteria.open ? await trueOpen(db, criteria.open) : null;
+  const members = await repo.matchingPlaces(
+    db,
+    { ...criteria, ...(open ? { open } : {}), ...(exclude ? { exclude } : {}) },
+    { limit: limits.maxPlaces + 1 },
+  );
   if (members.length > limits.maxPlaces)
     throw new AppError(
       'validation_failed',
@@ -93,6 +100,20 @@ export async function createMonitor(db: Db, limits: MonitorLimits, accountId: nu
     members,
   );
 }
+
+/**
+ * The open filter of a search as the members are read with it: the places changed since the opening-hours pass
+ * decided directly (`hoursReadiness`). 503 `not_ready` while the tables cannot answer its moment: members read
+ * from them would be none.
+ */
+async function trueOpen(db: Db, open: OpenAt): Promise<OpenAt> {
+  const readiness = await hoursReadiness(db, open, { nowMs: Date.now(), windowDays: defaultWindowDays });
+  if (!readiness.ready) throw hoursNotReady(readiness, notReadyRetryS);
+  return readiness.open;
+}
+
+/** `Retry-After` of a monitor made before the opening hours are ready: about a server's background check. */
+const notReadyRetryS = 5;
 
 export async function getMonitor(db: Db, accountId: number, monitorId: string): Promise<repo.MonitorRow> {
   const row = await repo.findAccountMonitor(db, accountId, monitorId);

@@ -58,6 +58,7 @@ export interface PlaceSchedules {
   /** The pass (`HoursState.key`), null before the first. */
   key: string | null;
   computedAt: string | null;
+  state: HoursState | null;
   placeIds: Int32Array;
   schedules: Int32Array;
 }
@@ -91,6 +92,7 @@ export async function placeSchedules(db: Db, batchSize = 50_000): Promise<PlaceS
       return {
         key: again?.key ?? null,
         computedAt: again?.computedAt ?? null,
+        state: again,
         placeIds: Int32Array.from(ids),
         schedules: Int32Array.from(schedules),
       };
@@ -114,6 +116,11 @@ export interface OpenAt {
   clock: 'utc' | 'local';
   at: number;
   unparsed?: true;
+  /**
+   * The places changed since the opening-hours pass, decided without its tables (`opening-hours.recent.ts`):
+   * `changed` all of them, `matching` those open at the moment (or unparsed). Added as a read runs, never saved.
+   */
+  recent?: { changed: number[]; matching: number[] };
 }
 
 /**
@@ -123,13 +130,18 @@ export interface OpenAt {
  * catalog's size).
  */
 export function openCondition(open: OpenAt): RawBuilder<SqlBool> {
-  if (open.unparsed)
-    return sql<SqlBool>`EXISTS (SELECT 1 FROM place_hours AS oh WHERE oh.place_id = places.id AND oh.schedule_id = 0 AND oh.state = 'unparsed')`;
-  const openSchedules = openSchedulesAt(open);
-  // The place's schedule (one probe of place_hours' primary key) looked up in the set: both databases build the
-  // set once per statement. As EXISTS with the set inside, SQLite probed one (place, schedule) pair per open
-  // schedule and PostgreSQL drove the query from every open place of the catalog.
-  return sql<SqlBool>`(SELECT oh.schedule_id FROM place_hours AS oh WHERE oh.place_id = places.id) IN ${openSchedules}`;
+  const byPass = open.unparsed
+    ? sql<SqlBool>`EXISTS (SELECT 1 FROM place_hours AS oh WHERE oh.place_id = places.id AND oh.schedule_id = 0 AND oh.state = 'unparsed')`
+    : // The place's schedule (one probe of place_hours' primary key) looked up in the set: both databases build the
+      // set once per statement. As EXISTS with the set inside, SQLite probed one (place, schedule) pair per open
+      // schedule and PostgreSQL drove the query from every open place of the catalog.
+      sql<SqlBool>`(SELECT oh.schedule_id FROM place_hours AS oh WHERE oh.place_id = places.id) IN ${openSchedulesAt(open)}`;
+  const recent = open.recent;
+  if (!recent || recent.changed.length === 0) return byPass;
+  // The places changed since the pass: its rows of them are stale or missing, so they are decided by `matching`.
+  const ids = (list: number[]) => sql.join(list.map((id) => sql.lit(id)));
+  const kept = sql<SqlBool>`(places.id NOT IN (${ids(recent.changed)}) AND ${byPass})`;
+  return recent.matching.length === 0 ? kept : sql<SqlBool>`(${kept} OR places.id IN (${ids(recent.matching)}))`;
 }
 
 /**

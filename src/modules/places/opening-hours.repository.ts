@@ -20,6 +20,11 @@ export function windowOf(nowMs: number, days: number): HoursWindow {
   return { fromMs: today - windowDaysBefore * dayMs, toMs: today + (days + 1) * dayMs };
 }
 
+/** The days ahead a pass computed (`windowOf`'s `days`). */
+export function windowDaysOfPass(window: HoursWindow): number {
+  return Math.round((window.toMs - window.fromMs) / dayMs) - windowDaysBefore - 1;
+}
+
 export interface HoursPassResult {
   places: number;
   schedules: number;
@@ -79,53 +84,8 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
     .where('opening_hours', '!=', '')
     .orderBy('id')
     .execute();
-  const schedules = new Map<string, number>();
-  const parsedKeys = new Map<string, { id: number; note: string | null } | { reason: string }>();
-  const hoursRows: OpeningHoursTables['place_hours'][] = [];
-  const intervalRows: OpeningHoursTables['place_open_intervals'][] = [];
-  let unparsed = 0;
-  const take = (p: (typeof places)[number]) => {
-    const value = p.opening_hours!.trim();
-    const tz = timeZoneAt(p.lat, p.lon);
-    const holidays = namesHolidays(value);
-    const key = `${tz}\u0000${holidays ? `${p.country_code}\u0000${p.region}` : ''}\u0000${value}`;
-    let known = parsedKeys.get(key);
-    if (!known) {
-      if (tz === null) known = { reason: 'no coordinates: the time zone is unknown' };
-      else {
-        const at = { lat: p.lat!, lon: p.lon!, countryCode: p.country_code, region: p.region };
-        const schedule = scheduleIntervals(value, at, tz, window.fromMs, window.toMs);
-        if (!schedule.ok) known = { reason: schedule.reason };
-        else {
-          const id = schedules.size + 1;
-          schedules.set(key, id);
-          known = { id, note: schedule.note };
-          for (const interval of schedule.intervals) {
-            pushSplit(intervalRows, 'u', id, interval.startUtc, interval.endUtc);
-            pushSplit(intervalRows, 'l', id, interval.startLocal, interval.endLocal);
-          }
-        }
-      }
-      parsedKeys.set(key, known);
-    }
-    if ('id' in known) hoursRows.push({ place_id: Number(p.id), schedule_id: known.id, tz, state: 'ok', reason: known.note });
-    else {
-      unparsed++;
-      hoursRows.push({ place_id: Number(p.id), schedule_id: 0, tz, state: 'unparsed', reason: known.reason });
-    }
-  };
-  // The library's work in slices of the event loop's time: the pass runs beside a server's requests (in the
-  // background after an import), which must not wait for the whole of it.
-  for (let next = 0; next < places.length; ) {
-    if (next > 0) await new Promise((resolve) => setImmediate(resolve));
-    const until = performance.now() + sliceMs;
-    next = inFixedOffsetZone(() => {
-      let i = next;
-      do take(places[i++]!);
-      while (i < places.length && performance.now() < until);
-      return i;
-    });
-  }
+  const maker = await makeSchedules(window, places);
+  const { hoursRows, intervalRows } = maker;
   await tables(db)
     .transaction()
     .execute(async (trx) => {
@@ -155,7 +115,106 @@ async function rebuild(db: Db, nowMs: number, days: number): Promise<HoursPassRe
         .execute();
     });
   await refreshStatistics(db);
-  return { places: hoursRows.length, schedules: schedules.size, unparsed, intervals: intervalRows.length, placesVersion: version, window };
+  return {
+    places: hoursRows.length,
+    schedules: maker.schedules,
+    unparsed: maker.unparsed,
+    intervals: intervalRows.length,
+    placesVersion: version,
+    window,
+  };
+}
+
+/** What the pass reads of a place with hours. */
+export interface PlaceHoursSource {
+  id: number | string;
+  opening_hours: string | null;
+  lat: number | null;
+  lon: number | null;
+  country_code: string | null;
+  region: string | null;
+}
+
+/**
+ * The rows of `place_hours` and `place_open_intervals` for places taken one by one over a window: places
+ * sharing the value, the zone and (for values naming holidays) the country and region share a schedule,
+ * parsed once. The pass takes every place with hours; `opening-hours.recent.ts` the few changed since it.
+ * Call `take` inside `inFixedOffsetZone`.
+ */
+export class ScheduleMaker {
+  readonly hoursRows: OpeningHoursTables['place_hours'][] = [];
+  readonly intervalRows: OpeningHoursTables['place_open_intervals'][] = [];
+  unparsed = 0;
+  schedules = 0;
+  private readonly known = new Map<string, { id: number; note: string | null } | { reason: string }>();
+
+  constructor(private readonly window: HoursWindow) {}
+
+  take(p: PlaceHoursSource): void {
+    const value = p.opening_hours!.trim();
+    const tz = timeZoneAt(p.lat, p.lon);
+    const holidays = namesHolidays(value);
+    const key = `${tz}\u0000${holidays ? `${p.country_code}\u0000${p.region}` : ''}\u0000${value}`;
+    let known = this.known.get(key);
+    if (!known) {
+      if (tz === null) known = { reason: 'no coordinates: the time zone is unknown' };
+      else {
+        const at = { lat: p.lat!, lon: p.lon!, countryCode: p.country_code, region: p.region };
+        const schedule = scheduleIntervals(value, at, tz, this.window.fromMs, this.window.toMs);
+        if (!schedule.ok) known = { reason: schedule.reason };
+        else {
+          const id = ++this.schedules;
+          known = { id, note: schedule.note };
+          for (const interval of schedule.intervals) {
+            pushSplit(this.intervalRows, 'u', id, interval.startUtc, interval.endUtc);
+            pushSplit(this.intervalRows, 'l', id, interval.startLocal, interval.endLocal);
+          }
+        }
+      }
+      this.known.set(key, known);
+    }
+    if ('id' in known) this.hoursRows.push({ place_id: Number(p.id), schedule_id: known.id, tz, state: 'ok', reason: known.note });
+    else {
+      this.unparsed++;
+      this.hoursRows.push({ place_id: Number(p.id), schedule_id: 0, tz, state: 'unparsed', reason: known.reason });
+    }
+  }
+}
+
+/**
+ * The schedules of places over a window. The library's work runs in slices of the event loop's time: the
+ * pass runs beside a server's requests (in the background after an import), which must not wait for the
+ * whole of it.
+ */
+export async function makeSchedules(window: HoursWindow, places: readonly PlaceHoursSource[]): Promise<ScheduleMaker> {
+  const maker = new ScheduleMaker(window);
+  for (let next = 0; next < places.length; ) {
+    if (next > 0) await new Promise((resolve) => setImmediate(resolve));
+    const until = performance.now() + sliceMs;
+    next = inFixedOffsetZone(() => {
+      let i = next;
+      do maker.take(places[i++]!);
+      while (i < places.length && performance.now() < until);
+      return i;
+    });
+  }
+  return maker;
+}
+
+/** The places among `ids` that have hours, as the pass reads them. */
+export async function placeHoursSources(db: Db, ids: readonly number[]): Promise<PlaceHoursSource[]> {
+  const out: PlaceHoursSource[] = [];
+  for (let i = 0; i < ids.length; i += batch)
+    out.push(
+      ...(await db.kysely
+        .selectFrom('places')
+        .select(['id', 'opening_hours', 'lat', 'lon', 'country_code', 'region'])
+        .where('id', 'in', ids.slice(i, i + batch))
+        .where('opening_hours', 'is not', null)
+        .where('opening_hours', '!=', '')
+        .execute()),
+    );
+  return out;
 }
 
 /**

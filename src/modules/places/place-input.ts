@@ -44,4 +44,10 @@ export interface PlaceInput {
   contacts?: SourceContacts;
   /** The source says the business is closed (Yelp `is_open: 0`, Overture `operating_status` other than open, OSM `disused=yes`…). */
   closed?: boolean;
+  /**
+   * The source says the record is no open business to list (Foursquare's unresolved `doesnt_exist`,
+   * `privatevenue`…): the import skips it with this reason, once it knows where the place is (so a place
+   * outside the country imported counts as outside, not as flagged).
+   */
+  withheld?: string;
 }

@@ -1,7 +1,8 @@
 import type { Db } from '../../infra/db/database.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
-import { defaultWindowDays } from './opening-hours.reads.ts';
-import { ensureOpeningHours } from './opening-hours.repository.ts';
+import { defaultWindowDays, type OpenAt, readHoursState } from './opening-hours.reads.ts';
+import { hoursNotReady, hoursReadiness } from './opening-hours.recent.ts';
+import { ensureOpeningHours, rebuildOpeningHours, windowDaysOfPass } from './opening-hours.repository.ts';
 import { prunePlaceChanges } from './place-changes.repository.ts';
 
 /** How often the change log is pruned (each node does; it is idempotent). */
@@ -27,15 +28,31 @@ export interface PlaceMaintenanceOptions {
 /**
  * The upkeep of the places' derived tables that a server runs in the background: the opening-hours pass when its
  * tables fall behind the catalog or the day, and the pruning of the change log of places. Started by the app
- * once it is ready, stopped before the database closes.
+ * once it is ready, stopped before the database closes. A read the opening-hours tables cannot answer (an open
+ * filter before the first pass, docs/opening-hours.md) starts the pass at once through it (`passNow`).
  */
 export class PlaceMaintenance {
   private pruner: PollLoop | undefined;
   private hoursLoop: PollLoop | undefined;
   /** No pass before this instant (`performance.now()`): see `keepHoursCurrent`. */
   private hoursRestUntil = 0;
+  /** The pass `passNow` started, until it ends. */
+  private passing: Promise<void> | undefined;
+  /** When the last pass (background or `passNow`) started, and how long the last one that ran took (`performance.now()`). */
+  private passStartedAt = 0;
+  private lastPassMs: number | undefined;
 
   constructor(private readonly options: PlaceMaintenanceOptions) {}
+
+  /** Days ahead the opening-hours pass computes. */
+  get windowDays(): number {
+    return this.options.hoursWindowDays ?? defaultWindowDays;
+  }
+
+  /** The clock of the pass's window (ms). */
+  now(): number {
+    return (this.options.now ?? Date.now)();
+  }
 
   start(): void {
     this.pruner = new PollLoop(
@@ -67,13 +84,11 @@ export class PlaceMaintenance {
   async keepHoursCurrent(): Promise<void> {
     const started = performance.now();
     if (started >= this.hoursRestUntil) {
-      const ran = await ensureOpeningHours(
-        this.options.db,
-        (this.options.now ?? Date.now)(),
-        this.options.hoursWindowDays ?? defaultWindowDays,
-      );
+      this.passStartedAt = started;
+      const ran = await ensureOpeningHours(this.options.db, this.now(), this.windowDays);
       const ms = performance.now() - started;
       if (ran) {
+        this.lastPassMs = ms;
         this.options.log?.info({ ms: Math.round(ms) }, 'opening hours computed');
         // A catalog that changes all the time (`leadatlas follow`) would keep a pass running: between two, the
         // server rests three times as long as the last one took, so passes take at most a quarter of its time.
@@ -83,8 +98,53 @@ export class PlaceMaintenance {
     await this.options.afterHoursCheck?.();
   }
 
+  /**
+   * Runs the opening-hours pass now, not after the background check's rest (single-flight with the background
+   * pass: `rebuildOpeningHours`), for a read that the tables cannot answer. A failure is logged: the reads waiting
+   * for it find the tables still not ready and answer 503 `not_ready`. The caller follows the new pass.
+   */
+  passNow(): Promise<void> {
+    this.passing ??= (async () => {
+      this.passStartedAt = performance.now();
+      try {
+        await rebuildOpeningHours(this.options.db, this.now(), this.windowDays);
+        this.lastPassMs = performance.now() - this.passStartedAt;
+        this.options.log?.info({ ms: Math.round(this.lastPassMs) }, 'opening hours computed for a read that needed them');
+      } catch (error) {
+        this.options.log?.warn({ err: error }, 'the opening-hours pass failed: open filters answer 503 not_ready');
+      }
+    })().finally(() => {
+      this.passing = undefined;
+    });
+    return this.passing;
+  }
+
+  /** About how long until the pass under way ends: the last pass's length (`unknownMs` before any) less the time this one has run. */
+  passRemainingMs(unknownMs: number): number {
+    return (this.lastPassMs ?? unknownMs) - (performance.now() - this.passStartedAt);
+  }
+
   async close(): Promise<void> {
     await this.hoursLoop?.close();
     await this.pruner?.close();
   }
+}
+
+/**
+ * The open filter a bulk read gives the SQL, answered truly (`hoursReadiness`): the places changed since the
+ * opening-hours pass decided directly. When the tables cannot answer the moment (no pass, a window that does not
+ * reach it, too many changes since), the pass runs here first and the read waits for it: for reads in the
+ * background or in a process with no server's maintenance (`leadatlas enrich --search`). `windowDays`: the window
+ * of that pass; absent, the last pass's.
+ */
+export async function openAnsweredTruly(db: Db, open: OpenAt, windowDays?: number, nowMs = Date.now()): Promise<OpenAt> {
+  const state = await readHoursState(db);
+  const days = windowDays ?? (state ? windowDaysOfPass(state.window) : defaultWindowDays);
+  let readiness = await hoursReadiness(db, open, { nowMs, windowDays: days, state });
+  if (!readiness.ready) {
+    await rebuildOpeningHours(db, nowMs, days);
+    readiness = await hoursReadiness(db, open, { nowMs, windowDays: days });
+  }
+  if (!readiness.ready) throw hoursNotReady(readiness, 1);
+  return readiness.open;
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../infra/db/database.ts';
 import type { PublicPlaceRow } from '../places/places.schema.ts';
+import { trueOpenCriteria } from './open-filter.ts';
 import { noCriteria, type PlaceCriteria } from './query/criteria.ts';
 import { streamPlaces } from './query/place-stream.ts';
 import { countMatches, rowCheck } from './search.reads.ts';
@@ -26,7 +27,7 @@ export async function placesInBox(
  */
 export async function* iterateSearchPlaces(db: Db, search: SavedSearch, batchSize = 1000): AsyncIterable<PublicPlaceRow[]> {
   const check = rowCheck(search.criteria);
-  for await (const rows of streamPlaces(db, search.criteria, batchSize)) {
+  for await (const rows of streamPlaces(db, await trueOpenCriteria(db, search.criteria), batchSize)) {
     const matches = check ? rows.filter((r) => check(r.name, r.names, r.lon, r.lat)) : rows;
     if (matches.length > 0) yield matches;
   }
@@ -42,5 +43,5 @@ export function searchRowCheck(search: SavedSearch): ReturnType<typeof rowCheck>
 
 /** Exact number of places a saved search matches now (it may differ from `total` as data changes). */
 export async function countSearchPlaces(db: Db, search: SavedSearch): Promise<number> {
-  return countMatches(db, search.criteria);
+  return countMatches(db, await trueOpenCriteria(db, search.criteria));
 }

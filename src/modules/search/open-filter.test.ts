@@ -5,11 +5,14 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
+import { libraryOpenAt, tomorrowAt18 } from '../../../test/helpers/opening-hours.ts';
 import { sql } from 'kysely';
 import { loadGazetteer } from '../geo/gazetteer.ts';
+import { evaluateMonitors } from '../monitors/monitors.evaluator.ts';
+import { readHoursState } from '../places/opening-hours.reads.ts';
 import { rebuildOpeningHours } from '../places/opening-hours.repository.ts';
-import { type HoursLocation, instantOfWallClock, isOpenAt, parseOpeningHours, timeZoneAt } from '../places/opening-hours.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
+import { recentSearches } from './saved-searches.ts';
 
 interface OpenPage {
   search_id: string;
@@ -19,11 +22,6 @@ interface OpenPage {
   links: { next: string | null };
 }
 
-/** The next day (UTC) at 18:00, as `open_at` takes it: inside the window whatever today is. */
-function tomorrowAt18(): string {
-  return `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T18:00`;
-}
-
 for (const dialect of dialects)
   describe(`open now / open at on ${dialect.name}`, () => {
     let t: TestApp;
@@ -31,32 +29,8 @@ for (const dialect of dialects)
     const munich = () => loadGazetteer().resolveCity('München', 'DE').chosen!;
 
     /** The restaurants of Munich with hours, each with the library's own answer at an instant (ms) or local time. */
-    async function expected(at: { instantMs: number } | { localMs: number }) {
-      const rows = await t.db.kysely
-        .selectFrom('places')
-        .select(['public_id', 'opening_hours', 'lat', 'lon', 'country_code', 'region'])
-        .where('city_id', '=', munich().id)
-        .where('category', 'in', loadCategoryIndex().subtree('restaurant'))
-        .where('closed_at', 'is', null)
-        .where('opening_hours', 'is not', null)
-        .execute();
-      const open = new Set<string>();
-      let unparsed = 0;
-      for (const r of rows) {
-        const tz = timeZoneAt(r.lat, r.lon)!;
-        const instant = 'instantMs' in at ? at.instantMs : instantOfWallClock(at.localMs, tz);
-        // The library's own answer; where it knows no holidays for the country, without holidays (docs/opening-hours.md).
-        const stateWith = (where: HoursLocation | null) => {
-          const parsed = parseOpeningHours(r.opening_hours!.trim(), where);
-          return parsed.ok ? isOpenAt(parsed.hours, tz, instant) : parsed;
-        };
-        let state = stateWith({ lat: r.lat!, lon: r.lon!, countryCode: r.country_code, region: r.region });
-        if (typeof state !== 'boolean' && /no holidays/i.test(state.reason)) state = stateWith(null);
-        if (typeof state !== 'boolean') unparsed++;
-        else if (state) open.add(r.public_id);
-      }
-      return { open, unparsed, withHours: rows.length };
-    }
+    const expected = (at: { instantMs: number } | { localMs: number }, db = t.db) =>
+      libraryOpenAt(db, { cityId: munich().id, categories: loadCategoryIndex().subtree('restaurant') }, at);
 
     async function get(url: string, account = user) {
       return t.app.inject({ method: 'GET', url, headers: { authorization: account.authorization } });
@@ -133,46 +107,97 @@ for (const dialect of dialects)
       assert.equal((area.json() as OpenPage).total, want.open.size);
     });
 
-    test('a server never runs the opening-hours pass on a request: before it, searches answer 200 with computed_at null; it runs in the background at start and after an import', async () => {
-      // A database imported while no server ran: no pass yet. The server checks the tables every 100 ms.
+    test('an open search, its facets and a monitor never read "not ready" as "nothing": before the first pass, after a write, and with a pass that does not reach the moment', async () => {
+      // A database imported while no server ran: no pass yet, and none in the background (OPENING_HOURS_CHECK_MS=0).
+      // A budget long enough that a request waits for the pass it starts, whatever the machine's load.
       const fresh = await buildTestApp({
         dialect: dialect.name,
         files: [munichExtract],
-        env: { DB_READ_WORKERS: '1', OPENING_HOURS_WINDOW_DAYS: '2', OPENING_HOURS_CHECK_MS: '100' },
+        env: { DB_READ_WORKERS: '1', OPENING_HOURS_WINDOW_DAYS: '2', SEARCH_TIME_BUDGET_MS: '60000' },
       });
       try {
-        const account = await createAccountWithToken(fresh.db, { scopes: ['search'] });
+        const account = await createAccountWithToken(fresh.db, { scopes: ['search', 'monitors'] });
         const at = tomorrowAt18();
-        const search = async () => {
+        const want = () => expected({ localMs: Date.parse(`${at}:00Z`) }, fresh.db);
+        const call = async <T>(method: 'GET' | 'POST', url: string, payload?: object): Promise<T> => {
           const res = await fresh.app.inject({
-            method: 'GET',
-            url: `/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&open_at=${at}`,
+            method,
+            url,
             headers: { authorization: account.authorization },
+            ...(payload ? { payload } : {}),
           });
-          assert.equal(res.statusCode, 200, res.body);
-          return res.json() as OpenPage;
+          assert.ok(res.statusCode < 300, `${url}: ${res.statusCode} ${res.body}`);
+          return res.json() as T;
         };
-        const until = async (done: (page: OpenPage) => boolean, what: string) => {
-          const started = Date.now();
-          for (;;) {
-            const page = await search();
-            if (done(page)) return page;
-            assert.ok(Date.now() - started < 120_000, what);
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-        };
-        const first = await search();
-        // The answer of the pass in progress or, if it was quick, of the pass done: never a wait for it.
-        if (first.resolved.open?.computed_at === null) assert.equal(first.total, 0);
-        const computed = await until((p) => typeof p.resolved.open?.computed_at === 'string', 'the pass at start-up finishes');
-        assert.equal(computed.total, (await expected({ localMs: Date.parse(`${at}:00Z`) })).open.size);
-        // An import gives hours to restaurants that had none: the next check runs a pass in the background.
-        await sql`UPDATE places SET opening_hours = '24/7' WHERE opening_hours IS NULL AND city_id = ${munich().id}
-          AND category IN (${sql.join(loadCategoryIndex().subtree('restaurant'))})`.execute(fresh.db.kysely);
-        const meanwhile = await search();
-        assert.ok(meanwhile.total === computed.total || meanwhile.resolved.open?.computed_at !== computed.resolved.open?.computed_at);
-        const after = await until((p) => p.resolved.open?.computed_at !== computed.resolved.open?.computed_at, 'a pass after the import');
-        assert.ok(after.total > computed.total, `${after.total} > ${computed.total}`);
+        const open = `type=restaurant&city=M%C3%BCnchen&open_at=${at}`;
+        const facets = () => call<{ total: number }>('GET', `/api/v2/map/facets?${open}&by=category`);
+
+        // Before any pass: the index's answer, SQL's (sort=name), /v1/search and the facets, all at once.
+        const [indexed, bySql, quick, counted] = await Promise.all([
+          call<OpenPage>('GET', `/api/v2/map/search?${open}`),
+          call<OpenPage>('GET', `/api/v2/map/search?${open}&sort=name`),
+          call<{ total: number }>('POST', '/v1/search', { type: 'restaurant', city: 'München', open_at: at }),
+          facets(),
+        ]);
+        const before = await want();
+        assert.ok(before.open.size > 10, 'restaurants are open at 18:00 on most days');
+        for (const total of [indexed.total, bySql.total, quick.total, counted.total]) assert.equal(total, before.open.size);
+        assert.equal(indexed.resolved.open?.unparsed, before.unparsed);
+        assert.equal(typeof indexed.resolved.open?.computed_at, 'string');
+        const saved = await recentSearches(fresh.db, account.accountId, 10);
+        assert.deepEqual(
+          saved.map((r) => r.total),
+          [before.open.size, before.open.size],
+          'saved with the true total',
+        );
+
+        // A monitor of the open search; then a write gives hours to the restaurants that had none. No pass runs:
+        // the changed places are evaluated directly, by the search, the facets and the monitor alike.
+        const monitor = await call<{ id: string }>('POST', '/api/v2/monitors', { search_id: indexed.search_id });
+        const given = await sql`UPDATE places SET opening_hours = '24/7' WHERE opening_hours IS NULL AND city_id = ${munich().id}
+          AND closed_at IS NULL AND category IN (${sql.join(loadCategoryIndex().subtree('restaurant'))})`.execute(fresh.db.kysely);
+        assert.ok(Number(given.numAffectedRows) > 0);
+        const afterWrite = await want();
+        assert.ok(afterWrite.open.size > before.open.size);
+        const now = await call<OpenPage>('GET', `/api/v2/map/search?${open}`);
+        assert.equal(now.total, afterWrite.open.size);
+        assert.equal(now.resolved.open?.computed_at, indexed.resolved.open?.computed_at, 'no pass ran');
+        assert.equal((await call<OpenPage>('GET', `/api/v2/map/search?${open}&sort=name`)).total, afterWrite.open.size);
+        assert.equal((await facets()).total, afterWrite.open.size);
+        const round = await evaluateMonitors(fresh.db);
+        assert.equal(round.waiting, 0);
+        const events = async () =>
+          (
+            await call<{ data: Array<{ kind: string; place: { id: string } }> }>(
+              'GET',
+              `/api/v2/monitors/${monitor.id}/events?per_page=100`,
+            )
+          ).data;
+        assert.deepEqual(
+          new Set((await events()).map((e) => `${e.kind} ${e.place.id}`)),
+          new Set([...afterWrite.open].filter((id) => !before.open.has(id)).map((id) => `added ${id}`)),
+        );
+
+        // The last pass computed ten days ago (a server started after days down): its window does not reach the
+        // moment. The members change meanwhile: the monitor waits instead of recording each of them as left.
+        await rebuildOpeningHours(fresh.db, Date.now() - 10 * 86_400_000, 2);
+        await sql`UPDATE places SET content_hash = content_hash || '-touched' WHERE id IN (SELECT place_id FROM monitor_places)`.execute(
+          fresh.db.kysely,
+        );
+        const waiting = await evaluateMonitors(fresh.db);
+        assert.deepEqual([waiting.waiting, waiting.events], [1, 0]);
+        // The index still holds the pass before (a true answer, with the changes since decided directly). SQL reads
+        // the tables: it starts the pass at once and waits for it. The monitor then evaluates: nobody left.
+        assert.equal((await call<OpenPage>('GET', `/api/v2/map/search?${open}`)).total, afterWrite.open.size);
+        const caughtUp = await call<OpenPage>('GET', `/api/v2/map/search?${open}&sort=name`);
+        assert.equal(caughtUp.total, afterWrite.open.size);
+        assert.ok((await readHoursState(fresh.db))!.window.toMs > Date.now() + 86_400_000, 'a pass reaching tomorrow ran');
+        const evaluated = await evaluateMonitors(fresh.db);
+        assert.equal(evaluated.waiting, 0);
+        assert.deepEqual(
+          (await events()).filter((e) => e.kind === 'closed'),
+          [],
+        );
       } finally {
         await fresh.close();
       }

@@ -1,8 +1,9 @@
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { type OpenAt, readHoursState, windowDaysBefore } from '../places/opening-hours.reads.ts';
-import type { PlaceCriteria } from './query/criteria.ts';
 import { placesVersion } from '../places/place-changes.repository.ts';
+import { openAnsweredTruly } from '../places/place-maintenance.ts';
+import type { PlaceCriteria } from './query/criteria.ts';
 
 /**
  * `open_now` and `open_at` (docs/opening-hours.md): what they ask for as criteria (`PlaceCriteria.open`), checked
@@ -70,6 +71,17 @@ export function describeOpen(open: OpenAt): Pick<OpenResolution, 'mode' | 'at'> 
 /** The same criteria selecting the places whose hours could not be parsed (their count goes in `resolved.open`). */
 export function unparsedCriteria(criteria: PlaceCriteria & { open: OpenAt }): PlaceCriteria {
   return { ...criteria, open: { ...criteria.open, unparsed: true } };
+}
+
+/**
+ * Criteria a bulk read (an export, the dashboard's map, enrichment of a saved search) can give the SQL with
+ * their open filter answered truly: the places changed since the opening-hours pass decided directly. When the
+ * tables cannot answer the moment, the pass runs first and the read waits for it (`openAnsweredTruly`): these
+ * reads run in the background, in a process with no server's engine (`leadatlas enrich --search`), or after a
+ * search that already waited. `windowDays`: the window of that pass; absent, the last pass's.
+ */
+export async function trueOpenCriteria(db: Db, criteria: PlaceCriteria, windowDays?: number, nowMs = Date.now()): Promise<PlaceCriteria> {
+  return criteria.open ? { ...criteria, open: await openAnsweredTruly(db, criteria.open, windowDays, nowMs) } : criteria;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import { AppError } from '../../infra/errors.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { readJsonGetBody } from '../../infra/http/get-body.ts';
-import { overloaded, problemResponses } from '../../infra/http/problem.ts';
+import { overloadedOrPreparing, problemResponses } from '../../infra/http/problem.ts';
 import { requestLang } from '../../infra/http/request-lang.ts';
 import { searchPageJson, v1SearchJson } from './search.json.ts';
 import {
@@ -56,7 +56,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
           'continues with a keyset cursor (send only `cursor`, `per_page`, `fields` with it). At least one of `type`, `city`, `country`, `query`, ' +
           '`near`, `bbox` is required. An unknown `type` or `city` answers 400 with the closest `candidates`.',
         querystring: MapSearchQuerySchema,
-        response: { 200: SearchPageSchema, ...problemResponses(400, 404), ...overloaded },
+        response: { 200: SearchPageSchema, ...problemResponses(400, 404), ...overloadedOrPreparing },
       },
     },
     async (request, reply) => {
@@ -81,7 +81,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
           'The area is read through the coordinate index by its bounding box, then each place is tested exactly. A polygon over the limits ' +
           '(positions, polygons, rings, span) or not valid (open or degenerate ring, a position out of range) answers 400 naming it.',
         body: MapSearchBodySchema,
-        response: { 200: SearchPageSchema, ...problemResponses(400, 415), ...overloaded },
+        response: { 200: SearchPageSchema, ...problemResponses(400, 415), ...overloadedOrPreparing },
       },
     },
     async (request, reply) => {
@@ -111,7 +111,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         summary: 'Search places by name (GET, JSON body or query parameters)',
         description: v1Description,
         querystring: V1SearchBodySchema,
-        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloaded },
+        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloadedOrPreparing },
       },
     },
     async (request, reply) => {
@@ -137,7 +137,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
         summary: 'Search places by name (POST, JSON body)',
         description: v1Description,
         body: V1SearchBodySchema,
-        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloaded },
+        response: { 200: V1SearchResponseSchema, ...problemResponses(400, 415), ...overloadedOrPreparing },
       },
     },
     async (request, reply) => v1(request, reply, request.body, 'body'),
@@ -159,7 +159,7 @@ function facetsRoute(app: TypedApp, deps: SearchDeps): void {
           'of matches per value of that dimension, e.g. how many dentists with a phone in each city of a country (`type=dentist&country=DE&has_phone=true&by=city`). ' +
           'Not saved.',
         querystring: FacetsQuerySchema,
-        response: { 200: FacetsResponseSchema, ...problemResponses(400), ...overloaded },
+        response: { 200: FacetsResponseSchema, ...problemResponses(400), ...overloadedOrPreparing },
       },
     },
     async (request) => {

@@ -250,7 +250,7 @@ export const ResolutionSchema = Type.Object(
           computed_at: Type.Optional(
             Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
               description:
-                'When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; until it is done, searches answer from the previous one. null: no pass has finished yet, so no place counts as open (nor unparsed). Absent from searches saved before it existed',
+                'When the opening-hours pass this answer comes from ran. The pass runs in the background after the catalog changes (an import) and once a day; meanwhile the places changed since the previous pass are evaluated directly, so the answer is exact. When it cannot be (no pass yet, a moment the last pass does not reach, too many places changed), the search waits for the pass within its time budget or answers 503 not_ready with Retry-After. null only in searches saved before that rule (they may have counted nothing open). Absent from searches saved before it existed',
             }),
           ),
         },

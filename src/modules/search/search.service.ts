@@ -278,9 +278,9 @@ const clockOf = (deps: SearchDeps): (() => number) => deps.now ?? Date.now;
 const windowDaysOf = (deps: SearchDeps): number => deps.hoursWindowDays ?? defaultWindowDays;
 
 /**
- * The search with its open filter. The opening-hours tables are not brought up to date here: the place
- * maintenance (places/place-maintenance.ts) runs the pass in the background when they fall behind (after an import, on a new day), and a search
- * meanwhile answers from the last pass (`resolved.open.computed_at`).
+ * The search with its open filter. The engine answers it truly or not at all: from the last opening-hours pass
+ * with the places changed since decided directly, or after waiting for a pass within the time budget, or 503
+ * `not_ready` (docs/opening-hours.md); so no search is saved with a total the tables could not give.
  */
 function withOpen(resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf>): ResolvedSearch {
   return open ? { ...resolved, criteria: { ...resolved.criteria, open } } : resolved;
@@ -289,10 +289,9 @@ function withOpen(resolved: ResolvedSearch, open: ReturnType<typeof openFilterOf
 /** `resolved.open` of a search with an open filter: the moment and how many matches have hours that could not be parsed. */
 async function withOpenResolution(deps: SearchDeps, criteria: PlaceCriteria, resolution: SearchResolution): Promise<SearchResolution> {
   if (!criteria.open) return resolution;
-  const [unparsed, pass] = await Promise.all([
-    deps.engine.countMatches(unparsedCriteria({ ...criteria, open: criteria.open })),
-    deps.engine.hoursComputedAt(),
-  ]);
+  // The count first: it waits for the pass the page waited for, which `computed_at` then names.
+  const unparsed = await deps.engine.countMatches(unparsedCriteria({ ...criteria, open: criteria.open }));
+  const pass = await deps.engine.hoursComputedAt();
   return { ...resolution, open: { ...describeOpen(criteria.open), unparsed, computed_at: pass } };
 }
 

@@ -13,8 +13,8 @@ export interface TermHit {
 }
 
 export interface TermMatcher {
-  /** The category a source's category term maps onto, or null. */
-  match(source: string, term: string): TermHit | null;
+  /** The category a publisher's category term maps onto, or null (`publisher`: see `Classifier.classify`). */
+  match(publisher: string, term: string): TermHit | null;
 }
 
 const CACHE_LIMIT = 200_000;
@@ -268,7 +268,7 @@ export function createClassifier(taxonomy: Taxonomy, terms: TermMatcher): Classi
     return false;
   };
 
-  const fromTerms = (source: string, place: PlaceInput): string[] => {
+  const fromTerms = (publisher: string, place: PlaceInput): string[] => {
     let out: string[] = [];
     let weak: string[] | undefined;
     let osmTags: Record<string, string> | undefined;
@@ -278,7 +278,7 @@ export function createClassifier(taxonomy: Taxonomy, terms: TermMatcher): Classi
         (osmTags ??= {})[tag[1]!] = tag[2]!;
         continue;
       }
-      const hit = terms.match(source, term);
+      const hit = terms.match(publisher, term);
       if (hit === null) continue;
       if (hit.strong) {
         if (!out.includes(hit.slug)) out.push(hit.slug);
@@ -290,12 +290,12 @@ export function createClassifier(taxonomy: Taxonomy, terms: TermMatcher): Classi
   };
 
   return {
-    classify(source, place) {
+    classify(publisher, place) {
       if (place.osmTags) {
         const slugs = osm.match(place.osmTags);
         if (slugs.length > 0) return slugs;
       }
-      return place.sourceCategories.length > 0 ? fromTerms(source, place) : [];
+      return place.sourceCategories.length > 0 ? fromTerms(publisher, place) : [];
     },
   };
 }

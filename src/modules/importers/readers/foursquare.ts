@@ -74,11 +74,22 @@ function socials(row: Record<string, unknown>): string[] {
   ]);
 }
 
+/**
+ * `unresolved_flags` values that say a row is no open business: users reported it as not existing, to be
+ * deleted, a duplicate of another, or a private home (kept out of a business catalog), and Foursquare has not
+ * resolved the report. Such rows are withheld (`PlaceInput.withheld`: skipped, each flag its own reason), so a
+ * place flagged since the last release is retired by the import that skips it; `closed` imports the place as
+ * closed, as `date_closed` does.
+ */
+const SKIPPING_FLAGS = ['privatevenue', 'doesnt_exist', 'delete', 'duplicate'];
+
 export function foursquareToPlace(row: Record<string, unknown>): ReadResult {
   const sourceId = text(row.fsq_place_id);
   if (!sourceId) return { ok: false, reason: 'no id' };
   const name = text(row.name);
   if (!name) return { ok: false, reason: 'no name' };
+  const flags = list(row.unresolved_flags, /\s*,\s*/);
+  const withheld = SKIPPING_FLAGS.find((f) => flags.includes(f));
   const located =
     number(row.latitude) !== null && number(row.longitude) !== null
       ? { lat: number(row.latitude)!, lon: number(row.longitude)! }
@@ -114,9 +125,11 @@ export function foursquareToPlace(row: Record<string, unknown>): ReadResult {
       admin_region: text(row.admin_region),
       po_box: text(row.po_box),
       placemaker_url: text(row.placemaker_url),
+      unresolved_flags: flags,
     }),
     ...(Object.keys(contacts).length > 0 ? { contacts } : {}),
-    closed: closedOn !== null,
+    closed: closedOn !== null || flags.includes('closed'),
+    ...(withheld ? { withheld: `flagged ${withheld}` } : {}),
   };
   return { ok: true, place };
 }
@@ -147,6 +160,7 @@ const columns = [
   'fsq_category_labels',
   'placemaker_url',
   'geom',
+  'unresolved_flags',
 ];
 
 /** The release's Parquet: locating statistics from its `bbox` struct when it has one, else from the coordinates. */

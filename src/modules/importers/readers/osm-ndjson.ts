@@ -65,6 +65,7 @@ export async function* lineBatches(bytes: AsyncIterable<Buffer | string>): Async
 /** The same places as the `.osm.pbf` reader gives (source `osm`, ids `n…/w…/r…`), from NDJSON, gzip or plain. */
 export class OsmNdjsonReader implements SourceReader {
   readonly format = 'osm-ndjson';
+  readonly publisher = 'osm';
   private consumed = 0;
 
   constructor(

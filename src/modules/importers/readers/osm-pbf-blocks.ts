@@ -174,6 +174,34 @@ export function declaresTypeThenIdOrder(header: Buffer): boolean {
   return false;
 }
 
+/** Where a file stands in its replication feed, as Geofabrik and osmium write it in the header (OSMHeader fields 32–34). */
+export interface PbfReplication {
+  /** `osmosis_replication_sequence_number`: the last change file the extract includes. */
+  sequence?: number;
+  /** `osmosis_replication_base_url`: the feed (Geofabrik's `…-updates`). */
+  baseUrl?: string;
+  /** `osmosis_replication_timestamp`, in seconds since the epoch. */
+  timestamp?: number;
+}
+
+/** The replication fields of an OSMHeader block. */
+export function replicationOfHeader(header: Buffer): PbfReplication {
+  const p = new Proto(header, 0, header.length);
+  const out: PbfReplication = {};
+  while (p.pos < p.end) {
+    const tag = p.varint();
+    const field = tag >>> 3;
+    if (field === 32 && (tag & 7) === 0) out.timestamp = p.int64();
+    else if (field === 33 && (tag & 7) === 0) out.sequence = p.int64();
+    else if (field === 34 && (tag & 7) === 2) {
+      const e = p.delimited();
+      out.baseUrl = header.toString('utf8', p.pos, e);
+      p.pos = e;
+    } else p.skip(tag & 7);
+  }
+  return out;
+}
+
 /** One blob of a PBF file, its data still compressed. */
 export interface RawBlob {
   type: 'OSMHeader' | 'OSMData';

@@ -13,8 +13,10 @@ import {
   inflateBlob,
   PbfFormatError,
   rawBlobs,
+  replicationOfHeader,
   scanBlobHeaders,
   type BlockVisitor,
+  type PbfReplication,
   type RawBlob,
   type RelationMember,
   type Tags,
@@ -150,6 +152,7 @@ class Wanted {
  */
 export class OsmPbfReader implements SourceReader {
   readonly format = 'osm-pbf';
+  readonly publisher = 'osm';
   /** Bytes the passes have read, and the bytes they will read in all (an estimate until it is known). */
   private passed = 0;
   private planned: number;
@@ -408,6 +411,21 @@ function relationPoint(members: RelationMember[], ways: WaySums, nodes: NodeLoca
     for (const m of members) if (m.type === NODE) nodes.addTo(sum, m.ref);
   }
   return sum;
+}
+
+/** The replication fields of a `.osm.pbf` file's header (`PbfReplication`); empty when it has none. */
+export async function pbfReplication(path: string): Promise<PbfReplication> {
+  const file = await open(path, 'r');
+  try {
+    const { size } = await file.stat();
+    const blobs = rawBlobs(file, [[0, Math.min(size, 64 * 1024 + 4)]]);
+    const first = await blobs.next();
+    await blobs.return(undefined);
+    if (first.done || first.value.type !== 'OSMHeader') return {};
+    return replicationOfHeader(inflateBlob(first.value.blob));
+  } finally {
+    await file.close();
+  }
 }
 
 /** The PBF format starts with a BlobHeader whose type is `OSMHeader`. */

@@ -68,24 +68,35 @@ export interface RowSelection {
   /** ISO 3166-1 alpha-2, upper case. */
   country?: string;
   minConfidence?: number;
+  /** Boxes (minLon, minLat, maxLon, maxLat): a place inside any of them. */
+  areas?: Array<[number, number, number, number]>;
 }
 
 export const selectionOf = (options: OpenOptions): RowSelection => ({
   ...(options.bbox ? { bbox: options.bbox } : {}),
   ...(options.country ? { country: options.country.toUpperCase() } : {}),
   ...(options.minConfidence !== undefined ? { minConfidence: options.minConfidence } : {}),
+  ...(options.areas ? { areas: options.areas } : {}),
 });
 
-/** Whether a place passes the selection; `confidence` is the source's, when it has one. */
-export function selects(s: RowSelection, place: PlaceInput, confidence: number | null): boolean {
-  if (s.minConfidence !== undefined && (confidence === null || confidence < s.minConfidence)) return false;
-  if (s.country !== undefined && place.countryCode?.toUpperCase() !== s.country) return false;
-  if (s.bbox) {
-    const [minLon, minLat, maxLon, maxLat] = s.bbox;
-    if (typeof place.lat !== 'number' || typeof place.lon !== 'number') return false;
-    if (place.lon < minLon || place.lon > maxLon || place.lat < minLat || place.lat > maxLat) return false;
+type Box = [number, number, number, number];
+const inBox = (b: Box, lon: number, lat: number): boolean => lon >= b[0] && lon <= b[2] && lat >= b[1] && lat <= b[3];
+
+/**
+ * Whether a place passes the selection (`confidence` is the source's, when it has one): null when it does,
+ * else what to do with it: left out silently (`--bbox`, `--country`, `--min-confidence`: what the user asked
+ * for), or counted as skipped `outside the border` when only a country's boxes (`areas`) leave it out.
+ */
+export function rejection(s: RowSelection, place: PlaceInput, confidence: number | null): 'silent' | 'outside the border' | null {
+  if (s.minConfidence !== undefined && (confidence === null || confidence < s.minConfidence)) return 'silent';
+  if (s.country !== undefined && place.countryCode?.toUpperCase() !== s.country) return 'silent';
+  if (s.bbox || s.areas) {
+    const { lat, lon } = place;
+    if (typeof lat !== 'number' || typeof lon !== 'number') return 'silent';
+    if (s.bbox && !inBox(s.bbox, lon, lat)) return 'silent';
+    if (s.areas && !s.areas.some((b) => inBox(b, lon, lat))) return 'outside the border';
   }
-  return true;
+  return null;
 }
 
 /** Column paths (`bbox.xmin`) whose row-group statistics say where a row group's places are. */
@@ -109,16 +120,17 @@ export function rowGroupMaySelect(group: RowGroup, columns: StatisticsColumns, s
     const st = chunk?.meta_data?.statistics;
     return st ? { min: st.min_value ?? st.min, max: st.max_value ?? st.max } : undefined;
   };
-  if (s.bbox) {
-    const [minLon, minLat, maxLon, maxLat] = s.bbox;
-    const lowLon = statNumber(stats(columns.minLon)?.min);
-    const highLon = statNumber(stats(columns.maxLon)?.max);
-    const lowLat = statNumber(stats(columns.minLat)?.min);
-    const highLat = statNumber(stats(columns.maxLat)?.max);
-    if (lowLon !== null && lowLon > maxLon) return false;
-    if (highLon !== null && highLon < minLon) return false;
-    if (lowLat !== null && lowLat > maxLat) return false;
-    if (highLat !== null && highLat < minLat) return false;
+  if (s.bbox || s.areas) {
+    // The row group's box, each side unbounded where the statistics do not say.
+    const group: Box = [
+      statNumber(stats(columns.minLon)?.min) ?? -Infinity,
+      statNumber(stats(columns.minLat)?.min) ?? -Infinity,
+      statNumber(stats(columns.maxLon)?.max) ?? Infinity,
+      statNumber(stats(columns.maxLat)?.max) ?? Infinity,
+    ];
+    const meets = (b: Box) => group[0] <= b[2] && b[0] <= group[2] && group[1] <= b[3] && b[1] <= group[3];
+    if (s.bbox && !meets(s.bbox)) return false;
+    if (s.areas && !s.areas.some(meets)) return false;
   }
   if (s.country) {
     const st = stats(columns.country);
@@ -235,8 +247,16 @@ export async function openParquetReader(
   const columns = dialect.columns.filter((c) => present.has(c));
   // utf8 off: text columns are annotated as such, and a bare byte array is WKB or another binary value.
   const assembler = rowAssembler(metadata, columns, { compressors, utf8: false });
+  const outside: ReadResult = { ok: false, reason: 'outside the border' };
+  /** The row's result as the selection leaves it: itself, skipped as outside the border, or nothing. */
+  function* selected(result: ReadResult, row: Record<string, unknown>): Generator<ReadResult> {
+    const rejected = result.ok ? rejection(selection, result.place, dialect.confidence?.(row) ?? null) : null;
+    if (rejected === null) yield result;
+    else if (rejected === 'outside the border') yield outside;
+  }
   return {
     source: options.source ?? dialect.source,
+    publisher: dialect.source,
     format,
     totalBytes: file.byteLength,
     totalRecords: Number(metadata.num_rows),
@@ -255,11 +275,7 @@ export async function openParquetReader(
           const ends = chunks.map((c, i) => offsets[i]! + Number(c.meta_data!.total_compressed_size));
           const groupFile = chunks.length > 0 ? await prefetched(file, Math.min(...offsets), Math.max(...ends)) : file;
           if (assembler) {
-            for (const row of await assembler.rows(groupFile, group)) {
-              const result = dialect.toPlace(row);
-              if (result.ok && !selects(selection, result.place, dialect.confidence?.(row) ?? null)) continue;
-              yield result;
-            }
+            for (const row of await assembler.rows(groupFile, group)) yield* selected(dialect.toPlace(row), row);
             continue;
           }
           // Nested columns are decoded whole for any row range of a row group: reading it in parts would decode them again.
@@ -274,11 +290,7 @@ export async function openParquetReader(
               rowStart: from,
               rowEnd: Math.min(from + step, start + rows),
             });
-            for (const row of objects) {
-              const result = dialect.toPlace(row);
-              if (result.ok && !selects(selection, result.place, dialect.confidence?.(row) ?? null)) continue;
-              yield result;
-            }
+            for (const row of objects) yield* selected(dialect.toPlace(row), row);
           }
         }
       } finally {

@@ -175,6 +175,7 @@ function rowReader<T>(
   const seen = new Set<string>();
   return {
     source: spec.options.source ?? spec.source,
+    publisher: spec.source,
     format: spec.format,
     totalBytes: text.totalBytes,
     encoding: text.encoding,

@@ -2,9 +2,12 @@ import { roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
 import { PollLoop } from '../../../infra/poll-loop.ts';
-import { type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.reads.ts';
+import { currentDeadline } from '../../../infra/db/time-budget.ts';
+import { type HoursReadiness, hoursNotReady, hoursReadiness, type RecentHours, recentMatches } from '../../places/opening-hours.recent.ts';
+import { type HoursState, type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.reads.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import { placeChangesSince, placesVersion } from '../../places/place-changes.repository.ts';
+import { PlaceMaintenance } from '../../places/place-maintenance.ts';
 import type { PlaceCriteria, PlaceKey, PlaceSort } from '../query/criteria.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
@@ -51,22 +54,77 @@ interface EngineOptions {
   log?: { warn(obj: unknown, msg: string): void; info(obj: unknown, msg: string): void };
   /** Places moved out of the sorted order past which the index is rebuilt (default: 50,000 or 5 % of the index). */
   tailLimit?: (size: number) => number;
+  /**
+   * The upkeep of the opening-hours tables (app.ts's, started with the server): its clock and window, and the pass
+   * a read that the tables cannot answer starts at once (`hoursReady`). Absent: one of the engine's own that runs
+   * no background loop (tests, benches, a search object made without a server).
+   */
+  maintenance?: PlaceMaintenance;
 }
+
+/** How long a read with an open filter waits for the opening-hours pass when it has no time budget of its own. */
+const HOURS_WAIT_MS = 5000;
 
 /** Every search by SQL, in the read pool. */
 export class SqlSearchEngine implements SearchEngine {
-  constructor(protected readonly options: EngineOptions) {}
+  protected readonly maintenance: PlaceMaintenance;
 
-  searchPage(criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number): Promise<PlacePage> {
-    return this.options.reads.run('searchPage', criteria, sort, after, limit, candidateLimit);
+  constructor(protected readonly options: EngineOptions) {
+    this.maintenance = options.maintenance ?? new PlaceMaintenance({ db: options.db, ...(options.log ? { log: options.log } : {}) });
   }
 
-  countMatches(criteria: PlaceCriteria): Promise<number> {
-    return this.options.reads.run('countMatches', criteria);
+  async searchPage(
+    criteria: PlaceCriteria,
+    sort: PlaceSort,
+    after: PlaceKey | null,
+    limit: number,
+    candidateLimit: number,
+  ): Promise<PlacePage> {
+    return this.options.reads.run('searchPage', await this.trueOpen(criteria), sort, after, limit, candidateLimit);
   }
 
-  facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]> {
-    return this.options.reads.run('facetCounts', criteria, by);
+  async countMatches(criteria: PlaceCriteria): Promise<number> {
+    return this.options.reads.run('countMatches', await this.trueOpen(criteria));
+  }
+
+  async facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]> {
+    return this.options.reads.run('facetCounts', await this.trueOpen(criteria), by);
+  }
+
+  /** The criteria with the open filter as the SQL can answer it truly: the places changed since the pass decided. */
+  private async trueOpen(criteria: PlaceCriteria): Promise<PlaceCriteria> {
+    if (!criteria.open) return criteria;
+    const ready = await this.hoursReady(criteria.open, () => readHoursState(this.options.db));
+    return { ...criteria, open: ready.open };
+  }
+
+  /**
+   * The opening-hours pass that answers the moment truly (`opening-hours.recent.ts`), with the places changed
+   * since it. When there is none (no pass yet, a window that does not reach the moment, too many changes since),
+   * the pass runs at once (single-flight with the background one) and the read waits for it within its time
+   * budget, leaving part of the budget to the read itself; past that, 503 `not_ready` with `Retry-After`.
+   * `held`: the pass the caller answers from.
+   */
+  protected async hoursReady(open: OpenAt, held: () => Promise<HoursState | null>): Promise<Extract<HoursReadiness, { ready: true }>> {
+    const started = Date.now();
+    const deadline = currentDeadline() ?? started + HOURS_WAIT_MS;
+    const reserve = Math.min(1000, (deadline - started) / 4);
+    const hours = this.maintenance;
+    const check = async () =>
+      hoursReadiness(this.options.db, open, { nowMs: hours.now(), windowDays: hours.windowDays, state: await held() });
+    let readiness = await check();
+    if (readiness.ready) return readiness;
+    // A pass of another node (or this one's background pass) may have committed since the caller's copy.
+    await this.followHours();
+    readiness = await check();
+    if (readiness.ready) return readiness;
+    // The pass at once, through the maintenance (single-flight with its background pass), followed when it ends.
+    const pass = hours.passNow().then(() => this.followHours());
+    if (await finishesWithin(pass, deadline - reserve - Date.now())) {
+      readiness = await check();
+      if (readiness.ready) return readiness;
+    }
+    throw hoursNotReady(readiness, hours.passRemainingMs(HOURS_WAIT_MS) / 1000);
   }
 
   state(): EngineState {
@@ -256,11 +314,13 @@ export class MemorySearchEngine extends SqlSearchEngine {
     sort: PlaceSort,
   ): Promise<{ index: BitmapIndex; q: IndexQuery; result: RoaringBitmap32 } | null> {
     const q = this.index ? indexQueryOf(criteria, sort) : null;
-    if (!q || (q.open && !(await this.prepareOpen(q.open)))) return null;
+    if (!q) return null;
+    const recent = q.open ? (await this.hoursReady(q.open, async () => this.hours?.state ?? null)).recent : null;
+    if (q.open && !(await this.prepareOpen(q.open))) return null;
     // From here on synchronous: the index and the hours cannot change under the evaluation.
     const index = this.index;
     if (!index) return null;
-    const within = q.open ? this.openSlots(index, q.open) : null;
+    const within = q.open && recent ? this.openSlots(index, q.open, recent) : null;
     if (q.open && !within) return null;
     return { index, q, result: index.evaluate(q, within) };
   }
@@ -290,10 +350,10 @@ export class MemorySearchEngine extends SqlSearchEngine {
    * The slots of the places open at the moment (or whose hours could not be parsed: `open.unparsed`), kept
    * until the index or the hours change; null when the moment's set is not known (`prepareOpen`).
    */
-  private openSlots(index: BitmapIndex, open: OpenAt): RoaringBitmap32 | null {
+  private openSlots(index: BitmapIndex, open: OpenAt, recent: RecentHours): RoaringBitmap32 | null {
     const hours = this.hours;
     const set = open.unparsed ? null : hours && recall(hours.moments, momentOf(open));
-    if (!hours || (!open.unparsed && !set)) return null;
+    if (!hours || hours.key !== recent.key || (!open.unparsed && !set)) return null;
     const slots = this.slots;
     if (slots.index !== index || slots.version !== index.version || slots.hours !== hours) {
       for (const bitmap of slots.bitmaps.values()) bitmap.dispose();
@@ -308,7 +368,20 @@ export class MemorySearchEngine extends SqlSearchEngine {
         : index.slotsOfPlaces(placeIds, (i) => schedules[i] === 0);
       remember(this.slots.bitmaps, key, bitmap)?.dispose();
     }
-    return bitmap;
+    if (recent.changed.length === 0) return bitmap;
+    // The places changed since the pass: out of the pass's answer, and in where they are open now (`recentMatches`).
+    const adjustedKey = `${key}@${recent.through}`;
+    let adjusted = recall(this.slots.bitmaps, adjustedKey);
+    if (!adjusted) {
+      adjusted = bitmap.clone();
+      const changed = index.slotsOfPlaces(Int32Array.from(recent.changed), () => true);
+      const matching = index.slotsOfPlaces(Int32Array.from(recentMatches(recent, open)), () => true);
+      adjusted.andNotInPlace(changed).orInPlace(matching);
+      changed.dispose();
+      matching.dispose();
+      remember(this.slots.bitmaps, adjustedKey, adjusted)?.dispose();
+    }
+    return adjusted;
   }
 
   /** Reloads `place_hours` when a pass (of this node or another) replaced the one the engine holds. */
@@ -463,4 +536,18 @@ export async function applyChanges(db: Db, index: BitmapIndex, changed?: (placeI
 /** The engine `SEARCH_ENGINE` names. */
 export function createSearchEngine(kind: 'memory' | 'sql', options: EngineOptions & { pollMs: number }): SearchEngine {
   return kind === 'memory' ? new MemorySearchEngine(options, options.pollMs) : new SqlSearchEngine(options);
+}
+
+/** Whether `work` settles within `ms` (it goes on either way). */
+async function finishesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

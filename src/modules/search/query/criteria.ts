@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { AccountExclusion } from '../../leads/exclusion.sql.ts';
+import type { OpenAt } from '../../places/opening-hours.reads.ts';
 
 /**
  * What a search resolved to (`PlaceCriteria`); stored with a saved search, so re-running it never re-resolves
@@ -11,7 +12,10 @@ import type { AccountExclusion } from '../../leads/exclusion.sql.ts';
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const words = Type.Array(Type.String());
 
-/** `OpenAt` of places/open-at.ts (the search passes it to `openCondition`, which checks the two agree). */
+/**
+ * `OpenAt` of places/opening-hours.reads.ts as it is stored (the search passes it to `openCondition`, which checks
+ * the two agree); its `recent` is added as a read runs, never saved (`PlaceCriteria`).
+ */
 const OpenAtSchema = Type.Object({
   clock: Type.Union([Type.Literal('utc'), Type.Literal('local')]),
   at: Type.Number(),
@@ -63,6 +67,12 @@ export const StoredCriteriaSchema = Type.Object(
 
 /** What a search resolved to, as it runs. */
 export type PlaceCriteria = Static<typeof StoredCriteriaSchema> & {
+  /**
+   * The open filter as a read gives it to the SQL: with the places changed since the opening-hours pass decided
+   * directly (`OpenAt.recent`, added by the engine or `trueOpenCriteria` as the read runs), never saved with a
+   * search: stored criteria hold the moment alone.
+   */
+  open?: OpenAt | null;
   /**
    * What the account running the search leaves out (`only_new`, its suppression list). Added each time a
    * search runs, never saved with it: a saved search always sees the account's list as it is now.
