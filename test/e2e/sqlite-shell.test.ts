@@ -9,6 +9,7 @@ import { findCitiesFiledAs } from '../../src/modules/geo/address-cities.ts';
 import { type PlaceCriteria, noCriteria } from '../../src/modules/places/places.repository.ts';
 import { searchPage } from '../../src/modules/search/search.reads.ts';
 import { runCli } from '../helpers/cli.ts';
+import { copySqliteTemplate } from '../helpers/templates.ts';
 import { runTool } from '../helpers/tools.ts';
 
 const michelin = resolve(import.meta.dirname, '../../../shared/data/places/michelin-guide-2022-6510.csv.gz');
@@ -20,7 +21,9 @@ describe("an imported SQLite database in Debian's sqlite3 shell", () => {
   const path = join(dir, 'leadatlas.db');
   const shell = (script: string) => runTool('sqlite3', ['-bail', path], { input: script }).toString().trim();
 
-  before(() => {
+  before(async () => {
+    // The schema and the reference data as the import would write them first, copied from the template.
+    await copySqliteTemplate('prepared', path);
     const out = runCli(['import', michelin], { DATABASE_URL: `sqlite:${path}` });
     assert.equal(out.status, 0, out.stderr);
   });

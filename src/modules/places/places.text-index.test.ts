@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { openTestPostgres, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
-import { importFiles, prepareDatabase } from '../../bootstrap.ts';
+import { importFiles } from '../../bootstrap.ts';
 import { filtered, type PlaceCriteria, noCriteria } from './places.repository.ts';
 
 /**
@@ -15,8 +15,7 @@ import { filtered, type PlaceCriteria, noCriteria } from './places.repository.ts
  */
 let database: TestDatabase;
 before(async () => {
-  database = await openTestPostgres();
-  await prepareDatabase(database.db);
+  database = await openTestPostgres('prepared');
   await importFiles(database.db, [munichExtract]);
   await sql`ANALYZE places`.execute(database.db.kysely);
 });

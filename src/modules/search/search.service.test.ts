@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { storedPlaceText } from '../places/place-text.ts';
 import { countPlaces, findPlacesPage, placesVersion, type PlaceCriteria, noCriteria } from '../places/places.repository.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
-import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { dialects, type openTestSqlite, type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
 import { readTasks, readTasksModule } from './read-tasks.ts';
 import { countMatches, fuzzyDistance, searchPage, substringEditDistance } from './search.reads.ts';
@@ -76,8 +75,7 @@ for (const dialect of dialects) {
     let t: TestDatabase;
     let deps: SearchDeps;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       await seed(t, 240);
       deps = { ...createSearchDeps(t.db, createReadPool({ db: t.db, workers: 0, tasks: readTasks, tasksModule: readTasksModule })) };
     });
@@ -204,8 +202,7 @@ for (const dialect of dialects) {
 describe('full-text and geo indexes on SQLite', () => {
   let t: ReturnType<typeof openTestSqlite>;
   before(async () => {
-    t = openTestSqlite();
-    await migrateToLatest(t.db);
+    t = await copyTestSqlite('migrated');
     await seed(t, 12);
   });
   after(async () => t.dispose());
@@ -359,8 +356,7 @@ for (const dialect of dialects) {
     const lons = [-180, -11.5, 0, 11.5, 179.9999999, 180];
     const points = lats.flatMap((lat) => lons.map((lon) => ({ lat, lon })));
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       await writePlaces(
         t.db,
         points.map((p, i) => record(i, { ...p, source_id: `box${i}`, public_id: publicPlaceId('test', `box${i}`) })),
