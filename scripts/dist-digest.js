@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The digest of what the compiled build (dist/) is made from: the sources under src/ (tests excluded), the
-// TypeScript settings and the compiler's version. `npm run build` writes it to dist/.source-digest; the
-// tests run the compiled CLI in their child processes only while that file matches the sources
-// (test/helpers/cli.ts), and the TypeScript sources under tsx otherwise, so a stale build is never tested.
+// TypeScript settings and the compiler's version. `npm run build` writes it to dist/.source-digest. The
+// tests run the compiled build in their child processes (test/helpers/cli.ts) and worker threads
+// (src/infra/worker-under-tsx.mjs) only while that file matches the sources, and the TypeScript sources
+// under tsx otherwise, so a stale build is never what is tested: the test file itself always runs its source.
 //
 //   node scripts/dist-digest.js --write    after a build
 import { createHash } from 'node:crypto';
@@ -35,6 +36,14 @@ export function distIsCurrent() {
   } catch {
     return false;
   }
+}
+
+/**
+ * The environment the test runners give the test processes: LEADATLAS_COMPILED_WORKERS=1 while dist/ is
+ * current (unless TEST_COMPILED=0 asks for the TypeScript sources everywhere).
+ */
+export function compiledBuildEnv() {
+  return { LEADATLAS_COMPILED_WORKERS: process.env.TEST_COMPILED !== '0' && distIsCurrent() ? '1' : '0' };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

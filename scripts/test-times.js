@@ -7,7 +7,7 @@
 //       TEST_CONCURRENCY files at a time (default 2, as run-tests.js)
 //   node scripts/test-times.js [FILTER…] --against ../other-worktree [--json OUT.json]
 //       each file here and the same file in the other checkout (say, main before a change) at the same time,
-//       one pair after another, so that both sides of each figure ran under the same load
+//       TEST_PAIRS pairs at a time (default 1), so that both sides of each figure ran under the same load
 //
 // CPU is read through GNU time (/usr/bin/time, Debian's `time` package); without it only wall time is shown.
 // The CPU of the PostgreSQL and Redis servers is not in a file's figure.
@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { compiledBuildEnv } from './dist-digest.js';
 
 function find(root, dir) {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
@@ -42,6 +43,7 @@ const testFiles = (root) =>
     .sort();
 const files = testFiles('.');
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);
+const pairs = Number(process.env.TEST_PAIRS ?? 1);
 const gnuTime = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 const load = () =>
   loadavg()
@@ -56,7 +58,8 @@ function runOne(root, file) {
   const started = performance.now();
   const loadBefore = loadavg()[0];
   return new Promise((done) => {
-    const child = spawn(cmd, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = root === '.' ? { ...process.env, ...compiledBuildEnv() } : process.env;
+    const child = spawn(cmd, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -83,13 +86,19 @@ const results = [];
 if (against) {
   const root = resolve(against);
   const there = new Set(testFiles(root));
-  for (const file of files) {
-    const [here, other] = await Promise.all([runOne('.', file), there.has(file) ? runOne(root, file) : undefined]);
-    results.push({ ...here, against: other });
-    process.stderr.write(
-      `${here.code === 0 && (other?.code ?? 0) === 0 ? 'ok  ' : 'FAIL'} ${file}: ${f1(other?.wall ?? Number.NaN)} → ${f1(here.wall)} s wall, ${f1(other?.cpu ?? Number.NaN)} → ${f1(here.cpu)} s CPU\n`,
-    );
-  }
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(pairs, files.length) }, async () => {
+      while (next < files.length) {
+        const file = files[next++];
+        const [here, other] = await Promise.all([runOne('.', file), there.has(file) ? runOne(root, file) : undefined]);
+        results.push({ ...here, against: other });
+        process.stderr.write(
+          `${here.code === 0 && (other?.code ?? 0) === 0 ? 'ok  ' : 'FAIL'} ${file}: ${f1(other?.wall ?? Number.NaN)} → ${f1(here.wall)} s wall, ${f1(other?.cpu ?? Number.NaN)} → ${f1(here.cpu)} s CPU\n`,
+        );
+      }
+    }),
+  );
 } else {
   let next = 0;
   await Promise.all(

@@ -8,12 +8,14 @@ import { distIsCurrent } from '../../scripts/dist-digest.js';
 const repoRoot = resolve(import.meta.dirname, '../..');
 /**
  * `leadatlas` as the tests run it, from the repository's root: the compiled build while dist/ was built from
- * the sources as they are (`npm run build`, or `npm ci` through the prepare script: scripts/dist-digest.js),
- * else the CLI's source under tsx. Both run the same code; the build starts in a third of the CPU (no
- * TypeScript loader in the process and in each of its worker threads). `TEST_CLI=source` forces the source.
+ * the sources as they are (`npm run build`, or `npm ci` through the prepare script: scripts/dist-digest.js;
+ * the test runners check once and say so in LEADATLAS_COMPILED_WORKERS), else the CLI's source under tsx.
+ * Both run the same code; the build starts in a third of the CPU (no TypeScript loader in the process and
+ * in each of its worker threads). `TEST_COMPILED=0` forces the sources.
  */
+const compiled = process.env.LEADATLAS_COMPILED_WORKERS ?? (process.env.TEST_COMPILED !== '0' && distIsCurrent() ? '1' : '0');
 const cliArgs: (args: string[]) => string[] =
-  process.env.TEST_CLI !== 'source' && distIsCurrent()
+  compiled === '1'
     ? (args) => [join(repoRoot, 'dist/cli/main.js'), ...args]
     : (args) => ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args];
 
