@@ -64,34 +64,35 @@ function openSqliteIn(dir: string): TestSqlite {
 export async function openTestPostgres(from?: Template): Promise<TestPostgres> {
   if (from) {
     const { database, url } = await copyPostgresTemplate(postgresAdminUrl, from);
-    const db = openDatabase(url);
-    return {
-      db,
-      url,
-      dispose: async () => {
-        await db.close();
-        await dropPostgresDatabase(postgresAdminUrl, database);
-      },
-    };
+    return openPostgresAt(url, () => dropPostgresDatabase(postgresAdminUrl, database));
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: postgresAdminUrl });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
+  await adminQuery(`CREATE SCHEMA ${schema}`);
   const url = `${postgresAdminUrl}${postgresAdminUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return openPostgresAt(url, () => adminQuery(`DROP SCHEMA ${schema} CASCADE`));
+}
+
+/** The database at `url`; `dispose` closes its pool, then runs `drop`. */
+function openPostgresAt(url: string, drop: () => Promise<void>): TestPostgres {
   const db = openDatabase(url);
   return {
     db,
     url,
     dispose: async () => {
       await db.close();
-      const c = new pg.Client({ connectionString: postgresAdminUrl });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
+      await drop();
     },
   };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    await admin.query(text);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** A test database of either dialect: empty, or as `from` says. */
