@@ -44,6 +44,8 @@ const testFiles = (root) =>
 const files = testFiles('.');
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);
 const pairs = Number(process.env.TEST_PAIRS ?? 1);
+// A test that hangs fails after this long (run-tests.js: 5 minutes); longer on a machine loaded by others.
+const testTimeoutMs = Number(process.env.TEST_TIMEOUT_MS ?? 300_000);
 const gnuTime = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 const load = () =>
   loadavg()
@@ -53,7 +55,7 @@ let runs = 0;
 
 function runOne(root, file) {
   const rusage = join(tmpdir(), `leadatlas-test-times-${process.pid}-${runs++}`);
-  const node = [process.execPath, '--import', 'tsx', '--test', '--test-reporter=dot', '--test-timeout=300000', file];
+  const node = [process.execPath, '--import', 'tsx', '--test', '--test-reporter=dot', `--test-timeout=${testTimeoutMs}`, file];
   const [cmd, ...argv] = gnuTime ? [gnuTime, '-q', '-o', rusage, '-f', '%U %S %M', ...node] : node;
   const started = performance.now();
   const loadBefore = loadavg()[0];
