@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { compiledBuildEnv } from './dist-digest.js';
 
 function find(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -33,6 +34,7 @@ const result = spawnSync(
   ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', `--test-timeout=${testTimeoutMs}`, ...files],
   {
     stdio: 'inherit',
+    env: { ...process.env, ...compiledBuildEnv() },
     timeout: runTimeoutMs,
     killSignal: 'SIGKILL',
   },

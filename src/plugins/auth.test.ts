@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type App } from '../app.ts';
 import { loadConfig } from '../config.ts';
-import { migrateToLatest } from '../infra/db/migrate.ts';
 import { dailyUsage } from '../modules/auth/usage.service.ts';
 import { createAccountWithToken } from '../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../test/helpers/auth-suite.ts';
@@ -17,8 +16,7 @@ for (const dialect of dialects)
     let app: App;
 
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       app = await buildApp({ config: loadConfig({ DATABASE_URL: t.db.url, LOG_LEVEL: 'silent' }), db: t.db });
       // Test-only routes standing in for the API: one plain, one addressing a resource (the caller's tokens).
       app.get(

@@ -4,9 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { buildApp, type App } from '../app.ts';
 import { loadConfig } from '../config.ts';
-import { migrateToLatest } from '../infra/db/migrate.ts';
 import { createAccountWithToken, type TestAccount } from '../../test/helpers/accounts.ts';
-import { openTestSqlite, type TestDatabase } from '../../test/helpers/databases.ts';
+import { type TestDatabase, copyTestSqlite } from '../../test/helpers/databases.ts';
 import { maxUrlLength } from './errors.ts';
 
 let t: TestDatabase;
@@ -15,8 +14,7 @@ let user: TestAccount;
 let origin: { host: string; port: number };
 
 before(async () => {
-  t = openTestSqlite();
-  await migrateToLatest(t.db);
+  t = await copyTestSqlite('migrated');
   app = await buildApp({
     config: loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false', DB_READ_WORKERS: '0' }),
     db: t.db,

@@ -4,13 +4,12 @@ import { setTimeout } from 'node:timers/promises';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp, type App } from '../app.ts';
-import { prepareDatabase } from '../bootstrap.ts';
 import { loadConfig } from '../config.ts';
 import { isDatabaseUnavailable } from '../infra/db/availability.ts';
 import { openDatabase, type Db } from '../infra/db/database.ts';
 import { createAccountWithToken, type TestAccount } from '../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../test/helpers/app.ts';
-import { openTestPostgres, postgresAdminUrl, type TestDatabase } from '../../test/helpers/databases.ts';
+import { openTestPostgres, postgresAdminUrl, type TestPostgres } from '../../test/helpers/databases.ts';
 import { TcpProxy } from '../../test/helpers/tcp-proxy.ts';
 
 const problemOf = (res: LightMyRequestResponse) => {
@@ -43,14 +42,13 @@ describe('PostgreSQL and Redis going away and coming back', { timeout: 120_000 }
   const pgUrl = new URL(postgresAdminUrl);
   let pgProxy: TcpProxy;
   let redisProxy: TcpProxy;
-  let schema: TestDatabase & { schema: string; url: string };
+  let schema: TestPostgres;
   let db: Db;
   let app: App;
   let account: TestAccount;
 
   before(async () => {
-    schema = await openTestPostgres();
-    await prepareDatabase(schema.db);
+    schema = await openTestPostgres('prepared');
     account = await createAccountWithToken(schema.db, { scopes: ['places:read'] });
     pgProxy = await new TcpProxy({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) }).start();
     redisProxy = await new TcpProxy({ host: '127.0.0.1', port: 6379 }).start();

@@ -5,9 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../app.ts';
 import { loadConfig } from '../config.ts';
-import { migrateToLatest } from '../infra/db/migrate.ts';
 import { createAccountWithToken } from '../../test/helpers/accounts.ts';
-import { openTestSqlite } from '../../test/helpers/databases.ts';
+import { type openTestSqlite, copyTestSqlite } from '../../test/helpers/databases.ts';
 import { ipKey } from './ratelimit.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -29,8 +28,7 @@ async function appWith(env: Record<string, string> = {}): Promise<App> {
 }
 
 before(async () => {
-  t = openTestSqlite();
-  await migrateToLatest(t.db);
+  t = await copyTestSqlite('migrated');
 });
 
 after(async () => {

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { postgresAdminUrl } from '../helpers/databases.ts';
 import { runCli, spawnCli, startCliImport } from '../helpers/cli.ts';
+import { copySqliteTemplate } from '../helpers/templates.ts';
 
 const michelin = resolve(import.meta.dirname, '../../../shared/data/places/michelin-guide-2022-6510.csv.gz');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,6 +30,8 @@ describe('leadatlas db backup', () => {
     const path = join(dir, 'live.db');
     const url = `sqlite:${path}`;
     const backup = join(dir, 'live-backup.db');
+    // With the reference data already (what the import would load first), so the import writes places at once.
+    await copySqliteTemplate('prepared', path);
     const migrated = runCli(['migrate'], { DATABASE_URL: url });
     assert.equal(migrated.status, 0, migrated.stderr);
     // Ten places a transaction: hundreds of commits while the backup runs.

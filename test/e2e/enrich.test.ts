@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { buildApp, type App } from '../../src/app.ts';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/infra/db/database.ts';
 import { registrableDomain } from '../../src/infra/web-domain.ts';
@@ -18,7 +18,7 @@ import { siteOf } from '../../src/modules/contacts/contacts.ts';
 import type { Place, PlaceDetails } from '../../src/modules/places/places.schema.ts';
 import { createAccountWithToken } from '../helpers/accounts.ts';
 import { spawnCli } from '../helpers/cli.ts';
-import { dialects, openTestPostgres, openTestSqlite } from '../helpers/databases.ts';
+import { dialects, type openTestPostgres, type openTestSqlite } from '../helpers/databases.ts';
 import { startDnsServer, type DnsZone } from '../helpers/dns-server.ts';
 import { osmDir } from '../helpers/osm.ts';
 
@@ -194,8 +194,7 @@ for (const dialect of dialects)
     };
 
     before(async () => {
-      t = dialect.name === 'postgres' ? await openTestPostgres() : openTestSqlite();
-      await prepareDatabase(t.db);
+      t = await dialect.open('prepared');
       await importFiles(t.db, [monaco]);
       sites = await sitesOfMonaco(t.db);
       assert.ok(sites.size >= 50, `Monaco's places have many websites: ${sites.size} hosts`);

@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/infra/db/database.ts';
 import { freePort, runCli, spawnCli } from '../helpers/cli.ts';
 import { openTestPostgres, type TestDatabase } from '../helpers/databases.ts';
 import { munichExtract } from '../helpers/exports.ts';
+import { copySqliteTemplate } from '../helpers/templates.ts';
 
 /** `leadatlas ARGS…` that must succeed: its standard output. */
 function cli(args: string[], env: Record<string, string>): string {
@@ -83,11 +84,12 @@ for (const dialect of ['sqlite', 'postgres'] as const)
     }
 
     before(async () => {
+      // Migrated and with the reference data (copies of the templates), as the first import would leave it.
       if (dialect === 'postgres') {
-        const pg = await openTestPostgres();
+        const pg = await openTestPostgres('prepared');
         pgSchema = pg;
         env.DATABASE_URL = pg.url;
-      }
+      } else await copySqliteTemplate('prepared', join(dir, 'leadatlas.db'));
       await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
       cli(['import', munichExtract], env);
       cli(['user', 'create', '--email', 'jobs@example.com'], env);

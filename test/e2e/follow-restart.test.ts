@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCli, spawnCli } from '../helpers/cli.ts';
-import { openTestSqlite } from '../helpers/databases.ts';
+import { copyTestSqlite } from '../helpers/databases.ts';
 import { buildReplication, sequenceFile, serveFeed, type FeedServer, type ReplicationFixture } from '../helpers/replication.ts';
 
 /**
@@ -38,7 +38,7 @@ after(async () => {
 test('follow survives kill -9, stops on a gap with status 3, and resumes without losing or repeating a file', {
   timeout: 240_000,
 }, async () => {
-  const database = openTestSqlite();
+  const database = await copyTestSqlite('prepared');
   const env = { DATABASE_URL: database.url, FOLLOW_RETRY_BASE_MS: '10', IMPORT_DEMO_DATA: 'false' };
   try {
     const imported = runCli(['import', fixture.snapshot(0), '--dataset', 'monaco'], env);

@@ -5,15 +5,15 @@ import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { runCli } from '../helpers/cli.ts';
-import { openTestSqlite } from '../helpers/databases.ts';
+import { cliCommand, runCli } from '../helpers/cli.ts';
+import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
 
 const data = resolve(import.meta.dirname, '../../../shared/data');
 const fsq = readFileSync(join(data, 'places/fsq-os-places-sample-10k-2024-11-19.parquet'));
 
 /** `leadatlas ARGS…` without blocking this process (the range server below answers it). */
 function cli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stderr: string; stdout: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../src/cli/main.ts'), ...args], {
+  const child = spawn(...cliCommand(args), {
     cwd: resolve(import.meta.dirname, '../..'),
     env: { ...process.env, LOG_LEVEL: 'error', ...env },
   });
@@ -34,14 +34,15 @@ describe('leadatlas import with Parquet files and URLs', () => {
     res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${fsq.length}` }).end(fsq.subarray(start, end + 1));
   });
   let base: string;
-  const db = openTestSqlite();
+  let db: TestSqlite;
   before(async () => {
+    db = await copyTestSqlite('prepared');
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(async () => {
     server.close();
-    await db.dispose();
+    await db?.dispose();
   });
 
   test('formats lists Parquet', () => {

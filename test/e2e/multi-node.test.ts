@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { importFiles } from '../../src/bootstrap.ts';
 import { openTestPostgres, postgresAdminUrl, type TestDatabase } from '../helpers/databases.ts';
 import { munichExtract } from '../helpers/exports.ts';
 import { TcpProxy } from '../helpers/tcp-proxy.ts';
@@ -30,8 +30,7 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
   let b: ClusterNode;
 
   before(async () => {
-    database = await openTestPostgres();
-    await prepareDatabase(database.db);
+    database = await openTestPostgres('prepared');
     await importFiles(database.db, [munichExtract]);
     pgProxy = await new TcpProxy({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) }).start();
     redisProxy = await new TcpProxy({ host: '127.0.0.1', port: 6379 }).start();

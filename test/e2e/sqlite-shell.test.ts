@@ -9,6 +9,7 @@ import { findCitiesFiledAs } from '../../src/modules/geo/address-cities.ts';
 import { type PlaceCriteria, noCriteria } from '../../src/modules/search/query/criteria.ts';
 import { createSearchReads } from '../../src/modules/search/search.reads.ts';
 import { runCli } from '../helpers/cli.ts';
+import { copySqliteTemplate } from '../helpers/templates.ts';
 import { runTool } from '../helpers/tools.ts';
 
 /** The read tasks as a read-pool thread runs them (its count cache included). */
@@ -23,7 +24,9 @@ describe("an imported SQLite database in Debian's sqlite3 shell", () => {
   const path = join(dir, 'leadatlas.db');
   const shell = (script: string) => runTool('sqlite3', ['-bail', path], { input: script }).toString().trim();
 
-  before(() => {
+  before(async () => {
+    // The schema and the reference data as the import would write them first, copied from the template.
+    await copySqliteTemplate('prepared', path);
     const out = runCli(['import', michelin], { DATABASE_URL: `sqlite:${path}` });
     assert.equal(out.status, 0, out.stderr);
   });

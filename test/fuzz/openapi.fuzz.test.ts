@@ -4,11 +4,11 @@ import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app.ts';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { OpenApiDocument, OpenApiOperation } from '../../src/plugins/openapi.docs.ts';
 import { createAccountWithToken, type TestAccount } from '../helpers/accounts.ts';
-import { openTestSqlite } from '../helpers/databases.ts';
+import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
 
 /**
  * Requests generated from /openapi.json against a server on a real import (Monaco's OpenStreetMap
@@ -25,7 +25,7 @@ const runs = Number(process.env.FUZZ_RUNS ?? 5_000);
 const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 const extract = resolve(import.meta.dirname, '../../../shared/data/osm/monaco-2026.osm.pbf');
 
-const t = openTestSqlite();
+let t: TestSqlite;
 let app: App;
 let user: TestAccount;
 let operations: Array<{ method: 'GET' | 'POST'; path: string; op: OpenApiOperation }>;
@@ -36,7 +36,7 @@ const statuses = new Map<number, number>();
 type Schema = NonNullable<NonNullable<OpenApiOperation['parameters']>[number]['schema']>;
 
 before(async () => {
-  await prepareDatabase(t.db);
+  t = await copyTestSqlite('prepared');
   await importFiles(t.db, [extract]);
   const big = '1000000000000';
   app = await buildApp({

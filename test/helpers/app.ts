@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp, type App } from '../../src/app.ts';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Db, DialectName } from '../../src/infra/db/database.ts';
-import { openTestPostgres, openTestSqlite } from './databases.ts';
+import { openTestDatabase } from './databases.ts';
 
 export interface TestApp {
   app: App;
@@ -32,12 +32,12 @@ export interface TestAppOptions {
 
 /**
  * The application as the route tests use it, in process (`app.inject`; `app.listen({ port: 0 })` for a
- * real socket): a database of its own, migrated and with the reference data, the given files imported.
+ * real socket): a database of its own, migrated and with the reference data (a copy of the prepared
+ * template, test/helpers/templates.ts), the given files imported.
  */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const t = options.dialect === 'postgres' ? await openTestPostgres() : openTestSqlite();
+  const t = await openTestDatabase(options.dialect ?? 'sqlite', 'prepared');
   try {
-    await prepareDatabase(t.db);
     if (options.files?.length) await importFiles(t.db, options.files);
     await options.prepare?.(t.db);
     const exportsDir = mkdtempSync(join(tmpdir(), 'leadatlas-exports-'));

@@ -2,11 +2,27 @@ import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns, type StdioO
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+// @ts-expect-error -- scripts/dist-digest.js is plain JavaScript, run by `npm run build` as it is
+import { distIsCurrent } from '../../scripts/dist-digest.js';
 
-/** `leadatlas` as the tests run it: the CLI's source under tsx, from the repository's root. */
 const repoRoot = resolve(import.meta.dirname, '../..');
-const cliEntry = join(repoRoot, 'src/cli/main.ts');
-const cliArgs = (args: string[]) => ['--import', 'tsx', cliEntry, ...args];
+/**
+ * `leadatlas` as the tests run it, from the repository's root: the compiled build while dist/ was built from
+ * the sources as they are (`npm run build`, or `npm ci` through the prepare script: scripts/dist-digest.js;
+ * the test runners check once and say so in LEADATLAS_COMPILED_WORKERS), else the CLI's source under tsx.
+ * Both run the same code; the build starts in a third of the CPU (no TypeScript loader in the process and
+ * in each of its worker threads). `TEST_COMPILED=0` forces the sources.
+ */
+const compiled = process.env.LEADATLAS_COMPILED_WORKERS ?? (process.env.TEST_COMPILED !== '0' && distIsCurrent() ? '1' : '0');
+const cliArgs: (args: string[]) => string[] =
+  compiled === '1'
+    ? (args) => [join(repoRoot, 'dist/cli/main.js'), ...args]
+    : (args) => ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), ...args];
+
+/** The command line (`node` and its arguments) that runs `leadatlas ARGS…` as the tests do. */
+export function cliCommand(args: string[]): [string, string[]] {
+  return [process.execPath, cliArgs(args)];
+}
 // No opening-hours pass in the background unless a test asks for it (as `buildTestApp` does): it would
 // spend the CPU the other test files share.
 const cliEnv = (env: Record<string, string>) => ({ ...process.env, LOG_LEVEL: 'warn', OPENING_HOURS_CHECK_MS: '0', ...env });

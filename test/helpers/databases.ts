@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase, type Db, type DialectName } from '../../src/infra/db/database.ts';
+import { copyPostgresTemplate, copySqliteTemplate, dropPostgresDatabase, type Template } from './templates.ts';
+
+export type { Template } from './templates.ts';
 
 export const postgresAdminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -13,9 +16,31 @@ export interface TestDatabase {
   dispose(): Promise<void>;
 }
 
+export type TestSqlite = TestDatabase & { path: string; url: string };
+export type TestPostgres = TestDatabase & { url: string };
+
 /** A fresh SQLite file in a temp directory (a file, not :memory:, so worker threads and child processes can open it). */
-export function openTestSqlite(): TestDatabase & { path: string; url: string } {
+export function openTestSqlite(): TestSqlite {
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-test-'));
+  return openSqliteIn(dir);
+}
+
+/**
+ * A SQLite file of its own that starts as `from` says (test/helpers/templates.ts): migrated, or migrated
+ * with the reference data; a copy of a template file, as a fresh database migrated and synced would be.
+ */
+export async function copyTestSqlite(from: Template): Promise<TestSqlite> {
+  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-test-'));
+  try {
+    await copySqliteTemplate(from, join(dir, 'test.db'));
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return openSqliteIn(dir);
+}
+
+function openSqliteIn(dir: string): TestSqlite {
   const path = join(dir, 'test.db');
   const url = `sqlite:${path}`;
   const db = openDatabase(url);
@@ -30,32 +55,55 @@ export function openTestSqlite(): TestDatabase & { path: string; url: string } {
   };
 }
 
-/** A fresh PostgreSQL schema, used through search_path, dropped on dispose. */
-export async function openTestPostgres(): Promise<TestDatabase & { schema: string; url: string }> {
+/**
+ * A PostgreSQL database of its own: without `from`, a fresh schema in the shared test database (used
+ * through search_path, dropped on dispose); with `from`, a database copied from a template
+ * (test/helpers/templates.ts; the same layout: a schema of its own on the search_path, the extensions in
+ * public), dropped on dispose.
+ */
+export async function openTestPostgres(from?: Template): Promise<TestPostgres> {
+  if (from) {
+    const { database, url } = await copyPostgresTemplate(postgresAdminUrl, from);
+    return openPostgresAt(url, () => dropPostgresDatabase(postgresAdminUrl, database));
+  }
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: postgresAdminUrl });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
+  await adminQuery(`CREATE SCHEMA ${schema}`);
   const url = `${postgresAdminUrl}${postgresAdminUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return openPostgresAt(url, () => adminQuery(`DROP SCHEMA ${schema} CASCADE`));
+}
+
+/** The database at `url`; `dispose` closes its pool, then runs `drop`. */
+function openPostgresAt(url: string, drop: () => Promise<void>): TestPostgres {
   const db = openDatabase(url);
   return {
     db,
-    schema,
     url,
     dispose: async () => {
       await db.close();
-      const c = new pg.Client({ connectionString: postgresAdminUrl });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
+      await drop();
     },
   };
 }
 
-const allDialects: Array<{ name: DialectName; open: () => Promise<TestDatabase> }> = [
-  { name: 'sqlite', open: async () => openTestSqlite() },
-  { name: 'postgres', open: openTestPostgres },
+async function adminQuery(text: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    await admin.query(text);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A test database of either dialect: empty, or as `from` says. */
+export async function openTestDatabase(dialect: DialectName, from?: Template): Promise<TestSqlite | TestPostgres> {
+  if (dialect === 'postgres') return openTestPostgres(from);
+  return from ? copyTestSqlite(from) : openTestSqlite();
+}
+
+const allDialects: Array<{ name: DialectName; open: (from?: Template) => Promise<TestDatabase & { url: string }> }> = [
+  { name: 'sqlite', open: (from) => openTestDatabase('sqlite', from) },
+  { name: 'postgres', open: (from) => openTestDatabase('postgres', from) },
 ];
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { importFiles } from '../../src/bootstrap.ts';
 import type { Db } from '../../src/infra/db/database.ts';
 import { createReadPool, type ReadPool } from '../../src/infra/db/read-pool.ts';
 import { rebuildOpeningHours } from '../../src/modules/places/opening-hours.repository.ts';
@@ -117,8 +117,7 @@ for (const dialect of dialects) {
     let sqlEngine: SqlSearchEngine;
 
     before(async () => {
-      t = await dialect.open();
-      await prepareDatabase(t.db);
+      t = await dialect.open('prepared');
       await importFiles(t.db, first);
       // OpenStreetMap has no ratings: the sample gets some, with ties (the full sweep has Yelp's).
       if (!full) await sql`UPDATE places SET rating = (id % 9) * 0.5 + 1, review_count = id % 37 WHERE id % 3 <> 0`.execute(t.db.kysely);

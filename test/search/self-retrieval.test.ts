@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { buildApp, type App } from '../../src/app.ts';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import { loadGazetteer } from '../../src/modules/geo/gazetteer.ts';
 import { namedPlaces, reasons, runSelfRetrieval, tally, type RunResult, type Share } from '../../bench/lib/self-retrieval.ts';
 import { createAccountWithToken } from '../helpers/accounts.ts';
-import { openTestSqlite } from '../helpers/databases.ts';
+import { type openTestSqlite, copyTestSqlite } from '../helpers/databases.ts';
 
 /**
  * The CI-sized sample of `npm run bench:self-retrieval` (bench/self-retrieval.ts runs every record): four
@@ -33,8 +33,7 @@ let app: App;
 let result: RunResult;
 
 before(async () => {
-  t = openTestSqlite();
-  await prepareDatabase(t.db);
+  t = await copyTestSqlite('prepared');
   await importFiles(t.db, files);
   app = await buildApp({
     config: loadConfig({ DATABASE_URL: t.url, LOG_LEVEL: 'silent', DB_READ_WORKERS: '1', IMPORT_DEMO_DATA: 'false', ...unmetered }),

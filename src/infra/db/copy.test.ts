@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { buildApp, type App } from '../../app.ts';
-import { prepareDatabase } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { dialects, openTestPostgres, type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { copiedTables, copyDatabase, CopyMismatch, notCopiedTables, tablesOf } from './copy.ts';
 import type { Db } from './database.ts';
@@ -18,9 +17,8 @@ async function migratedTables(db: Db): Promise<string[]> {
 
 for (const dialect of dialects) {
   test(`every table of a migrated ${dialect.name} database is either copied or deliberately left to the target`, async () => {
-    const t = await dialect.open();
+    const t = await dialect.open('prepared');
     try {
-      await prepareDatabase(t.db);
       const listed = [...copiedTables.map((c) => c.name), ...notCopiedTables].sort();
       assert.deepEqual(await migratedTables(t.db), listed);
     } finally {
@@ -50,8 +48,7 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
     const cafes = (await get(source.app, '/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=5')).json() as { search_id: string };
     assert.equal((await get(source.app, `/api/v2/map/export?search_id=${cafes.search_id}&format=csv`)).statusCode, 200);
     await source.app.usage.flush();
-    target = await openTestPostgres();
-    await prepareDatabase(target.db);
+    target = await openTestPostgres('prepared');
   });
   after(async () => {
     await copy?.close();
@@ -110,9 +107,8 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
   });
 
   test('copied back from PostgreSQL into SQLite, the places get their search text again: full-text searches answer as in the source', async () => {
-    const back = openTestSqlite();
+    const back = await copyTestSqlite('prepared');
     const backApp = await (async () => {
-      await prepareDatabase(back.db);
       await copyDatabase(target.db, back.db);
       return buildApp({ config: loadConfig({ DATABASE_URL: back.url, LOG_LEVEL: 'silent', IMPORT_DEMO_DATA: 'false' }), db: back.db });
     })();
@@ -143,9 +139,8 @@ describe('leadatlas db copy from SQLite to PostgreSQL', () => {
   });
 
   test('a target that already held other rows fails the check, naming the table', async () => {
-    const other = openTestSqlite();
+    const other = await copyTestSqlite('prepared');
     try {
-      await prepareDatabase(other.db);
       await sql`INSERT INTO accounts (email, email_norm, password_hash, created_at, password_changed_at) VALUES ('x@example.com', 'x@example.com', 'x', '2026-01-01', '2026-01-01')`.execute(
         other.db.kysely,
       );

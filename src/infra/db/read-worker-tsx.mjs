@@ -1,6 +1,5 @@
-// Read-pool worker under TypeScript (tests, `node --import tsx`): worker threads do not inherit tsx's
-// loader, so register it here, then load the TypeScript worker. The compiled build uses read-worker.js.
-import { register } from 'tsx/esm/api';
+// Read-pool worker under TypeScript (tests, `node --import tsx`): see worker-under-tsx.mjs. The compiled
+// build uses read-worker.js directly.
+import { loadWorkerModule } from '../worker-under-tsx.mjs';
 
-register();
-await import('./read-worker.ts');
+await loadWorkerModule(new URL('./read-worker.ts', import.meta.url).href, ['tasksModule']);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { AppError } from '../../infra/errors.ts';
 import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
@@ -24,8 +23,7 @@ for (const dialect of dialects) {
     let t: TestDatabase;
     let accounts: AccountService;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       accounts = new AccountService(t.db, new MemoryRateLimiter());
     });
     after(() => t.dispose());

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
+import { cliCommand } from '../../../test/helpers/cli.ts';
 import { openTestSqlite } from '../../../test/helpers/databases.ts';
 import { TokenService } from './tokens.service.ts';
 
-const main = fileURLToPath(new URL('../../cli/main.ts', import.meta.url));
 let t: ReturnType<typeof openTestSqlite>;
 
 function leadatlas(args: string[], input?: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', main, ...args], {
+  return spawnSync(...cliCommand(args), {
     encoding: 'utf8',
     input,
     env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'silent' },

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import type { App } from '../../app.ts';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
@@ -19,8 +18,7 @@ for (const dialect of dialects) {
   describe(`quotas on ${dialect.name}`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(() => t.dispose());
 

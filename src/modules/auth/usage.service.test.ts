@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
-import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dailyUsage, UsageRecorder } from './usage.service.ts';
 
 let t: TestDatabase;
 before(async () => {
-  t = openTestSqlite();
-  await migrateToLatest(t.db);
+  t = await copyTestSqlite('migrated');
 });
 after(() => t.dispose());
 

@@ -6,7 +6,6 @@ import { after, before, describe, test } from 'node:test';
 import { fsqPortugueseRows, fsqSampleLines, portoOsmLines, sharedText } from '../../../test/helpers/conflation-sample.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher } from '../../bootstrap.ts';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { runImport } from '../importers/import.service.ts';
 
 /**
@@ -62,9 +61,8 @@ for (const dialect of dialects) {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'cross-source-'));
-      t = await dialect.open();
       // The schema only: imports classify in memory, and no reference table is read here.
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(async () => {
       await t.dispose();

@@ -7,7 +7,6 @@ import { fsqPortugueseRows, fsqSampleLines, portoOsmLines } from '../../../test/
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher } from '../../bootstrap.ts';
 import type { Db } from '../../infra/db/database.ts';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { runImport } from '../importers/import.service.ts';
 import { conflate } from './conflation.service.ts';
 
@@ -74,9 +73,8 @@ for (const dialect of dialects) {
       return path;
     };
     const fresh = async () => {
-      const t = await dialect.open();
+      const t = await dialect.open('migrated');
       opened.push(t);
-      await migrateToLatest(t.db);
       return t.db;
     };
 

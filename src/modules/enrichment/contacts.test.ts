@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { normalisePhone } from '../geo/phone.ts';
 import { osmObjectToPlace } from '../importers/readers/osm-tags.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
@@ -137,8 +136,7 @@ for (const dialect of dialects) {
   describe(`found contacts across re-imports (${dialect.name})`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(() => t.dispose());
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import type { SiteCrawl } from './crawler/crawler.ts';
 import * as repo from './enrichment.repository.ts';
@@ -36,8 +35,7 @@ for (const dialect of dialects)
   describe(`an enrichment run (${dialect.name})`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(async () => t?.dispose());
 

@@ -5,9 +5,8 @@ import { createServer, type Server } from 'node:http';
 import { getPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { runCli, spawnCli } from '../../../test/helpers/cli.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
 import { startDnsServer } from '../../../test/helpers/dns-server.ts';
 import * as repo from './enrichment.repository.ts';
 
@@ -17,7 +16,7 @@ import * as repo from './enrichment.repository.ts';
  * value asked, and ends on SIGTERM with no site left leased.
  */
 describe('leadatlas enrich --watch', () => {
-  const t = openTestSqlite();
+  let t: TestSqlite;
   const names = [
     'baeckerei-mueller.de',
     'trattoria-roma.it',
@@ -33,7 +32,7 @@ describe('leadatlas enrich --watch', () => {
   const url = (name: string) => `http://${name}:${port}/`;
 
   before(async () => {
-    await migrateToLatest(t.db);
+    t = await copyTestSqlite('migrated');
     server = createServer((req, res) => {
       const host = (req.headers.host ?? '').replace(/:\d+$/, '');
       requests.set(host, (requests.get(host) ?? 0) + 1);

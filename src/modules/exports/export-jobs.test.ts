@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import XLSX from 'xlsx';
 import { buildApp, type App } from '../../app.ts';
-import { importFiles, prepareDatabase } from '../../bootstrap.ts';
+import { importFiles } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
-import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
@@ -356,8 +356,7 @@ describe('export jobs across servers stopping and starting (sqlite, the Munich e
   const jobRow = (id: string) => t.db.kysely.selectFrom('export_jobs').selectAll().where('public_id', '=', id).executeTakeFirstOrThrow();
 
   before(async () => {
-    t = openTestSqlite();
-    await prepareDatabase(t.db);
+    t = await copyTestSqlite('prepared');
     await importFiles(t.db, [munichExtract]);
   });
   after(async () => {

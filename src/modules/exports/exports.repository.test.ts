@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { createLeadRecorder, finishExport, insertExport, type ExportRow } from './exports.repository.ts';
 
@@ -11,8 +10,7 @@ for (const dialect of dialects) {
     let placeIds: number[];
 
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       const now = '2026-11-21T06:00:00.000Z';
       const account = await t.db.kysely
         .insertInto('accounts')

@@ -1,6 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { syncGeo } from './geo.ts';
 
@@ -10,8 +9,7 @@ for (const dialect of dialects) {
   describe(`countries and cities sync on ${dialect.name}`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(async () => t.dispose());
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { prepareDatabase } from '../../bootstrap.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
 import { loadCountryRows } from './geo.data.ts';
 import { loadGazetteer } from './geo.ts';
 import { SqlPlaceNames } from './place-names.ts';
@@ -12,13 +11,13 @@ const PARIS = 2988507;
 const PARIS_TX = 4717560;
 
 describe('city and country names answered from the reference tables', () => {
-  const t = openTestSqlite();
+  let t: TestSqlite;
   const g = loadGazetteer();
   let names: SqlPlaceNames;
   let sample: Array<{ name: string; country_code: string }>;
 
   before(async () => {
-    await prepareDatabase(t.db);
+    t = await copyTestSqlite('prepared');
     names = new SqlPlaceNames(t.db.sqlite!);
     // Every 400th city (about 340 of them), spread over countries, sizes and scripts.
     sample = t.db.sqlite!.prepare('SELECT name, country_code FROM cities WHERE id % 400 = 7 ORDER BY id').all() as typeof sample;

@@ -1,9 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
 import { osmDir } from '../../../test/helpers/osm.ts';
-import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
+import { loadEnricher } from '../../bootstrap.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
 import { quickSearch } from '../search/search.service.ts';
@@ -17,10 +17,10 @@ import { runImport } from './import.service.ts';
  * their points against the OpenStreetMap boundary relations of Monaco and Liechtenstein in the same files.
  */
 describe('country and city at borders and in small places, on the real extracts', () => {
-  const t = openTestSqlite();
+  let t: TestSqlite;
   let deps: SearchDeps;
   before(async () => {
-    await prepareDatabase(t.db);
+    t = await copyTestSqlite('prepared');
     for (const file of ['monaco-2026.osm.pbf', 'liechtenstein-2024.osm.pbf', 'porto-2020.osm.pbf'])
       await runImport(t.db, loadEnricher(), join(osmDir, file));
     deps = createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));

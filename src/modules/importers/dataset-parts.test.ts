@@ -6,7 +6,6 @@ import { join, resolve } from 'node:path';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { readParquet, writeParquetLike } from '../../../test/helpers/parquet.ts';
 import { loadEnricher } from '../../bootstrap.ts';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { AppError } from '../../infra/errors.ts';
 import { expandImportArguments } from './dataset.ts';
 import { runImport } from './import.service.ts';
@@ -75,9 +74,8 @@ for (const dialect of dialects) {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'dataset-parts-'));
-      t = await dialect.open();
       // The schema only: imports classify in memory, and no reference table is read here.
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       ({ rows, metadata: like } = await readParquet(boulderParquet));
     });
     after(async () => {

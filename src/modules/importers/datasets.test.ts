@@ -9,9 +9,9 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { startCliImport } from '../../../test/helpers/cli.ts';
-import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
-import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
+import { cliCommand, startCliImport } from '../../../test/helpers/cli.ts';
+import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { loadEnricher } from '../../bootstrap.ts';
 import { catalogStats } from '../../cli/commands/stats.ts';
 import { runImport } from './import.service.ts';
 import { datasetOfPath } from './dataset.ts';
@@ -235,8 +235,6 @@ for (const database of ['sqlite', 'postgres'] as const) {
   });
 }
 
-const openers = { sqlite: async () => openTestSqlite(), postgres: openTestPostgres };
-
 for (const dialect of dialects) {
   describe(`a re-import killed with SIGKILL (${dialect.name})`, () => {
     let t: TestDatabase & { url: string };
@@ -247,12 +245,11 @@ for (const dialect of dialects) {
     });
 
     test('retires nothing; running it again retires exactly the places the snapshot lost', async () => {
-      t = await openers[dialect.name]();
+      t = await dialect.open('prepared');
       const k = t.db.kysely;
       dir = mkdtempSync(join(tmpdir(), 'leadatlas-datasets-kill-'));
       // A third of the file: enough for an import to be killed midway, and three imports a dialect stay short.
       const original = lines(osmNdjson).slice(0, 12_000);
-      await prepareDatabase(t.db);
       const first = await runImport(t.db, loadEnricher(), writeSnapshot(join(dir, 'v1'), 'pois.ndjson', original));
       assert.equal(first.dataset, 'pois');
       const osmPlaces = async () =>
@@ -330,7 +327,7 @@ for (const dialect of dialects) {
       ]);
 
       // The CLI names the dataset and what it retired: the original file again brings every place back.
-      const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', join(dir, 'v1', 'pois.ndjson')], {
+      const cli = spawnSync(...cliCommand(['import', join(dir, 'v1', 'pois.ndjson')]), {
         cwd: repoRoot,
         env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
         encoding: 'utf8',
@@ -342,7 +339,7 @@ for (const dialect of dialects) {
           `pois\\.ndjson \\(osm-ndjson, dataset pois\\): .*updated ${expected.length}, unchanged ${placesBefore.size - expected.length}, retired 0,`,
         ),
       );
-      const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', '--dataset', 'pois', edited, edited], {
+      const refused = spawnSync(...cliCommand(['import', '--dataset', 'pois', edited, edited]), {
         cwd: repoRoot,
         env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'error' },
         encoding: 'utf8',

@@ -13,7 +13,6 @@ import {
   type FeedServer,
   type ReplicationFixture,
 } from '../../../test/helpers/replication.ts';
-import { prepareDatabase } from '../../bootstrap.ts';
 import { loadEnricher } from './enricher.ts';
 import { followFeed, type FollowOptions } from './follow.service.ts';
 import { runImport } from './import.service.ts';
@@ -52,8 +51,7 @@ let last: Map<string, string>;
 before(async () => {
   fixture = buildReplication(mkdtempSync(join(tmpdir(), 'follow-')), 3);
   server = await serveFeed(fixture.feed);
-  const snapshot = await dialects[0]!.open();
-  await prepareDatabase(snapshot.db);
+  const snapshot = await dialects[0]!.open('prepared');
   await runImport(snapshot.db, loadEnricher(), fixture.snapshot(fixture.versions));
   last = await openPlaces(snapshot);
   await snapshot.dispose();
@@ -67,8 +65,7 @@ for (const { name: dialect, open } of dialects) {
   describe(`following a replication feed (${dialect})`, { timeout: 180_000 }, () => {
     let following: TestDatabase;
     before(async () => {
-      following = await open();
-      await prepareDatabase(following.db);
+      following = await open('prepared');
       await runImport(following.db, loadEnricher(), fixture.snapshot(0));
     });
     after(() => following?.dispose());

@@ -4,19 +4,19 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { loadEnricher } from '../../bootstrap.ts';
+import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
 import { runImport } from './import.service.ts';
 
 const monaco = resolve(import.meta.dirname, '../../../../shared/data/osm/monaco-2026.osm.pbf');
 
 describe('runImport on a worker thread and inline', () => {
-  const inline = openTestSqlite();
-  const threaded = openTestSqlite();
+  let inline: TestSqlite;
+  let threaded: TestSqlite;
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-import-'));
   before(async () => {
-    await prepareDatabase(inline.db);
-    await prepareDatabase(threaded.db);
+    inline = await copyTestSqlite('prepared');
+    threaded = await copyTestSqlite('prepared');
   });
   after(async () => {
     await inline.dispose();

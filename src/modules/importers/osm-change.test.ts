@@ -7,7 +7,6 @@ import { gzipSync } from 'node:zlib';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { osmDir } from '../../../test/helpers/osm.ts';
 import { runTool } from '../../../test/helpers/tools.ts';
-import { prepareDatabase } from '../../bootstrap.ts';
 import { loadEnricher } from './enricher.ts';
 import { runImport } from './import.service.ts';
 import { readOsmChange } from './readers/osm-change.ts';
@@ -239,8 +238,7 @@ for (const { name: dialect, open } of dialects) {
     let applied: Awaited<ReturnType<typeof runImport>>;
 
     before(async () => {
-      [changed, snapshot] = [await open(), await open()];
-      for (const database of [changed, snapshot]) await prepareDatabase(database.db);
+      [changed, snapshot] = [await open('prepared'), await open('prepared')];
       await runImport(changed.db, loadEnricher(), join(dir, 'monaco.osm.pbf'));
       await runImport(snapshot.db, loadEnricher(), join(dir, 'v2', 'monaco.osm.pbf'));
       before1 = await placesOf(changed);
@@ -310,8 +308,7 @@ for (const { name: dialect, open } of dialects) {
 describe('change files that cannot be applied', () => {
   let database: TestDatabase;
   before(async () => {
-    database = await dialects[0]!.open();
-    await prepareDatabase(database.db);
+    database = await dialects[0]!.open('prepared');
   });
   after(async () => database?.dispose());
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { startCliImport } from '../../../test/helpers/cli.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { runImport } from './import.service.ts';
 import { mergedNdjson, mergedPbf, osmDir, osmExtracts, osmiumCount, poiFilter } from '../../../test/helpers/osm.ts';
@@ -22,9 +22,11 @@ const mergedNamed = () => (mergedNamedCount ??= osmiumCount(mergedPbf, poiFilter
 const countPlaces = (h: SQLite.Database) => (h.prepare("SELECT count(*) AS n FROM places WHERE source = 'osm'").get() as { n: number }).n;
 
 describe('importing the OpenStreetMap extracts', () => {
-  const t = openTestSqlite();
-  before(async () => prepareDatabase(t.db));
-  after(async () => t.dispose());
+  let t: TestSqlite;
+  before(async () => {
+    t = await copyTestSqlite('prepared');
+  });
+  after(async () => t?.dispose());
 
   for (const file of extracts) {
     test(`${file} imports one place per named POI that osmium counts`, async () => {
@@ -72,9 +74,11 @@ describe('importing the OpenStreetMap extracts', () => {
 });
 
 describe('re-importing OpenStreetMap data', () => {
-  const t = openTestSqlite();
-  before(async () => prepareDatabase(t.db));
-  after(async () => t.dispose());
+  let t: TestSqlite;
+  before(async () => {
+    t = await copyTestSqlite('prepared');
+  });
+  after(async () => t?.dispose());
 
   test('a second import of the same file changes nothing', async () => {
     const first = await runImport(t.db, loadEnricher(), mergedPbf);
@@ -107,11 +111,15 @@ describe('re-importing OpenStreetMap data', () => {
 });
 
 describe('an import killed with SIGKILL', () => {
-  const t = openTestSqlite();
-  after(async () => t.dispose());
+  let t: TestSqlite;
+  // Migrated and with the reference data already (the CLI's own preparation then finds nothing to do), so
+  // that the child's time goes to the import that is killed.
+  before(async () => {
+    t = await copyTestSqlite('prepared');
+  });
+  after(async () => t?.dispose());
 
   test('leaves a consistent database, and running it again completes the import', async () => {
-    // The CLI prepares the database itself.
     const { child, exited, stderr } = startCliImport(mergedPbf, t.url);
     let committed = 0;
     const deadline = Date.now() + 120_000;

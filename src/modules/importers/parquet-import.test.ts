@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { readParquet, writeParquetLike } from '../../../test/helpers/parquet.ts';
-import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
+import { loadEnricher } from '../../bootstrap.ts';
 import { lookUpSourceMap, SOURCE_MAPS } from '../taxonomy/source-maps/index.ts';
 import { runImport, type ImportSummary } from './import.service.ts';
 
@@ -55,8 +55,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'parquet-import-'));
-      t = await dialect.open();
-      await prepareDatabase(t.db);
+      t = await dialect.open('prepared');
       // Conflation is not what these tests are about, and conflating the global Foursquare sample's 10,000
       // records costs minutes on PostgreSQL (bench/RESULTS.md): no import here conflates.
       overture = await runImport(t.db, loadEnricher(), boulderParquet, noConflation);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
@@ -47,8 +46,7 @@ for (const dialect of dialects) {
     let t: TestDatabase;
     let accountId: number;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       await writePlaces(t.db, [
         record('both', ['restaurant', 'cafe']),
         record('cafe', ['cafe']),

@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { startImportRun, testPlaceRecord, zeroCounters } from '../../../test/helpers/places.ts';
@@ -28,8 +27,7 @@ for (const dialect of dialects) {
   describe(`the change log of places (${dialect.name})`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(async () => t.dispose());
 

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { openTestPostgres, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
-import { importFiles, prepareDatabase } from '../../bootstrap.ts';
+import { importFiles } from '../../bootstrap.ts';
 import { filtered } from '../search/query/criteria.sql.ts';
 import { type PlaceCriteria, noCriteria } from '../search/query/criteria.ts';
 
@@ -16,8 +16,7 @@ import { type PlaceCriteria, noCriteria } from '../search/query/criteria.ts';
  */
 let database: TestDatabase;
 before(async () => {
-  database = await openTestPostgres();
-  await prepareDatabase(database.db);
+  database = await openTestPostgres('prepared');
   await importFiles(database.db, [munichExtract]);
   await sql`ANALYZE places`.execute(database.db.kysely);
 });

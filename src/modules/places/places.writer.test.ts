@@ -1,9 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { searchDocument } from '../../infra/text.ts';
-import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { dialects, type openTestSqlite, type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import SQLite from 'better-sqlite3';
 import { contentHash, placeRecordAt, placeRowsOf, publicPlaceId, type PlaceRecord } from './place-record.ts';
 import { createPlaceWriter } from './places.writer.ts';
@@ -61,8 +60,7 @@ for (const dialect of dialects) {
     let t: TestDatabase;
     let runId: number;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       runId = await startImportRun(t.db);
     });
     after(async () => t.dispose());
@@ -268,8 +266,7 @@ describe('place writer on sqlite: search indexes filled once per batch', () => {
   let t: ReturnType<typeof openTestSqlite>;
   let runId: number;
   before(async () => {
-    t = openTestSqlite();
-    await migrateToLatest(t.db);
+    t = await copyTestSqlite('migrated');
     runId = await startImportRun(t.db);
   });
   after(async () => t.dispose());

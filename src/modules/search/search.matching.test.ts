@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { type PlaceCriteria, type PlaceSort, noCriteria } from './query/criteria.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
@@ -78,8 +77,7 @@ for (const dialect of dialects) {
   describe(`name matching on ${dialect.name}`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       await writePlaces(
         t.db,
         names.map((n, i) => record(i, n)),

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
 import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
@@ -9,7 +8,7 @@ import { countPlaces, findPlacesPage } from './query/place-query.repository.ts';
 import { placesVersion } from '../places/place-changes.repository.ts';
 import { type PlaceCriteria, noCriteria } from './query/criteria.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
-import { dialects, openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { dialects, type openTestSqlite, type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
 import { createReadTasks, readTasksModule } from './read-tasks.ts';
 import { createSearchReads } from './search.reads.ts';
@@ -78,8 +77,7 @@ for (const dialect of dialects) {
     let t: TestDatabase;
     let deps: SearchDeps;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       await seed(t, 240);
       deps = { ...createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule })) };
     });
@@ -206,8 +204,7 @@ for (const dialect of dialects) {
 describe('full-text and geo indexes on SQLite', () => {
   let t: ReturnType<typeof openTestSqlite>;
   before(async () => {
-    t = openTestSqlite();
-    await migrateToLatest(t.db);
+    t = await copyTestSqlite('migrated');
     await seed(t, 12);
   });
   after(async () => t.dispose());
@@ -361,8 +358,7 @@ for (const dialect of dialects) {
     const lons = [-180, -11.5, 0, 11.5, 179.9999999, 180];
     const points = lats.flatMap((lat) => lons.map((lon) => ({ lat, lon })));
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
       await writePlaces(
         t.db,
         points.map((p, i) => record(i, { ...p, source_id: `box${i}`, public_id: publicPlaceId('test', `box${i}`) })),

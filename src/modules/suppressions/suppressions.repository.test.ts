@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import {
@@ -19,8 +18,7 @@ for (const dialect of dialects) {
   describe(`suppressions repository on ${dialect.name}`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(async () => t.dispose());
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
-import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { loadTaxonomyNames } from './taxonomy.build.ts';
 import { categoryIndexFor, loadCategoryIndex, syncTaxonomy } from './taxonomy.ts';
 
@@ -91,16 +90,14 @@ describe('the category index over the category_names table (SQLite)', () => {
   let t: TestDatabase;
   const memory = loadCategoryIndex();
   before(async () => {
-    t = openTestSqlite();
-    await migrateToLatest(t.db);
+    t = await copyTestSqlite('migrated');
     await syncTaxonomy(t.db);
   });
   after(() => t.dispose());
 
   test('is used once the table holds the current taxonomy, and only then', async () => {
-    const migratedOnly = openTestSqlite();
+    const migratedOnly = await copyTestSqlite('migrated');
     try {
-      await migrateToLatest(migratedOnly.db);
       assert.equal(categoryIndexFor(migratedOnly.db), memory, 'an empty table falls back to the names in memory');
     } finally {
       await migratedOnly.dispose();

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { importFiles, prepareDatabase } from '../../bootstrap.ts';
+import { importFiles } from '../../bootstrap.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
 import { queryWords } from '../search/resolve.ts';
 import { quickSearch } from '../search/search.service.ts';
 import type { SearchDeps } from '../search/search.types.ts';
 import { createSearch } from '../search/search.ts';
-import { openTestSqlite } from '../../../test/helpers/databases.ts';
+import { type openTestSqlite, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { loadTaxonomy, loadTaxonomyNames } from './taxonomy.build.ts';
 import { loadCategoryIndex } from './taxonomy.ts';
 
@@ -60,8 +60,7 @@ describe('the taxonomy round trip', () => {
     let inCity: Array<{ category: string; n: number }>;
     const munich = 2867714;
     before(async () => {
-      t = openTestSqlite();
-      await prepareDatabase(t.db);
+      t = await copyTestSqlite('prepared');
       await importFiles(t.db, [fileURLToPath(new URL('../../../../shared/data/osm/munich-center-2020.osm.pbf', import.meta.url))]);
       deps = createSearch(t.db, createReadPool({ db: t.db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
       const rows = await t.db.kysely

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { foldText } from '../../infra/text.ts';
-import { migrateToLatest } from '../../infra/db/migrate.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadTaxonomy } from './taxonomy.build.ts';
 import { syncTaxonomy } from './taxonomy.ts';
@@ -61,8 +60,7 @@ for (const dialect of dialects) {
   describe(`syncTaxonomy on ${dialect.name}`, () => {
     let t: TestDatabase;
     before(async () => {
-      t = await dialect.open();
-      await migrateToLatest(t.db);
+      t = await dialect.open('migrated');
     });
     after(async () => t.dispose());
 

@@ -1,6 +1,5 @@
-// Extraction worker under TypeScript (tests, `node --import tsx`): worker threads do not inherit tsx's
-// loader, so register it here, then load the TypeScript worker. The compiled build uses extract.worker.js.
-import { register } from 'tsx/esm/api';
+// Extraction worker under TypeScript (tests, `node --import tsx`): see infra/worker-under-tsx.mjs. The
+// compiled build uses extract.worker.js directly.
+import { loadWorkerModule } from '../../../infra/worker-under-tsx.mjs';
 
-register();
-await import('./extract.worker.ts');
+await loadWorkerModule(new URL('./extract.worker.ts', import.meta.url).href);

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadEnricher, prepareDatabase } from '../../../bootstrap.ts';
+import { loadEnricher } from '../../../bootstrap.ts';
 import { openDatabase, type Db } from '../../../infra/db/database.ts';
 import { runImport, type ImportProgress, type ImportSummary } from '../import.service.ts';
+import { copySqliteTemplate } from '../../../../test/helpers/templates.ts';
 
 const data = resolve(import.meta.dirname, '../../../../../shared/data');
 
@@ -27,8 +28,8 @@ describe('importing the real CSV and NDJSON files into SQLite', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'import-csv-'));
+    await copySqliteTemplate('prepared', join(dir, 'catalog.db'));
     db = openDatabase(`sqlite:${join(dir, 'catalog.db')}`);
-    await prepareDatabase(db);
     for (const { file } of files) {
       const seen: ImportProgress[] = [];
       first.set(file, await runImport(db, loadEnricher(), join(data, file), { batchSize: 1000, onProgress: (p) => seen.push({ ...p }) }));
