@@ -246,7 +246,12 @@ export async function crashRepetition(
     const k = db.kysely;
     const searchIds = [...ack.searches.keys()];
     const searches = searchIds.length
-      ? await k.selectFrom('searches').select(['public_id', 'total']).where('public_id', 'in', searchIds).execute()
+      ? await k
+          .withTables<{ searches: { public_id: string; total: number } }>()
+          .selectFrom('searches')
+          .select(['public_id', 'total'])
+          .where('public_id', 'in', searchIds)
+          .execute()
       : [];
     const found = new Map(searches.map((s) => [s.public_id, Number(s.total)]));
     for (const [id, total] of ack.searches) {
