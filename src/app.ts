@@ -8,6 +8,7 @@ import { finiteNumbersValidator } from './infra/http/finite-numbers.ts';
 import { securityHeadersPlugin } from './plugins/security-headers.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import { startCheckpointer } from './infra/db/checkpointer.ts';
+import { installationStorage } from './infra/storage.ts';
 import { sizeCacheForRole, type Db } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { createSearchEngine, type EngineState } from './modules/search/engine/search-engine.ts';
@@ -69,7 +70,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   });
 
   await app.register(securityHeadersPlugin, { publicUrl: config.PUBLIC_URL });
-  await app.register(errorsPlugin);
+  const storage = installationStorage(db.sqlitePath, config.EXPORT_DATA_DIR, config.DISK_MIN_FREE_MB);
+  await app.register(errorsPlugin, { storage });
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(rateLimitPlugin, { config });
   await app.register(authPlugin, { db, config });
@@ -77,7 +79,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(strictQueryPlugin);
   // What /readyz shows of the search engine, made further down (it needs the read pool).
   const engineState: { current: () => EngineState } = { current: () => ({ engine: 'sql' }) };
-  await app.register(healthPlugin, { db, searchIndex: () => engineState.current() });
+  await app.register(healthPlugin, { db, storage, searchIndex: () => engineState.current() });
 
   await app.register(exportsRoutes, { db, config });
   // Export jobs run in the background from the database: started once the app is ready, stopped (their

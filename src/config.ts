@@ -109,6 +109,11 @@ export const ConfigSchema = Type.Object({
   QUOTA_REQUESTS_PER_DAY: count(10_000, 0, 'default API requests per account and UTC day'),
   QUOTA_EXPORT_ROWS_PER_MONTH: count(100_000, 0, 'default exported rows per account and calendar month (UTC)'),
   QUOTA_CONCURRENT_EXPORTS: count(2, 0, 'default exports running at once per account'),
+  DISK_MIN_FREE_MB: count(
+    64,
+    0,
+    'MB that must stay free beside the SQLite database and the export files: below it /readyz says the disk is full, and a write that finds the disk full asks for that much',
+  ),
   EXPORT_DATA_DIR: Type.String({ default: './var/exports', minLength: 1, description: 'where export jobs write their files' }),
   EXPORT_LINK_TTL: Type.Integer({
     default: 86_400,

@@ -61,7 +61,8 @@ try {
     console.error(`leadatlas: ${error.message}`);
     for (const e of error.extras.errors ?? [])
       console.error(`  ${e.field}: ${e.message}${e.allowed ? ` (allowed: ${JSON.stringify(e.allowed)})` : ''}`);
-    process.exit(2);
+    // EX_IOERR of sysexits.h for a full disk: the command may be run again once there is room.
+    process.exit(error.code === 'insufficient_storage' ? 74 : 2);
   }
   throw error;
 }

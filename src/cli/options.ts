@@ -2,17 +2,20 @@ import { InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
 import { parseBbox, type Bbox } from '../infra/bbox.ts';
 import { openDatabase, type Db } from '../infra/db/database.ts';
+import { asDiskFull, postgresPath } from '../infra/storage.ts';
 import type { HttpReadOptions } from '../modules/importers/importer.types.ts';
 
 /** What the commands write for the operator: progress and results on standard error. */
 export const log = (m: string) => console.error(m);
 
-/** Runs `fn` on the configured database, closed afterwards whatever happens. */
+/** Runs `fn` on the configured database, closed afterwards whatever happens; a full disk is said as one (src/infra/storage.ts). */
 export async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const db = openDatabase(config.DATABASE_URL);
   try {
     return await fn(db, config);
+  } catch (error) {
+    throw asDiskFull(error, db.sqlitePath ?? postgresPath, config.DISK_MIN_FREE_MB * 1048576, 'leadatlas stopped');
   } finally {
     await db.close();
   }

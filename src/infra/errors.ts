@@ -19,6 +19,7 @@ export const errorCatalog = {
   quota_exceeded: { status: 429, title: 'Quota exceeded' },
   header_fields_too_large: { status: 431, title: 'The request headers are too large' },
   internal: { status: 500, title: 'Internal server error' },
+  insufficient_storage: { status: 507, title: 'The disk is full' },
   unavailable: { status: 503, title: 'Service unavailable' },
   not_ready: { status: 503, title: 'Not ready yet: what the request needs is being prepared' },
   time_budget_exceeded: { status: 503, title: 'The search ran past its time budget' },

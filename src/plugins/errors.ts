@@ -6,13 +6,17 @@ import { AppError, errorCatalog, type ErrorCode, type FieldError } from '../infr
 import { finiteKeyword } from '../infra/http/finite-numbers.ts';
 import { ProblemSchema, problemTypeBase, type Problem } from '../infra/http/problem.ts';
 import { randomBytesFromPool } from '../infra/random.ts';
+import { asDiskFull, type Storage } from '../infra/storage.ts';
 import { securityHeaders } from './security-headers.ts';
 
 /** Longer request targets answer 414 (RFC 9110 asks servers to take at least 8,000 octets). */
 export const maxUrlLength = 8192;
 
-/** Turns every error into application/problem+json; unknown errors become a bare 500 and are logged with their stack. */
-export const errorsPlugin = fp(async function errorsPlugin(app: FastifyInstance) {
+/**
+ * Turns every error into application/problem+json; unknown errors become a bare 500 and are logged with their
+ * stack. A full disk (`storage`: where the database and the export files are) answers 507 naming the path.
+ */
+export const errorsPlugin = fp(async function errorsPlugin(app: FastifyInstance, { storage }: { storage?: Storage }) {
   app.addSchema(ProblemSchema);
 
   app.addHook('onRequest', (request, _reply, done) => {
@@ -27,8 +31,12 @@ export const errorsPlugin = fp(async function errorsPlugin(app: FastifyInstance)
     done();
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler((thrown: FastifyError, request, reply) => {
+    const error = (
+      storage ? asDiskFull(thrown, storage.databasePath, storage.minFreeBytes, `${request.method} ${request.url.split('?')[0]}`) : thrown
+    ) as FastifyError;
     if (error instanceof AppError) {
+      if (error.code === 'insufficient_storage') request.log.error({ err: thrown }, 'the disk is full');
       return sendProblem(request, reply, error.status, error.code, error.title, error.message, error.extras, error.headers);
     }
     if (error.validation) {

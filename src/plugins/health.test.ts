@@ -31,7 +31,7 @@ describe('/healthz and /readyz on SQLite without Redis', () => {
     const ready = await t.app.inject('/readyz');
     assert.equal(ready.statusCode, 200);
     const { search_index: index, ...rest } = ready.json();
-    assert.deepEqual(rest, { status: 'ready', checks: { database: 'ok', redis: 'not configured' } });
+    assert.deepEqual(rest, { status: 'ready', checks: { database: 'ok', redis: 'not configured', disk: 'ok' } });
     assert.equal(index.engine, 'memory');
     assert.equal(index.status, 'ready');
     assert.equal(typeof index.version, 'number');
@@ -166,7 +166,7 @@ describe('PostgreSQL and Redis going away and coming back', { timeout: 120_000 }
     assert.ok(answered.headers.ratelimit, 'still announced, from the in-memory fallback');
     const notReady = await app.inject('/readyz');
     assert.equal(notReady.statusCode, 503);
-    assert.deepEqual(problemOf(notReady).checks, { database: 'ok', redis: 'down' });
+    assert.deepEqual(problemOf(notReady).checks, { database: 'ok', redis: 'down', disk: 'ok' });
 
     await redisProxy.restore();
     await eventually(async () => (await app.inject('/readyz')).statusCode === 200, 15_000);

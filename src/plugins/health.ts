@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { Db } from '../infra/db/database.ts';
 import { AppError } from '../infra/errors.ts';
 import { problemResponses } from '../infra/http/problem.ts';
+import { diskStates, type Storage } from '../infra/storage.ts';
 
 /** How long a readiness check waits for the database before it calls it down. */
 const checkTimeoutMs = 1000;
@@ -12,13 +13,14 @@ type Check = 'ok' | 'down' | 'not configured';
 
 /**
  * `/healthz` (liveness: the process answers) and `/readyz` (readiness: the database answers, and Redis
- * when the limits are shared through it; not while the server is stopping). A load balancer sends
+ * when the limits are shared through it, and the disks it writes to have room (`DISK_MIN_FREE_MB`); not
+ * while the server is stopping). A load balancer sends
  * traffic to nodes whose `/readyz` answers 200 and takes it away from a node that says 503, which is
  * also what a node says from the moment it is told to stop until it has finished its requests.
  */
 export const healthPlugin = fp(async function healthPlugin(
   app: FastifyInstance,
-  { db, searchIndex }: { db: Db; searchIndex?: () => Record<string, unknown> },
+  { db, storage, searchIndex }: { db: Db; storage?: Storage; searchIndex?: () => Record<string, unknown> },
 ) {
   let stopping = false;
   app.addHook('preClose', async () => {
@@ -42,11 +44,15 @@ export const healthPlugin = fp(async function healthPlugin(
     {
       schema: {
         tags: ['health'],
-        summary: 'Readiness: the database answers, and Redis when it is configured',
+        summary: 'Readiness: the database answers, Redis when it is configured, and the disks have room',
         response: {
           200: Type.Object({
             status: Type.Literal('ready'),
-            checks: Type.Object({ database: Type.Literal('ok'), redis: Type.Union([Type.Literal('ok'), Type.Literal('not configured')]) }),
+            checks: Type.Object({
+              database: Type.Literal('ok'),
+              redis: Type.Union([Type.Literal('ok'), Type.Literal('not configured')]),
+              disk: Type.Literal('ok'),
+            }),
             search_index: Type.Optional(
               Type.Object(
                 {
@@ -70,9 +76,11 @@ export const healthPlugin = fp(async function healthPlugin(
     },
     async () => {
       const [database, store] = await Promise.all([databaseAnswers(db), app.rateLimiter.health()]);
-      const checks: { database: Check; redis: Check } = {
+      const disks = storage ? diskStates(storage) : [];
+      const checks: { database: Check; redis: Check; disk: 'ok' | 'full' } = {
         database: database ? 'ok' : 'down',
         redis: store.store === 'memory' ? 'not configured' : store.ok ? 'ok' : 'down',
+        disk: disks.some((d) => d.full) ? 'full' : 'ok',
       };
       if (stopping)
         throw new AppError(
@@ -92,7 +100,19 @@ export const healthPlugin = fp(async function healthPlugin(
           { 'retry-after': '1' },
         );
       }
-      const ready = { status: 'ready' as const, checks: checks as { database: 'ok'; redis: 'ok' | 'not configured' } };
+      const full = disks.filter((d) => d.full);
+      if (full.length > 0)
+        throw new AppError(
+          'unavailable',
+          `Not ready: the disk is full at ${full.map((d) => `${d.place.path} (${d.place.label}: ${d.freeBytes} bytes free)`).join(' and ')}; at least ${storage!.minFreeBytes} bytes must stay free (DISK_MIN_FREE_MB)`,
+          {
+            checks,
+            reason: 'disk_full',
+            disks: full.map((d) => ({ label: d.place.label, path: d.place.path, free_bytes: d.freeBytes })),
+          },
+          { 'retry-after': '60' },
+        );
+      const ready = { status: 'ready' as const, checks: checks as { database: 'ok'; redis: 'ok' | 'not configured'; disk: 'ok' } };
       return searchIndex ? { ...ready, search_index: searchIndex() } : ready;
     },
   );

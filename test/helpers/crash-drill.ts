@@ -68,6 +68,7 @@ export async function prepareInstallation(dir: string, extraEnv: Record<string, 
     QUOTA_REQUESTS_PER_DAY: '1000000000',
     QUOTA_EXPORT_ROWS_PER_MONTH: '1000000000',
     QUOTA_CONCURRENT_EXPORTS: '1000',
+    MONITORS_PER_ACCOUNT: '1000000',
     ...extraEnv,
   };
   const cli = (args: string[]) => {

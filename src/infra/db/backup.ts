@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSy
 import { basename, dirname, join, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { AppError } from '../errors.ts';
+import { asDiskFull, assertRoomFor } from '../storage.ts';
 import { byDialect } from './dialect.ts';
 
 export interface BackupResult {
@@ -73,6 +74,9 @@ async function backupSqlite(source: SQLite.Database, sourcePath: string | undefi
   removeAbandonedPartials(target);
   const partial = partialName(target);
   rmSync(partial, { force: true });
+  // The copy is as large as the database's pages; refused at once rather than after writing most of it.
+  const needed = Number(source.pragma('page_count', { simple: true })) * Number(source.pragma('page_size', { simple: true }));
+  assertRoomFor(dirname(target), needed, `db backup ${file}`);
   try {
     const { totalPages } = await source.backup(partial, { progress: () => 0x7fffffff });
     const copy = new SQLite(partial);
@@ -91,7 +95,7 @@ async function backupSqlite(source: SQLite.Database, sourcePath: string | undefi
     return { path: target, bytes: statSync(target).size, pages: totalPages };
   } catch (error) {
     for (const leftover of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`]) rmSync(leftover, { force: true });
-    throw error;
+    throw asDiskFull(error, dirname(target), needed, `db backup ${file}`);
   }
 }
 

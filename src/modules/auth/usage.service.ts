@@ -1,4 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
+import { isDiskFull } from '../../infra/storage.ts';
 import { addUsage, requestsOnDay, usageByDay, type UsageIncrement } from './usage.repository.ts';
 
 /** An account's requests of one day as this process knows them: the database's count when read, plus what it wrote since. */
@@ -44,12 +45,15 @@ export class UsageRecorder {
   }
 
   record(accountId: number, route: string): void {
-    const day = this.today();
-    const key = `${accountId}\u0000${day}\u0000${route}`;
+    this.count({ accountId, day: this.today(), route }, 1);
+  }
+
+  private count(at: Omit<UsageIncrement, 'count'>, count: number): void {
+    const key = `${at.accountId}\u0000${at.day}\u0000${at.route}`;
     const entry = this.pending.get(key);
-    if (entry) entry.count += 1;
-    else this.pending.set(key, { accountId, day, route, count: 1 });
-    this.pendingByAccount.set(accountId, (this.pendingByAccount.get(accountId) ?? 0) + 1);
+    if (entry) entry.count += count;
+    else this.pending.set(key, { ...at, count });
+    this.pendingByAccount.set(at.accountId, (this.pendingByAccount.get(at.accountId) ?? 0) + count);
   }
 
   /** Today's requests of the account when known without a query (read in the last `totalTtlMs`), else undefined. */
@@ -90,15 +94,24 @@ export class UsageRecorder {
     this.pending = new Map();
     this.pendingByAccount = new Map();
     const run = this.flushing.then(async () => {
+      let kept = false;
       try {
         await addUsage(this.db.kysely, batch);
-      } finally {
-        // Written (or lost with the failed write): either way no longer pending.
-        const flush = ++this.flushesDone;
-        for (const i of batch) {
-          const total = this.totals.get(i.accountId);
-          if (total && total.day === i.day && total.flushesSeen < flush) total.stored += i.count;
+      } catch (error) {
+        // A full disk is waited out: the counts stay pending for the next flush, once there is room.
+        if (isDiskFull(error)) {
+          for (const i of batch) this.count(i, i.count);
+          kept = true;
         }
+        throw error;
+      } finally {
+        // Written (or lost with a failed write, or pending again): either way no longer in this batch.
+        const flush = ++this.flushesDone;
+        if (!kept)
+          for (const i of batch) {
+            const total = this.totals.get(i.accountId);
+            if (total && total.day === i.day && total.flushesSeen < flush) total.stored += i.count;
+          }
       }
     });
     this.flushing = run.catch(() => {});

@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
+import { asDiskFull } from '../../infra/storage.ts';
 import { monthOf } from '../auth/quotas.service.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import type { DownloadLinks } from './download-links.ts';
@@ -24,6 +25,8 @@ export interface JobRunnerOptions {
   /** Told when a job ended with an event queued. */
   onEvent: () => void;
   dataDir: string;
+  /** Bytes a job whose disk filled up asks to be freed (DISK_MIN_FREE_MB). */
+  minFreeBytes: number;
   /** Jobs this process runs at once. */
   perServer: number;
   leaseSeconds: number;
@@ -212,7 +215,14 @@ export class ExportJobRunner {
       }
       if (reason === 'lease_lost') return 'stopped';
       log.error({ err: error, job: job.public_id }, 'export job failed');
-      await this.end(job, { status: 'failed', failure: 'internal: the file could not be written; see the server log' });
+      const diskFull = asDiskFull(error, this.o.dataDir, this.o.minFreeBytes, `export job ${job.public_id}`);
+      await this.end(job, {
+        status: 'failed',
+        failure:
+          diskFull instanceof AppError
+            ? `${diskFull.code}: ${diskFull.message}`
+            : 'internal: the file could not be written; see the server log',
+      });
       return 'ended';
     } finally {
       clearInterval(renew);

@@ -38,6 +38,7 @@ export function createExportJobs(o: {
     links,
     onEvent: () => webhooks.poke(),
     dataDir: config.EXPORT_DATA_DIR,
+    minFreeBytes: config.DISK_MIN_FREE_MB * 1048576,
     perServer: config.EXPORT_JOBS_PER_SERVER,
     leaseSeconds: config.EXPORT_JOB_LEASE,
     rowsPerSecond: config.EXPORT_JOB_ROWS_PER_SECOND,
