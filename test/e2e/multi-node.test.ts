@@ -199,6 +199,84 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
     }
   });
 
+  test('PostgreSQL cut under load: every answer is a 200 or a fast 503 problem, and the nodes serve again by themselves', async () => {
+    const { token } = await tokenFromDashboard(a);
+    let cut = false;
+    let running = true;
+    const seen: Array<{ status: number; ms: number; problem: boolean; whileCut: boolean }> = [];
+    const load = Promise.all(
+      [a, b, a, b].map(async (node, i) => {
+        for (let n = 0; running; n++) {
+          const started = Date.now();
+          const whileCut = cut;
+          const res = await api(node, `/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=${1 + ((n + i) % 20)}`, token);
+          await res.text();
+          seen.push({
+            status: res.status,
+            ms: Date.now() - started,
+            problem: /problem\+json/.test(res.headers.get('content-type') ?? ''),
+            whileCut,
+          });
+        }
+      }),
+    );
+    await setTimeout(500);
+    await pgProxy.cut();
+    cut = true;
+    await setTimeout(3000);
+    await pgProxy.restore();
+    cut = false;
+    const restoredAt = Date.now();
+    // Serving again without a restart: a search answers 200 on both nodes.
+    for (const node of [a, b]) {
+      let status = 0;
+      while (status !== 200 && Date.now() - restoredAt < 20_000) {
+        status = (await api(node, '/api/v2/map/search?type=cafe&city=M%C3%BCnchen&per_page=1', token)).status;
+        if (status !== 200) await setTimeout(200);
+      }
+      assert.equal(status, 200, `node ${node.port} serves again after PostgreSQL is back`);
+    }
+    running = false;
+    await load;
+    const refused = seen.filter((r) => r.status !== 200);
+    assert.ok(refused.length > 0, 'some requests met the cut');
+    for (const r of refused) {
+      assert.equal(r.status, 503, JSON.stringify(r));
+      assert.ok(r.problem, 'a 503 is a problem document');
+    }
+    const slowest = Math.max(...refused.map((r) => r.ms));
+    assert.ok(slowest < 6000, `a 503 comes within the connection timeout, not after a hang: slowest ${slowest} ms`);
+  });
+
+  test('Redis down: the limits fall back to each node, a revoked token stays refused, and Redis is used again when it is back', async () => {
+    const { visitor, token, id } = await tokenFromDashboard(a);
+    await redisProxy.cut();
+    try {
+      for (const node of [a, b]) {
+        const res = await api(node, '/api/v2/countries', token);
+        assert.equal(res.status, 200, 'fail open: served with the limits of this node');
+        assert.match(res.headers.get('ratelimit') ?? '', /r=\d+/, 'and still counted');
+        const ready = (await (await fetch(`${node.url}/readyz`)).json()) as { checks: { redis: string } };
+        assert.equal(ready.checks.redis, 'down');
+      }
+      assert.equal((await visitor.post(`/tokens/${id}/revoke`, {})).status, 303);
+      await setTimeout(1300); // past the token cache
+      for (const node of [a, b])
+        assert.equal((await api(node, '/api/v2/countries', token)).status, 401, 'the revocation holds without Redis');
+    } finally {
+      await redisProxy.restore();
+    }
+    for (const node of [a, b]) {
+      const end = Date.now() + 20_000;
+      let redis = 'down';
+      while (redis !== 'ok' && Date.now() < end) {
+        redis = ((await (await fetch(`${node.url}/readyz`)).json()) as { checks: { redis: string } }).checks.redis;
+        if (redis !== 'ok') await setTimeout(250);
+      }
+      assert.equal(redis, 'ok', `node ${node.port} uses Redis again`);
+    }
+  });
+
   test('SIGTERM on node A during an export lets the export finish; node B serves on', async () => {
     const { token } = await tokenFromDashboard(b);
     const search = (await (await api(b, '/api/v2/map/search?bbox=-180,-90,180,90&per_page=1', token)).json()) as {
