@@ -99,7 +99,7 @@ describe('PostgreSQL and Redis going away and coming back', { timeout: 120_000 }
     assert.equal(refused.headers['retry-after'], '1');
     const notReady = await app.inject('/readyz');
     assert.equal(notReady.statusCode, 503);
-    assert.deepEqual(problemOf(notReady).checks, { database: 'down', redis: 'ok' });
+    assert.deepEqual(problemOf(notReady).checks, { database: 'down', redis: 'ok', disk: 'ok' });
     assert.equal((await app.inject('/healthz')).statusCode, 200, 'the process itself is alive');
 
     await pgProxy.restore();
