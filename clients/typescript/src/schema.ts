@@ -2637,7 +2637,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers, and Redis when it is configured */
+        /** Readiness: the database answers, Redis when it is configured, and the disks have room */
         get: {
             parameters: {
                 query?: never;
@@ -2659,6 +2659,8 @@ export interface paths {
                             checks: {
                                 /** @enum {string} */
                                 database: "ok";
+                                /** @enum {string} */
+                                disk: "ok";
                                 redis: "ok" | "not configured";
                             };
                             /** @description The search engine of this node: `sql`, or `memory` with its index status, the places version it holds, its places, those out of its sorted order, and how long its last build took */
