@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { buildApp, type App } from '../../src/app.ts';
-import { importFiles } from '../../src/bootstrap.ts';
-import { loadConfig } from '../../src/config.ts';
+import type { App } from '../../src/app.ts';
 import { toolRoutes } from '../../src/modules/mcp/mcp.tools.ts';
-import { createAccountWithToken, type TestAccount } from '../helpers/accounts.ts';
-import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
+import type { TestAccount } from '../helpers/accounts.ts';
+import type { TestSqlite } from '../helpers/databases.ts';
+import { fuzzApp } from '../helpers/fuzz-app.ts';
 
 /**
  * The MCP endpoint (`POST /mcp`, JSON-RPC) fuzzed as openapi.fuzz.test.ts fuzzes the REST routes (issue 37):
@@ -19,7 +17,6 @@ import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
  */
 const runs = Number(process.env.FUZZ_RUNS ?? 1_000);
 const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
-const extract = resolve(import.meta.dirname, '../../../shared/data/osm/monaco-2026.osm.pbf');
 
 let t: TestSqlite;
 let app: App;
@@ -27,23 +24,7 @@ let user: TestAccount;
 const statuses = new Map<number, number>();
 
 before(async () => {
-  t = await copyTestSqlite('prepared');
-  await importFiles(t.db, [extract]);
-  const big = '1000000000000';
-  app = await buildApp({
-    config: loadConfig({
-      DATABASE_URL: t.url,
-      LOG_LEVEL: 'silent',
-      IMPORT_DEMO_DATA: 'false',
-      DB_READ_WORKERS: '1',
-      RATE_LIMIT_TOKEN_PER_MINUTE: big,
-      RATE_LIMIT_IP_PER_MINUTE: big,
-      QUOTA_REQUESTS_PER_DAY: big,
-      QUOTA_EXPORT_ROWS_PER_MONTH: big,
-    }),
-    db: t.db,
-  });
-  user = await createAccountWithToken(t.db);
+  ({ t, app, user } = await fuzzApp());
 });
 
 after(async () => {

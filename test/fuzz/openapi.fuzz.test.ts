@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp, type App } from '../../src/app.ts';
-import { importFiles } from '../../src/bootstrap.ts';
-import { loadConfig } from '../../src/config.ts';
+import type { App } from '../../src/app.ts';
 import type { OpenApiDocument, OpenApiOperation } from '../../src/plugins/openapi.docs.ts';
-import { createAccountWithToken, type TestAccount } from '../helpers/accounts.ts';
-import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
+import type { TestAccount } from '../helpers/accounts.ts';
+import type { TestSqlite } from '../helpers/databases.ts';
+import { fuzzApp } from '../helpers/fuzz-app.ts';
 
 /**
  * Requests generated from /openapi.json against a server on a real import (Monaco's OpenStreetMap
@@ -23,7 +21,6 @@ import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 5_000);
 const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
-const extract = resolve(import.meta.dirname, '../../../shared/data/osm/monaco-2026.osm.pbf');
 
 let t: TestSqlite;
 let app: App;
@@ -36,24 +33,7 @@ const statuses = new Map<number, number>();
 type Schema = NonNullable<NonNullable<OpenApiOperation['parameters']>[number]['schema']>;
 
 before(async () => {
-  t = await copyTestSqlite('prepared');
-  await importFiles(t.db, [extract]);
-  const big = '1000000000000';
-  app = await buildApp({
-    config: loadConfig({
-      DATABASE_URL: t.url,
-      LOG_LEVEL: 'silent',
-      IMPORT_DEMO_DATA: 'false',
-      DB_READ_WORKERS: '1',
-      // The fuzzer is one client sending thousands of requests: limits would answer 429 to most of them.
-      RATE_LIMIT_TOKEN_PER_MINUTE: big,
-      RATE_LIMIT_IP_PER_MINUTE: big,
-      QUOTA_REQUESTS_PER_DAY: big,
-      QUOTA_EXPORT_ROWS_PER_MONTH: big,
-    }),
-    db: t.db,
-  });
-  user = await createAccountWithToken(t.db);
+  ({ t, app, user } = await fuzzApp());
   const doc = (await app.inject('/openapi.json')).json() as OpenApiDocument;
   operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
     Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase() as 'GET' | 'POST', path, op })),
