@@ -32,7 +32,7 @@ try {
   });
   const s = report.slopes;
   console.log(
-    `${values.minutes} min at ${values.rate} req/s (load ${loadavg()[0]!.toFixed(1)}): ${report.requests} requests, ${report.status5xx} × 5xx, ${report.failed} failed; event-loop delay p99 ${report.loopP99Ms.toFixed(1)} ms; slopes per minute: RSS ${s.rssMbPerMin.toFixed(2)} MB, fds ${s.fdsPerMin.toFixed(2)}, WAL ${s.walMbPerMin.toFixed(3)} MB, loop p99 ${s.loopP99MsPerMin.toFixed(2)} ms`,
+    `${values.minutes} min at ${values.rate} req/s (load ${loadavg()[0]!.toFixed(1)}): ${report.requests} requests, ${report.status5xx} × 5xx (${report.status503} of them 503 shedding load), ${report.failed} failed; event-loop delay p99 ${report.loopP99Ms.toFixed(1)} ms; slopes per minute: RSS ${s.rssMbPerMin.toFixed(2)} MB, fds ${s.fdsPerMin.toFixed(2)}, WAL ${s.walMbPerMin.toFixed(3)} MB, loop p99 ${s.loopP99MsPerMin.toFixed(2)} ms`,
   );
   process.exitCode = report.status5xx + report.failed > 0 ? 1 : 0;
 } finally {

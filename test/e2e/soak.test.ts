@@ -13,13 +13,14 @@ import { soak } from '../helpers/soak.ts';
 const dir = mkdtempSync(join(tmpdir(), 'leadatlas-soak-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('45 s of the realistic mix: no 5xx, no failed connection, file descriptors and memory do not climb', {
+test('45 s of the realistic mix: no 5xx but load shedding, no failed connection, file descriptors and memory do not climb', {
   timeout: 240_000,
 }, async () => {
   const report = await soak({ dir, seconds: 45, sampleSeconds: 5, rate: 6 });
   const why = JSON.stringify({ slopes: report.slopes, samples: report.samples.map((s) => [s.rssMb, s.fds, s.walMb, s.loopP99Ms]) });
   assert.ok(report.requests > 150, `requests: ${report.requests}`);
-  assert.equal(report.status5xx, 0, why);
+  // A 503 with Retry-After is a search shed past its time budget on a starved machine (counted, and 0 on a quiet one); any other 5xx fails.
+  assert.equal(report.status5xx - report.status503, 0, why);
   assert.equal(report.failed, 0, why);
   assert.ok(report.slopes.fdsPerMin < 30, `file descriptors: ${why}`);
   assert.ok(report.slopes.rssMbPerMin < 150, `resident memory: ${why}`);

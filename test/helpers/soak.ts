@@ -29,6 +29,8 @@ export interface SoakSample {
   loopMaxMs: number;
   requests: number;
   status5xx: number;
+  /** Of the 5xx, the 503 problems a server sends when it sheds load (a search past its time budget): with Retry-After, on purpose. */
+  status503: number;
   failed: number;
   latencyP99Ms: number;
 }
@@ -39,6 +41,7 @@ export interface SoakReport {
   slopes: { rssMbPerMin: number; fdsPerMin: number; walMbPerMin: number; loopP99MsPerMin: number };
   requests: number;
   status5xx: number;
+  status503: number;
   failed: number;
   loopP99Ms: number;
 }
@@ -71,8 +74,8 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
   const headers = { authorization: installation.authorization, 'content-type': 'application/json' };
   const searchIds: string[] = [];
   const nextPages: string[] = [];
-  let interval = { requests: 0, status5xx: 0, failed: 0, latencies: [] as number[] };
-  const all = { requests: 0, status5xx: 0, failed: 0 };
+  let interval = { requests: 0, status5xx: 0, status503: 0, failed: 0, latencies: [] as number[] };
+  const all = { requests: 0, status5xx: 0, status503: 0, failed: 0 };
   const types = ['restaurant', 'cafe', 'bar', 'bakery', 'pharmacy', 'hotel', 'supermarket', 'hairdresser'];
   let n = 0;
 
@@ -90,7 +93,11 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
       if (res.status >= 500) {
         interval.status5xx++;
         all.status5xx++;
-        o.log?.(`5xx ${res.status} ${path}: ${text.slice(0, 200)}`);
+        if (res.status === 503) {
+          interval.status503++;
+          all.status503++;
+        }
+        if (res.status !== 503) o.log?.(`5xx ${res.status} ${path}: ${text.slice(0, 200)}`);
       }
       return res.ok && res.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : null;
     } catch (error) {
@@ -149,13 +156,14 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
       loopMaxMs: Math.max(0, ...loop.map((l) => l.max)),
       requests: interval.requests,
       status5xx: interval.status5xx,
+      status503: interval.status503,
       failed: interval.failed,
       latencyP99Ms: percentile(interval.latencies, 99),
     };
-    interval = { requests: 0, status5xx: 0, failed: 0, latencies: [] };
+    interval = { requests: 0, status5xx: 0, status503: 0, failed: 0, latencies: [] };
     samples.push(s);
     o.log?.(
-      `${new Date(s.at).toISOString()} rss ${s.rssMb.toFixed(1)} MB, fds ${s.fds}, wal ${s.walMb.toFixed(2)} MB, loop p99 ${s.loopP99Ms.toFixed(1)} ms (max ${s.loopMaxMs.toFixed(0)}), ${s.requests} requests, ${s.status5xx} 5xx, ${s.failed} failed, latency p99 ${s.latencyP99Ms.toFixed(0)} ms`,
+      `${new Date(s.at).toISOString()} rss ${s.rssMb.toFixed(1)} MB, fds ${s.fds}, wal ${s.walMb.toFixed(2)} MB, loop p99 ${s.loopP99Ms.toFixed(1)} ms (max ${s.loopMaxMs.toFixed(0)}), ${s.requests} requests, ${s.status5xx} 5xx (${s.status503} of them 503), ${s.failed} failed, latency p99 ${s.latencyP99Ms.toFixed(0)} ms`,
     );
   };
 
