@@ -30,7 +30,7 @@ export interface MatchOptions {
 }
 
 /** The best candidate must beat the runner-up by this much to be the match: two close scores are a doubt, not an answer. */
-export const runnerUpMargin = 0.1;
+export const runnerUpMargin = 0.05;
 /** Candidates scored per record, those sharing the most keys with it first. */
 const candidatesPerRecord = 40;
 /** Candidates listed in a result. */
@@ -99,10 +99,16 @@ export async function matchRecords(deps: MatchDeps, records: readonly MatchRecor
   return records.map((input, i): MatchResult => {
     const prep = prepared[i]!;
     if ('problem' in prep) return { ref: input.ref, match: null, candidates: [], error: prep.problem };
-    const scored = candidateIds[i]!.flatMap((id) => {
+    const r = prep.record;
+    const candidates = candidateIds[i]!.flatMap((id) => {
       const place = placeOf(id);
-      return place ? [{ place, ...scoreCandidate(prep.record, place) }] : [];
+      return place ? [place] : [];
     });
+    const shared = {
+      phone: r.phone !== null && candidates.filter((c) => c.row.phone_e164 === r.phone).length > 1,
+      website: r.domain !== null && candidates.filter((c) => c.row.website_domain === r.domain).length > 1,
+    };
+    const scored = candidates.map((place) => ({ place, ...scoreCandidate(r, place, shared) }));
     scored.sort((a, b) => b.score - a.score || a.place.row.public_id.localeCompare(b.place.row.public_id));
     const best = scored[0];
     const second = scored[1];

@@ -1,3 +1,4 @@
+import { foldText } from '../../infra/text.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { addressForm, type AddressForm } from '../conflation/address.ts';
 import { nameForm, type NameForm } from '../conflation/names.ts';
@@ -57,6 +58,35 @@ function problem(field: string, message: string, detail: string, allowed?: unkno
 
 const blank = (s: string | undefined): boolean => s === undefined || s.trim() === '';
 
+/**
+ * The city a one-line address may end with (`Hotterstr. 12, 80331 München`, `Annankatu 1 Helsinki`): its last
+ * part without the postcode, then its last word and last two words, to try in that order.
+ */
+export function addressCities(address: string): string[] {
+  const parts = address.split(',').map((p) => p.replace(/[\p{N}-]+/gu, ' ').trim());
+  const last = parts[parts.length - 1] ?? '';
+  const words = last.split(/\s+/).filter((w) => w !== '');
+  const out = parts.length > 1 && last !== '' ? [last] : [];
+  if (words.length >= 2) out.push(words.slice(-2).join(' '));
+  if (words.length >= 1) out.push(words[words.length - 1]!);
+  return [...new Set(out)].filter((c) => c.length >= 3);
+}
+
+/** The name's words that name its city (`Ratskeller München`) taken off, when other words remain: a CRM adds the city to tell branches apart. */
+function withoutCity(forms: NameForm[], city: City | null, written: string | undefined): NameForm[] {
+  const cityWords = new Set([city?.name, written].flatMap((n) => (n ? foldText(n).split(' ') : [])));
+  if (cityWords.size === 0) return forms;
+  const out = [...forms];
+  for (const f of forms) {
+    const kept = f.tokens.filter((t) => !cityWords.has(t));
+    if (kept.length > 0 && kept.length < f.tokens.length) {
+      const joined = kept.join('');
+      if (!out.some((g) => g.joined === joined)) out.push({ tokens: kept, joined, letters: joined.length });
+    }
+  }
+  return out;
+}
+
 /** Validates and prepares one record: its problem, or what the matcher needs of it. */
 export function prepareRecord(
   r: MatchRecordInput,
@@ -90,14 +120,16 @@ export function prepareRecord(
     point = { lat: r.lat!, lon: r.lon! };
   }
   let city: PreparedRecord['city'] = null;
-  if (!blank(r.city)) {
-    const chosen = names.resolveCity(r.city!.trim(), country).chosen;
+  for (const written of blank(r.city) ? (blank(r.address) ? [] : addressCities(r.address!)) : [r.city!.trim()]) {
+    // A town over the border is filed under its own country (Beausoleil, France, for a business of Monaco).
+    const chosen = names.resolveCity(written, country).chosen ?? (country ? names.resolveCity(written, null).chosen : null);
     if (chosen) {
       city = { city: chosen, radiusM: cityRadiusM(chosen.population) };
       country ??= chosen.countryCode;
+      break;
     }
   }
-  const forms = recordNameForms(r.name!, country, legalForms);
+  const forms = withoutCity(recordNameForms(r.name!, country, legalForms), city?.city ?? null, r.city);
   if (forms.length === 0) return { problem: problem('name', 'no letters or digits', 'the name has no letters or digits') };
   const site = siteOf(blank(r.website) ? null : r.website!, blank(r.email) ? null : r.email!);
   const street = blank(r.street) ? null : r.street!;

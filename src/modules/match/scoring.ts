@@ -59,16 +59,35 @@ function addressEvidence(a: AddressForm | null, b: AddressForm | null): MatchEvi
   return sameStreet(a.street, b.street) ? 'same_street' : 'different';
 }
 
-export function scoreCandidate(r: PreparedRecord, p: PreparedPlace): Scored {
+/**
+ * What the confirmation (the base and the fields' weights, summed) makes of the name's similarity: a curve that
+ * rises steeply at first and never reaches 1, so that more agreeing fields still rank a candidate above one with
+ * fewer (a chain's branch with the record's street and number above the branches of the same website).
+ */
+export function confirmationFactor(confirmation: number): number {
+  return Math.max(0, 1 - 0.5 * Math.exp(-3 * (confirmation - scoreWeights.base)));
+}
+
+/**
+ * Keys several candidates of one record share (a chain's website or central phone): they say nothing about
+ * which branch the record is, so they weigh nothing (conflation's `sharedKeyMaxPlaces`, counted among the
+ * record's candidates).
+ */
+export interface SharedKeys {
+  phone: boolean;
+  website: boolean;
+}
+
+export function scoreCandidate(r: PreparedRecord, p: PreparedPlace, shared: SharedKeys = { phone: false, website: false }): Scored {
   const w = scoreWeights;
   const names = compareNames(r.forms, p.forms);
   const name = names.contained ? Math.max(names.similarity, w.containedName) : names.similarity;
   let confirmation: number = w.base;
 
   const phone = r.phone === null || p.row.phone_e164 === null ? null : r.phone === p.row.phone_e164 ? 'same' : 'different';
-  if (phone) confirmation += w.phone[phone];
+  if (phone && !(phone === 'same' && shared.phone)) confirmation += w.phone[phone];
   const website = r.domain === null || p.row.website_domain === null ? null : r.domain === p.row.website_domain ? 'same' : 'different';
-  if (website) confirmation += w.website[website];
+  if (website && !(website === 'same' && shared.website)) confirmation += w.website[website];
 
   const address = addressEvidence(r.address, p.address);
   if (address === 'same') confirmation += w.address.same;
@@ -90,7 +109,7 @@ export function scoreCandidate(r: PreparedRecord, p: PreparedPlace): Scored {
     city = inCity ? 'same' : 'different';
     if (!r.point) confirmation += w.city[city];
   }
-  const score = Math.max(0, Math.min(1, name * Math.min(1, confirmation)));
+  const score = Math.max(0, Math.min(1, name * confirmationFactor(confirmation)));
   return {
     score,
     evidence: {
