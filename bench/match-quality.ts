@@ -14,7 +14,16 @@ const arg = (name: string): string | undefined => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const allExtracts = ['munich-center-2020', 'porto-2020', 'london-center-2020', 'helsinki-center-2019', 'monaco-2026', 'liechtenstein-2024', 'malta-2018', 'andorra-2026'];
+const allExtracts = [
+  'munich-center-2020',
+  'porto-2020',
+  'london-center-2020',
+  'helsinki-center-2019',
+  'monaco-2026',
+  'liechtenstein-2024',
+  'malta-2018',
+  'andorra-2026',
+];
 const extracts = arg('--extracts')?.split(',') ?? allExtracts;
 
 const set = loadLabelledSet(extracts);
@@ -31,9 +40,13 @@ try {
   const ms = performance.now() - started;
   const osmIds = await osmIdsOf(t.db);
   const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
-  console.log(`${set.length} records (${set.filter((r) => r.expected).length} in the catalog, ${set.filter((r) => r.held_out).length} held out) of ${extracts.length} extracts, matched in ${ms.toFixed(0)} ms`);
+  console.log(
+    `${set.length} records (${set.filter((r) => r.expected).length} in the catalog, ${set.filter((r) => r.held_out).length} held out) of ${extracts.length} extracts, matched in ${ms.toFixed(0)} ms`,
+  );
   const at = countsAt(set, results, osmIds, defaultMatchThreshold);
-  console.log(`\nthreshold ${defaultMatchThreshold} (default): precision ${pct(precision(at))}, recall ${pct(recall(at))} (tp ${at.tp}, fp ${at.fp}, positives ${at.positives})`);
+  console.log(
+    `\nthreshold ${defaultMatchThreshold} (default): precision ${pct(precision(at))}, recall ${pct(recall(at))} (tp ${at.tp}, fp ${at.fp}, positives ${at.positives})`,
+  );
   console.log('\n| threshold | precision | recall |\n| --- | --- | --- |');
   for (let th = 0.5; th <= 0.951; th += 0.05) {
     const c = countsAt(set, results, osmIds, th);

@@ -231,14 +231,21 @@ const allCombos: Combo[] = ['name+city', 'name+phone', 'name+address', 'name+coo
  * business mapped twice (a node and its building), which the catalog then does hold; a chain's other branch
  * would be one too, and no list with a name and a city alone can tell those apart.
  */
-const fold = (s: string): string => stripAccents(s).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const fold = (s: string): string =>
+  stripAccents(s)
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 const namesPerExtract = new Map<string, number>();
-for (const p of pois) if (p.name) namesPerExtract.set(`${p.extract}\u0000${fold(p.name)}`, (namesPerExtract.get(`${p.extract}\u0000${fold(p.name)}`) ?? 0) + 1);
+for (const p of pois)
+  if (p.name) namesPerExtract.set(`${p.extract}\u0000${fold(p.name)}`, (namesPerExtract.get(`${p.extract}\u0000${fold(p.name)}`) ?? 0) + 1);
 
 const out: LabelledRecord[] = [];
 for (const p of businesses) {
   const onStreetWithOthers =
-    p.tags['addr:street'] !== undefined && (perStreet.get(streetKey(p)) ?? 0) >= 2 && namesPerExtract.get(`${p.extract}\u0000${fold(p.name!)}`) === 1;
+    p.tags['addr:street'] !== undefined &&
+    (perStreet.get(streetKey(p)) ?? 0) >= 2 &&
+    namesPerExtract.get(`${p.extract}\u0000${fold(p.name!)}`) === 1;
   const bucket = draw(p.id, 'bucket');
   if (onStreetWithOthers && bucket < heldOutShare) {
     const r = recordOf(p, allCombos);

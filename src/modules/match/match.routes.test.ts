@@ -96,7 +96,9 @@ for (const { name: database } of dialects) {
         .selectFrom('places as p')
         .select(['p.id', 'p.public_id', 'p.name'])
         .where('p.phone', 'is not', null)
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('places as q').select('q.id').whereRef('q.name', '=', 'p.name').whereRef('q.id', '<>', 'p.id'))))
+        .where((eb) =>
+          eb.not(eb.exists(eb.selectFrom('places as q').select('q.id').whereRef('q.name', '=', 'p.name').whereRef('q.id', '<>', 'p.id'))),
+        )
         .orderBy('p.id')
         .executeTakeFirstOrThrow();
       await t.db.kysely

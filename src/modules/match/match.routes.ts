@@ -29,7 +29,13 @@ export async function matchRoutes(app: FastifyInstance, { deps }: { deps: MatchD
     async (request) => {
       const threshold = request.body.threshold ?? defaultMatchThreshold;
       const results = await matchRecords(deps, request.body.records, { threshold });
-      return { results: results.map(({ match, ...rest }) => ({ ...rest, match: match && { place: match.place, score: match.score, evidence: match.evidence } })), threshold };
+      return {
+        results: results.map(({ match, ...rest }) => ({
+          ...rest,
+          match: match && { place: match.place, score: match.score, evidence: match.evidence },
+        })),
+        threshold,
+      };
     },
   );
 }

@@ -20,7 +20,12 @@ const text = (maxLength: number, description: string, examples?: string[]) =>
  */
 export const MatchRecordSchema = Type.Object(
   {
-    ref: Type.String({ minLength: 1, maxLength: 200, description: "The caller's own id of the record, echoed in its result", examples: ['crm-17'] }),
+    ref: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "The caller's own id of the record, echoed in its result",
+      examples: ['crm-17'],
+    }),
     name: text(300, 'The business name as the CRM has it, legal form and all', ['Müller Bäckerei GmbH & Co. KG']),
     address: text(500, 'A one-line address, when the parts are not apart', ['Hotterstr. 12, 80331 München']),
     street: text(200, 'Street, with or without the house number', ['Hotterstr.']),
@@ -28,7 +33,7 @@ export const MatchRecordSchema = Type.Object(
     postcode: text(20, 'Postcode', ['80331']),
     city: text(200, 'City in any language or spelling the gazetteer knows', ['Munich']),
     country: text(100, 'ISO 3166-1 alpha-2 or alpha-3 code, or a country name', ['DE']),
-    phone: text(50, 'Phone in any format; national formats are read in the record\'s country', ['089 1234567']),
+    phone: text(50, "Phone in any format; national formats are read in the record's country", ['089 1234567']),
     website: text(500, 'Website or bare domain', ['mueller-baeckerei.de']),
     email: text(320, 'Email; its domain counts as the website when that is not a mail provider', ['info@mueller-baeckerei.de']),
     lat: Type.Optional(Type.Number({ description: 'Latitude (WGS 84), −90 to 90', examples: [48.137] })),
@@ -61,16 +66,21 @@ export type MatchRequest = Static<typeof MatchRequestSchema>;
 export const MatchEvidenceSchema = Type.Object({
   name: Type.Number({ description: 'Name similarity, 0–1, legal forms and business words left out' }),
   address: Type.Union([Type.Literal('same'), Type.Literal('same_street'), Type.Literal('different'), Type.Null()], {
-    description: '`same`: street and number; `same_street`: the street, no number to compare; `different`: another number or street; null: not compared',
+    description:
+      '`same`: street and number; `same_street`: the street, no number to compare; `different`: another number or street; null: not compared',
   }),
-  phone: Type.Union([Type.Literal('same'), Type.Literal('different'), Type.Null()], { description: 'E.164 compared; null when one side has none' }),
+  phone: Type.Union([Type.Literal('same'), Type.Literal('different'), Type.Null()], {
+    description: 'E.164 compared; null when one side has none',
+  }),
   website: Type.Union([Type.Literal('same'), Type.Literal('different'), Type.Null()], {
     description: 'Registrable domains compared; null when one side has none',
   }),
   city: Type.Union([Type.Literal('same'), Type.Literal('different'), Type.Null()], {
     description: "The record's city (any spelling the gazetteer knows) and the place's",
   }),
-  distance_m: Type.Union([Type.Number(), Type.Null()], { description: "Metres between the record's coordinates and the place; null without coordinates" }),
+  distance_m: Type.Union([Type.Number(), Type.Null()], {
+    description: "Metres between the record's coordinates and the place; null without coordinates",
+  }),
 });
 export type MatchEvidence = Static<typeof MatchEvidenceSchema>;
 

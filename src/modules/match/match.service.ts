@@ -68,7 +68,11 @@ const round3 = (x: number): number => Math.round(x * 1000) / 1000;
  * database fails. Candidates come from conflation's blocking keys (an indexed look-up per key, never a scan),
  * read for the whole batch at once.
  */
-export async function matchRecords(deps: MatchDeps, records: readonly MatchRecordInput[], options: MatchOptions = {}): Promise<MatchResult[]> {
+export async function matchRecords(
+  deps: MatchDeps,
+  records: readonly MatchRecordInput[],
+  options: MatchOptions = {},
+): Promise<MatchResult[]> {
   const threshold = options.threshold ?? defaultMatchThreshold;
   const names = deps.places();
   const prepared = records.map((r) => prepareRecord(r, names, deps.legalForms));
@@ -116,7 +120,12 @@ export async function matchRecords(deps: MatchDeps, records: readonly MatchRecor
     return {
       ref: input.ref,
       match: isMatch
-        ? { place: placeRowToPlace(best.place.row), score: round3(best.score), evidence: best.evidence, placeRowId: Number(best.place.row.id) }
+        ? {
+            place: placeRowToPlace(best.place.row),
+            score: round3(best.score),
+            evidence: best.evidence,
+            placeRowId: Number(best.place.row.id),
+          }
         : null,
       candidates: scored.slice(0, candidatesShown).map((s) => ({ id: s.place.row.public_id, score: round3(s.score) })),
     };

@@ -101,7 +101,12 @@ export function prepareRecord(
     const found = names.resolveCountry(r.country!.trim());
     if (!found) {
       return {
-        problem: problem('country', 'unknown country', `unknown country: ${r.country}`, 'an ISO 3166-1 alpha-2 or alpha-3 code, or a country name'),
+        problem: problem(
+          'country',
+          'unknown country',
+          `unknown country: ${r.country}`,
+          'an ISO 3166-1 alpha-2 or alpha-3 code, or a country name',
+        ),
       };
     }
     country = found.code;
