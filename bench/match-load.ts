@@ -1,7 +1,7 @@
 // Speed of POST /api/v2/match (issue 32): CPU per call of 100 records, and latency under Poisson arrivals
 // (bench/lib/open-loop.ts: each latency from the request's scheduled time). The catalog is the labelled set's
 // (bench/data/match-labelled.ndjson): the 8 OpenStreetMap extracts of ../shared/data less the held-out
-// businesses, about 32,000 places; the records are the set's, 100 a call, cycling.
+// businesses, about 16,000 places; the records are the set's, 100 a call, cycling.
 // Run: node --import tsx bench/match-load.ts [--rate 2] [--seconds 30] [--calls 30]
 import { createAccountWithToken } from '../test/helpers/accounts.ts';
 import { buildTestApp } from '../test/helpers/app.ts';
