@@ -129,6 +129,7 @@ describe('the MCP server at /mcp', () => {
       'get_place',
       'list_categories',
       'list_countries',
+      'match_places',
       'search_places',
       'start_export',
     ]);

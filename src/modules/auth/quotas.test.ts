@@ -190,7 +190,7 @@ describe('export quotas on the Munich OpenStreetMap extract', () => {
       policy: 'token',
       limit: 1200,
       window_seconds: 60,
-      costs: { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20, monitors: 2 },
+      costs: { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20, monitors: 2, match: 10 },
     });
   });
 

@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox';
 import { CreateJobSchema, JobIdParamsSchema } from '../exports/export-jobs.schema.ts';
+import { MatchRequestSchema } from '../match/match.schema.ts';
 import { PlaceParamsSchema } from '../places/places.routes.ts';
 import { CategoriesQuerySchema, CountriesQuerySchema } from '../reference/reference.schema.ts';
 import { FacetsQuerySchema, MapSearchQuerySchema } from '../search/search.schema.ts';
@@ -90,6 +91,18 @@ export const toolRoutes: readonly ToolRoute[] = [
     method: 'POST',
     url: '/api/v1/user-api/suppressions',
     schemas: { body: SuppressionsBodySchema, querystring: SuppressionsUploadQuerySchema },
+  },
+  {
+    name: 'match_places',
+    title: 'Match a list of businesses',
+    description:
+      "Find the user's own records (a CRM's accounts: name, and any of address, street, housenumber, postcode, city, country, phone, " +
+      'website, email, lat/lon) in the catalog, up to 100 a call. Each result, in order, has the matched place (as `search_places` shows ' +
+      'it; `status` says when it is closed or retired) with its `score` (0–1) and `evidence`, or `match: null` with the `candidates` when ' +
+      'no place is clearly the one; a bad record gets an `error` of its own. Mirrors POST /api/v2/match (scope `match`).',
+    method: 'POST',
+    url: '/api/v2/match',
+    schemas: { body: MatchRequestSchema },
   },
   {
     name: 'list_categories',
