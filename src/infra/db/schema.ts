@@ -62,6 +62,8 @@ export interface Database {
   place_changes: PlaceChangesTable;
   place_changes_marks: PlaceChangesMarksTable;
   place_changes_horizon: PlaceChangesHorizonTable;
+  trust_state: TrustStateTable;
+  email_domains: EmailDomainsTable;
 }
 
 export interface PlacesTable {
@@ -155,6 +157,22 @@ export interface PlacesTable {
   found_phone: string | null;
   /** 1: a social profile was found. */
   found_social: Generated<number>;
+  /**
+   * The trust pass's summary (migration 0037, `trust/`; docs/trust.md): the status and confidence of the place's
+   * best email (`valid_domain|no_mx|invalid|unknown`), best phone (its type) and website
+   * (`live|redirected|parked|dead|unknown`), the place's `lead_score` (0–1) and the latest check behind them.
+   * Null until the pass has seen the place, or when it has no value of the kind. `contact_trust`: JSON
+   * `StoredTrust` (`contacts/evidence.ts`), what is known of each email, phone and website.
+   */
+  contact_trust: string | null;
+  email_status: string | null;
+  email_confidence: number | null;
+  phone_type: string | null;
+  phone_confidence: number | null;
+  website_status: string | null;
+  website_confidence: number | null;
+  lead_score: number | null;
+  verified_at: string | null;
 }
 
 /** A site in the enrichment queue (migration 0026): fetched once for every place that shares it. */
@@ -183,6 +201,27 @@ export interface EnrichSitesTable {
   last_modified: string | null;
   /** JSON `SiteContacts`: what the last crawl that read pages found. */
   contacts: string | null;
+  /** The website's status after its last fetch (migration 0037): `live|redirected|parked|dead|unknown`. */
+  site_status: string | null;
+  /** The registrable domain the home page ended on after redirects. */
+  final_domain: string | null;
+  /** When that status was established. */
+  status_checked_at: string | null;
+}
+
+/** How far the trust pass has caught up (migration 0037): one row, id 1. */
+export interface TrustStateTable {
+  id: number;
+  places_version: number;
+  model_version: string;
+  computed_at: string;
+}
+
+/** The last DNS verdict on an email domain (migration 0037; the enrichment's). */
+export interface EmailDomainsTable {
+  domain: string;
+  status: 'valid_domain' | 'no_mx' | 'unknown';
+  checked_at: string;
 }
 
 /** Emails, email domains and phones found for a place (migration 0026): what suppression lists compare. */

@@ -71,3 +71,24 @@ export async function retirePlaces(
       : await retire.where('seen_run_id', 'in', scope.seenByRuns).executeTakeFirst();
   return Number(retired.numUpdatedRows);
 }
+
+/**
+ * The trust pass's result for one place (`trust/`, migration 0037): the evidence of each contact value
+ * (`contact_trust`, JSON `StoredTrust`) and the summary searches filter on.
+ */
+export interface TrustOnPlace {
+  contact_trust: string | null;
+  email_status: string | null;
+  email_confidence: number | null;
+  phone_type: string | null;
+  phone_confidence: number | null;
+  website_status: string | null;
+  website_confidence: number | null;
+  lead_score: number | null;
+  verified_at: string | null;
+}
+
+/** Stores what the trust pass computed for each place (only the places whose result changed are passed). */
+export async function setPlaceTrust(trx: Kysely<Database>, rows: ReadonlyArray<{ id: number; trust: TrustOnPlace }>): Promise<void> {
+  for (const { id, trust } of rows) await trx.updateTable('places').set(trust).where('id', '=', id).execute();
+}
