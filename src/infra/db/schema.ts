@@ -8,6 +8,7 @@ import type {
   CountryNamesTable,
   ReferenceDataTable,
 } from './schema.reference.ts';
+import type { PlaceTrustColumns, SiteStatusColumns, TrustTables } from './schema.trust.ts';
 
 /**
  * Row types of every table, as the database stores them. These never reach the HTTP layer:
@@ -17,7 +18,7 @@ import type {
  * timestamps are ISO-8601 UTC strings (`2026-11-21T05:49:00.000Z`, lexically sortable),
  * booleans are 0/1 integers, structured values are JSON text.
  */
-export interface Database {
+export interface Database extends TrustTables {
   places: PlacesTable;
   import_runs: ImportRunsTable;
   import_run_parts: ImportRunPartsTable;
@@ -62,11 +63,9 @@ export interface Database {
   place_changes: PlaceChangesTable;
   place_changes_marks: PlaceChangesMarksTable;
   place_changes_horizon: PlaceChangesHorizonTable;
-  trust_state: TrustStateTable;
-  email_domains: EmailDomainsTable;
 }
 
-export interface PlacesTable {
+export interface PlacesTable extends PlaceTrustColumns {
   id: Generated<number>;
   /** Stable public id, `plc_` + 16 base32 chars derived from (source, source_id). */
   public_id: string;
@@ -157,26 +156,10 @@ export interface PlacesTable {
   found_phone: string | null;
   /** 1: a social profile was found. */
   found_social: Generated<number>;
-  /**
-   * The trust pass's summary (migration 0037, `trust/`; docs/trust.md): the status and confidence of the place's
-   * best email (`valid_domain|no_mx|invalid|unknown`), best phone (its type) and website
-   * (`live|redirected|parked|dead|unknown`), the place's `lead_score` (0–1) and the latest check behind them.
-   * Null until the pass has seen the place, or when it has no value of the kind. `contact_trust`: JSON
-   * `StoredTrust` (`contacts/evidence.ts`), what is known of each email, phone and website.
-   */
-  contact_trust: string | null;
-  email_status: string | null;
-  email_confidence: number | null;
-  phone_type: string | null;
-  phone_confidence: number | null;
-  website_status: string | null;
-  website_confidence: number | null;
-  lead_score: number | null;
-  verified_at: string | null;
 }
 
 /** A site in the enrichment queue (migration 0026): fetched once for every place that shares it. */
-export interface EnrichSitesTable {
+export interface EnrichSitesTable extends SiteStatusColumns {
   id: Generated<number>;
   /** Normalised website (`example.com/fr`, no scheme, `www.` or trailing slash) or an email's domain. */
   site_key: string;
@@ -201,27 +184,6 @@ export interface EnrichSitesTable {
   last_modified: string | null;
   /** JSON `SiteContacts`: what the last crawl that read pages found. */
   contacts: string | null;
-  /** The website's status after its last fetch (migration 0037): `live|redirected|parked|dead|unknown`. */
-  site_status: string | null;
-  /** The registrable domain the home page ended on after redirects. */
-  final_domain: string | null;
-  /** When that status was established. */
-  status_checked_at: string | null;
-}
-
-/** How far the trust pass has caught up (migration 0037): one row, id 1. */
-export interface TrustStateTable {
-  id: number;
-  places_version: number;
-  model_version: string;
-  computed_at: string;
-}
-
-/** The last DNS verdict on an email domain (migration 0037; the enrichment's). */
-export interface EmailDomainsTable {
-  domain: string;
-  status: 'valid_domain' | 'no_mx' | 'unknown';
-  checked_at: string;
 }
 
 /** Emails, email domains and phones found for a place (migration 0026): what suppression lists compare. */

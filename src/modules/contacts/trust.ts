@@ -1,4 +1,4 @@
-import type { ContactColumns, FoundContacts, StoredSourceContacts } from './contacts.ts';
+import type { ContactColumns, FoundContacts, StoredSourceContacts } from './contacts.types.ts';
 import { normaliseEmail, siteOf } from './normal-forms.ts';
 import { emailFacts, phoneFacts } from './evidence.ts';
 import type { WebsiteItemSchema } from './trust.schema.ts';
