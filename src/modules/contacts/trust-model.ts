@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { registrableDomain } from '../../infra/web-domain.ts';
 import type { EmailTrust, PhoneTrust, WebsiteTrust } from './trust.types.ts';
 
 /**
@@ -65,13 +66,57 @@ export function phoneFeatures(p: Evidence<PhoneTrust>, placeCountry: string | nu
   };
 }
 
-/** The features of a website: the status of its last fetch (`unknown`, never fetched, is the baseline), who gives it. */
+/**
+ * Domains that host pages about a business without being its own site: social networks, listing, booking and
+ * link-in-bio services. A place whose website is one of them has no site of its own to reach it through.
+ */
+const PLATFORMS = new Set([
+  'facebook.com',
+  'instagram.com',
+  'twitter.com',
+  'x.com',
+  'linkedin.com',
+  'tiktok.com',
+  'youtube.com',
+  'tripadvisor.com',
+  'yelp.com',
+  'google.com',
+  'goo.gl',
+  'business.site',
+  'linktr.ee',
+  'booking.com',
+  'opentable.com',
+  'thefork.com',
+  'ubereats.com',
+  'foursquare.com',
+  'wikipedia.org',
+]);
+
+function websiteShape(url: string): { platform: boolean; deepPath: boolean } {
+  const domain = registrableDomain(url);
+  let depth = 0;
+  try {
+    depth = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `http://${url}`).pathname.split('/').filter((p) => p !== '').length;
+  } catch {
+    depth = 0;
+  }
+  return { platform: domain !== null && PLATFORMS.has(domain), deepPath: depth >= 2 };
+}
+
+/**
+ * The features of a website: the status of its last fetch (`unknown`, never fetched, is the baseline), whether
+ * it is a platform's page rather than a site of its own, whether it is a page deep in a site (a chain's branch
+ * page), who gives it.
+ */
 export function websiteFeatures(w: Evidence<WebsiteTrust>): Record<string, number> {
+  const shape = websiteShape(w.value);
   return {
     live: flag(w.status === 'live'),
     redirected: flag(w.status === 'redirected'),
     parked: flag(w.status === 'parked'),
     dead: flag(w.status === 'dead'),
+    platform: flag(shape.platform),
+    deep_path: flag(shape.deepPath),
     extra_sources: extraSources(w.sources),
   };
 }
