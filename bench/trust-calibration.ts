@@ -48,11 +48,7 @@ function phoneLabel(x: PlaceRecord, y: PlaceRecord, heldOut: boolean, origin: st
   if (!x.phone || !y.phone_e164) return null;
   const value = x.phone_e164 ?? x.phone;
   const facts = phoneFacts(value, x.country_code);
-  const features = phoneFeatures(
-    { value, valid: facts.valid, type: facts.type, as_written: x.phone, sources: [x.source] },
-    x.country_code,
-    facts.country,
-  );
+  const features = phoneFeatures({ valid: facts.valid, type: facts.type, sources: [x.source] }, x.country_code, facts.country);
   return { kind: 'phone', features, correct: x.phone_e164 === y.phone_e164, heldOut, origin };
 }
 

@@ -2,7 +2,6 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { PhoneNormaliser } from '../geo/geo.types.ts';
 import { normaliseEmail } from './normal-forms.ts';
 import { canonicalSocial, type SocialNetwork } from './socials.ts';
-import { internationalPhone } from './evidence.ts';
 import { evidenceOf } from './trust.ts';
 import { emailEvidence, phoneEvidence, WebsiteItemSchema } from './trust.schema.ts';
 
@@ -207,10 +206,10 @@ export function placeContacts(row: ContactColumns): {
     filled.push('email');
   }
   let phoneE164 = row.phone_e164;
-  let phone = row.phone === null ? null : (internationalPhone(phoneE164) ?? row.phone);
+  let phone = row.phone === null ? null : (evidence.international(phoneE164) ?? row.phone);
   if (phone === null && found && found.phones.length > 0) {
     phoneE164 = found.phones[0]!.e164;
-    phone = internationalPhone(phoneE164) ?? phoneE164;
+    phone = evidence.international(phoneE164) ?? phoneE164;
     filled.push('phone');
   }
   return {

@@ -52,7 +52,11 @@ export function emailFeatures(e: Evidence<EmailTrust>): Record<string, number> {
 }
 
 /** The features of a phone: validity and type (`fixed_line` is the baseline), its country, who gives it. */
-export function phoneFeatures(p: Evidence<PhoneTrust>, placeCountry: string | null, numberCountry: string | null): Record<string, number> {
+export function phoneFeatures(
+  p: Pick<PhoneTrust, 'valid' | 'type' | 'sources'>,
+  placeCountry: string | null,
+  numberCountry: string | null,
+): Record<string, number> {
   return {
     invalid: flag(!p.valid),
     mobile: flag(p.valid && p.type === 'mobile'),

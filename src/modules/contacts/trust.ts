@@ -1,6 +1,6 @@
 import type { ContactColumns, FoundContacts, StoredSourceContacts } from './contacts.types.ts';
 import { normaliseEmail, siteOf } from './normal-forms.ts';
-import { emailFacts, phoneFacts } from './evidence.ts';
+import { emailFacts, internationalPhone, phoneFacts } from './evidence.ts';
 import type { WebsiteItemSchema } from './trust.schema.ts';
 import type { Static } from '@sinclair/typebox';
 import { confidenceOf, emailFeatures, leadScoreOf, phoneFeatures, type TrustModel, trustModel, websiteFeatures } from './trust-model.ts';
@@ -184,7 +184,15 @@ export function judgeContacts(
   });
   const phones: PhoneTrust[] = gathered.phones.map((item) => {
     const facts = phoneFacts(item.value, subject.countryCode);
-    const evidence = { value: item.value, valid: facts.valid, type: facts.type, as_written: item.asWritten, sources: item.sources };
+    const evidence = {
+      value: item.value,
+      valid: facts.valid,
+      type: facts.type,
+      international: facts.international,
+      national: facts.national,
+      as_written: item.asWritten,
+      sources: item.sources,
+    };
     return {
       ...evidence,
       first_seen_at: firstSeen(previous?.phones, item.value, item.first),
@@ -305,6 +313,12 @@ export function evidenceOf(row: ContactColumns, found: FoundContacts | null) {
         checked_at: t.checked_at,
         ...seenFields(t),
       }));
+    },
+    /** The international form of a number the place lists (as judged), else libphonenumber's. */
+    international(e164: string | null): string | null {
+      if (e164 === null) return null;
+      const hit = (stored ?? fromRow().trust).phones.find((p) => p.value === e164);
+      return hit ? (hit.valid ? hit.international : null) : internationalPhone(e164);
     },
     /** The stored `lead_score`, else the row's own judgement. */
     leadScore(storedScore: number | null): number {

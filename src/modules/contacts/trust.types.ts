@@ -48,6 +48,9 @@ export interface PhoneTrust extends SeenValue {
   value: string;
   valid: boolean;
   type: PhoneType;
+  /** Display forms by libphonenumber (kept so that a read shows them without parsing again); null for no number. */
+  international: string | null;
+  national: string | null;
   /** The value as its first source wrote it; null when no source's raw text is known (lists keep E.164 only). */
   as_written: string | null;
 }

@@ -36,7 +36,8 @@ describe('every contact of a real extract of the demo data carries a status and 
       const { emails, phones, websites } = place.contacts;
       for (const e of emails) assert.ok((emailStatuses as readonly string[]).includes(e.status) && e.confidence >= 0 && e.confidence <= 1);
       for (const p of phones) assert.ok((phoneTypes as readonly string[]).includes(p.type) && p.confidence >= 0 && p.confidence <= 1);
-      for (const w of websites) assert.ok((websiteStatuses as readonly string[]).includes(w.status) && w.confidence >= 0 && w.confidence <= 1);
+      for (const w of websites)
+        assert.ok((websiteStatuses as readonly string[]).includes(w.status) && w.confidence >= 0 && w.confidence <= 1);
       values += emails.length + phones.length + websites.length;
       assert.equal(row.email_status === null, emails.length === 0, `the summary of ${place.id} follows its emails`);
       assert.equal(row.phone_type === null, phones.length === 0);
