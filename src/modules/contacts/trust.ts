@@ -14,18 +14,12 @@ import type { EmailStatus, EmailTrust, PhoneTrust, SeenValue, StoredTrust, Websi
  */
 
 /** One source's say: a record of the place (the place itself when it has one source). */
-export interface TrustVoice {
-  source: string;
-  email: string | null;
-  phone: string | null;
-  phone_e164: string | null;
-  website: string | null;
-  source_contacts: string | null;
+export type TrustVoice = Pick<ContactColumns, 'source' | 'email' | 'phone' | 'phone_e164' | 'website' | 'source_contacts'> & {
   /** When an import first saw the record. */
   first_seen_at: string | null;
   /** When an import last saw it (the last run that held it). */
   last_seen_at: string | null;
-}
+};
 
 export interface TrustChecks {
   /** The last DNS verdict per email domain (lower-case). */

@@ -233,8 +233,9 @@ export async function recordEmailDomains(
   verdicts: ReadonlyArray<{ domain: string; status: 'valid_domain' | 'no_mx' | 'unknown' }>,
   at: string,
 ): Promise<void> {
-  // A passing DNS failure does not overwrite what an earlier check established.
-  for (const v of verdicts) {
+  // A passing DNS failure does not overwrite what an earlier check established. In the domains' order, so that
+  // concurrent crawls recording the same domains take their row locks in one order (no deadlock on PostgreSQL).
+  for (const v of [...verdicts].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0))) {
     await trx
       .insertInto('email_domains')
       .values({ domain: v.domain, status: v.status, checked_at: at })
@@ -257,8 +258,22 @@ export async function finishSite(
   crawl: CrawlRecord,
   found: FoundColumns | undefined,
 ): Promise<{ held: boolean; places: number }> {
+  const result = await recordCrawl(db, siteId, runner, crawl, found);
+  // After the crawl's transaction: a verdict is a fact about a domain, whoever holds the site.
+  if (result.held && crawl.emailDomains && crawl.emailDomains.length > 0)
+    await db.kysely.transaction().execute((trx) => recordEmailDomains(trx, crawl.emailDomains!, crawl.crawled_at));
+  return result;
+}
+
+function recordCrawl(
+  db: Db,
+  siteId: number,
+  runner: string,
+  crawl: CrawlRecord,
+  found: FoundColumns | undefined,
+): Promise<{ held: boolean; places: number }> {
   return db.kysely.transaction().execute(async (trx) => {
-    const { contacts, status, emailDomains, ...rest } = crawl;
+    const { contacts, status, emailDomains: _, ...rest } = crawl;
     const r = await trx
       .updateTable('enrich_sites')
       .set({ ...rest, ...(contacts === undefined ? {} : { contacts }), ...status, status: 'done', runner: null, lease_until: null })
@@ -267,7 +282,6 @@ export async function finishSite(
       .where('status', '=', 'running')
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return { held: false, places: 0 };
-    if (emailDomains && emailDomains.length > 0) await recordEmailDomains(trx, emailDomains, crawl.crawled_at);
     const placeIds = (await trx.selectFrom('places').select('id').where('enrich_site_id', '=', siteId).execute()).map((p) => Number(p.id));
     if (found === undefined || placeIds.length === 0) return { held: true, places: placeIds.length };
     await setFoundContactsOfSite(trx, siteId, found);

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../infra/db/schema.ts';
+import type { PlaceTrustColumns } from '../../infra/db/schema.trust.ts';
 
 /**
  * The writes to `places` that other modules ask for, each joining the caller's open transaction (`trx`): what
@@ -76,17 +77,7 @@ export async function retirePlaces(
  * The trust pass's result for one place (`trust/`, migration 0037): the evidence of each contact value
  * (`contact_trust`, JSON `StoredTrust`) and the summary searches filter on.
  */
-export interface TrustOnPlace {
-  contact_trust: string | null;
-  email_status: string | null;
-  email_confidence: number | null;
-  phone_type: string | null;
-  phone_confidence: number | null;
-  website_status: string | null;
-  website_confidence: number | null;
-  lead_score: number | null;
-  verified_at: string | null;
-}
+export type TrustOnPlace = PlaceTrustColumns;
 
 /** Stores what the trust pass computed for each place (only the places whose result changed are passed). */
 export async function setPlaceTrust(trx: Kysely<Database>, rows: ReadonlyArray<{ id: number; trust: TrustOnPlace }>): Promise<void> {

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
+import type { PlaceTrustColumns } from '../../infra/db/schema.trust.ts';
 
 /**
  * The SQL of the trust pass: its state (`trust_state`, this module's table), and what it reads to judge a
@@ -30,7 +31,7 @@ export async function saveTrustState(trx: Kysely<Database>, state: TrustState, a
 }
 
 /** What the pass reads of a place (or of a record of a place of several sources). */
-export interface TrustPlaceRow {
+export interface TrustPlaceRow extends PlaceTrustColumns {
   id: number;
   source: string;
   email: string | null;
@@ -50,15 +51,6 @@ export interface TrustPlaceRow {
   updated_at: string;
   /** When the last import run that held the record started (null: no run recorded). */
   seen_at: string | null;
-  contact_trust: string | null;
-  email_status: string | null;
-  email_confidence: number | null;
-  phone_type: string | null;
-  phone_confidence: number | null;
-  website_status: string | null;
-  website_confidence: number | null;
-  lead_score: number | null;
-  verified_at: string | null;
 }
 
 const placeColumns = [
