@@ -28,12 +28,13 @@ const modules = [
   'search',
   'suppressions',
   'taxonomy',
+  'trust',
   'webhooks',
 ];
 
 export const allowedImports: Record<string, readonly string[]> = {
   app: ['config', 'infra', 'plugins', ...modules],
-  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'monitors', 'places'],
+  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'monitors', 'places', 'trust'],
   config: ['infra'],
   plugins: ['auth', 'config', 'infra'],
   infra: [],
@@ -41,6 +42,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   contacts: ['geo', 'infra'],
   places: ['contacts', 'infra'],
   taxonomy: ['infra', 'places'],
+  trust: ['contacts', 'infra', 'places'],
   conflation: ['contacts', 'geo', 'infra', 'places', 'taxonomy'],
   importers: ['conflation', 'contacts', 'geo', 'infra', 'places', 'taxonomy'],
   webhooks: ['infra'],

@@ -12,7 +12,7 @@ import { schemaTables, tableWrites } from '../../scripts/structure-report.js';
 export const tableOwners: Record<string, readonly string[]> = {
   auth: ['accounts', 'sessions', 'api_tokens', 'usage_daily', 'account_quotas', 'export_row_usage', 'enrich_usage'],
   conflation: ['place_match_keys', 'place_match_due'],
-  enrichment: ['enrich_sites', 'place_found_keys', 'enrichment_jobs', 'enrichment_job_sites', 'enrichment_job_places'],
+  enrichment: ['enrich_sites', 'place_found_keys', 'enrichment_jobs', 'enrichment_job_sites', 'enrichment_job_places', 'email_domains'],
   // `leads` is what an account has exported: the export writes it; the leads module is its read model.
   exports: ['exports', 'export_jobs', 'server_secrets', 'leads'],
   // `reference_data` holds one row per reference table (what it was built from); see the shared writes below.
@@ -33,6 +33,7 @@ export const tableOwners: Record<string, readonly string[]> = {
   search: ['searches'],
   suppressions: ['suppressions', 'suppression_lists', 'suppression_uploads'],
   taxonomy: ['categories', 'category_names'],
+  trust: ['trust_state'],
   webhooks: ['webhook_deliveries', 'webhook_attempts', 'account_webhook_secrets'],
 };
 

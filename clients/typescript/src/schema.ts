@@ -171,7 +171,7 @@ export interface paths {
                     /** @description `next_cursor` of the previous page (keyset paging, stable while leads are added) */
                     cursor?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website
                      */
                     fields?: string;
@@ -219,25 +219,83 @@ export interface paths {
                                     emails: {
                                         /** @example info@example.com */
                                         address: string;
+                                        checked_at: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        /** @description Its domain is a disposable-mail service’s */
+                                        disposable: boolean;
                                         fetched_at: string | null;
+                                        first_seen_at: string | null;
+                                        /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                        free_provider: boolean;
+                                        last_seen_at: string | null;
+                                        /** @description Its domain is the place's website's */
+                                        own_domain: boolean;
                                         page: string | null;
+                                        /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                        role: boolean;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                         * @enum {string}
+                                         */
+                                        status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                         verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                     }[];
                                     phones: {
-                                        /** @example +37797708080 */
-                                        e164: string;
+                                        as_written: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                        e164: string | null;
                                         fetched_at: string | null;
+                                        first_seen_at: string | null;
+                                        international: string | null;
+                                        last_seen_at: string | null;
+                                        national: string | null;
                                         page: string | null;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                         * @enum {string}
+                                         */
+                                        type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                        /** @description A valid number by libphonenumber */
+                                        valid: boolean;
                                     }[];
                                     socials: {
                                         fetched_at: string | null;
@@ -253,6 +311,40 @@ export interface paths {
                                          * @description Canonical profile URL
                                          * @example https://www.instagram.com/example
                                          */
+                                        url: string;
+                                    }[];
+                                    /** @description The place's websites, with the status of the last fetch */
+                                    websites: {
+                                        checked_at: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        final_domain: string | null;
+                                        first_seen_at: string | null;
+                                        last_seen_at: string | null;
+                                        /**
+                                         * @description The first source that gave it
+                                         * @example osm
+                                         */
+                                        source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                         * @enum {string}
+                                         */
+                                        status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                        /** @example https://www.ratskeller.com/ */
                                         url: string;
                                     }[];
                                 };
@@ -286,14 +378,19 @@ export interface paths {
                                      */
                                     search_id: string;
                                 };
+                                /**
+                                 * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                                 * @example 0.91
+                                 */
+                                lead_score?: number;
                                 lon?: number | null;
                                 /** @example Ratskeller */
                                 name?: string;
                                 /** @description As the source wrote it (OSM syntax for OSM places) */
                                 opening_hours?: string | null;
                                 /**
-                                 * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                                 * @example +49 (0) 89 21 99 89 0
+                                 * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                                 * @example +49 89 2199890
                                  */
                                 phone?: string | null;
                                 /**
@@ -1221,7 +1318,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts */
+                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score */
                         fields?: string;
                         /**
                          * @description As for `GET /api/v2/map/export`
@@ -1650,7 +1747,7 @@ export interface paths {
             parameters: {
                 query: {
                     /**
-                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website,city
                      */
                     fields?: string;
@@ -3125,25 +3222,83 @@ export interface components {
                 emails: {
                     /** @example info@example.com */
                     address: string;
+                    checked_at: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    /** @description Its domain is a disposable-mail service’s */
+                    disposable: boolean;
                     fetched_at: string | null;
+                    first_seen_at: string | null;
+                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                    free_provider: boolean;
+                    last_seen_at: string | null;
+                    /** @description Its domain is the place's website's */
+                    own_domain: boolean;
                     page: string | null;
+                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                    role: boolean;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                     * @enum {string}
+                     */
+                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                 }[];
                 phones: {
-                    /** @example +37797708080 */
-                    e164: string;
+                    as_written: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                    e164: string | null;
                     fetched_at: string | null;
+                    first_seen_at: string | null;
+                    international: string | null;
+                    last_seen_at: string | null;
+                    national: string | null;
                     page: string | null;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                     * @enum {string}
+                     */
+                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                    /** @description A valid number by libphonenumber */
+                    valid: boolean;
                 }[];
                 socials: {
                     fetched_at: string | null;
@@ -3159,6 +3314,40 @@ export interface components {
                      * @description Canonical profile URL
                      * @example https://www.instagram.com/example
                      */
+                    url: string;
+                }[];
+                /** @description The place's websites, with the status of the last fetch */
+                websites: {
+                    checked_at: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    final_domain: string | null;
+                    first_seen_at: string | null;
+                    last_seen_at: string | null;
+                    /**
+                     * @description The first source that gave it
+                     * @example osm
+                     */
+                    source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                     * @enum {string}
+                     */
+                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                    /** @example https://www.ratskeller.com/ */
                     url: string;
                 }[];
             };
@@ -3181,14 +3370,19 @@ export interface components {
              */
             id: string;
             lat: number | null;
+            /**
+             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+             * @example 0.91
+             */
+            lead_score: number;
             lon: number | null;
             /** @example Ratskeller */
             name: string;
             /** @description As the source wrote it (OSM syntax for OSM places) */
             opening_hours: string | null;
             /**
-             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-             * @example +49 (0) 89 21 99 89 0
+             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+             * @example +49 89 2199890
              */
             phone: string | null;
             /**
@@ -3325,25 +3519,83 @@ export interface operations {
                             emails: {
                                 /** @example info@example.com */
                                 address: string;
+                                checked_at: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                /** @description Its domain is a disposable-mail service’s */
+                                disposable: boolean;
                                 fetched_at: string | null;
+                                first_seen_at: string | null;
+                                /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                free_provider: boolean;
+                                last_seen_at: string | null;
+                                /** @description Its domain is the place's website's */
+                                own_domain: boolean;
                                 page: string | null;
+                                /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                role: boolean;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                 * @enum {string}
+                                 */
+                                status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                 verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                             }[];
                             phones: {
-                                /** @example +37797708080 */
-                                e164: string;
+                                as_written: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                e164: string | null;
                                 fetched_at: string | null;
+                                first_seen_at: string | null;
+                                international: string | null;
+                                last_seen_at: string | null;
+                                national: string | null;
                                 page: string | null;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                 * @enum {string}
+                                 */
+                                type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                /** @description A valid number by libphonenumber */
+                                valid: boolean;
                             }[];
                             socials: {
                                 fetched_at: string | null;
@@ -3359,6 +3611,40 @@ export interface operations {
                                  * @description Canonical profile URL
                                  * @example https://www.instagram.com/example
                                  */
+                                url: string;
+                            }[];
+                            /** @description The place's websites, with the status of the last fetch */
+                            websites: {
+                                checked_at: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                final_domain: string | null;
+                                first_seen_at: string | null;
+                                last_seen_at: string | null;
+                                /**
+                                 * @description The first source that gave it
+                                 * @example osm
+                                 */
+                                source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                 * @enum {string}
+                                 */
+                                status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                /** @example https://www.ratskeller.com/ */
                                 url: string;
                             }[];
                         };
@@ -3385,6 +3671,11 @@ export interface operations {
                          */
                         id: string;
                         lat: number | null;
+                        /**
+                         * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                         * @example 0.91
+                         */
+                        lead_score: number;
                         lon: number | null;
                         /** @example Ratskeller */
                         name: string;
@@ -3417,8 +3708,8 @@ export interface operations {
                             url: string | null;
                         };
                         /**
-                         * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                         * @example +49 (0) 89 21 99 89 0
+                         * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                         * @example +49 89 2199890
                          */
                         phone: string | null;
                         /**
@@ -4422,7 +4713,7 @@ export interface operations {
                 /** @description Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only. */
                 cursor?: string;
                 /**
-                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                  * @example name,phone,website,rating
                  */
                 fields?: string;
@@ -4509,25 +4800,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -4543,6 +4892,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -4567,14 +4950,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -4809,7 +5197,7 @@ export interface operations {
                      */
                     country?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website,rating
                      */
                     fields?: string;
@@ -4933,25 +5321,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -4967,6 +5413,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -4991,14 +5471,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -5268,25 +5753,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5302,6 +5845,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5326,14 +5903,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -5623,25 +6205,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5657,6 +6297,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5681,14 +6355,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**

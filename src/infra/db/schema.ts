@@ -8,6 +8,7 @@ import type {
   CountryNamesTable,
   ReferenceDataTable,
 } from './schema.reference.ts';
+import type { PlaceTrustColumns, SiteStatusColumns, TrustTables } from './schema.trust.ts';
 
 /**
  * Row types of every table, as the database stores them. These never reach the HTTP layer:
@@ -17,7 +18,7 @@ import type {
  * timestamps are ISO-8601 UTC strings (`2026-11-21T05:49:00.000Z`, lexically sortable),
  * booleans are 0/1 integers, structured values are JSON text.
  */
-export interface Database {
+export interface Database extends TrustTables {
   places: PlacesTable;
   import_runs: ImportRunsTable;
   import_run_parts: ImportRunPartsTable;
@@ -64,7 +65,7 @@ export interface Database {
   place_changes_horizon: PlaceChangesHorizonTable;
 }
 
-export interface PlacesTable {
+export interface PlacesTable extends PlaceTrustColumns {
   id: Generated<number>;
   /** Stable public id, `plc_` + 16 base32 chars derived from (source, source_id). */
   public_id: string;
@@ -158,7 +159,7 @@ export interface PlacesTable {
 }
 
 /** A site in the enrichment queue (migration 0026): fetched once for every place that shares it. */
-export interface EnrichSitesTable {
+export interface EnrichSitesTable extends SiteStatusColumns {
   id: Generated<number>;
   /** Normalised website (`example.com/fr`, no scheme, `www.` or trailing slash) or an email's domain. */
   site_key: string;

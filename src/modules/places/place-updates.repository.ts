@@ -1,5 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../infra/db/schema.ts';
+import type { PlaceTrustColumns } from '../../infra/db/schema.trust.ts';
 
 /**
  * The writes to `places` that other modules ask for, each joining the caller's open transaction (`trx`): what
@@ -70,4 +71,15 @@ export async function retirePlaces(
       ? await retire.where('source', '=', scope.source).where('source_id', 'in', scope.sourceIds).executeTakeFirst()
       : await retire.where('seen_run_id', 'in', scope.seenByRuns).executeTakeFirst();
   return Number(retired.numUpdatedRows);
+}
+
+/**
+ * The trust pass's result for one place (`trust/`, migration 0037): the evidence of each contact value
+ * (`contact_trust`, JSON `StoredTrust`) and the summary searches filter on.
+ */
+export type TrustOnPlace = PlaceTrustColumns;
+
+/** Stores what the trust pass computed for each place (only the places whose result changed are passed). */
+export async function setPlaceTrust(trx: Kysely<Database>, rows: ReadonlyArray<{ id: number; trust: TrustOnPlace }>): Promise<void> {
+  for (const { id, trust } of rows) await trx.updateTable('places').set(trust).where('id', '=', id).execute();
 }
