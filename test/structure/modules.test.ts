@@ -20,6 +20,7 @@ const modules = [
   'geo',
   'importers',
   'leads',
+  'match',
   'mcp',
   'monitors',
   'places',
@@ -64,7 +65,8 @@ export const allowedImports: Record<string, readonly string[]> = {
     'webhooks',
   ],
   monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
-  mcp: ['exports', 'infra', 'places', 'reference', 'search', 'suppressions'],
+  match: ['auth', 'config', 'conflation', 'contacts', 'exports', 'geo', 'infra', 'leads', 'places', 'search', 'taxonomy', 'webhooks'],
+  mcp: ['exports', 'infra', 'match', 'places', 'reference', 'search', 'suppressions'],
   dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
