@@ -49,6 +49,16 @@ const GENERIC_STREET_WORDS: ReadonlySet<string> = new Set([
   'carrer',
   'carretera',
   'triq',
+  'r',
+  'praca',
+  'pca',
+  'largo',
+  'lg',
+  'travessa',
+  'tv',
+  'trav',
+  'alameda',
+  'estrada',
   'gasse',
   'platz',
   'weg',
@@ -109,10 +119,24 @@ function parseNumber(text: string): { numbers: number[]; compound: string | null
   return { numbers: [], compound: parts.join('-') };
 }
 
+/**
+ * Endings of compound street names that say what kind of street it is (`Hotterstraße`, written `Hotterstr.`
+ * or `Hotter Straße` too): taken off, so that the three compare as `hotter`. Longest first.
+ */
+const COMPOUND_ENDINGS = ['strasse', 'gasse', 'platz', 'allee', 'str', 'weg'];
+
+function streetWord(word: string): string {
+  for (const ending of COMPOUND_ENDINGS) {
+    if (word.length >= ending.length + 3 && word.endsWith(ending)) return word.slice(0, -ending.length);
+  }
+  return word;
+}
+
 function streetWords(text: string): string[] {
   return foldText(text)
     .split(' ')
-    .filter((w) => w !== '' && !GENERIC_STREET_WORDS.has(w));
+    .filter((w) => w !== '' && !GENERIC_STREET_WORDS.has(w))
+    .map(streetWord);
 }
 
 /** Street and number out of one line: `26 St. John Street`, `Hotterstraße 12`, `2-7-2 Azabujuban`. */
@@ -153,7 +177,7 @@ export function addressForm(r: { street: string | null; housenumber: string | nu
 }
 
 /** Same street: every distinctive word of the shorter street name is in the other (spelling slips allowed). */
-function sameStreet(a: readonly string[], b: readonly string[]): boolean {
+export function sameStreet(a: readonly string[], b: readonly string[]): boolean {
   if (a.length === 0 || b.length === 0) return false;
   const [small, large] = a.length <= b.length ? [a, b] : [b, a];
   return small.every((w) => large.some((x) => sameWord(w, x)));

@@ -78,3 +78,18 @@ export function probeKeys(r: MatchRecord): string[] {
   }
   return out;
 }
+
+/**
+ * The cells whose area comes within `radiusM` of a point: what a record placed only by its city (a centre and
+ * a radius) probes with its name words, instead of the 3×3 cells around a point of its own.
+ */
+export function cellsWithin(lat: number, lon: number, radiusM: number): string[] {
+  const r = row(lat);
+  const span = Math.ceil(radiusM / matchRules.blockingCellM);
+  const out: string[] = [];
+  for (let dr = -span; dr <= span; dr++) {
+    const c = column(lon, r + dr);
+    for (let dc = -span; dc <= span; dc++) out.push(`${r + dr}/${c + dc}`);
+  }
+  return out;
+}
