@@ -7,6 +7,6 @@
  * Keyed by the scopes of modules/auth without importing them (infra depends on no module): the auth plugin
  * looks a route's price up by its `Scope`, which does not compile while a scope has no price here.
  */
-export const scopeCosts = { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20, monitors: 2 } as const;
+export const scopeCosts = { 'places:read': 1, search: 2, export: 20, 'suppressions:write': 2, enrich: 20, monitors: 2, match: 10 } as const;
 export const unauthenticatedCost = 1;
 export const maxRouteCost = Math.max(...Object.values(scopeCosts));

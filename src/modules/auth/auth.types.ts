@@ -5,7 +5,7 @@
  * onRequest hook verifies `Authorization: Bearer <token>` on every route that declares a scope,
  * answers 401/403 problem+json itself, and sets `request.auth` before the handler runs.
  */
-export const scopes = ['places:read', 'search', 'export', 'suppressions:write', 'enrich', 'monitors'] as const;
+export const scopes = ['places:read', 'search', 'export', 'suppressions:write', 'enrich', 'monitors', 'match'] as const;
 export type Scope = (typeof scopes)[number];
 
 export interface AuthContext {

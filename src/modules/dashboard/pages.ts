@@ -17,6 +17,7 @@ export const scopeDescriptions: Record<Scope, string> = {
   enrich:
     'Queue the places of a saved search for enrichment (emails, phones and social profiles from their own websites) and follow the jobs',
   monitors: 'Monitors: watch saved searches and read the events of places that enter, leave or change in them',
+  match: 'Match a list: find your own accounts (name, address, phone, website…) in the catalog, with a score (POST /api/v2/match)',
 };
 
 /** Expiry choices offered on the form, in days; `never` needs an explicit confirmation. */
