@@ -33,7 +33,7 @@ const modules = [
 
 export const allowedImports: Record<string, readonly string[]> = {
   app: ['config', 'infra', 'plugins', ...modules],
-  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'monitors', 'places'],
+  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'match', 'monitors', 'places'],
   config: ['infra'],
   plugins: ['auth', 'config', 'infra'],
   infra: [],
@@ -65,7 +65,7 @@ export const allowedImports: Record<string, readonly string[]> = {
     'webhooks',
   ],
   monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
-  match: ['auth', 'config', 'conflation', 'contacts', 'exports', 'geo', 'infra', 'leads', 'places', 'search', 'taxonomy', 'webhooks'],
+  match: ['auth', 'config', 'conflation', 'contacts', 'exports', 'geo', 'importers', 'infra', 'leads', 'places', 'search', 'taxonomy', 'webhooks'],
   mcp: ['exports', 'infra', 'match', 'places', 'reference', 'search', 'suppressions'],
   dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
 };

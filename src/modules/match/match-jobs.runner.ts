@@ -38,7 +38,7 @@ export interface MatchJobRunnerOptions {
 /** What a row came to. */
 type Decision = 'matched' | 'unmatched' | 'bad_row';
 
-interface Counts {
+export interface Counts {
   rows_done: number;
   matched: number;
   closed: number;
@@ -101,40 +101,22 @@ export class MatchJobRunner {
       list = await openList(join(dataDir, job.input_file), job.input_format as ListFormat);
       if (job.as_leads === 1) leads = await openHandedLeads(db, { accountId: job.account_id, sourceId: job.public_id, source: 'match' });
       log.info({ job: job.public_id, attempt, rows: job.row_count }, 'match job started');
-      const writer = new ResultWriter(list, stored.headers, outFormat);
-      let bytes = 0;
       const file = await open(tmp, 'w');
+      let bytes: number;
       try {
-        const first = writer.header();
-        if (first) {
-          await file.write(first);
-          bytes += Buffer.byteLength(first);
-        }
-        for await (const batch of batches(list.rows, this.o.batchSize ?? 200)) {
-          if (stop.aborted) break;
-          const records = batch.filter((r) => !r.problem).map((r) => recordOf(list!, r, stored.fields));
-          const results = records.length > 0 ? await matchRecords(this.o.deps, records, { threshold: job.threshold ?? undefined }) : [];
-          let next = 0;
-          let text = '';
-          const placeIds: number[] = [];
-          for (const row of batch) {
-            const result = row.problem ? undefined : results[next++];
-            const decision: Decision = !result || result.error ? 'bad_row' : result.match ? 'matched' : 'unmatched';
-            counts.rows_done++;
-            if (decision === 'bad_row') counts.bad_rows++;
-            if (result?.match) {
-              counts.matched++;
-              if (result.match.place.status !== 'open') counts.closed++;
-              placeIds.push(result.match.placeRowId);
-            }
-            text += writer.row(row, decision, result, job.threshold);
-          }
-          await file.write(text);
-          bytes += Buffer.byteLength(text);
-          // The file holds the batch: its places are the account's now.
-          if (leads && placeIds.length > 0) await leads.record(placeIds);
-          await repo.updateMatchProgress(db, job.id, runner, counts);
-        }
+        ({ bytes } = await writeMatchedList({
+          deps: this.o.deps,
+          list,
+          headers: stored.headers,
+          mapping: stored.fields,
+          threshold: job.threshold,
+          out: file,
+          leads,
+          stop,
+          batchSize: this.o.batchSize,
+          counts,
+          onBatch: () => repo.updateMatchProgress(db, job.id, runner, counts),
+        }));
         await file.sync();
       } finally {
         await file.close();
@@ -217,7 +199,62 @@ export class MatchJobRunner {
   }
 }
 
-const emptyCounts = (): Counts => ({ rows_done: 0, matched: 0, closed: 0, bad_rows: 0 });
+export const emptyCounts = (): Counts => ({ rows_done: 0, matched: 0, closed: 0, bad_rows: 0 });
+
+/**
+ * Matches a list into `out`, batch by batch: each row of the list in its order, its own cells as they were,
+ * the result columns appended (CSV in the list's delimiter, or NDJSON for an NDJSON list). With `leads`, the
+ * matched places of a batch are recorded once `out` has taken the batch. `counts` is updated as rows are
+ * written; `onBatch` is called after each batch. Stops between batches once `stop` is aborted.
+ */
+export async function writeMatchedList(o: {
+  deps: MatchDeps;
+  list: OpenedList;
+  headers: readonly string[];
+  mapping: ColumnMapping;
+  threshold: number | null;
+  out: { write(text: string): Promise<unknown> };
+  leads?: HandedLeads;
+  stop?: AbortSignal;
+  batchSize?: number;
+  counts: Counts;
+  onBatch?: () => Promise<void> | void;
+}): Promise<{ bytes: number }> {
+  const { list, counts } = o;
+  const writer = new ResultWriter(list, o.headers, list.format === 'ndjson' ? 'ndjson' : 'csv');
+  let bytes = 0;
+  const first = writer.header();
+  if (first) {
+    await o.out.write(first);
+    bytes += Buffer.byteLength(first);
+  }
+  for await (const batch of batches(list.rows, o.batchSize ?? 200)) {
+    if (o.stop?.aborted) break;
+    const records = batch.filter((r) => !r.problem).map((r) => recordOf(list, r, o.mapping));
+    const results = records.length > 0 ? await matchRecords(o.deps, records, { threshold: o.threshold ?? undefined }) : [];
+    let next = 0;
+    let text = '';
+    const placeIds: number[] = [];
+    for (const row of batch) {
+      const result = row.problem ? undefined : results[next++];
+      const decision: Decision = !result || result.error ? 'bad_row' : result.match ? 'matched' : 'unmatched';
+      counts.rows_done++;
+      if (decision === 'bad_row') counts.bad_rows++;
+      if (result?.match) {
+        counts.matched++;
+        if (result.match.place.status !== 'open') counts.closed++;
+        placeIds.push(result.match.placeRowId);
+      }
+      text += writer.row(row, decision, result, o.threshold);
+    }
+    await o.out.write(text);
+    bytes += Buffer.byteLength(text);
+    // The file holds the batch: its places are the account's now.
+    if (o.leads && placeIds.length > 0) await o.leads.record(placeIds);
+    await o.onBatch?.();
+  }
+  return { bytes };
+}
 
 async function* batches<T>(rows: AsyncIterable<T>, size: number): AsyncGenerator<T[]> {
   let batch: T[] = [];
