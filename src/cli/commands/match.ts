@@ -66,7 +66,11 @@ export function registerMatch(program: Command): void {
           threshold: opts.threshold,
           leadsAccountId,
           onStart: (rows, mapping) => {
-            log(`columns: ${Object.entries(mapping).map(([field, header]) => `${field} ← ${header}`).join(', ')}`);
+            log(
+              `columns: ${Object.entries(mapping)
+                .map(([field, header]) => `${field} ← ${header}`)
+                .join(', ')}`,
+            );
             bar?.start(rows, 0, { matched: 0, bad: 0 });
           },
           onProgress: (c) => bar?.update(c.rows_done, { matched: c.matched, bad: c.bad_rows }),

@@ -90,7 +90,11 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
     .option('--export-rows-per-month <n>', 'exported rows per calendar month (UTC)', parseQuota)
     .option('--concurrent-exports <n>', 'exports running at once', parseQuota)
     .option('--enrich-places-per-month <n>', 'places queued for enrichment (POST /api/v2/enrichments) per calendar month (UTC)', parseQuota)
-    .option('--match-rows-per-month <n>', 'rows of lists matched by match jobs (POST /api/v2/match/jobs) per calendar month (UTC)', parseQuota)
+    .option(
+      '--match-rows-per-month <n>',
+      'rows of lists matched by match jobs (POST /api/v2/match/jobs) per calendar month (UTC)',
+      parseQuota,
+    )
     .action((opts: Partial<Record<QuotaName, number | 'default'>> & { email: string }) =>
       withDb(async (db, config) => {
         await migrateToLatest(db);

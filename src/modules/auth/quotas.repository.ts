@@ -11,7 +11,12 @@ export function findAccountQuotas(db: Kysely<Database>, accountId: number): Prom
 export async function updateAccountQuotas(
   db: Kysely<Database>,
   accountId: number,
-  values: Partial<Pick<AccountQuotasRow, 'requests_per_day' | 'export_rows_per_month' | 'concurrent_exports' | 'enrich_places_per_month' | 'match_rows_per_month'>>,
+  values: Partial<
+    Pick<
+      AccountQuotasRow,
+      'requests_per_day' | 'export_rows_per_month' | 'concurrent_exports' | 'enrich_places_per_month' | 'match_rows_per_month'
+    >
+  >,
   at: string,
 ): Promise<void> {
   await db

@@ -13,7 +13,13 @@ export interface Quotas {
   matchRowsPerMonth: number;
 }
 export type QuotaName = keyof Quotas;
-export const quotaNames: readonly QuotaName[] = ['requestsPerDay', 'exportRowsPerMonth', 'concurrentExports', 'enrichPlacesPerMonth', 'matchRowsPerMonth'];
+export const quotaNames: readonly QuotaName[] = [
+  'requestsPerDay',
+  'exportRowsPerMonth',
+  'concurrentExports',
+  'enrichPlacesPerMonth',
+  'matchRowsPerMonth',
+];
 
 export interface AccountQuotas extends Quotas {
   /** Which values were set for this account (the others are the configured defaults). */

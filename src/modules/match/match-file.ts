@@ -63,7 +63,9 @@ export async function matchFile(
   let resolver: PlaceNameResolver | undefined;
   const deps = matchDepsOf({ db, places: () => (resolver ??= createPlaceNameResolver(db)) });
   const leads =
-    o.leadsAccountId === undefined ? undefined : await openHandedLeads(db, { accountId: o.leadsAccountId, sourceId: 'cli', source: 'match' });
+    o.leadsAccountId === undefined
+      ? undefined
+      : await openHandedLeads(db, { accountId: o.leadsAccountId, sourceId: 'cli', source: 'match' });
   const tmp = `${o.output}.tmp`;
   const out = await open(tmp, 'w');
   const counts = emptyCounts();

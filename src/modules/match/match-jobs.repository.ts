@@ -88,7 +88,18 @@ export async function endMatchJob(
   runner: string,
   values: Pick<
     MatchJobRow,
-    'status' | 'failure' | 'rows_done' | 'matched' | 'closed' | 'bad_rows' | 'file_name' | 'file_bytes' | 'download_name' | 'finished_at' | 'input_file' | 'charged_rows'
+    | 'status'
+    | 'failure'
+    | 'rows_done'
+    | 'matched'
+    | 'closed'
+    | 'bad_rows'
+    | 'file_name'
+    | 'file_bytes'
+    | 'download_name'
+    | 'finished_at'
+    | 'input_file'
+    | 'charged_rows'
   >,
 ): Promise<boolean> {
   const r = await trx

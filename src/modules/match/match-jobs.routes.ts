@@ -23,7 +23,15 @@ import {
   maxListRows,
   resultColumns,
 } from './match-jobs.schema.ts';
-import { createMatchJob, getMatchJob, listMatchJobs, matchJobView, receiveList, type MatchAllowance, type ReceivedList } from './match-jobs.service.ts';
+import {
+  createMatchJob,
+  getMatchJob,
+  listMatchJobs,
+  matchJobView,
+  receiveList,
+  type MatchAllowance,
+  type ReceivedList,
+} from './match-jobs.service.ts';
 
 /** Match jobs: a list uploaded, matched in the background, downloaded through a signed link, told by webhook. */
 export async function matchJobsRoutes(
@@ -58,38 +66,7 @@ export async function matchJobsRoutes(
       },
     },
     async (request, reply) => {
-      if (!request.isMultipart()) {
-        throw new AppError('validation_failed', 'Send the list as multipart/form-data, in a part named file', {
-          errors: [{ field: 'file', message: 'is missing', allowed: ['multipart/form-data'] }],
-        });
-      }
-      const fields: Record<string, string> = {};
-      let list: ReceivedList | undefined;
-      try {
-        for await (const part of request.parts()) {
-          if (part.type === 'file') {
-            const file: MultipartFile = part;
-            if (file.fieldname !== 'file' || list) {
-              file.file.resume();
-              continue;
-            }
-            list = await receiveList(config.EXPORT_DATA_DIR, file.file, file.filename, () => file.file.truncated, config.MATCH_UPLOAD_MAX_BYTES);
-          } else if (typeof part.value === 'string' && fields[part.fieldname] === undefined) fields[part.fieldname] = part.value;
-        }
-      } catch (error) {
-        if (error instanceof AppError) throw error;
-        const status = (error as { statusCode?: number }).statusCode;
-        throw new AppError(
-          status === 413 ? 'payload_too_large' : 'validation_failed',
-          `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`,
-          { errors: [{ field: 'file', message: 'is not a readable multipart/form-data upload' }] },
-        );
-      }
-      if (!list) {
-        throw new AppError('validation_failed', 'body.file: the list is missing', {
-          errors: [{ field: 'body.file', message: 'is missing: send the list in a part named file' }],
-        });
-      }
+      const { list, fields } = await readUpload(request, config);
       let form: ReturnType<typeof checkAgainstSchema<typeof MatchJobFormSchema>>;
       try {
         form = checkAgainstSchema(MatchJobFormSchema, fields, 'body', { coerce: true });
@@ -138,7 +115,8 @@ export async function matchJobsRoutes(
       schema: {
         tags: ['match'],
         summary: "Download a match job's result through its signed link",
-        description: 'No token: the link is the credential, valid until `expires`. A link whose signature does not match answers 403; an expired one 410.',
+        description:
+          'No token: the link is the credential, valid until `expires`. A link whose signature does not match answers 403; an expired one 410.',
         params: MatchJobIdParamsSchema,
         querystring: DownloadQuerySchema,
         response: {
@@ -170,4 +148,50 @@ export async function matchJobsRoutes(
         .send(createReadStream(path));
     },
   );
+}
+
+/**
+ * Reads a multipart upload: the part named `file` is written to the data directory as it arrives; the other
+ * fields, before or after it, are kept as strings.
+ */
+async function readUpload(request: FastifyRequest, config: Config): Promise<{ list: ReceivedList; fields: Record<string, string> }> {
+  if (!request.isMultipart()) {
+    throw new AppError('validation_failed', 'Send the list as multipart/form-data, in a part named file', {
+      errors: [{ field: 'file', message: 'is missing', allowed: ['multipart/form-data'] }],
+    });
+  }
+  const fields: Record<string, string> = {};
+  let list: ReceivedList | undefined;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        const file: MultipartFile = part;
+        if (file.fieldname !== 'file' || list) {
+          file.file.resume();
+          continue;
+        }
+        list = await receiveList(
+          config.EXPORT_DATA_DIR,
+          file.file,
+          file.filename,
+          () => file.file.truncated,
+          config.MATCH_UPLOAD_MAX_BYTES,
+        );
+      } else if (typeof part.value === 'string' && fields[part.fieldname] === undefined) fields[part.fieldname] = part.value;
+    }
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const status = (error as { statusCode?: number }).statusCode;
+    throw new AppError(
+      status === 413 ? 'payload_too_large' : 'validation_failed',
+      `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`,
+      { errors: [{ field: 'file', message: 'is not a readable multipart/form-data upload' }] },
+    );
+  }
+  if (!list) {
+    throw new AppError('validation_failed', 'body.file: the list is missing', {
+      errors: [{ field: 'body.file', message: 'is missing: send the list in a part named file' }],
+    });
+  }
+  return { list, fields };
 }

@@ -174,7 +174,9 @@ export class MatchJobRunner {
       input_file: null,
       charged_rows: used,
     };
-    const view = job.webhook_url ? await matchJobView({ ...job, ...ended, attempts: job.attempts + 1 }, this.o.links, this.o.baseUrl) : null;
+    const view = job.webhook_url
+      ? await matchJobView({ ...job, ...ended, attempts: job.attempts + 1 }, this.o.links, this.o.baseUrl)
+      : null;
     let queued = false;
     let ours = false;
     await db.kysely.transaction().execute(async (trx) => {
@@ -334,7 +336,12 @@ class ResultWriter {
 }
 
 /** The values of `resultColumns` for one row. */
-function resultCells(decision: Decision, result: MatchResult | undefined, problem: string | undefined, threshold: number | null): Array<string | number | null> {
+function resultCells(
+  decision: Decision,
+  result: MatchResult | undefined,
+  problem: string | undefined,
+  threshold: number | null,
+): Array<string | number | null> {
   const m = result?.match;
   const p = m?.place;
   const best = m ? m.score : (result?.candidates[0]?.score ?? null);
@@ -346,7 +353,13 @@ function resultCells(decision: Decision, result: MatchResult | undefined, proble
           ? `no candidate is sure enough: the best, ${result.candidates[0].id}, scored ${result.candidates[0].score.toFixed(3)}${threshold === null ? '' : ` (threshold ${threshold})`}`
           : 'no place of the catalog resembles this row'
         : null;
-  const address = p ? (p.address ?? ([[p.street, p.housenumber].filter(Boolean).join(' '), [p.postcode, p.city].filter(Boolean).join(' ')].filter((s) => s !== '').join(', ') || null)) : null;
+  const address = p
+    ? (p.address ??
+      ([[p.street, p.housenumber].filter(Boolean).join(' '), [p.postcode, p.city].filter(Boolean).join(' ')]
+        .filter((s) => s !== '')
+        .join(', ') ||
+        null))
+    : null;
   return [
     p?.id ?? null,
     best === null ? null : Math.round(best * 1000) / 1000,

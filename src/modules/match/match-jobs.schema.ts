@@ -50,8 +50,12 @@ export const MatchJobFormSchema = Type.Object(
       }),
     ),
     mapping: Type.Optional(Type.String({ maxLength: 4000, description: 'A JSON object: record field → header of the list' })),
-    threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'The lowest score that is a match; the matcher\'s default when absent' })),
-    as_leads: Type.Optional(Type.Boolean({ description: 'Every matched place becomes a lead of the account, so `only_new` searches and exports leave it out' })),
+    threshold: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: "The lowest score that is a match; the matcher's default when absent" }),
+    ),
+    as_leads: Type.Optional(
+      Type.Boolean({ description: 'Every matched place becomes a lead of the account, so `only_new` searches and exports leave it out' }),
+    ),
     webhook_url: Type.Optional(WebhookUrlSchema('the exports README')),
   },
   { additionalProperties: false },
@@ -99,7 +103,9 @@ export type MatchJobView = Static<typeof MatchJobSchema>;
 
 export const MatchJobsQuerySchema = Type.Object(
   {
-    per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Jobs per page: default 20, from 1 to 100' })),
+    per_page: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Jobs per page: default 20, from 1 to 100' }),
+    ),
     cursor: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,200}$', description: '`next_cursor` of the previous page' })),
   },
   { additionalProperties: false },

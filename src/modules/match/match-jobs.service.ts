@@ -61,9 +61,13 @@ export async function receiveList(
     await pipeline(stream, createWriteStream(path));
   } catch (error) {
     await rm(path, { force: true });
-    throw new AppError('validation_failed', `file: the upload could not be read: ${error instanceof Error ? error.message : String(error)}`, {
-      errors: [{ field: 'file', message: 'was cut short' }],
-    });
+    throw new AppError(
+      'validation_failed',
+      `file: the upload could not be read: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        errors: [{ field: 'file', message: 'was cut short' }],
+      },
+    );
   }
   if (tooLarge()) {
     await rm(path, { force: true });
@@ -113,16 +117,27 @@ export async function createMatchJob(
     const fields = o.dictionary().guess(headers, given);
     if (!fields.name) {
       await opened.rows[Symbol.asyncIterator]().return?.(undefined);
-      throw new AppError('validation_failed', "body.mapping.name: no column of the list is recognised as the business's name; name it in mapping", {
-        errors: [{ field: 'body.mapping.name', message: 'is needed: no header was recognised as the name', allowed: headers }],
-      });
+      throw new AppError(
+        'validation_failed',
+        "body.mapping.name: no column of the list is recognised as the business's name; name it in mapping",
+        {
+          errors: [{ field: 'body.mapping.name', message: 'is needed: no header was recognised as the name', allowed: headers }],
+        },
+      );
     }
     const rows = await countListRows(opened);
-    if (rows === 0) throw new AppError('validation_failed', 'file: the list has no data rows', { errors: [{ field: 'file', message: 'has no data rows' }] });
-    if (rows > maxListRows) {
-      throw new AppError('validation_failed', `file: a list may have at most ${maxListRows.toLocaleString('en')} rows; this one has ${rows.toLocaleString('en')}`, {
-        errors: [{ field: 'file', message: `has more than ${maxListRows.toLocaleString('en')} rows` }],
+    if (rows === 0)
+      throw new AppError('validation_failed', 'file: the list has no data rows', {
+        errors: [{ field: 'file', message: 'has no data rows' }],
       });
+    if (rows > maxListRows) {
+      throw new AppError(
+        'validation_failed',
+        `file: a list may have at most ${maxListRows.toLocaleString('en')} rows; this one has ${rows.toLocaleString('en')}`,
+        {
+          errors: [{ field: 'file', message: `has more than ${maxListRows.toLocaleString('en')} rows` }],
+        },
+      );
     }
     const month = await o.allowance.reserveMatchRows(accountId, rows);
     try {
@@ -162,7 +177,9 @@ function parseMapping(text: string | undefined): ColumnMapping {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AppError('validation_failed', 'body.mapping: must be a JSON object of record field → header', {
-      errors: [{ field: 'body.mapping', message: 'must be a JSON object such as {"name": "Company", "city": "Town"}', allowed: [...listFields] }],
+      errors: [
+        { field: 'body.mapping', message: 'must be a JSON object such as {"name": "Company", "city": "Town"}', allowed: [...listFields] },
+      ],
     });
   }
   const mapping: ColumnMapping = {};
@@ -237,7 +254,9 @@ export async function recentMatchJobs(
     'match_job',
     rows.map((r) => r.id),
   );
-  return Promise.all(rows.map(async (row) => ({ job: await matchJobView(row, links, ''), deliveries: deliveries.filter((d) => d.jobId === row.id) })));
+  return Promise.all(
+    rows.map(async (row) => ({ job: await matchJobView(row, links, ''), deliveries: deliveries.filter((d) => d.jobId === row.id) })),
+  );
 }
 
 export async function matchJobView(row: repo.MatchJobRow, links: DownloadLinks, baseUrl: string): Promise<MatchJobView> {

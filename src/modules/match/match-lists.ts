@@ -49,7 +49,10 @@ export function listFormatOf(fileName: string, head: Buffer): ListFormat | undef
   if (ext === 'xlsx' || (head[0] === 0x50 && head[1] === 0x4b)) return 'xlsx';
   if (ext === 'ndjson' || ext === 'jsonl') return 'ndjson';
   if (ext === 'csv' || ext === 'tsv' || ext === 'txt') return 'csv';
-  const first = head.toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const first = head
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   if (first.startsWith('{')) return 'ndjson';
   return head.length > 0 ? 'csv' : undefined;
 }
@@ -177,7 +180,11 @@ const entryStream = (zip: yauzl.ZipFile, entry: yauzl.Entry) =>
 /** Streams an XML entry through saxes, handing the caller's handlers each tag; yields what `take` has collected after each chunk. */
 async function* xmlEvents<T>(
   stream: Readable,
-  on: { open?: (tag: { name: string; attributes: Record<string, string> }) => void; close?: (name: string) => void; text?: (t: string) => void },
+  on: {
+    open?: (tag: { name: string; attributes: Record<string, string> }) => void;
+    close?: (name: string) => void;
+    text?: (t: string) => void;
+  },
   take: () => T[],
 ): AsyncGenerator<T> {
   const sax = new SaxesParser();
@@ -212,9 +219,13 @@ async function openXlsx(path: string): Promise<OpenedList> {
   try {
     zip = await openZip(path);
   } catch (error) {
-    throw new AppError('validation_failed', `file: the workbook cannot be opened: ${error instanceof Error ? error.message : String(error)}`, {
-      errors: [{ field: 'file', message: 'is not a readable XLSX workbook' }],
-    });
+    throw new AppError(
+      'validation_failed',
+      `file: the workbook cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        errors: [{ field: 'file', message: 'is not a readable XLSX workbook' }],
+      },
+    );
   }
   const entries = await zipEntries(zip);
   const sheetPath = await firstSheetPath(zip, entries);
@@ -276,7 +287,8 @@ async function openXlsx(path: string): Promise<OpenedList> {
       close: (name) => {
         if (name === 'v' || name === 't') inValue = false;
         else if (name === 'c' && cell) {
-          cells[cell.col] = cell.type === 's' ? (shared[Number(value)] ?? '') : cell.type === 'b' ? (value === '1' ? 'TRUE' : 'FALSE') : value;
+          cells[cell.col] =
+            cell.type === 's' ? (shared[Number(value)] ?? '') : cell.type === 'b' ? (value === '1' ? 'TRUE' : 'FALSE') : value;
           cell = undefined;
         } else if (name === 'row') {
           // Rows left out of the sheet are empty rows: they are not data.
