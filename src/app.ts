@@ -33,6 +33,8 @@ import { monitorsRoutes } from './modules/monitors/monitors.routes.ts';
 import { monitorWebhooks } from './modules/monitors/monitors.service.ts';
 import { EnrichmentJobRunner } from './modules/enrichment/enrichment-jobs.service.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
+import { matchRoutes } from './modules/match/match.routes.ts';
+import { matchDepsOf } from './modules/match/match.service.ts';
 import { PlaceMaintenance } from './modules/places/place-maintenance.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
@@ -174,6 +176,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
   const search = createSearch(db, reads, engine, config);
   await app.register(searchRoutes, { config, search });
+  await app.register(matchRoutes, { deps: matchDepsOf(search) });
   await app.register(referenceRoutes, { db, reads });
   // Match jobs run in the background as export jobs do, their ends told through the same webhook queue.
   const matchJobs = createMatchJobs({ db, config, log: app.log, search, allowance: app.quotas, onEvent: () => jobs.webhooks.poke() });

@@ -36,7 +36,7 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
         description:
           'Business data (places) for lead generation: search the catalog by kind of business and city, save searches and export them. ' +
           'Authenticate with a personal access token: `Authorization: Bearer la_pat_…`, created in the dashboard or with `leadatlas token create`; ' +
-          'its scopes (`places:read`, `search`, `export`, `suppressions:write`, `enrich`) say which routes it may call. ' +
+          'its scopes (`places:read`, `search`, `export`, `suppressions:write`, `enrich`, `monitors`, `match`) say which routes it may call. ' +
           'Errors are `application/problem+json` (RFC 9457) with a `request_id`; validation errors list each bad field in `errors` with what is allowed. ' +
           'Every answer carries the `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers): a token may spend its units ' +
           `a minute all at once or spread (a reference call costs ${scopeCosts['places:read']}, a search ${scopeCosts.search}, an export ${scopeCosts.export}, a change of the suppression list ${scopeCosts['suppressions:write']}), ` +

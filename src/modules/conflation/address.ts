@@ -121,9 +121,9 @@ function parseNumber(text: string): { numbers: number[]; compound: string | null
 
 /**
  * Endings of compound street names that say what kind of street it is (`Hotterstraße`, written `Hotterstr.`
- * or `Hotter Straße` too): taken off, so that the three compare as `hotter`. Longest first.
+ * or `Hotter Straße` too; `Marienplatz`, `Marienpl.`): taken off, so that the three compare as `hotter`. Longest first.
  */
-const COMPOUND_ENDINGS = ['strasse', 'gasse', 'platz', 'allee', 'str', 'weg'];
+const COMPOUND_ENDINGS = ['strasse', 'gasse', 'platz', 'allee', 'str', 'weg', 'pl'];
 
 function streetWord(word: string): string {
   for (const ending of COMPOUND_ENDINGS) {

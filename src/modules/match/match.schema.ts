@@ -34,13 +34,13 @@ export const MatchRecordSchema = Type.Object(
     lat: Type.Optional(Type.Number({ description: 'Latitude (WGS 84), −90 to 90', examples: [48.137] })),
     lon: Type.Optional(Type.Number({ description: 'Longitude (WGS 84), −180 to 180', examples: [11.575] })),
   },
-  { additionalProperties: false, $id: 'MatchRecord' },
+  { additionalProperties: false },
 );
 export type MatchRecordInput = Static<typeof MatchRecordSchema>;
 
 export const MatchRequestSchema = Type.Object(
   {
-    records: Type.Array(Type.Ref('MatchRecord'), {
+    records: Type.Array(MatchRecordSchema, {
       minItems: 1,
       maxItems: maxRecordsPerCall,
       description: `Up to ${maxRecordsPerCall} records; results come back in the same order`,
@@ -102,7 +102,9 @@ export const MatchResultSchema = Type.Object({
   match: Type.Union(
     [
       Type.Object({
-        place: Type.Ref('Place', { description: 'The public place, as search returns it; `status` says whether it is closed or retired' }),
+        place: Type.Object(PlaceSchema.properties, {
+          description: 'The public place, as search returns it; `status` says whether it is closed or retired',
+        }),
         score: Type.Number({ minimum: 0, maximum: 1 }),
         evidence: MatchEvidenceSchema,
       }),

@@ -1,4 +1,3 @@
-import { foldText } from '../../infra/text.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { addressForm, type AddressForm } from '../conflation/address.ts';
 import { nameForm, type NameForm } from '../conflation/names.ts';
@@ -72,13 +71,16 @@ export function addressCities(address: string): string[] {
   return [...new Set(out)].filter((c) => c.length >= 3);
 }
 
-/** The name's words that name its city (`Ratskeller München`) taken off, when other words remain: a CRM adds the city to tell branches apart. */
-function withoutCity(forms: NameForm[], city: City | null, written: string | undefined): NameForm[] {
-  const cityWords = new Set([city?.name, written].flatMap((n) => (n ? foldText(n).split(' ') : [])));
-  if (cityWords.size === 0) return forms;
+/**
+ * The name's words that name its city (`Ratskeller München`, with the city written `Munich`) taken off, when
+ * other words remain: a CRM adds the city to tell branches apart. A word names the city when the gazetteer
+ * resolves it to that city.
+ */
+function withoutCity(forms: NameForm[], city: City | null, isCity: (word: string) => boolean): NameForm[] {
+  if (city === null) return forms;
   const out = [...forms];
   for (const f of forms) {
-    const kept = f.tokens.filter((t) => !cityWords.has(t));
+    const kept = f.tokens.filter((t) => t.length < 4 || !isCity(t));
     if (kept.length > 0 && kept.length < f.tokens.length) {
       const joined = kept.join('');
       if (!out.some((g) => g.joined === joined)) out.push({ tokens: kept, joined, letters: joined.length });
@@ -129,7 +131,11 @@ export function prepareRecord(
       break;
     }
   }
-  const forms = withoutCity(recordNameForms(r.name!, country, legalForms), city?.city ?? null, r.city);
+  const forms = withoutCity(
+    recordNameForms(r.name!, country, legalForms),
+    city?.city ?? null,
+    (word) => names.resolveCity(word, city!.city.countryCode).chosen?.id === city!.city.id,
+  );
   if (forms.length === 0) return { problem: problem('name', 'no letters or digits', 'the name has no letters or digits') };
   const site = siteOf(blank(r.website) ? null : r.website!, blank(r.email) ? null : r.email!);
   const street = blank(r.street) ? null : r.street!;
