@@ -183,7 +183,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   app.addHook('onReady', async () => matchJobs.start());
   app.addHook('onClose', () => matchJobs.close());
   await app.register(matchJobsRoutes, { db, config, jobs: matchJobs, allowance: app.quotas });
-  await app.register(dashboardRoutes, { config, db, jobs, search });
+  await app.register(dashboardRoutes, { config, db, jobs, search, matchJobs });
   await app.register(mcpRoutes);
   return app;
 }

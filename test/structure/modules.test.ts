@@ -67,7 +67,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
   match: ['auth', 'config', 'conflation', 'contacts', 'exports', 'geo', 'importers', 'infra', 'leads', 'places', 'search', 'taxonomy', 'webhooks'],
   mcp: ['exports', 'infra', 'match', 'places', 'reference', 'search', 'suppressions'],
-  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
+  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'match', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */
