@@ -516,6 +516,21 @@ export interface paths {
                                 /** @description Exported rows so far this month */
                                 used: number;
                             };
+                            match_rows: {
+                                /** @description true when an administrator set this quota for the account; false: the default */
+                                custom: boolean;
+                                /** @description The account's quota of rows of lists matched by match jobs this month */
+                                limit: number;
+                                /** @description What is left: `limit - used`, never below 0 */
+                                remaining: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the count starts again (the first of next month, UTC)
+                                 */
+                                resets_at: string;
+                                /** @description Rows of lists matched by match jobs so far this month */
+                                used: number;
+                            };
                             /** @description Each token's rate limit; what is left now is in this answer's `RateLimit` header */
                             rate_limit: {
                                 /**
@@ -1806,6 +1821,945 @@ export interface paths {
          *     Requires a token with the `search` scope.
          */
         post: operations["searchPlacesInArea"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Find your own records (a CRM list) in the catalog, each with a score
+         * @description Up to 100 records; only `ref` and `name` are needed, any other field helps (a city in any language, an address, a phone as written in the country, a website or bare domain, coordinates). Each result, in the order of the request, has the matched place (as search returns it; closed and retired places match too, `status` says so) when the best candidate scores at least `threshold` (default 0.65) and clearly beats the runner-up, else `match: null` with the candidates. A record with a problem of its own (no name, an unknown country, coordinates out of range) gets an `error` in its result; the call answers 400 only for a body that is not a list of records, more than 100 records or a threshold outside 0–1. How the score is made and its measured precision: docs/matching.md.
+         *
+         *     Requires a token with the `match` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Up to 100 records; results come back in the same order */
+                        records: {
+                            /**
+                             * @description A one-line address, when the parts are not apart
+                             * @example Hotterstr. 12, 80331 München
+                             */
+                            address?: string;
+                            /**
+                             * @description City in any language or spelling the gazetteer knows
+                             * @example Munich
+                             */
+                            city?: string;
+                            /**
+                             * @description ISO 3166-1 alpha-2 or alpha-3 code, or a country name
+                             * @example DE
+                             */
+                            country?: string;
+                            /**
+                             * @description Email; its domain counts as the website when that is not a mail provider
+                             * @example info@mueller-baeckerei.de
+                             */
+                            email?: string;
+                            /**
+                             * @description House number
+                             * @example 12
+                             */
+                            housenumber?: string;
+                            /**
+                             * @description Latitude (WGS 84), −90 to 90
+                             * @example 48.137
+                             */
+                            lat?: number;
+                            /**
+                             * @description Longitude (WGS 84), −180 to 180
+                             * @example 11.575
+                             */
+                            lon?: number;
+                            /**
+                             * @description The business name as the CRM has it, legal form and all
+                             * @example Müller Bäckerei GmbH & Co. KG
+                             */
+                            name?: string;
+                            /**
+                             * @description Phone in any format; national formats are read in the record's country
+                             * @example 089 1234567
+                             */
+                            phone?: string;
+                            /**
+                             * @description Postcode
+                             * @example 80331
+                             */
+                            postcode?: string;
+                            /**
+                             * @description The caller's own id of the record, echoed in its result
+                             * @example crm-17
+                             */
+                            ref: string;
+                            /**
+                             * @description Street, with or without the house number
+                             * @example Hotterstr.
+                             */
+                            street?: string;
+                            /**
+                             * @description Website or bare domain
+                             * @example mueller-baeckerei.de
+                             */
+                            website?: string;
+                        }[];
+                        /** @description Score (0–1) a best candidate needs to be the match; default 0.65, whose precision docs/matching.md publishes */
+                        threshold?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One result per record, in the order of the request */
+                            results: {
+                                /** @description The best candidates, best first (the match among them), at most 5 */
+                                candidates: {
+                                    /**
+                                     * @description Public place id
+                                     * @example plc_3f7kq2m5x9ab4cde
+                                     */
+                                    id: string;
+                                    score: number;
+                                }[];
+                                error?: {
+                                    /**
+                                     * @description Stable machine-readable error code
+                                     * @example validation_failed
+                                     */
+                                    code: string;
+                                    detail: string;
+                                    errors: {
+                                        allowed?: unknown;
+                                        /**
+                                         * @description The bad field of the record
+                                         * @example country
+                                         */
+                                        field: string;
+                                        message: string;
+                                    }[];
+                                    /** @description The status the record alone would have had: 400 */
+                                    status: number;
+                                    title: string;
+                                    /** @example https://leadatlas.dev/problems/validation_failed */
+                                    type: string;
+                                };
+                                /** @description The place the record is, or null when no candidate reaches the threshold or clearly beats the runner-up */
+                                match: {
+                                    evidence: {
+                                        /** @description `same`: street and number; `same_street`: the street, no number to compare; `different`: another number or street; null: not compared */
+                                        address: "same" | "same_street" | "different" | null;
+                                        /** @description The record's city (any spelling the gazetteer knows) and the place's */
+                                        city: "same" | "different" | null;
+                                        /** @description Metres between the record's coordinates and the place; null without coordinates */
+                                        distance_m: number | null;
+                                        /** @description Name similarity, 0–1, legal forms and business words left out */
+                                        name: number;
+                                        /** @description E.164 compared; null when one side has none */
+                                        phone: "same" | "different" | null;
+                                        /** @description Registrable domains compared; null when one side has none */
+                                        website: "same" | "different" | null;
+                                    };
+                                    /** @description The public place, as search returns it; `status` says whether it is closed or retired */
+                                    place: {
+                                        /** @description One-line address */
+                                        address: string | null;
+                                        /** @description Every category slug, primary first */
+                                        categories: string[];
+                                        /**
+                                         * @description Primary category slug
+                                         * @example restaurant
+                                         */
+                                        category: string | null;
+                                        city: string | null;
+                                        /** @description When the place was found closed or retired; null while open */
+                                        closed_at: string | null;
+                                        /** @description Every contact of the place with where each comes from (see the enrichment README): its sources' and what its own website gave */
+                                        contacts: {
+                                            contact_url: string | null;
+                                            /** @description Every email: the source's first, then the website's (its own domain first) */
+                                            emails: {
+                                                /** @example info@example.com */
+                                                address: string;
+                                                fetched_at: string | null;
+                                                page: string | null;
+                                                /**
+                                                 * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                                 * @example website
+                                                 */
+                                                source: string;
+                                                verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
+                                            }[];
+                                            phones: {
+                                                /** @example +37797708080 */
+                                                e164: string;
+                                                fetched_at: string | null;
+                                                page: string | null;
+                                                /**
+                                                 * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                                 * @example website
+                                                 */
+                                                source: string;
+                                            }[];
+                                            socials: {
+                                                fetched_at: string | null;
+                                                /** @enum {string} */
+                                                network: "facebook" | "instagram" | "linkedin" | "x" | "youtube" | "tiktok";
+                                                page: string | null;
+                                                /**
+                                                 * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                                 * @example website
+                                                 */
+                                                source: string;
+                                                /**
+                                                 * @description Canonical profile URL
+                                                 * @example https://www.instagram.com/example
+                                                 */
+                                                url: string;
+                                            }[];
+                                        };
+                                        /**
+                                         * @description ISO 3166-1 alpha-2
+                                         * @example DE
+                                         */
+                                        country: string | null;
+                                        /** @description The source's; a source without one shows the best address found on the place's website */
+                                        email: string | null;
+                                        /**
+                                         * Format: date-time
+                                         * @description When an import first found the place
+                                         */
+                                        first_seen_at: string;
+                                        housenumber: string | null;
+                                        /**
+                                         * @description Stable public id
+                                         * @example plc_3f7kq2m5x9ab4cde
+                                         */
+                                        id: string;
+                                        lat: number | null;
+                                        lon: number | null;
+                                        /** @example Ratskeller */
+                                        name: string;
+                                        /** @description As the source wrote it (OSM syntax for OSM places) */
+                                        opening_hours: string | null;
+                                        /**
+                                         * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                                         * @example +49 (0) 89 21 99 89 0
+                                         */
+                                        phone: string | null;
+                                        /**
+                                         * @description E.164, null when not a valid number
+                                         * @example +4989219989
+                                         */
+                                        phone_e164: string | null;
+                                        postcode: string | null;
+                                        /** @description Average rating on the source scale (usually 0–5) */
+                                        rating: number | null;
+                                        region: string | null;
+                                        review_count: number | null;
+                                        /**
+                                         * @description Where the place comes from: osm, overture, yelp, gmaps, michelin, zomato…
+                                         * @example osm
+                                         */
+                                        source: string;
+                                        /** @description Every record the place is made of, one per source, the one `source` names first: records of different sources that describe the same business are one place (see `field_sources` on /api/v1/places/{id}) */
+                                        sources: {
+                                            /** @example osm */
+                                            source: string;
+                                            /**
+                                             * @description The record's id in its source
+                                             * @example n60013073
+                                             */
+                                            source_id: string;
+                                        }[];
+                                        /** @description `closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them */
+                                        status: "open" | "closed" | "retired";
+                                        street: string | null;
+                                        /**
+                                         * Format: date-time
+                                         * @description When the place's content last changed (an import that finds it unchanged leaves this alone)
+                                         */
+                                        updated_at: string;
+                                        website: string | null;
+                                    };
+                                    score: number;
+                                } | null;
+                                ref: string;
+                            }[];
+                            /** @description The threshold applied */
+                            threshold: number;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's match jobs, newest first
+         * @description Requires a token with the `match` scope.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page */
+                    cursor?: string;
+                    /** @description Jobs per page: default 20, from 1 to 100 */
+                    per_page?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Newest first */
+                            data: {
+                                as_leads: boolean;
+                                attempts: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                download: {
+                                    bytes: number;
+                                    /** Format: date-time */
+                                    expires_at: string;
+                                    /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                    url: string;
+                                } | null;
+                                failure: string | null;
+                                /** @description The uploaded file, as it was named */
+                                file_name: string;
+                                finished_at: string | null;
+                                /** @description csv, xlsx or ndjson */
+                                format: string;
+                                /** @description The headers of the list, in its order */
+                                headers: string[];
+                                /** @example mjob_Zk3Qw9pL2mXa7Q */
+                                id: string;
+                                /** @description Record field → header of the list, as given or recognised */
+                                mapping: {
+                                    [key: string]: string;
+                                };
+                                progress: {
+                                    /** @description Rows that could not be matched, each with its reason in the file */
+                                    bad_rows: number;
+                                    /** @description Matched rows whose place is closed or retired */
+                                    closed: number;
+                                    /** @description Rows written so far */
+                                    done: number;
+                                    /** @description Rows that found their place */
+                                    matched: number;
+                                    /** @description Rows read without a match */
+                                    unmatched: number;
+                                };
+                                /** @description Data rows of the list */
+                                rows: number;
+                                started_at: string | null;
+                                /** @description queued → running → succeeded | failed */
+                                status: "queued" | "running" | "succeeded" | "failed";
+                                /** @description null: the matcher's default */
+                                threshold: number | null;
+                                webhook_url: string | null;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Match a list of your own accounts against the catalog, in the background
+         * @description A `multipart/form-data` upload: `file` (CSV, XLSX or NDJSON, up to 1,000,000 rows under a header row), and optional fields `mapping` (a JSON object: record field → header; the fields not given are recognised by their headers, in the languages the taxonomy ships: `Firma`, `Telefon`, `PLZ`, `Ort`, `Empresa`, `Morada`, `Nom`, `Téléphone`…), `threshold` (0–1), `as_leads` (`true`: every matched place becomes a lead of the account, so `only_new` searches and exports leave it out), `format` and `webhook_url`. Record fields: name, address, street, housenumber, postcode, city, country, phone, website, email, lat, lon. The list's rows are taken from the month's match quota up front (429 when they do not fit). Answers 202 with the job, the mapping it will use and its `Location`; the result file is the list, row by row in its order, with these columns appended: leadatlas_place_id, leadatlas_score, leadatlas_decision, leadatlas_name, leadatlas_category, leadatlas_status, leadatlas_phone, leadatlas_email, leadatlas_website, leadatlas_socials, leadatlas_address, leadatlas_reason. A row that cannot be matched gets its reason, never a failed job.
+         *
+         *     Requires a token with the `match` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            as_leads: boolean;
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            download: {
+                                bytes: number;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                url: string;
+                            } | null;
+                            failure: string | null;
+                            /** @description The uploaded file, as it was named */
+                            file_name: string;
+                            finished_at: string | null;
+                            /** @description csv, xlsx or ndjson */
+                            format: string;
+                            /** @description The headers of the list, in its order */
+                            headers: string[];
+                            /** @example mjob_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Record field → header of the list, as given or recognised */
+                            mapping: {
+                                [key: string]: string;
+                            };
+                            progress: {
+                                /** @description Rows that could not be matched, each with its reason in the file */
+                                bad_rows: number;
+                                /** @description Matched rows whose place is closed or retired */
+                                closed: number;
+                                /** @description Rows written so far */
+                                done: number;
+                                /** @description Rows that found their place */
+                                matched: number;
+                                /** @description Rows read without a match */
+                                unmatched: number;
+                            };
+                            /** @description Data rows of the list */
+                            rows: number;
+                            started_at: string | null;
+                            /** @description queued → running → succeeded | failed */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @description null: the matcher's default */
+                            threshold: number | null;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Error */
+                413: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A match job: status, progress, the mapping used, and a signed download link once it has succeeded
+         * @description Requires a token with the `match` scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /**
+                     * @description A match job of this account
+                     * @example mjob_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            as_leads: boolean;
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            download: {
+                                bytes: number;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                url: string;
+                            } | null;
+                            failure: string | null;
+                            /** @description The uploaded file, as it was named */
+                            file_name: string;
+                            finished_at: string | null;
+                            /** @description csv, xlsx or ndjson */
+                            format: string;
+                            /** @description The headers of the list, in its order */
+                            headers: string[];
+                            /** @example mjob_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Record field → header of the list, as given or recognised */
+                            mapping: {
+                                [key: string]: string;
+                            };
+                            progress: {
+                                /** @description Rows that could not be matched, each with its reason in the file */
+                                bad_rows: number;
+                                /** @description Matched rows whose place is closed or retired */
+                                closed: number;
+                                /** @description Rows written so far */
+                                done: number;
+                                /** @description Rows that found their place */
+                                matched: number;
+                                /** @description Rows read without a match */
+                                unmatched: number;
+                            };
+                            /** @description Data rows of the list */
+                            rows: number;
+                            started_at: string | null;
+                            /** @description queued → running → succeeded | failed */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @description null: the matcher's default */
+                            threshold: number | null;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a match job's result through its signed link
+         * @description No token: the link is the credential, valid until `expires`. A link whose signature does not match answers 403; an expired one 410.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Unix time the link expires at */
+                    expires: number;
+                    /** @description HMAC-SHA256 of the job id and `expires` */
+                    signature: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description A match job of this account
+                     * @example mjob_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The list with the result columns appended */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": string;
+                        "text/csv": string;
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The link has expired */
+                410: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
