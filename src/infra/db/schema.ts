@@ -8,14 +8,13 @@ import type {
   CountryNamesTable,
   ReferenceDataTable,
 } from './schema.reference.ts';
+import type { MatchJobsTable, MatchRowUsageTable } from './schema.match.ts';
 
 /**
- * Row types of every table, as the database stores them. These never reach the HTTP layer:
- * services map them to the public shapes in each module's *.schema.ts.
- *
- * Portable conventions (the same migration chain serves SQLite and PostgreSQL):
- * timestamps are ISO-8601 UTC strings (`2026-11-21T05:49:00.000Z`, lexically sortable),
- * booleans are 0/1 integers, structured values are JSON text.
+ * Row types of every table, as the database stores them. These never reach the HTTP layer: services map them to the
+ * public shapes in each module's *.schema.ts. Portable conventions (the same migration chain serves SQLite and
+ * PostgreSQL): timestamps are ISO-8601 UTC strings (`2026-11-21T05:49:00.000Z`, lexically sortable), booleans are 0/1
+ * integers, structured values are JSON text. The match jobs' tables are in schema.match.ts.
  */
 export interface Database {
   places: PlacesTable;
@@ -449,62 +448,11 @@ export interface AccountQuotasTable {
   concurrent_exports: number | null;
   /** Places an account may enrich a month (migration 0026). */
   enrich_places_per_month: number | null;
-  /** Rows of match jobs an account may have matched a month (migration 0036). */
   match_rows_per_month: number | null;
   updated_at: string;
 }
 
 /** Rows an account's exports have written in a UTC calendar month (`2026-11`). */
-/** Rows of match jobs an account had matched in a calendar month (migration 0036). */
-export interface MatchRowUsageTable {
-  account_id: number;
-  month: string;
-  row_count: Generated<number>;
-}
-
-/** A match job (`POST /api/v2/match/jobs`): an uploaded list matched against the catalog in the background (migration 0036). */
-export interface MatchJobsTable {
-  id: Generated<number>;
-  /** `mjob_` + random. */
-  public_id: string;
-  account_id: number;
-  /** csv, xlsx or ndjson. */
-  input_format: string;
-  /** The upload's file name as the client sent it. */
-  input_name: string;
-  /** The upload's name under the data directory; null once the job has ended and it was deleted. */
-  input_file: string | null;
-  input_bytes: number;
-  /** JSON: record field → header of the upload. */
-  mapping: string;
-  /** null: the matcher's default. */
-  threshold: number | null;
-  /** 1: every matched place becomes a lead of the account. */
-  as_leads: Generated<number>;
-  webhook_url: string | null;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  failure: string | null;
-  attempts: Generated<number>;
-  /** Data rows of the upload (counted when it was received). */
-  row_count: number;
-  /** Rows of the current attempt written so far, and what they came to. */
-  rows_done: Generated<number>;
-  matched: Generated<number>;
-  closed: Generated<number>;
-  bad_rows: Generated<number>;
-  file_name: string | null;
-  file_bytes: number | null;
-  download_name: string | null;
-  /** Rows taken from the month's quota (`charged_month`) when the job was created; what bad rows did not use is given back. */
-  charged_rows: Generated<number>;
-  charged_month: string | null;
-  runner: string | null;
-  lease_until: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
 export interface ExportRowUsageTable {
   account_id: number;
   month: string;

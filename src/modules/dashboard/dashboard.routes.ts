@@ -118,7 +118,15 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   const pages: PageOptions = { ...options, kit };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
-  for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, matchPageRoutes, monitorsPageRoutes, suppressionsPageRoutes, usageRoutes])
+  for (const routes of [
+    tokensRoutes,
+    searchPageRoutes,
+    exportJobsPageRoutes,
+    matchPageRoutes,
+    monitorsPageRoutes,
+    suppressionsPageRoutes,
+    usageRoutes,
+  ])
     await app.register(routes, pages);
 }
 

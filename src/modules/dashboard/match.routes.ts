@@ -9,7 +9,10 @@ import { matchPage, type MatchPageView } from './match.views.ts';
 import type { PageOptions } from './page-kit.ts';
 import { Type } from '@sinclair/typebox';
 
-const MatchQuerySchema = Type.Object({ job: Type.Optional(Type.String({ pattern: '^mjob_[A-Za-z0-9_-]{14}$' })) }, { additionalProperties: false });
+const MatchQuerySchema = Type.Object(
+  { job: Type.Optional(Type.String({ pattern: '^mjob_[A-Za-z0-9_-]{14}$' })) },
+  { additionalProperties: false },
+);
 
 /** "Match a list": the upload (the match jobs' service, as the API's), the columns recognised, progress and download. */
 export async function matchPageRoutes(appBase: FastifyInstance, { kit, db, config, matchJobs }: PageOptions): Promise<void> {
@@ -30,7 +33,8 @@ export async function matchPageRoutes(appBase: FastifyInstance, { kit, db, confi
   // A multipart form: the token and the options come as parts before the file, which is written to disk as it arrives.
   app.post('/match/upload', { config: { csrfInParts: true } }, async (request, reply) => {
     const accountId = kit.session(request).accountId;
-    const refuse = async (message: string, status: number) => kit.send(reply, matchPage(kit.ctx(request), await view(accountId, { error: message })), status);
+    const refuse = async (message: string, status: number) =>
+      kit.send(reply, matchPage(kit.ctx(request), await view(accountId, { error: message })), status);
     if (!request.isMultipart()) return refuse('Choose a list to upload', 400);
     const fields: Record<string, string> = {};
     let part: MultipartFile | undefined;

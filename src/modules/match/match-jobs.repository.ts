@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
-import type { MatchJobsTable } from '../../infra/db/schema.ts';
+import type { MatchJobsTable } from '../../infra/db/schema.match.ts';
 
 export type MatchJobRow = Selectable<MatchJobsTable>;
 
