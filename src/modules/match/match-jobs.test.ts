@@ -3,7 +3,6 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import XLSX from 'xlsx';
@@ -11,6 +10,7 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { munichExtract, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
+import { eventually } from '../../../test/helpers/eventually.ts';
 import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
 import { createPlaceNameResolver } from '../search/type-resolver.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
@@ -20,17 +20,6 @@ import { resultColumns } from './match-jobs.schema.ts';
 import { createMatchJob, receiveList } from './match-jobs.service.ts';
 import type { MatchRecordInput } from './match.schema.ts';
 import { matchDepsOf, matchRecords, type MatchDeps } from './match.service.ts';
-
-/** Polls until `check` answers a value; fails after `limitMs` (a deadline for a hung job, not a timing assertion). */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, limitMs = 60_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** A multipart/form-data body as a browser sends it: the fields, then the file. */
 function multipart(fields: Record<string, string>, file?: { name: string; content: Buffer | string; type?: string }) {
