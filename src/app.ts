@@ -25,6 +25,8 @@ import { usageRoutes } from './modules/auth/usage.routes.ts';
 import { exportsRoutes } from './modules/exports/exports.routes.ts';
 import { exportJobsRoutes } from './modules/exports/export-jobs.routes.ts';
 import { createExportJobs } from './modules/exports/export-jobs.ts';
+import { createMatchJobs } from './modules/match/match-jobs.ts';
+import { matchJobsRoutes } from './modules/match/match-jobs.routes.ts';
 import { EnrichmentWorker } from './modules/enrichment/enrichment.ts';
 import { enrichmentJobsRoutes } from './modules/enrichment/enrichment-jobs.routes.ts';
 import { MonitorEvaluator } from './modules/monitors/monitors.evaluator.ts';
@@ -182,7 +184,12 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(searchRoutes, { config, search });
   await app.register(matchRoutes, { deps: matchDepsOf(search) });
   await app.register(referenceRoutes, { db, reads });
-  await app.register(dashboardRoutes, { config, db, jobs, search });
+  // Match jobs run in the background as export jobs do, their ends told through the same webhook queue.
+  const matchJobs = createMatchJobs({ db, config, log: app.log, search, allowance: app.quotas, onEvent: () => jobs.webhooks.poke() });
+  app.addHook('onReady', async () => matchJobs.start());
+  app.addHook('onClose', () => matchJobs.close());
+  await app.register(matchJobsRoutes, { db, config, jobs: matchJobs, allowance: app.quotas });
+  await app.register(dashboardRoutes, { config, db, jobs, search, matchJobs });
   await app.register(mcpRoutes);
   return app;
 }

@@ -329,6 +329,18 @@ export const ConfigSchema = Type.Object({
     0,
     'default places per account and calendar month (UTC) that `POST /api/v2/enrichments` may queue',
   ),
+  QUOTA_MATCH_ROWS_PER_MONTH: count(100_000, 0, 'default rows of lists per account and calendar month (UTC) that match jobs may match'),
+  MATCH_JOBS_PER_SERVER: Type.Integer({
+    default: 1,
+    minimum: 0,
+    maximum: 16,
+    description: 'match jobs (`POST /api/v2/match/jobs`) this process runs at once (0: this node runs none)',
+  }),
+  MATCH_UPLOAD_MAX_BYTES: Type.Integer({
+    default: 512 * 1024 * 1024,
+    minimum: 1024,
+    description: 'largest list a match job takes, in bytes (it is kept in EXPORT_DATA_DIR until the job ends)',
+  }),
   TRUST_PROXY: Type.Optional(
     Type.String({
       pattern: '^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$',

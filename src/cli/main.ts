@@ -8,6 +8,7 @@ import { registerFormats } from './commands/formats.ts';
 import { registerHours } from './commands/hours.ts';
 import { registerImport } from './commands/import.ts';
 import { registerMarket } from './commands/market.ts';
+import { registerMatch } from './commands/match.ts';
 import { registerMigrate } from './commands/migrate.ts';
 import { registerMonitors } from './commands/monitors.ts';
 import { registerServe } from './commands/serve.ts';
@@ -33,6 +34,7 @@ for (const register of [
   registerEnrich,
   registerFormats,
   registerStats,
+  registerMatch,
   registerHours,
   registerTrust,
   registerDb,

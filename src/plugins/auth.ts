@@ -78,6 +78,7 @@ export const authPlugin = fp(async function authPlugin(app: FastifyInstance, opt
       exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH,
       concurrentExports: config.QUOTA_CONCURRENT_EXPORTS,
       enrichPlacesPerMonth: config.QUOTA_ENRICH_PLACES_PER_MONTH,
+      matchRowsPerMonth: config.QUOTA_MATCH_ROWS_PER_MONTH,
     },
     usage,
   );

@@ -34,7 +34,7 @@ const modules = [
 
 export const allowedImports: Record<string, readonly string[]> = {
   app: ['config', 'infra', 'plugins', ...modules],
-  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'monitors', 'places', 'trust'],
+  cli: ['app', 'auth', 'config', 'enrichment', 'importers', 'infra', 'match', 'monitors', 'places', 'trust'],
   config: ['infra'],
   plugins: ['auth', 'config', 'infra'],
   infra: [],
@@ -67,9 +67,36 @@ export const allowedImports: Record<string, readonly string[]> = {
     'webhooks',
   ],
   monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
-  match: ['auth', 'config', 'conflation', 'contacts', 'exports', 'geo', 'infra', 'leads', 'places', 'search', 'taxonomy', 'webhooks'],
+  match: [
+    'auth',
+    'config',
+    'conflation',
+    'contacts',
+    'exports',
+    'geo',
+    'importers',
+    'infra',
+    'leads',
+    'places',
+    'search',
+    'taxonomy',
+    'webhooks',
+  ],
   mcp: ['exports', 'infra', 'match', 'places', 'reference', 'search', 'suppressions'],
-  dashboard: ['auth', 'config', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
+  dashboard: [
+    'auth',
+    'config',
+    'enrichment',
+    'exports',
+    'geo',
+    'infra',
+    'match',
+    'monitors',
+    'places',
+    'search',
+    'suppressions',
+    'webhooks',
+  ],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */

@@ -10,7 +10,7 @@ import { schemaTables, tableWrites } from '../../scripts/structure-report.js';
  * backup) works on every table and is left out.
  */
 export const tableOwners: Record<string, readonly string[]> = {
-  auth: ['accounts', 'sessions', 'api_tokens', 'usage_daily', 'account_quotas', 'export_row_usage', 'enrich_usage'],
+  auth: ['accounts', 'sessions', 'api_tokens', 'usage_daily', 'account_quotas', 'export_row_usage', 'enrich_usage', 'match_row_usage'],
   conflation: ['place_match_keys', 'place_match_due'],
   enrichment: ['enrich_sites', 'place_found_keys', 'enrichment_jobs', 'enrichment_job_sites', 'enrichment_job_places', 'email_domains'],
   // `leads` is what an account has exported: the export writes it; the leads module is its read model.
@@ -18,6 +18,8 @@ export const tableOwners: Record<string, readonly string[]> = {
   // `reference_data` holds one row per reference table (what it was built from); see the shared writes below.
   geo: ['countries', 'country_names', 'cities', 'city_names', 'reference_data'],
   importers: ['import_runs', 'import_run_parts', 'replication_state', 'osm_ways', 'osm_nodes', 'osm_node_ways'],
+  // The queue's lease columns are written by the export jobs' `leasedJobQueries`, handed the table by its owner.
+  match: ['match_jobs'],
   monitors: ['monitors', 'monitor_places', 'monitor_events'],
   places: [
     'places',

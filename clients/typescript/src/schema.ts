@@ -171,7 +171,7 @@ export interface paths {
                     /** @description `next_cursor` of the previous page (keyset paging, stable while leads are added) */
                     cursor?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
+                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
                      * @example name,phone,website
                      */
                     fields?: string;
@@ -219,83 +219,25 @@ export interface paths {
                                     emails: {
                                         /** @example info@example.com */
                                         address: string;
-                                        checked_at: string | null;
-                                        /**
-                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                         * @example 0.87
-                                         */
-                                        confidence: number;
-                                        /** @description Its domain is a disposable-mail service’s */
-                                        disposable: boolean;
                                         fetched_at: string | null;
-                                        first_seen_at: string | null;
-                                        /** @description Its domain is a free mail provider’s (`gmail.com`…) */
-                                        free_provider: boolean;
-                                        last_seen_at: string | null;
-                                        /** @description Its domain is the place's website's */
-                                        own_domain: boolean;
                                         page: string | null;
-                                        /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
-                                        role: boolean;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
-                                        /** @description How many sources agree on it */
-                                        source_count: number;
-                                        /**
-                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                         * @example [
-                                         *       "osm",
-                                         *       "website"
-                                         *     ]
-                                         */
-                                        sources: string[];
-                                        /**
-                                         * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
-                                         * @enum {string}
-                                         */
-                                        status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                         verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                     }[];
                                     phones: {
-                                        as_written: string | null;
-                                        /**
-                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                         * @example 0.87
-                                         */
-                                        confidence: number;
-                                        /** @description E.164; null for a number that is not valid (see `as_written`) */
-                                        e164: string | null;
+                                        /** @example +37797708080 */
+                                        e164: string;
                                         fetched_at: string | null;
-                                        first_seen_at: string | null;
-                                        international: string | null;
-                                        last_seen_at: string | null;
-                                        national: string | null;
                                         page: string | null;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
-                                        /** @description How many sources agree on it */
-                                        source_count: number;
-                                        /**
-                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                         * @example [
-                                         *       "osm",
-                                         *       "website"
-                                         *     ]
-                                         */
-                                        sources: string[];
-                                        /**
-                                         * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
-                                         * @enum {string}
-                                         */
-                                        type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
-                                        /** @description A valid number by libphonenumber */
-                                        valid: boolean;
                                     }[];
                                     socials: {
                                         fetched_at: string | null;
@@ -311,40 +253,6 @@ export interface paths {
                                          * @description Canonical profile URL
                                          * @example https://www.instagram.com/example
                                          */
-                                        url: string;
-                                    }[];
-                                    /** @description The place's websites, with the status of the last fetch */
-                                    websites: {
-                                        checked_at: string | null;
-                                        /**
-                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                         * @example 0.87
-                                         */
-                                        confidence: number;
-                                        final_domain: string | null;
-                                        first_seen_at: string | null;
-                                        last_seen_at: string | null;
-                                        /**
-                                         * @description The first source that gave it
-                                         * @example osm
-                                         */
-                                        source: string;
-                                        /** @description How many sources agree on it */
-                                        source_count: number;
-                                        /**
-                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                         * @example [
-                                         *       "osm",
-                                         *       "website"
-                                         *     ]
-                                         */
-                                        sources: string[];
-                                        /**
-                                         * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
-                                         * @enum {string}
-                                         */
-                                        status: "live" | "redirected" | "parked" | "dead" | "unknown";
-                                        /** @example https://www.ratskeller.com/ */
                                         url: string;
                                     }[];
                                 };
@@ -378,19 +286,14 @@ export interface paths {
                                      */
                                     search_id: string;
                                 };
-                                /**
-                                 * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
-                                 * @example 0.91
-                                 */
-                                lead_score?: number;
                                 lon?: number | null;
                                 /** @example Ratskeller */
                                 name?: string;
                                 /** @description As the source wrote it (OSM syntax for OSM places) */
                                 opening_hours?: string | null;
                                 /**
-                                 * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
-                                 * @example +49 89 2199890
+                                 * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                                 * @example +49 (0) 89 21 99 89 0
                                  */
                                 phone?: string | null;
                                 /**
@@ -611,6 +514,21 @@ export interface paths {
                                  */
                                 resets_at: string;
                                 /** @description Exported rows so far this month */
+                                used: number;
+                            };
+                            match_rows: {
+                                /** @description true when an administrator set this quota for the account; false: the default */
+                                custom: boolean;
+                                /** @description The account's quota of rows of lists matched by match jobs this month */
+                                limit: number;
+                                /** @description What is left: `limit - used`, never below 0 */
+                                remaining: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the count starts again (the first of next month, UTC)
+                                 */
+                                resets_at: string;
+                                /** @description Rows of lists matched by match jobs so far this month */
                                 used: number;
                             };
                             /** @description Each token's rate limit; what is left now is in this answer's `RateLimit` header */
@@ -1318,7 +1236,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score */
+                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts */
                         fields?: string;
                         /**
                          * @description As for `GET /api/v2/map/export`
@@ -1747,7 +1665,7 @@ export interface paths {
             parameters: {
                 query: {
                     /**
-                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
+                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
                      * @example name,phone,website,city
                      */
                     fields?: string;
@@ -2255,6 +2173,593 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's match jobs, newest first
+         * @description Requires a token with the `match` scope.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page */
+                    cursor?: string;
+                    /** @description Jobs per page: default 20, from 1 to 100 */
+                    per_page?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Newest first */
+                            data: {
+                                as_leads: boolean;
+                                attempts: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                download: {
+                                    bytes: number;
+                                    /** Format: date-time */
+                                    expires_at: string;
+                                    /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                    url: string;
+                                } | null;
+                                failure: string | null;
+                                /** @description The uploaded file, as it was named */
+                                file_name: string;
+                                finished_at: string | null;
+                                /** @description csv, xlsx or ndjson */
+                                format: string;
+                                /** @description The headers of the list, in its order */
+                                headers: string[];
+                                /** @example mjob_Zk3Qw9pL2mXa7Q */
+                                id: string;
+                                /** @description Record field → header of the list, as given or recognised */
+                                mapping: {
+                                    [key: string]: string;
+                                };
+                                progress: {
+                                    /** @description Rows that could not be matched, each with its reason in the file */
+                                    bad_rows: number;
+                                    /** @description Matched rows whose place is closed or retired */
+                                    closed: number;
+                                    /** @description Rows written so far */
+                                    done: number;
+                                    /** @description Rows that found their place */
+                                    matched: number;
+                                    /** @description Rows read without a match */
+                                    unmatched: number;
+                                };
+                                /** @description Data rows of the list */
+                                rows: number;
+                                started_at: string | null;
+                                /** @description queued → running → succeeded | failed */
+                                status: "queued" | "running" | "succeeded" | "failed";
+                                /** @description null: the matcher's default */
+                                threshold: number | null;
+                                webhook_url: string | null;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Match a list of your own accounts against the catalog, in the background
+         * @description A `multipart/form-data` upload: `file` (CSV, XLSX or NDJSON, up to 1,000,000 rows under a header row), and optional fields `mapping` (a JSON object: record field → header; the fields not given are recognised by their headers, in the languages the taxonomy ships: `Firma`, `Telefon`, `PLZ`, `Ort`, `Empresa`, `Morada`, `Nom`, `Téléphone`…), `threshold` (0–1), `as_leads` (`true`: every matched place becomes a lead of the account, so `only_new` searches and exports leave it out), `format` and `webhook_url`. Record fields: name, address, street, housenumber, postcode, city, country, phone, website, email, lat, lon. The list's rows are taken from the month's match quota up front (429 when they do not fit). Answers 202 with the job, the mapping it will use and its `Location`; the result file is the list, row by row in its order, with these columns appended: leadatlas_place_id, leadatlas_score, leadatlas_decision, leadatlas_name, leadatlas_category, leadatlas_status, leadatlas_phone, leadatlas_email, leadatlas_website, leadatlas_socials, leadatlas_address, leadatlas_reason. A row that cannot be matched gets its reason, never a failed job.
+         *
+         *     Requires a token with the `match` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            as_leads: boolean;
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            download: {
+                                bytes: number;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                url: string;
+                            } | null;
+                            failure: string | null;
+                            /** @description The uploaded file, as it was named */
+                            file_name: string;
+                            finished_at: string | null;
+                            /** @description csv, xlsx or ndjson */
+                            format: string;
+                            /** @description The headers of the list, in its order */
+                            headers: string[];
+                            /** @example mjob_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Record field → header of the list, as given or recognised */
+                            mapping: {
+                                [key: string]: string;
+                            };
+                            progress: {
+                                /** @description Rows that could not be matched, each with its reason in the file */
+                                bad_rows: number;
+                                /** @description Matched rows whose place is closed or retired */
+                                closed: number;
+                                /** @description Rows written so far */
+                                done: number;
+                                /** @description Rows that found their place */
+                                matched: number;
+                                /** @description Rows read without a match */
+                                unmatched: number;
+                            };
+                            /** @description Data rows of the list */
+                            rows: number;
+                            started_at: string | null;
+                            /** @description queued → running → succeeded | failed */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @description null: the matcher's default */
+                            threshold: number | null;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Error */
+                413: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A match job: status, progress, the mapping used, and a signed download link once it has succeeded
+         * @description Requires a token with the `match` scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /**
+                     * @description A match job of this account
+                     * @example mjob_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            as_leads: boolean;
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            download: {
+                                bytes: number;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                url: string;
+                            } | null;
+                            failure: string | null;
+                            /** @description The uploaded file, as it was named */
+                            file_name: string;
+                            finished_at: string | null;
+                            /** @description csv, xlsx or ndjson */
+                            format: string;
+                            /** @description The headers of the list, in its order */
+                            headers: string[];
+                            /** @example mjob_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Record field → header of the list, as given or recognised */
+                            mapping: {
+                                [key: string]: string;
+                            };
+                            progress: {
+                                /** @description Rows that could not be matched, each with its reason in the file */
+                                bad_rows: number;
+                                /** @description Matched rows whose place is closed or retired */
+                                closed: number;
+                                /** @description Rows written so far */
+                                done: number;
+                                /** @description Rows that found their place */
+                                matched: number;
+                                /** @description Rows read without a match */
+                                unmatched: number;
+                            };
+                            /** @description Data rows of the list */
+                            rows: number;
+                            started_at: string | null;
+                            /** @description queued → running → succeeded | failed */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @description null: the matcher's default */
+                            threshold: number | null;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a match job's result through its signed link
+         * @description No token: the link is the credential, valid until `expires`. A link whose signature does not match answers 403; an expired one 410.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Unix time the link expires at */
+                    expires: number;
+                    /** @description HMAC-SHA256 of the job id and `expires` */
+                    signature: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description A match job of this account
+                     * @example mjob_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The list with the result columns appended */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": string;
+                        "text/csv": string;
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The link has expired */
+                410: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3086,7 +3591,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers, Redis when it is configured, and the disks have room */
+        /** Readiness: the database answers, and Redis when it is configured */
         get: {
             parameters: {
                 query?: never;
@@ -3108,8 +3613,6 @@ export interface paths {
                             checks: {
                                 /** @enum {string} */
                                 database: "ok";
-                                /** @enum {string} */
-                                disk: "ok";
                                 redis: "ok" | "not configured";
                             };
                             /** @description The search engine of this node: `sql`, or `memory` with its index status, the places version it holds, its places, those out of its sorted order, and how long its last build took */
@@ -3222,83 +3725,25 @@ export interface components {
                 emails: {
                     /** @example info@example.com */
                     address: string;
-                    checked_at: string | null;
-                    /**
-                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                     * @example 0.87
-                     */
-                    confidence: number;
-                    /** @description Its domain is a disposable-mail service’s */
-                    disposable: boolean;
                     fetched_at: string | null;
-                    first_seen_at: string | null;
-                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
-                    free_provider: boolean;
-                    last_seen_at: string | null;
-                    /** @description Its domain is the place's website's */
-                    own_domain: boolean;
                     page: string | null;
-                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
-                    role: boolean;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
-                    /** @description How many sources agree on it */
-                    source_count: number;
-                    /**
-                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                     * @example [
-                     *       "osm",
-                     *       "website"
-                     *     ]
-                     */
-                    sources: string[];
-                    /**
-                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
-                     * @enum {string}
-                     */
-                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                 }[];
                 phones: {
-                    as_written: string | null;
-                    /**
-                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                     * @example 0.87
-                     */
-                    confidence: number;
-                    /** @description E.164; null for a number that is not valid (see `as_written`) */
-                    e164: string | null;
+                    /** @example +37797708080 */
+                    e164: string;
                     fetched_at: string | null;
-                    first_seen_at: string | null;
-                    international: string | null;
-                    last_seen_at: string | null;
-                    national: string | null;
                     page: string | null;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
-                    /** @description How many sources agree on it */
-                    source_count: number;
-                    /**
-                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                     * @example [
-                     *       "osm",
-                     *       "website"
-                     *     ]
-                     */
-                    sources: string[];
-                    /**
-                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
-                     * @enum {string}
-                     */
-                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
-                    /** @description A valid number by libphonenumber */
-                    valid: boolean;
                 }[];
                 socials: {
                     fetched_at: string | null;
@@ -3314,40 +3759,6 @@ export interface components {
                      * @description Canonical profile URL
                      * @example https://www.instagram.com/example
                      */
-                    url: string;
-                }[];
-                /** @description The place's websites, with the status of the last fetch */
-                websites: {
-                    checked_at: string | null;
-                    /**
-                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                     * @example 0.87
-                     */
-                    confidence: number;
-                    final_domain: string | null;
-                    first_seen_at: string | null;
-                    last_seen_at: string | null;
-                    /**
-                     * @description The first source that gave it
-                     * @example osm
-                     */
-                    source: string;
-                    /** @description How many sources agree on it */
-                    source_count: number;
-                    /**
-                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                     * @example [
-                     *       "osm",
-                     *       "website"
-                     *     ]
-                     */
-                    sources: string[];
-                    /**
-                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
-                     * @enum {string}
-                     */
-                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
-                    /** @example https://www.ratskeller.com/ */
                     url: string;
                 }[];
             };
@@ -3370,19 +3781,14 @@ export interface components {
              */
             id: string;
             lat: number | null;
-            /**
-             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
-             * @example 0.91
-             */
-            lead_score: number;
             lon: number | null;
             /** @example Ratskeller */
             name: string;
             /** @description As the source wrote it (OSM syntax for OSM places) */
             opening_hours: string | null;
             /**
-             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
-             * @example +49 89 2199890
+             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+             * @example +49 (0) 89 21 99 89 0
              */
             phone: string | null;
             /**
@@ -3519,83 +3925,25 @@ export interface operations {
                             emails: {
                                 /** @example info@example.com */
                                 address: string;
-                                checked_at: string | null;
-                                /**
-                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                 * @example 0.87
-                                 */
-                                confidence: number;
-                                /** @description Its domain is a disposable-mail service’s */
-                                disposable: boolean;
                                 fetched_at: string | null;
-                                first_seen_at: string | null;
-                                /** @description Its domain is a free mail provider’s (`gmail.com`…) */
-                                free_provider: boolean;
-                                last_seen_at: string | null;
-                                /** @description Its domain is the place's website's */
-                                own_domain: boolean;
                                 page: string | null;
-                                /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
-                                role: boolean;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
-                                /** @description How many sources agree on it */
-                                source_count: number;
-                                /**
-                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                 * @example [
-                                 *       "osm",
-                                 *       "website"
-                                 *     ]
-                                 */
-                                sources: string[];
-                                /**
-                                 * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
-                                 * @enum {string}
-                                 */
-                                status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                 verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                             }[];
                             phones: {
-                                as_written: string | null;
-                                /**
-                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                 * @example 0.87
-                                 */
-                                confidence: number;
-                                /** @description E.164; null for a number that is not valid (see `as_written`) */
-                                e164: string | null;
+                                /** @example +37797708080 */
+                                e164: string;
                                 fetched_at: string | null;
-                                first_seen_at: string | null;
-                                international: string | null;
-                                last_seen_at: string | null;
-                                national: string | null;
                                 page: string | null;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
-                                /** @description How many sources agree on it */
-                                source_count: number;
-                                /**
-                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                 * @example [
-                                 *       "osm",
-                                 *       "website"
-                                 *     ]
-                                 */
-                                sources: string[];
-                                /**
-                                 * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
-                                 * @enum {string}
-                                 */
-                                type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
-                                /** @description A valid number by libphonenumber */
-                                valid: boolean;
                             }[];
                             socials: {
                                 fetched_at: string | null;
@@ -3611,40 +3959,6 @@ export interface operations {
                                  * @description Canonical profile URL
                                  * @example https://www.instagram.com/example
                                  */
-                                url: string;
-                            }[];
-                            /** @description The place's websites, with the status of the last fetch */
-                            websites: {
-                                checked_at: string | null;
-                                /**
-                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                 * @example 0.87
-                                 */
-                                confidence: number;
-                                final_domain: string | null;
-                                first_seen_at: string | null;
-                                last_seen_at: string | null;
-                                /**
-                                 * @description The first source that gave it
-                                 * @example osm
-                                 */
-                                source: string;
-                                /** @description How many sources agree on it */
-                                source_count: number;
-                                /**
-                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                 * @example [
-                                 *       "osm",
-                                 *       "website"
-                                 *     ]
-                                 */
-                                sources: string[];
-                                /**
-                                 * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
-                                 * @enum {string}
-                                 */
-                                status: "live" | "redirected" | "parked" | "dead" | "unknown";
-                                /** @example https://www.ratskeller.com/ */
                                 url: string;
                             }[];
                         };
@@ -3671,11 +3985,6 @@ export interface operations {
                          */
                         id: string;
                         lat: number | null;
-                        /**
-                         * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
-                         * @example 0.91
-                         */
-                        lead_score: number;
                         lon: number | null;
                         /** @example Ratskeller */
                         name: string;
@@ -3708,8 +4017,8 @@ export interface operations {
                             url: string | null;
                         };
                         /**
-                         * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
-                         * @example +49 89 2199890
+                         * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                         * @example +49 (0) 89 21 99 89 0
                          */
                         phone: string | null;
                         /**
@@ -4713,7 +5022,7 @@ export interface operations {
                 /** @description Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only. */
                 cursor?: string;
                 /**
-                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
+                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
                  * @example name,phone,website,rating
                  */
                 fields?: string;
@@ -4800,83 +5109,25 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description Its domain is a disposable-mail service’s */
-                                    disposable: boolean;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
-                                    free_provider: boolean;
-                                    last_seen_at: string | null;
-                                    /** @description Its domain is the place's website's */
-                                    own_domain: boolean;
                                     page: string | null;
-                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
-                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
-                                     * @enum {string}
-                                     */
-                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    as_written: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
-                                    e164: string | null;
+                                    /** @example +37797708080 */
+                                    e164: string;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    international: string | null;
-                                    last_seen_at: string | null;
-                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
-                                     * @enum {string}
-                                     */
-                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
-                                    /** @description A valid number by libphonenumber */
-                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -4892,40 +5143,6 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
-                                    url: string;
-                                }[];
-                                /** @description The place's websites, with the status of the last fetch */
-                                websites: {
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    final_domain: string | null;
-                                    first_seen_at: string | null;
-                                    last_seen_at: string | null;
-                                    /**
-                                     * @description The first source that gave it
-                                     * @example osm
-                                     */
-                                    source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
-                                     * @enum {string}
-                                     */
-                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
-                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -4950,19 +5167,14 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
-                            /**
-                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
-                             * @example 0.91
-                             */
-                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
-                             * @example +49 89 2199890
+                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                             * @example +49 (0) 89 21 99 89 0
                              */
                             phone?: string | null;
                             /**
@@ -5197,7 +5409,7 @@ export interface operations {
                      */
                     country?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
+                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
                      * @example name,phone,website,rating
                      */
                     fields?: string;
@@ -5321,83 +5533,25 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description Its domain is a disposable-mail service’s */
-                                    disposable: boolean;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
-                                    free_provider: boolean;
-                                    last_seen_at: string | null;
-                                    /** @description Its domain is the place's website's */
-                                    own_domain: boolean;
                                     page: string | null;
-                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
-                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
-                                     * @enum {string}
-                                     */
-                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    as_written: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
-                                    e164: string | null;
+                                    /** @example +37797708080 */
+                                    e164: string;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    international: string | null;
-                                    last_seen_at: string | null;
-                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
-                                     * @enum {string}
-                                     */
-                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
-                                    /** @description A valid number by libphonenumber */
-                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5413,40 +5567,6 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
-                                    url: string;
-                                }[];
-                                /** @description The place's websites, with the status of the last fetch */
-                                websites: {
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    final_domain: string | null;
-                                    first_seen_at: string | null;
-                                    last_seen_at: string | null;
-                                    /**
-                                     * @description The first source that gave it
-                                     * @example osm
-                                     */
-                                    source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
-                                     * @enum {string}
-                                     */
-                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
-                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5471,19 +5591,14 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
-                            /**
-                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
-                             * @example 0.91
-                             */
-                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
-                             * @example +49 89 2199890
+                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                             * @example +49 (0) 89 21 99 89 0
                              */
                             phone?: string | null;
                             /**
@@ -5753,83 +5868,25 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description Its domain is a disposable-mail service’s */
-                                    disposable: boolean;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
-                                    free_provider: boolean;
-                                    last_seen_at: string | null;
-                                    /** @description Its domain is the place's website's */
-                                    own_domain: boolean;
                                     page: string | null;
-                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
-                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
-                                     * @enum {string}
-                                     */
-                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    as_written: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
-                                    e164: string | null;
+                                    /** @example +37797708080 */
+                                    e164: string;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    international: string | null;
-                                    last_seen_at: string | null;
-                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
-                                     * @enum {string}
-                                     */
-                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
-                                    /** @description A valid number by libphonenumber */
-                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5845,40 +5902,6 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
-                                    url: string;
-                                }[];
-                                /** @description The place's websites, with the status of the last fetch */
-                                websites: {
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    final_domain: string | null;
-                                    first_seen_at: string | null;
-                                    last_seen_at: string | null;
-                                    /**
-                                     * @description The first source that gave it
-                                     * @example osm
-                                     */
-                                    source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
-                                     * @enum {string}
-                                     */
-                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
-                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5903,19 +5926,14 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
-                            /**
-                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
-                             * @example 0.91
-                             */
-                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
-                             * @example +49 89 2199890
+                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                             * @example +49 (0) 89 21 99 89 0
                              */
                             phone?: string | null;
                             /**
@@ -6205,83 +6223,25 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description Its domain is a disposable-mail service’s */
-                                    disposable: boolean;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
-                                    free_provider: boolean;
-                                    last_seen_at: string | null;
-                                    /** @description Its domain is the place's website's */
-                                    own_domain: boolean;
                                     page: string | null;
-                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
-                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
-                                     * @enum {string}
-                                     */
-                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    as_written: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
-                                    e164: string | null;
+                                    /** @example +37797708080 */
+                                    e164: string;
                                     fetched_at: string | null;
-                                    first_seen_at: string | null;
-                                    international: string | null;
-                                    last_seen_at: string | null;
-                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
-                                     * @enum {string}
-                                     */
-                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
-                                    /** @description A valid number by libphonenumber */
-                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -6297,40 +6257,6 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
-                                    url: string;
-                                }[];
-                                /** @description The place's websites, with the status of the last fetch */
-                                websites: {
-                                    checked_at: string | null;
-                                    /**
-                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
-                                     * @example 0.87
-                                     */
-                                    confidence: number;
-                                    final_domain: string | null;
-                                    first_seen_at: string | null;
-                                    last_seen_at: string | null;
-                                    /**
-                                     * @description The first source that gave it
-                                     * @example osm
-                                     */
-                                    source: string;
-                                    /** @description How many sources agree on it */
-                                    source_count: number;
-                                    /**
-                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
-                                     * @example [
-                                     *       "osm",
-                                     *       "website"
-                                     *     ]
-                                     */
-                                    sources: string[];
-                                    /**
-                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
-                                     * @enum {string}
-                                     */
-                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
-                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -6355,19 +6281,14 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
-                            /**
-                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
-                             * @example 0.91
-                             */
-                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
-                             * @example +49 89 2199890
+                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                             * @example +49 (0) 89 21 99 89 0
                              */
                             phone?: string | null;
                             /**

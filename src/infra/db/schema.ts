@@ -8,15 +8,14 @@ import type {
   CountryNamesTable,
   ReferenceDataTable,
 } from './schema.reference.ts';
+import type { MatchJobsTable, MatchRowUsageTable } from './schema.match.ts';
 import type { PlaceTrustColumns, SiteStatusColumns, TrustTables } from './schema.trust.ts';
 
 /**
- * Row types of every table, as the database stores them. These never reach the HTTP layer:
- * services map them to the public shapes in each module's *.schema.ts.
- *
- * Portable conventions (the same migration chain serves SQLite and PostgreSQL):
- * timestamps are ISO-8601 UTC strings (`2026-11-21T05:49:00.000Z`, lexically sortable),
- * booleans are 0/1 integers, structured values are JSON text.
+ * Row types of every table, as the database stores them. These never reach the HTTP layer: services map them to the
+ * public shapes in each module's *.schema.ts. Portable conventions (the same migration chain serves SQLite and
+ * PostgreSQL): timestamps are ISO-8601 UTC strings (`2026-11-21T05:49:00.000Z`, lexically sortable), booleans are 0/1
+ * integers, structured values are JSON text. The match jobs' tables are in schema.match.ts.
  */
 export interface Database extends TrustTables {
   places: PlacesTable;
@@ -63,6 +62,8 @@ export interface Database extends TrustTables {
   place_changes: PlaceChangesTable;
   place_changes_marks: PlaceChangesMarksTable;
   place_changes_horizon: PlaceChangesHorizonTable;
+  match_jobs: MatchJobsTable;
+  match_row_usage: MatchRowUsageTable;
 }
 
 export interface PlacesTable extends PlaceTrustColumns {
@@ -448,6 +449,7 @@ export interface AccountQuotasTable {
   concurrent_exports: number | null;
   /** Places an account may enrich a month (migration 0026). */
   enrich_places_per_month: number | null;
+  match_rows_per_month: number | null;
   updated_at: string;
 }
 

@@ -46,6 +46,7 @@ const quotaLabels: Record<QuotaName, string> = {
   exportRowsPerMonth: 'exported rows per month',
   concurrentExports: 'exports at once',
   enrichPlacesPerMonth: 'places enriched per month',
+  matchRowsPerMonth: 'list rows matched per month',
 };
 
 function printQuotas(email: string, quotas: AccountQuotas): void {
@@ -89,6 +90,11 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
     .option('--export-rows-per-month <n>', 'exported rows per calendar month (UTC)', parseQuota)
     .option('--concurrent-exports <n>', 'exports running at once', parseQuota)
     .option('--enrich-places-per-month <n>', 'places queued for enrichment (POST /api/v2/enrichments) per calendar month (UTC)', parseQuota)
+    .option(
+      '--match-rows-per-month <n>',
+      'rows of lists matched by match jobs (POST /api/v2/match/jobs) per calendar month (UTC)',
+      parseQuota,
+    )
     .action((opts: Partial<Record<QuotaName, number | 'default'>> & { email: string }) =>
       withDb(async (db, config) => {
         await migrateToLatest(db);
@@ -105,6 +111,7 @@ export function registerAuthCommands(program: Command, withDb: WithDb): void {
             exportRowsPerMonth: config.QUOTA_EXPORT_ROWS_PER_MONTH,
             concurrentExports: config.QUOTA_CONCURRENT_EXPORTS,
             enrichPlacesPerMonth: config.QUOTA_ENRICH_PLACES_PER_MONTH,
+            matchRowsPerMonth: config.QUOTA_MATCH_ROWS_PER_MONTH,
           },
           null,
         );

@@ -11,7 +11,12 @@ export function findAccountQuotas(db: Kysely<Database>, accountId: number): Prom
 export async function updateAccountQuotas(
   db: Kysely<Database>,
   accountId: number,
-  values: Partial<Pick<AccountQuotasRow, 'requests_per_day' | 'export_rows_per_month' | 'concurrent_exports' | 'enrich_places_per_month'>>,
+  values: Partial<
+    Pick<
+      AccountQuotasRow,
+      'requests_per_day' | 'export_rows_per_month' | 'concurrent_exports' | 'enrich_places_per_month' | 'match_rows_per_month'
+    >
+  >,
   at: string,
 ): Promise<void> {
   await db
@@ -22,6 +27,7 @@ export async function updateAccountQuotas(
       export_rows_per_month: null,
       concurrent_exports: null,
       enrich_places_per_month: null,
+      match_rows_per_month: null,
       ...values,
       updated_at: at,
     })
@@ -127,6 +133,49 @@ export async function returnEnrichPlaces(db: Kysely<Database>, accountId: number
   await db
     .updateTable('enrich_usage')
     .set({ place_count: sql<number>`CASE WHEN place_count > ${places} THEN place_count - ${places} ELSE 0 END` })
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .execute();
+}
+
+export async function matchRowsInMonth(db: Kysely<Database>, accountId: number, month: string): Promise<number> {
+  const row = await db
+    .selectFrom('match_row_usage')
+    .select('row_count')
+    .where('account_id', '=', accountId)
+    .where('month', '=', month)
+    .executeTakeFirst();
+  return Number(row?.row_count ?? 0);
+}
+
+/** Takes `rows` from what is left of `limit` this month if they all fit (one transaction, the counter's row locked); else how many are left. */
+export function reserveMatchRows(
+  db: Kysely<Database>,
+  accountId: number,
+  month: string,
+  rows: number,
+  limit: number,
+): Promise<'reserved' | number> {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('match_row_usage')
+      .values({ account_id: accountId, month, row_count: 0 })
+      .onConflict((oc) => oc.columns(['account_id', 'month']).doNothing())
+      .execute();
+    const counter = trx.updateTable('match_row_usage').where('account_id', '=', accountId).where('month', '=', month);
+    await counter.set({ row_count: sql<number>`row_count` }).execute();
+    const used = await matchRowsInMonth(trx, accountId, month);
+    if (used + rows > limit) return Math.max(0, limit - used);
+    await counter.set({ row_count: sql<number>`row_count + ${rows}` }).execute();
+    return 'reserved';
+  });
+}
+
+export async function returnMatchRows(db: Kysely<Database>, accountId: number, month: string, rows: number): Promise<void> {
+  if (rows <= 0) return;
+  await db
+    .updateTable('match_row_usage')
+    .set({ row_count: sql<number>`CASE WHEN row_count > ${rows} THEN row_count - ${rows} ELSE 0 END` })
     .where('account_id', '=', accountId)
     .where('month', '=', month)
     .execute();

@@ -10,9 +10,16 @@ export interface Quotas {
   exportRowsPerMonth: number;
   concurrentExports: number;
   enrichPlacesPerMonth: number;
+  matchRowsPerMonth: number;
 }
 export type QuotaName = keyof Quotas;
-export const quotaNames: readonly QuotaName[] = ['requestsPerDay', 'exportRowsPerMonth', 'concurrentExports', 'enrichPlacesPerMonth'];
+export const quotaNames: readonly QuotaName[] = [
+  'requestsPerDay',
+  'exportRowsPerMonth',
+  'concurrentExports',
+  'enrichPlacesPerMonth',
+  'matchRowsPerMonth',
+];
 
 export interface AccountQuotas extends Quotas {
   /** Which values were set for this account (the others are the configured defaults). */
@@ -27,6 +34,7 @@ export interface AccountUsage {
   exportRowsThisMonth: number;
   exportRowsResetAt: string;
   runningExports: number;
+  matchRowsThisMonth: number;
 }
 
 /**
@@ -99,17 +107,20 @@ export class QuotaService implements ExportAllowance {
       exportRowsPerMonth: row?.export_rows_per_month ?? null,
       concurrentExports: row?.concurrent_exports ?? null,
       enrichPlacesPerMonth: row?.enrich_places_per_month ?? null,
+      matchRowsPerMonth: row?.match_rows_per_month ?? null,
     };
     const quotas: AccountQuotas = {
       requestsPerDay: own.requestsPerDay === null ? this.defaults.requestsPerDay : Number(own.requestsPerDay),
       exportRowsPerMonth: own.exportRowsPerMonth === null ? this.defaults.exportRowsPerMonth : Number(own.exportRowsPerMonth),
       concurrentExports: own.concurrentExports === null ? this.defaults.concurrentExports : Number(own.concurrentExports),
       enrichPlacesPerMonth: own.enrichPlacesPerMonth === null ? this.defaults.enrichPlacesPerMonth : Number(own.enrichPlacesPerMonth),
+      matchRowsPerMonth: own.matchRowsPerMonth === null ? this.defaults.matchRowsPerMonth : Number(own.matchRowsPerMonth),
       custom: {
         requestsPerDay: own.requestsPerDay !== null,
         exportRowsPerMonth: own.exportRowsPerMonth !== null,
         concurrentExports: own.concurrentExports !== null,
         enrichPlacesPerMonth: own.enrichPlacesPerMonth !== null,
+        matchRowsPerMonth: own.matchRowsPerMonth !== null,
       },
     };
     if (this.cache.size > 10_000) this.cache.clear();
@@ -124,6 +135,7 @@ export class QuotaService implements ExportAllowance {
       exportRowsPerMonth: 'export_rows_per_month',
       concurrentExports: 'concurrent_exports',
       enrichPlacesPerMonth: 'enrich_places_per_month',
+      matchRowsPerMonth: 'match_rows_per_month',
     } as const;
     const values: Record<string, number | null> = {};
     for (const name of quotaNames) {
@@ -143,11 +155,12 @@ export class QuotaService implements ExportAllowance {
 
   async usageOf(accountId: number): Promise<AccountUsage> {
     const now = this.now();
-    const [quotas, requestsToday, exportRowsThisMonth, runningExports] = await Promise.all([
+    const [quotas, requestsToday, exportRowsThisMonth, runningExports, matchRowsThisMonth] = await Promise.all([
       this.forAccount(accountId),
       this.usage ? this.usage.requestsToday(accountId) : Promise.resolve(0),
       repo.exportRowsInMonth(this.db.kysely, accountId, monthOf(now)),
       this.limiter.held(exportsKey(accountId)),
+      repo.matchRowsInMonth(this.db.kysely, accountId, monthOf(now)),
     ]);
     return {
       quotas,
@@ -156,6 +169,7 @@ export class QuotaService implements ExportAllowance {
       exportRowsThisMonth,
       exportRowsResetAt: nextUtcMonth(now).toISOString(),
       runningExports,
+      matchRowsThisMonth,
     };
   }
 
@@ -202,6 +216,33 @@ export class QuotaService implements ExportAllowance {
       );
     }
     return quotas;
+  }
+
+  /**
+   * Takes `rows` from what is left of the account's match quota this month, all or nothing: a list larger
+   * than what is left is refused (`quota_exceeded`, policy `match-rows`), saying how many rows are left.
+   * Returns the month charged.
+   */
+  async reserveMatchRows(accountId: number, rows: number): Promise<string> {
+    const quotas = await this.forAccount(accountId);
+    const now = this.now();
+    const month = monthOf(now);
+    const left = await repo.reserveMatchRows(this.db.kysely, accountId, month, rows, quotas.matchRowsPerMonth);
+    if (left !== 'reserved') {
+      const wait = secondsUntil(now, nextUtcMonth(now));
+      throw new AppError(
+        'quota_exceeded',
+        `This list has ${rows.toLocaleString('en')} rows and this account has ${left.toLocaleString('en')} of its ${quotas.matchRowsPerMonth.toLocaleString('en')} match rows left this month; the quota renews on ${nextUtcMonth(now).toISOString().slice(0, 10)}`,
+        { 'violated-policies': ['match-rows'], retry_after: wait },
+        { 'retry-after': String(wait) },
+      );
+    }
+    return month;
+  }
+
+  /** Gives back match rows a job took and did not use (bad rows, a job that failed). */
+  async returnMatchRows(accountId: number, month: string, rows: number): Promise<void> {
+    await repo.returnMatchRows(this.db.kysely, accountId, month, rows);
   }
 
   /** Gives back rows an export took from a month's quota and never delivered (an export job's abandoned attempt). */

@@ -12,7 +12,13 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { monthOf, QuotaService } from './quotas.service.ts';
 import { exportRowsInMonth, reserveExportRows } from './quotas.repository.ts';
 
-const defaults = { requestsPerDay: 10_000, exportRowsPerMonth: 100_000, concurrentExports: 2, enrichPlacesPerMonth: 10_000 };
+const defaults = {
+  requestsPerDay: 10_000,
+  exportRowsPerMonth: 100_000,
+  concurrentExports: 2,
+  enrichPlacesPerMonth: 10_000,
+  matchRowsPerMonth: 1_000,
+};
 
 for (const dialect of dialects) {
   describe(`quotas on ${dialect.name}`, () => {
@@ -27,7 +33,13 @@ for (const dialect of dialects) {
       const a = await createAccountWithToken(t.db);
       assert.deepEqual(await quotas.forAccount(a.accountId), {
         ...defaults,
-        custom: { requestsPerDay: false, exportRowsPerMonth: false, concurrentExports: false, enrichPlacesPerMonth: false },
+        custom: {
+          requestsPerDay: false,
+          exportRowsPerMonth: false,
+          concurrentExports: false,
+          enrichPlacesPerMonth: false,
+          matchRowsPerMonth: false,
+        },
       });
       const set = await quotas.setQuotas(a.accountId, { exportRowsPerMonth: 5_000_000_000, concurrentExports: 0 });
       assert.deepEqual([set.requestsPerDay, set.exportRowsPerMonth, set.concurrentExports], [10_000, 5_000_000_000, 0]);
@@ -36,6 +48,7 @@ for (const dialect of dialects) {
         exportRowsPerMonth: true,
         concurrentExports: true,
         enrichPlacesPerMonth: false,
+        matchRowsPerMonth: false,
       });
       const back = await quotas.setQuotas(a.accountId, { concurrentExports: null });
       assert.deepEqual([back.exportRowsPerMonth, back.concurrentExports, back.custom.concurrentExports], [5_000_000_000, 2, false]);

@@ -43,6 +43,13 @@ function usageBody(u: AccountUsage, policy: { quota: number; windowSeconds: numb
       resets_at: u.exportRowsResetAt,
       custom: q.custom.exportRowsPerMonth,
     },
+    match_rows: {
+      used: u.matchRowsThisMonth,
+      limit: q.matchRowsPerMonth,
+      remaining: Math.max(0, q.matchRowsPerMonth - u.matchRowsThisMonth),
+      resets_at: u.exportRowsResetAt,
+      custom: q.custom.matchRowsPerMonth,
+    },
     concurrent_exports: { running: u.runningExports, limit: q.concurrentExports, custom: q.custom.concurrentExports },
     rate_limit: { policy: 'token', limit: policy.quota, window_seconds: policy.windowSeconds, costs: { ...scopeCosts } },
   };

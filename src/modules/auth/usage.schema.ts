@@ -15,6 +15,7 @@ const quota = (what: string, period: string) =>
 export const UsageSchema = Type.Object({
   requests: quota('API requests', 'today'),
   export_rows: quota('Exported rows', 'this month'),
+  match_rows: quota('Rows of lists matched by match jobs', 'this month'),
   concurrent_exports: Type.Object({
     running: Type.Integer({ description: 'Exports of the account streaming now' }),
     limit: Type.Integer({ description: 'How many may run at once; another one answers 429 until one ends' }),

@@ -19,6 +19,7 @@ import { errorPage } from './pages.ts';
 import { searchPageRoutes } from './search.routes.ts';
 import { sessionRoutes } from './session.routes.ts';
 import { suppressionsPageRoutes } from './suppressions.routes.ts';
+import { matchPageRoutes } from './match.routes.ts';
 import { tokensRoutes } from './tokens.routes.ts';
 import { usageRoutes } from './usage.routes.ts';
 
@@ -117,7 +118,15 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   const pages: PageOptions = { ...options, kit };
   await app.register(sessionRoutes, pages);
   // The signed-in pages: each adds the session check to its own routes.
-  for (const routes of [tokensRoutes, searchPageRoutes, exportJobsPageRoutes, monitorsPageRoutes, suppressionsPageRoutes, usageRoutes])
+  for (const routes of [
+    tokensRoutes,
+    searchPageRoutes,
+    exportJobsPageRoutes,
+    matchPageRoutes,
+    monitorsPageRoutes,
+    suppressionsPageRoutes,
+    usageRoutes,
+  ])
     await app.register(routes, pages);
 }
 

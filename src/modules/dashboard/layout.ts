@@ -17,6 +17,7 @@ const nav: Array<{ href: string; label: string }> = [
   { href: '/search', label: 'Search' },
   { href: '/searches', label: 'Searches & exports' },
   { href: '/exports', label: 'Export jobs' },
+  { href: '/match', label: 'Match a list' },
   { href: '/monitors', label: 'Monitors' },
   { href: '/suppressions', label: 'Suppressions' },
   { href: '/tokens', label: 'API tokens' },

@@ -3,6 +3,7 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { sessionCookieName, type Session } from '../auth/accounts.service.ts';
 import type { ExportJobs } from '../exports/export-jobs.ts';
+import type { MatchJobs } from '../match/match-jobs.ts';
 import type { Search } from '../search/search.ts';
 import type { SafeHtml } from './html.ts';
 import type { PageContext } from './layout.ts';
@@ -15,6 +16,8 @@ export interface DashboardOptions {
   search: Search;
   /** Export jobs: their download links and the queues to wake. */
   jobs: ExportJobs;
+  /** Match jobs: the "Match a list" page uploads through their service and reads their links. */
+  matchJobs: MatchJobs;
 }
 
 export interface DashboardState {

@@ -262,6 +262,7 @@ export function usagePage(ctx: PageContext, days: DayCount[], usage: AccountUsag
         <tbody>
           ${quotaRow('API requests today', usage.requestsToday, quotas.requestsPerDay, html`${time(usage.requestsResetAt, { compact: true })}`, quotas.custom.requestsPerDay)}
           ${quotaRow('Exported rows this month', usage.exportRowsThisMonth, quotas.exportRowsPerMonth, html`${time(usage.exportRowsResetAt, { dateOnly: true })}`, quotas.custom.exportRowsPerMonth)}
+          ${quotaRow('List rows matched this month', usage.matchRowsThisMonth, quotas.matchRowsPerMonth, html`${time(usage.exportRowsResetAt, { dateOnly: true })}`, quotas.custom.matchRowsPerMonth)}
           ${quotaRow('Exports running now', usage.runningExports, quotas.concurrentExports, '—', quotas.custom.concurrentExports)}
         </tbody>
       </table></div>

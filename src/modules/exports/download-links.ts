@@ -17,6 +17,8 @@ export class DownloadLinks {
   constructor(
     private readonly db: Db,
     private readonly config: Pick<Config, 'EXPORT_LINK_SECRET' | 'EXPORT_LINK_TTL'>,
+    /** Where a kind of job is read and downloaded: `/api/v2/exports`, `/api/v2/match/jobs`. Job ids differ by kind (`job_`, `mjob_`). */
+    private readonly jobsPath = '/api/v2/exports',
   ) {}
 
   private secret(): Promise<string> {
@@ -38,7 +40,7 @@ export class DownloadLinks {
   async linkFor(jobId: string, now = new Date()): Promise<{ path: string; expiresAt: Date }> {
     const expires = Math.floor(now.getTime() / 1000) + this.config.EXPORT_LINK_TTL;
     const signature = await this.sign(jobId, expires);
-    return { path: `/api/v2/exports/${jobId}/download?expires=${expires}&signature=${signature}`, expiresAt: new Date(expires * 1000) };
+    return { path: `${this.jobsPath}/${jobId}/download?expires=${expires}&signature=${signature}`, expiresAt: new Date(expires * 1000) };
   }
 
   /**
@@ -55,7 +57,7 @@ export class DownloadLinks {
     if (expires * 1000 <= now.getTime()) {
       throw new AppError(
         'gone',
-        `This download link expired at ${new Date(expires * 1000).toISOString()}; ask the job (GET /api/v2/exports/${jobId}) for a new one`,
+        `This download link expired at ${new Date(expires * 1000).toISOString()}; ask the job (GET ${this.jobsPath}/${jobId}) for a new one`,
         { reason: 'link_expired' },
       );
     }

@@ -56,42 +56,10 @@ export async function countOpenJobs(db: Db, accountId: number): Promise<number> 
   return Number(r.n);
 }
 
-/** Candidates to run: queued jobs, and running ones whose process let the lease lapse; oldest first. */
-export async function runnableJobs(db: Db, now: string, limit: number): Promise<ExportJobRow[]> {
-  const rows = await db.kysely
-    .selectFrom('export_jobs')
-    .selectAll()
-    .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)])]))
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => normalise({ ...r, rows_done: 0 }));
-}
-
-/**
- * Takes a job for this process if nobody holds it (queued, or its lease lapsed), in one conditional
- * UPDATE: of several processes asking at once, exactly one gets it.
- */
-export async function claimJob(db: Db, job: ExportJobRow, runner: string, now: string, leaseUntil: string): Promise<boolean> {
-  const r = await db.kysely
-    .updateTable('export_jobs')
-    .set({ status: 'running', runner, lease_until: leaseUntil, attempts: sql<number>`attempts + 1`, started_at: now })
-    .where('id', '=', job.id)
-    .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_until', '<', now)])]))
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
-}
-
-/** Renews this process's lease; false when the job is no longer this process's (another took it). */
-export async function renewLease(db: Db, jobId: number, runner: string, leaseUntil: string): Promise<boolean> {
-  const r = await db.kysely
-    .updateTable('export_jobs')
-    .set({ lease_until: leaseUntil })
-    .where('id', '=', jobId)
-    .where('runner', '=', runner)
-    .where('status', '=', 'running')
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+/** A job by its internal id, as the runner reads it before claiming it. */
+export async function findJobById(db: Db, jobId: number): Promise<ExportJobRow | undefined> {
+  const row = await db.kysely.selectFrom('export_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+  return row && normalise({ ...row, rows_done: 0 });
 }
 
 export async function updateRunningJob(
@@ -101,16 +69,6 @@ export async function updateRunningJob(
   values: Partial<Pick<ExportJobRow, 'export_id' | 'charged_rows' | 'charged_month'>>,
 ): Promise<void> {
   await db.kysely.updateTable('export_jobs').set(values).where('id', '=', jobId).where('runner', '=', runner).execute();
-}
-
-/** Puts a job this process holds back in the queue (the process is stopping, or the account's slots are taken). */
-export async function requeueJob(db: Db, jobId: number, runner: string, undoAttempt: boolean): Promise<void> {
-  await db.kysely
-    .updateTable('export_jobs')
-    .set({ status: 'queued', runner: null, lease_until: null, ...(undoAttempt ? { attempts: sql<number>`attempts - 1` } : {}) })
-    .where('id', '=', jobId)
-    .where('runner', '=', runner)
-    .execute();
 }
 
 /** The end of a job, in the transaction that also queues its webhook delivery. */

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import { PollLoop } from '../../infra/poll-loop.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { asDiskFull } from '../../infra/storage.ts';
@@ -15,6 +13,8 @@ import { jobView } from './export-jobs.service.ts';
 import { startExport, type StartedExport } from './exports.service.ts';
 import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
 import { exportFormats, type ExportFormatName } from './formats/index.ts';
+import { LeasedJobRunner, removeJobFiles, syncDir } from './leased-jobs.ts';
+import { leasedJobQueries } from './leased-jobs.repository.ts';
 
 export interface JobRunnerOptions {
   db: Db;
@@ -37,8 +37,6 @@ export interface JobRunnerOptions {
   pollMs?: number;
 }
 
-type Stop = 'closing' | 'lease_lost';
-
 /**
  * Runs export jobs from the database. A job is claimed with a lease this process renews; a process that
  * dies (`kill -9`) stops renewing, and once the lease lapses any process takes the job again and runs it
@@ -56,80 +54,39 @@ type Stop = 'closing' | 'lease_lost';
  * whose account has no slot free goes back to the queue and waits.
  */
 export class ExportJobRunner {
-  readonly id = `run_${randomBytes(8).toString('hex')}`;
-  private readonly running = new Map<number, { stop: AbortController; done: Promise<void> }>();
-  private readonly loop: PollLoop;
+  private readonly queue: LeasedJobRunner<repo.ExportJobRow>;
+  readonly id: string;
 
   constructor(private readonly o: JobRunnerOptions) {
-    this.loop = new PollLoop(
-      () => this.tick(),
-      o.pollMs ?? 1000,
-      (err: unknown) => o.log.error({ err }, 'export jobs: a round of the queue failed'),
+    const { db } = o;
+    this.queue = new LeasedJobRunner<repo.ExportJobRow>(
+      {
+        name: 'export job',
+        queries: leasedJobQueries(db, 'export_jobs'),
+        load: (jobId) => repo.findJobById(db, jobId),
+        run: (job, { signal }) => this.run(job, signal),
+      },
+      { log: o.log, perServer: o.perServer, leaseSeconds: o.leaseSeconds, pollMs: o.pollMs },
     );
+    this.id = this.queue.id;
   }
 
   start(): void {
-    if (this.o.perServer > 0) this.loop.schedule(0);
+    this.queue.start();
   }
 
   /** Look at the queue now (a job was just queued here). */
   poke(): void {
-    if (this.o.perServer > 0) this.loop.schedule(0);
+    this.queue.poke();
   }
 
   /** Stops taking jobs and puts the running ones back in the queue, for the next process to run. */
   async close(): Promise<void> {
-    await this.loop.close();
-    for (const { stop } of this.running.values()) stop.abort('closing' satisfies Stop);
-    await Promise.allSettled([...this.running.values()].map((r) => r.done));
+    await this.queue.close();
   }
 
-  private async tick(): Promise<void> {
-    if (this.running.size >= this.o.perServer) return;
-    const now = new Date();
-    const candidates = await repo.runnableJobs(this.o.db, now.toISOString(), 50);
-    const busy = new Set<number>();
-    for (const job of candidates) {
-      if (this.loop.closed || this.running.size >= this.o.perServer) return;
-      if (busy.has(job.account_id)) continue;
-      const claimedAt = new Date();
-      if (!(await repo.claimJob(this.o.db, job, this.id, claimedAt.toISOString(), this.leaseFrom(claimedAt)))) continue;
-      const stop = new AbortController();
-      const done = this.run(job, stop.signal)
-        .then((outcome) => {
-          if (outcome === 'no_slot') busy.add(job.account_id);
-        })
-        .catch((err: unknown) => this.o.log.error({ err, job: job.public_id }, 'export job: ending it failed'))
-        .finally(() => {
-          this.running.delete(job.id);
-          this.loop.schedule(100);
-        });
-      this.running.set(job.id, { stop, done });
-      // Wait for the job to have its export slot (or not) before looking at the next one of the account.
-      await Promise.race([done, sleep(200, undefined, { ref: false })]);
-    }
-  }
-
-  private leaseFrom(at: Date): string {
-    return new Date(at.getTime() + this.o.leaseSeconds * 1000).toISOString();
-  }
-
-  private async run(job: repo.ExportJobRow, signal: AbortSignal): Promise<'ended' | 'no_slot' | 'stopped'> {
+  private async run(job: repo.ExportJobRow, stop: AbortSignal): Promise<'ended' | 'no_slot' | 'stopped'> {
     const { db, log } = this.o;
-    const stop = new AbortController();
-    signal.addEventListener('abort', () => stop.abort(signal.reason), { once: true });
-    const renew = setInterval(
-      () => {
-        void repo.renewLease(db, job.id, this.id, this.leaseFrom(new Date())).then(
-          (held) => {
-            if (!held) stop.abort('lease_lost' satisfies Stop);
-          },
-          (err: unknown) => log.warn({ err, job: job.public_id }, 'export job: renewing the lease failed'),
-        );
-      },
-      (this.o.leaseSeconds * 1000) / 3,
-    );
-    renew.unref();
     let tmp: string | undefined;
     let started: StartedExport | undefined;
     let finished = false;
@@ -141,7 +98,7 @@ export class ExportJobRunner {
         started = await startExport(
           db,
           { accountId: job.account_id, searchId: job.search_id, format: job.format as ExportFormatName, fields: job.fields ?? undefined },
-          this.allowance(job, stop.signal),
+          this.allowance(job, stop),
         );
       } catch (error) {
         if (
@@ -149,7 +106,6 @@ export class ExportJobRunner {
           error.code === 'quota_exceeded' &&
           (error.extras['violated-policies'] as string[] | undefined)?.includes('concurrent-exports')
         ) {
-          await repo.requeueJob(db, job.id, this.id, true);
           return 'no_slot';
         }
         if (error instanceof AppError) {
@@ -169,7 +125,7 @@ export class ExportJobRunner {
         // Leaving the loop early must not destroy the body with an error (that would log the export
         // `failed`): a stopped job's export is cut short, and the body is closed below without one.
         for await (const chunk of started.body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer | string>) {
-          if (stop.signal.aborted) throw new Error(String(stop.signal.reason));
+          if (stop.aborted) throw new Error(String(stop.reason));
           const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
           await file.write(buf);
           bytes += buf.length;
@@ -187,7 +143,7 @@ export class ExportJobRunner {
           log.error({ err, job: job.public_id }, 'export job: recording its leads failed');
         });
       }
-      if (!complete || stop.signal.aborted) throw new Error(String(stop.signal.reason ?? 'the export did not complete'));
+      if (!complete || stop.aborted) throw new Error(String(stop.reason ?? 'the export did not complete'));
       const fileName = `${job.public_id}.${format.extension}`;
       await rename(tmp, join(this.o.dataDir, fileName));
       tmp = undefined;
@@ -208,12 +164,7 @@ export class ExportJobRunner {
       if (started && !finished)
         await started.finish(false).catch((err: unknown) => log.error({ err, job: job.public_id }, 'export job: ending its export failed'));
       if (tmp) await rm(tmp, { force: true });
-      const reason = stop.signal.reason as Stop | undefined;
-      if (reason === 'closing') {
-        await repo.requeueJob(db, job.id, this.id, false);
-        return 'stopped';
-      }
-      if (reason === 'lease_lost') return 'stopped';
+      if (stop.aborted) return 'stopped';
       log.error({ err: error, job: job.public_id }, 'export job failed');
       const diskFull = asDiskFull(error, this.o.dataDir, this.o.minFreeBytes, `export job ${job.public_id}`);
       await this.end(job, {
@@ -224,8 +175,6 @@ export class ExportJobRunner {
             : 'internal: the file could not be written; see the server log',
       });
       return 'ended';
-    } finally {
-      clearInterval(renew);
     }
   }
 
@@ -330,26 +279,5 @@ export class ExportJobRunner {
     });
     this.o.log.info({ job: job.public_id, status: values.status, rows: ended.row_count, failure: ended.failure }, 'export job ended');
     if (queued) this.o.onEvent();
-  }
-}
-
-/** Deletes every file of a job in the data directory (a partial file of a dead attempt, an old result). */
-async function removeJobFiles(dir: string, jobId: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  await Promise.all(names.filter((n) => n.startsWith(`${jobId}.`)).map((n) => rm(join(dir, n), { force: true })));
-}
-
-/** Makes a rename in `dir` durable. */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -13,21 +13,11 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
+import { eventually } from '../../../test/helpers/eventually.ts';
 import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
 import { DownloadLinks } from './download-links.ts';
 import { createJob } from './export-jobs.service.ts';
 import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
-
-/** Polls until `check` answers a value; fails after `limitMs` (a deadline for a hung job, not a timing assertion). */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, limitMs = 60_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 for (const database of ['sqlite', 'postgres'] as const) {
   describe(`export jobs on the Munich OpenStreetMap extract (${database})`, () => {

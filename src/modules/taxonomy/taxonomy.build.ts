@@ -343,3 +343,42 @@ export function loadEnglishNames(): TaxonomyName[] {
   cachedEnglish ??= cachedNames?.filter((n) => n.lang === 'en') ?? readNames(['en']);
   return cachedEnglish;
 }
+
+/** A label of an address or contact field in one of the taxonomy's languages (`Telefon`, `Código postal`). */
+export interface FieldLabel {
+  /** `name`, `phone`, `email`, `website`, `address`, or a part of the address: `street`, `housenumber`, `postcode`, `city`, `country`. */
+  field: string;
+  text: string;
+}
+
+const labelledFields = ['name', 'phone', 'email', 'website', 'address'] as const;
+const addressParts = ['street', 'housenumber', 'postcode', 'city', 'country'] as const;
+
+/**
+ * The labels, search terms and address placeholders of the editor's name, phone, email, website and address
+ * fields, in every locale the taxonomy ships: what people call these columns in their own language. Reads
+ * every translation file (about a second); callers keep the result.
+ */
+export function readFieldLabels(): FieldLabel[] {
+  type RawField = { label?: string; terms?: string; labels?: Record<string, string>; placeholders?: Record<string, string> };
+  const dir = join(packageDir(), 'dist', 'translations');
+  const out: FieldLabel[] = [];
+  for (const lang of locales()) {
+    const file = readJson<Record<string, { presets?: { fields?: Record<string, RawField> } }>>(join(dir, `${lang}.min.json`));
+    const fields = Object.values(file)[0]?.presets?.fields ?? {};
+    for (const field of labelledFields) {
+      const f = fields[field];
+      if (!f) continue;
+      if (f.label) out.push({ field, text: f.label });
+      for (const term of (f.terms ?? '').split(',')) if (term.trim()) out.push({ field, text: term.trim() });
+    }
+    const address = fields.address;
+    for (const part of addressParts) {
+      for (const text of [address?.labels?.[part], address?.placeholders?.[part]]) {
+        // Placeholders of numbers are examples (`123`), not names.
+        if (text && /\p{L}/u.test(text)) out.push({ field: part, text });
+      }
+    }
+  }
+  return out;
+}

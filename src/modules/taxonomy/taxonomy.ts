@@ -5,6 +5,7 @@ import { loadTaxonomy, loadTaxonomyNames, readTaxonomyNames, taxonomyVersion } f
 import { findTaxonomyVersion, SqlCategoryNames, taxonomyStore } from './taxonomy.repository.ts';
 
 export { loadClassifier } from './classifier.ts';
+export { readFieldLabels, type FieldLabel } from './taxonomy.build.ts';
 export type { Category, CategoryCandidate, CategoryIndex, ResolveResult } from './category-index.ts';
 
 /**

@@ -13,7 +13,7 @@ import { newWebhookSecret, signatureHeader, signPayload } from './signature.ts';
  * A new kind of job adds its name here and passes it to `queueDelivery` and `deliveriesOfJobs`. A monitor is not a
  * job that ends: its deliveries are `monitor.events`, one for each evaluation that found events.
  */
-export const webhookJobKinds = ['export_job', 'enrichment_job', 'monitor'] as const;
+export const webhookJobKinds = ['export_job', 'enrichment_job', 'monitor', 'match_job'] as const;
 export type WebhookJobKind = (typeof webhookJobKinds)[number];
 
 /** A webhook delivery of a job with every attempt so far, as the account's pages show it. */

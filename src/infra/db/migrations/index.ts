@@ -28,6 +28,7 @@ import * as m0029 from './0029_webhook_job_kinds.ts';
 import * as m0030 from './0030_follow_monitors.ts';
 import * as m0031 from './0031_opening_hours.ts';
 import * as m0034 from './0034_import_run_parts.ts';
+import * as m0036 from './0036_match_jobs.ts';
 import * as m0037 from './0037_contact_trust.ts';
 
 /** The migration chain, in order. Append new migrations here. */
@@ -61,5 +62,6 @@ export const migrations: Record<string, Migration> = {
   '0030_follow_monitors': m0030,
   '0031_opening_hours': m0031,
   '0034_import_run_parts': m0034,
+  '0036_match_jobs': m0036,
   '0037_contact_trust': m0037,
 };
