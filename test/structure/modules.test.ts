@@ -49,7 +49,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   suppressions: ['geo', 'infra', 'places'],
   leads: ['infra', 'places', 'suppressions'],
   reference: ['infra', 'places', 'taxonomy'],
-  search: ['config', 'geo', 'infra', 'leads', 'places', 'reference', 'taxonomy'],
+  search: ['config', 'contacts', 'geo', 'infra', 'leads', 'places', 'reference', 'taxonomy', 'trust'],
   exports: ['auth', 'config', 'contacts', 'infra', 'places', 'search', 'webhooks'],
   enrichment: [
     'auth',
