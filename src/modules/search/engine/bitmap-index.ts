@@ -331,9 +331,10 @@ export class BitmapIndex {
       const v = values[s]!;
       const k = { key: Number.isNaN(v) ? -1 : v, id: this.extId[s]! };
       if (after && !before(after, k)) continue;
-      if (best.length === limit && !before(best[limit - 1]!, k)) continue;
+      // `before(k, x)`: x comes after k, so k belongs ahead of x.
+      if (best.length === limit && !before(k, best[limit - 1]!)) continue;
       let i = best.length === limit ? limit - 1 : best.length;
-      while (i > 0 && before(best[i - 1]!, k)) {
+      while (i > 0 && before(k, best[i - 1]!)) {
         best[i] = best[i - 1]!;
         i--;
       }
