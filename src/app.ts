@@ -32,6 +32,7 @@ import { monitorWebhooks } from './modules/monitors/monitors.service.ts';
 import { EnrichmentJobRunner } from './modules/enrichment/enrichment-jobs.service.ts';
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { PlaceMaintenance } from './modules/places/place-maintenance.ts';
+import { TrustMaintenance } from './modules/trust/trust.maintenance.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
@@ -169,6 +170,9 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   app.addHook('onClose', () => engine.close());
   app.addHook('onReady', async () => maintenance.start());
   app.addHook('onClose', () => maintenance.close());
+  const trust = new TrustMaintenance({ db, pollMs: config.TRUST_POLL_MS, log: app.log });
+  app.addHook('onReady', async () => trust.start());
+  app.addHook('onClose', () => trust.close());
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
   const search = createSearch(db, reads, engine, config);
   await app.register(searchRoutes, { config, search });

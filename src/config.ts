@@ -72,6 +72,13 @@ export const ConfigSchema = Type.Object({
     description:
       'days ahead for which the opening-hours pass computes when each schedule is open (open_now, open_at); open_at beyond is refused naming the range',
   }),
+  TRUST_POLL_MS: Type.Integer({
+    default: 5000,
+    minimum: 0,
+    maximum: 3_600_000,
+    description:
+      'How often `serve` judges the contacts of the places changed since its last pass (docs/trust.md): statuses, confidences, `lead_score`. 0: never (`leadatlas trust` does it)',
+  }),
   OPENING_HOURS_CHECK_MS: Type.Integer({
     default: 5000,
     minimum: 0,

@@ -12,6 +12,7 @@ import { registerMigrate } from './commands/migrate.ts';
 import { registerMonitors } from './commands/monitors.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStats } from './commands/stats.ts';
+import { registerTrust } from './commands/trust.ts';
 import { CommandFailure, withDb } from './options.ts';
 
 /** The command line: one file per command in commands/, the option parsers they share in options.ts. */
@@ -33,6 +34,7 @@ for (const register of [
   registerFormats,
   registerStats,
   registerHours,
+  registerTrust,
   registerDb,
 ])
   register(program);

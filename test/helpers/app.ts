@@ -48,6 +48,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       EXPORT_DATA_DIR: exportsDir,
       // No opening-hours pass in the background of every test's server: the tests of open filters run it.
       OPENING_HOURS_CHECK_MS: '0',
+      // Nor the trust pass (its own tests run it): its writes would move the places version under other tests.
+      TRUST_POLL_MS: '0',
       ...options.env,
     });
     const app = await buildApp({ config, db: t.db });

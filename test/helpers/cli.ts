@@ -23,9 +23,15 @@ const cliArgs: (args: string[]) => string[] =
 export function cliCommand(args: string[]): [string, string[]] {
   return [process.execPath, cliArgs(args)];
 }
-// No opening-hours pass in the background unless a test asks for it (as `buildTestApp` does): it would
-// spend the CPU the other test files share.
-const cliEnv = (env: Record<string, string>) => ({ ...process.env, LOG_LEVEL: 'warn', OPENING_HOURS_CHECK_MS: '0', ...env });
+// No opening-hours or trust pass in the background unless a test asks for it (as `buildTestApp` does): it
+// would spend the CPU the other test files share.
+const cliEnv = (env: Record<string, string>) => ({
+  ...process.env,
+  LOG_LEVEL: 'warn',
+  OPENING_HOURS_CHECK_MS: '0',
+  TRUST_POLL_MS: '0',
+  ...env,
+});
 
 /** `leadatlas ARGS…` in a process of its own (`serve`, an import to kill), with `env` over this process's. */
 export function spawnCli(args: string[], env: Record<string, string>, stdio: StdioOptions = 'pipe'): ChildProcess {

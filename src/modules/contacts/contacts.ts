@@ -1,8 +1,12 @@
-import { createRequire } from 'node:module';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { registrableDomain } from '../../infra/web-domain.ts';
 import type { PhoneNormaliser } from '../geo/geo.types.ts';
+import { normaliseEmail } from './normal-forms.ts';
 import { canonicalSocial, type SocialNetwork } from './socials.ts';
+import { internationalPhone } from './evidence.ts';
+import { evidenceOf } from './trust.ts';
+import { emailEvidence, phoneEvidence, WebsiteItemSchema } from './trust.schema.ts';
+
+export { normaliseEmail, type SiteRef, siteOf } from './normal-forms.ts';
 
 /** A source's own contact lists (see `PlaceInput.contacts`). */
 export interface SourceContacts {
@@ -66,13 +70,23 @@ export const ContactsSchema = Type.Object(
         verdict: nullable(
           Type.Union([Type.Literal('deliverable_domain'), Type.Literal('no_mx'), Type.Literal('unknown')], {
             description:
-              "A found address's domain check: `deliverable_domain` (it has an MX or A record), `no_mx`, `unknown` (DNS did not answer); null for a source's",
+              "A found address's domain check when it was found: `deliverable_domain` (it has an MX or A record), `no_mx`, `unknown` (DNS did not answer); null for a source's. `status` is the current verdict for every address",
           }),
         ),
+        ...emailEvidence,
       }),
       { description: "Every email: the source's first, then the website's (its own domain first)" },
     ),
-    phones: Type.Array(Type.Object({ e164: Type.String({ examples: ['+37797708080'] }), ...provenance })),
+    phones: Type.Array(
+      Type.Object({
+        e164: Type.Union([Type.String({ examples: ['+37797708080'] }), Type.Null()], {
+          description: 'E.164; null for a number that is not valid (see `as_written`)',
+        }),
+        ...provenance,
+        ...phoneEvidence,
+      }),
+    ),
+    websites: Type.Array(WebsiteItemSchema, { description: "The place's websites, with the status of the last fetch" }),
     socials: Type.Array(
       Type.Object({
         network: Type.Unsafe<SocialNetwork>({ type: 'string', enum: ['facebook', 'instagram', 'linkedin', 'x', 'youtube', 'tiktok'] }),
@@ -88,21 +102,6 @@ export const ContactsSchema = Type.Object(
   },
 );
 export type Contacts = Static<typeof ContactsSchema>;
-
-// A syntax check, not RFC 5322: a local part of common characters and a dotted host with a letter TLD.
-const EMAIL = /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
-
-/** An email address with its domain lower-cased, or null when its syntax is not that of an address. */
-export function normaliseEmail(raw: string): string | null {
-  const text = raw
-    .trim()
-    .replace(/^mailto:/i, '')
-    .split('?')[0]!;
-  const at = text.lastIndexOf('@');
-  if (at <= 0) return null;
-  const address = `${text.slice(0, at)}@${text.slice(at + 1).toLowerCase()}`;
-  return EMAIL.test(address) ? address : null;
-}
 
 /**
  * The source's contact lists in their stored form (JSON), or null when there is nothing: emails of valid
@@ -163,43 +162,6 @@ export function mergeSourceContacts(records: ReadonlyArray<string | null>): stri
   return Object.keys(kept).length > 0 ? JSON.stringify(kept) : null;
 }
 
-const webmail: ReadonlySet<string> = new Set(createRequire(import.meta.url)('email-providers/all.json') as string[]);
-
-/** A site to enrich a place from: its queue key, and the address the crawl starts from. */
-export interface SiteRef {
-  key: string;
-  url: string;
-}
-
-/**
- * The site of a place: its website (`https://www.example.com/fr/` → key `example.com/fr`), else the domain
- * of its email, unless that is a mail provider's (`gmail.com` is nobody's website). Null when it has
- * neither, or the website is no http(s) address of a named host.
- */
-export function siteOf(website: string | null, email: string | null): SiteRef | null {
-  if (website) {
-    let text = website.trim().split(/[\s;,|]+/)[0] ?? '';
-    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) text = `http://${text}`;
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      return null;
-    }
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !registrableDomain(url.hostname)) return null;
-    const host = url.hostname.replace(/\.$/, '').replace(/^www\./, '');
-    const path = url.pathname.replace(/\/+$/, '');
-    url.hash = '';
-    return { key: `${host}${path}`, url: url.href };
-  }
-  const address = email ? normaliseEmail(email) : null;
-  if (!address) return null;
-  const domain = address.slice(address.indexOf('@') + 1);
-  const registrable = registrableDomain(domain);
-  if (!registrable || webmail.has(domain) || webmail.has(registrable)) return null;
-  return { key: domain.replace(/^www\./, ''), url: `https://${domain}/` };
-}
-
 /** What a place row says about its contacts (the columns `placeContacts` reads). */
 export interface ContactColumns {
   source: string;
@@ -210,6 +172,13 @@ export interface ContactColumns {
   source_contacts: string | null;
   found_contacts: string | null;
   enrich_basis: string | null;
+  country_code: string | null;
+  /** What the trust pass judged (`StoredTrust`), null before it has seen the place. */
+  contact_trust: string | null;
+  /** The trust pass's score of the place, null before it has seen the place. */
+  lead_score: number | null;
+  first_seen_at: string;
+  updated_at: string;
 }
 
 /**
@@ -228,25 +197,30 @@ export function validFound(row: Pick<ContactColumns, 'enrich_basis' | 'website' 
 
 /**
  * The public `contacts` of a place, and the email and phone its public view shows: the source's values
- * first (its `email`, `phone`, then its lists), then what its website gave that is not already there.
+ * first (its `email`, `phone`, then its lists), then what its website gave that is not already there; each
+ * email, phone and website with its evidence and confidence (`trust.ts`: what the trust pass stored, or
+ * judged from the row for a value the pass has not seen yet). `phone` is the international form of a valid
+ * number (the raw text is `as_written` in `contacts.phones`).
  */
 export function placeContacts(row: ContactColumns): {
   contacts: Contacts;
   email: string | null;
   phone: string | null;
   phone_e164: string | null;
+  lead_score: number;
   filled: Array<'email' | 'phone'>;
 } {
   const stored = row.source_contacts === null ? {} : (JSON.parse(row.source_contacts) as StoredSourceContacts);
   const found = validFound(row);
+  const evidence = evidenceOf(row, found);
   const fromSource = { page: null, fetched_at: null };
   const emails: Contacts['emails'] = [];
   const seenEmails = new Set<string>();
-  const addEmail = (item: Contacts['emails'][number]) => {
+  const addEmail = (item: Pick<Contacts['emails'][number], 'address' | 'source' | 'page' | 'fetched_at' | 'verdict'>) => {
     const key = item.address.toLowerCase();
     if (seenEmails.has(key)) return;
     seenEmails.add(key);
-    emails.push(item);
+    emails.push({ ...item, ...evidence.email(item.address) });
   };
   if (row.email) addEmail({ address: row.email, source: row.source, ...fromSource, verdict: null });
   for (const e of stored.emails ?? []) addEmail({ address: e.value, source: e.source, ...fromSource, verdict: null });
@@ -255,14 +229,15 @@ export function placeContacts(row: ContactColumns): {
 
   const phones: Contacts['phones'] = [];
   const seenPhones = new Set<string>();
-  const addPhone = (item: Contacts['phones'][number]) => {
-    if (seenPhones.has(item.e164)) return;
-    seenPhones.add(item.e164);
-    phones.push(item);
+  const addPhone = (item: Pick<Contacts['phones'][number], 'e164' | 'source' | 'page' | 'fetched_at'>, raw: string) => {
+    if (seenPhones.has(raw)) return;
+    seenPhones.add(raw);
+    phones.push({ ...item, ...evidence.phone(raw) });
   };
-  if (row.phone_e164) addPhone({ e164: row.phone_e164, source: row.source, ...fromSource });
-  for (const p of stored.phones ?? []) addPhone({ e164: p.value, source: p.source, ...fromSource });
-  for (const p of found?.phones ?? []) addPhone({ e164: p.e164, source: 'website', page: p.page, fetched_at: p.fetched_at });
+  if (row.phone_e164) addPhone({ e164: row.phone_e164, source: row.source, ...fromSource }, row.phone_e164);
+  else if (row.phone?.trim()) addPhone({ e164: null, source: row.source, ...fromSource }, row.phone.trim());
+  for (const p of stored.phones ?? []) addPhone({ e164: p.value, source: p.source, ...fromSource }, p.value);
+  for (const p of found?.phones ?? []) addPhone({ e164: p.e164, source: 'website', page: p.page, fetched_at: p.fetched_at }, p.e164);
 
   const socials: Contacts['socials'] = [];
   const seenSocials = new Set<string>();
@@ -283,11 +258,19 @@ export function placeContacts(row: ContactColumns): {
     email = found.emails[0]!.address;
     filled.push('email');
   }
-  let phone = row.phone;
   let phoneE164 = row.phone_e164;
+  let phone = row.phone === null ? null : (internationalPhone(phoneE164) ?? row.phone);
   if (phone === null && found && found.phones.length > 0) {
-    phone = phoneE164 = found.phones[0]!.e164;
+    phoneE164 = found.phones[0]!.e164;
+    phone = internationalPhone(phoneE164) ?? phoneE164;
     filled.push('phone');
   }
-  return { contacts: { emails, phones, socials, contact_url: found?.contact_url ?? null }, email, phone, phone_e164: phoneE164, filled };
+  return {
+    contacts: { emails, phones, websites: evidence.websites(), socials, contact_url: found?.contact_url ?? null },
+    email,
+    phone,
+    phone_e164: phoneE164,
+    lead_score: evidence.leadScore(row.lead_score),
+    filled,
+  };
 }

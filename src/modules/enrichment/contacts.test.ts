@@ -172,7 +172,13 @@ for (const dialect of dialects) {
       place = await publicPlace();
       assert.equal(place.email, null);
       assert.equal(place.phone, null);
-      assert.deepEqual(place.contacts, { emails: [], phones: [], socials: [], contact_url: null });
+      const { websites, ...others } = place.contacts;
+      assert.deepEqual(others, { emails: [], phones: [], socials: [], contact_url: null });
+      assert.deepEqual(
+        websites.map((w) => [w.url, w.status]),
+        [['https://new-shop.example/', 'unknown']],
+        'the new website is listed, not fetched yet',
+      );
 
       const filtered = await t.db.kysely.selectFrom('place_found_keys').select('key').execute();
       assert.ok(filtered.length > 0, 'the keys stay until the place is linked again; reads ignore them meanwhile');
@@ -196,7 +202,7 @@ for (const dialect of dialects) {
       ]);
       const place = await publicPlace();
       assert.equal(place.email, 'Owner@Shop.example');
-      assert.equal(place.phone, '089 111');
+      assert.equal(place.phone, '+49 89 111', 'the international form of the number the source wrote as 089 111');
       assert.deepEqual(
         place.contacts.emails.map((e) => [e.address, e.source, e.verdict]),
         [

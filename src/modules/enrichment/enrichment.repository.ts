@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database, EnrichSitesTable } from '../../infra/db/schema.ts';
 import { type FoundOnPlace, linkFoundContacts, setFoundContactsOfSite, unlinkFoundContacts } from '../places/place-updates.repository.ts';
@@ -221,6 +221,28 @@ export interface CrawlRecord {
   attempts: number;
   /** The site's contacts: the new ones, or undefined to keep what an earlier crawl found. */
   contacts: string | null | undefined;
+  /** The website's status after this fetch (`site-status.ts`); absent when the crawl said nothing of it (an error of ours). */
+  status?: { site_status: string; final_domain: string | null; status_checked_at: string };
+  /** The DNS verdicts on the domains of the addresses found (`email_domains`). */
+  emailDomains?: ReadonlyArray<{ domain: string; status: 'valid_domain' | 'no_mx' | 'unknown' }>;
+}
+
+/** Keeps the last DNS verdict of each domain (what the trust pass judges every address at that domain by). */
+export async function recordEmailDomains(
+  trx: Kysely<Database>,
+  verdicts: ReadonlyArray<{ domain: string; status: 'valid_domain' | 'no_mx' | 'unknown' }>,
+  at: string,
+): Promise<void> {
+  // A passing DNS failure does not overwrite what an earlier check established.
+  for (const v of verdicts) {
+    await trx
+      .insertInto('email_domains')
+      .values({ domain: v.domain, status: v.status, checked_at: at })
+      .onConflict((oc) =>
+        v.status === 'unknown' ? oc.column('domain').doNothing() : oc.column('domain').doUpdateSet({ status: v.status, checked_at: at }),
+      )
+      .execute();
+  }
 }
 
 /**
@@ -236,15 +258,16 @@ export async function finishSite(
   found: FoundColumns | undefined,
 ): Promise<{ held: boolean; places: number }> {
   return db.kysely.transaction().execute(async (trx) => {
-    const { contacts, ...rest } = crawl;
+    const { contacts, status, emailDomains, ...rest } = crawl;
     const r = await trx
       .updateTable('enrich_sites')
-      .set({ ...rest, ...(contacts === undefined ? {} : { contacts }), status: 'done', runner: null, lease_until: null })
+      .set({ ...rest, ...(contacts === undefined ? {} : { contacts }), ...status, status: 'done', runner: null, lease_until: null })
       .where('id', '=', siteId)
       .where('runner', '=', runner)
       .where('status', '=', 'running')
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return { held: false, places: 0 };
+    if (emailDomains && emailDomains.length > 0) await recordEmailDomains(trx, emailDomains, crawl.crawled_at);
     const placeIds = (await trx.selectFrom('places').select('id').where('enrich_site_id', '=', siteId).execute()).map((p) => Number(p.id));
     if (found === undefined || placeIds.length === 0) return { held: true, places: placeIds.length };
     await setFoundContactsOfSite(trx, siteId, found);

@@ -8,6 +8,7 @@ import type { SiteCrawl, CrawledPage } from './crawler/crawler.ts';
 import type { EmailVerdict } from '../contacts/contacts.ts';
 import { extractContacts, type ExtractedContacts, type PageInput } from './extract/extract.ts';
 import * as repo from './enrichment.repository.ts';
+import { websiteStatusOf } from './site-status.ts';
 
 /**
  * The enrichment pipeline (README, "Pipeline"): places are tied to sites (`link`), due sites are taken from
@@ -309,6 +310,8 @@ export class EnrichmentRun {
       crawled_at: now.toISOString(),
       outcome: crawl.outcome,
       reason: crawl.reason,
+      status: { ...websiteStatusOf(crawl, site.url, site), status_checked_at: now.toISOString() },
+      emailDomains: found ? emailDomainVerdicts(found) : undefined,
       pages: crawl.pages.length,
       etag: crawl.outcome === 'ok' || crawl.outcome === 'not_modified' ? (crawl.etag ?? site.etag) : site.etag,
       last_modified:
@@ -390,4 +393,15 @@ export class EnrichmentRun {
     };
     return found.emails.length + found.phones.length + found.socials.length > 0 || found.contact_url !== null ? found : null;
   }
+}
+
+/** The verdict on each checked address's domain, in `email_domains`' words (`deliverable_domain` → `valid_domain`). */
+function emailDomainVerdicts(found: FoundContacts): Array<{ domain: string; status: 'valid_domain' | 'no_mx' | 'unknown' }> {
+  const out = new Map<string, 'valid_domain' | 'no_mx' | 'unknown'>();
+  for (const e of found.emails) {
+    const domain = e.address.slice(e.address.lastIndexOf('@') + 1).toLowerCase();
+    const status = e.verdict === 'deliverable_domain' ? 'valid_domain' : e.verdict;
+    if (!out.has(domain) || out.get(domain) === 'unknown') out.set(domain, status);
+  }
+  return [...out].map(([domain, status]) => ({ domain, status }));
 }

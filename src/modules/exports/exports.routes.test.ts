@@ -329,7 +329,12 @@ function tabularValues(p: Place): TabularValue[] {
     if (f !== 'contacts') return [p[f] as TabularValue];
     const list = (items: string[]) => (items.length > 0 ? items.join(listSeparator) : null);
     const c = p.contacts;
-    return [list(c.emails.map((e) => e.address)), list(c.phones.map((x) => x.e164)), list(c.socials.map((s) => s.url)), c.contact_url];
+    return [
+      list(c.emails.map((e) => e.address)),
+      list(c.phones.map((x) => x.e164 ?? x.as_written ?? '')),
+      list(c.socials.map((s) => s.url)),
+      c.contact_url,
+    ];
   });
 }
 

@@ -32,6 +32,16 @@ export type PlaceRecord = Omit<
   | 'found_phone'
   | 'found_social'
   | 'source_contacts'
+  // The trust pass's (migration 0037): judged from the record and the checks, never part of a record.
+  | 'contact_trust'
+  | 'email_status'
+  | 'email_confidence'
+  | 'phone_type'
+  | 'phone_confidence'
+  | 'website_status'
+  | 'website_confidence'
+  | 'lead_score'
+  | 'verified_at'
 > & {
   categories: string[];
   /** The source's own contact lists (`contacts/contacts.ts`, JSON); absent or null: none. */

@@ -13,8 +13,8 @@ export const PlaceSchema = Type.Object(
     categories: Type.Array(Type.String(), { description: 'Every category slug, primary first' }),
     phone: Type.Union([Type.String(), Type.Null()], {
       description:
-        "As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)",
-      examples: ['+49 (0) 89 21 99 89 0'],
+        "The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from",
+      examples: ['+49 89 2199890'],
     }),
     phone_e164: Type.Union([Type.String(), Type.Null()], { description: 'E.164, null when not a valid number', examples: ['+4989219989'] }),
     website: Type.Union([Type.String(), Type.Null()]),
@@ -57,6 +57,13 @@ export const PlaceSchema = Type.Object(
       },
     ),
     contacts: ContactsSchema,
+    lead_score: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        'How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)',
+      examples: [0.91],
+    }),
   },
   { $id: 'Place' },
 );
@@ -117,6 +124,8 @@ export const publicPlaceColumns = [
   'source_contacts',
   'found_contacts',
   'enrich_basis',
+  'contact_trust',
+  'lead_score',
 ] as const satisfies ReadonlyArray<keyof PlaceRow>;
 export type PublicPlaceRow = Pick<PlaceRow, (typeof publicPlaceColumns)[number]>;
 
@@ -185,6 +194,7 @@ export function placeRowToPlace(row: PublicPlaceRow): Place {
     closed_at: row.closed_at,
     sources: placeSources(row),
     contacts: contact.contacts,
+    lead_score: contact.lead_score,
   };
 }
 

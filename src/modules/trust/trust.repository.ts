@@ -43,6 +43,8 @@ export interface TrustPlaceRow {
   enrich_basis: string | null;
   enrich_site_id: number | null;
   merged_into: number | null;
+  /** A place of several sources: the JSON list of its records (null for a place of one). */
+  sources: string | null;
   closed_at: string | null;
   first_seen_at: string;
   updated_at: string;
@@ -72,6 +74,7 @@ const placeColumns = [
   'places.enrich_basis',
   'places.enrich_site_id',
   'places.merged_into',
+  'places.sources',
   'places.closed_at',
   'places.first_seen_at',
   'places.updated_at',
@@ -139,9 +142,16 @@ export async function siteStatuses(db: Db, siteIds: readonly number[]): Promise<
 }
 
 /** The last DNS verdict of each domain (`email_domains`, the enrichment's). */
-export async function emailDomainVerdicts(db: Db, domains: readonly string[]): Promise<Map<string, { status: string; checked_at: string }>> {
+export async function emailDomainVerdicts(
+  db: Db,
+  domains: readonly string[],
+): Promise<Map<string, { status: string; checked_at: string }>> {
   if (domains.length === 0) return new Map();
-  const rows = await db.kysely.selectFrom('email_domains').select(['domain', 'status', 'checked_at']).where('domain', 'in', domains).execute();
+  const rows = await db.kysely
+    .selectFrom('email_domains')
+    .select(['domain', 'status', 'checked_at'])
+    .where('domain', 'in', domains)
+    .execute();
   return new Map(rows.map((r) => [r.domain, { status: r.status, checked_at: r.checked_at }]));
 }
 

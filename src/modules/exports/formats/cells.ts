@@ -1,4 +1,5 @@
 import { placeContacts } from '../../contacts/contacts.ts';
+import { internationalPhone } from '../../contacts/evidence.ts';
 import {
   pickFields,
   placeRowToPlace,
@@ -55,6 +56,7 @@ const fieldColumn: { [F in Exclude<PlaceField, 'contacts'>]: keyof PublicPlaceRo
   status: 'closed_reason',
   closed_at: 'closed_at',
   sources: 'sources',
+  lead_score: 'lead_score',
 };
 
 const sourceAt = publicColumnIndex.source;
@@ -62,6 +64,7 @@ const sourceIdAt = publicColumnIndex.source_id;
 const sourcesAt = publicColumnIndex.sources;
 const sourceContactsAt = publicColumnIndex.source_contacts;
 const foundContactsAt = publicColumnIndex.found_contacts;
+const leadScoreAt = publicColumnIndex.lead_score;
 
 /**
  * The `sources` cell: `source:source_id` of each record of the place, joined like a list (a place of one
@@ -102,7 +105,10 @@ const joined = (items: string[]): Cell => (items.length > 0 ? items.join(listSep
 const computedCells: Partial<Record<string, (t: PublicPlaceTuple) => Cell>> = {
   sources: sourcesCell,
   email: (t) => (t[foundContactsAt] === null ? (t[publicColumnIndex.email] as Cell) : contactsOf(t)!.email),
-  phone: (t) => (t[foundContactsAt] === null ? (t[publicColumnIndex.phone] as Cell) : contactsOf(t)!.phone),
+  phone: (t) =>
+    t[foundContactsAt] === null
+      ? (internationalPhone(t[publicColumnIndex.phone_e164] as string | null) ?? (t[publicColumnIndex.phone] as Cell))
+      : contactsOf(t)!.phone,
   phone_e164: (t) => (t[foundContactsAt] === null ? (t[publicColumnIndex.phone_e164] as Cell) : contactsOf(t)!.phone_e164),
   emails: (t) => {
     const c = contactsOf(t);
@@ -110,13 +116,15 @@ const computedCells: Partial<Record<string, (t: PublicPlaceTuple) => Cell>> = {
   },
   phones: (t) => {
     const c = contactsOf(t);
-    return c ? joined(c.contacts.phones.map((p) => p.e164)) : (t[publicColumnIndex.phone_e164] as Cell);
+    return c ? joined(c.contacts.phones.map((p) => p.e164 ?? p.as_written ?? '')) : (t[publicColumnIndex.phone_e164] as Cell);
   },
   socials: (t) => {
     const c = contactsOf(t);
     return c ? joined(c.contacts.socials.map((s) => s.url)) : null;
   },
   contact_url: (t) => contactsOf(t)?.contacts.contact_url ?? null,
+  // Before the trust pass has seen a place, its score is judged from the row, as the JSON formats show it.
+  lead_score: (t) => (t[leadScoreAt] as number | null) ?? placeContacts(placeTupleToRow(t)).lead_score,
 };
 
 /** How to read the chosen fields' cells from a tuple: the column of each, and whether it is a list (a JSON array to join). */

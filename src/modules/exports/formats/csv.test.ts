@@ -71,13 +71,25 @@ describe('CSV export', () => {
   });
 
   test('keeps plain phone numbers intact even though they start with +', async () => {
+    // Numbers a source wrote that are no valid number show as written (a valid one shows its international form).
+    const phones = ['+33 1 42 68 53 00', '+4989219989', '+49 (0) 89 21 99 89 0', '+1 415-638-6361', '+39 055.26.311', '+44 20/7946 0958'];
+    const rows = phones.map((phone, i) => placeRow(i + 1, { phone, phone_e164: null }));
+    const out = await csvText(placesToCsv(inBatches(rows, 10), ['phone']));
+    const [, ...parsed] = parse(out, { bom: true }) as string[][];
+    assert.deepEqual(
+      parsed.map((r) => r[0]),
+      phones,
+    );
+  });
+
+  test('writes a valid number in its international form, E.164 beside it, neither taken for a formula', async () => {
     const phones = ['+33 1 42 68 53 00', '+4989219989', '+49 (0) 89 21 99 89 0', '+1 415-638-6361', '+39 055.26.311', '+44 20/7946 0958'];
     const rows = phones.map((phone, i) => placeRow(i + 1, { phone, phone_e164: phone.replace(/[^\d+]/g, '') }));
     const out = await csvText(placesToCsv(inBatches(rows, 10), ['phone', 'phone_e164']));
     const [, ...parsed] = parse(out, { bom: true }) as string[][];
     assert.deepEqual(
       parsed.map((r) => r[0]),
-      phones,
+      ['+33 1 42 68 53 00', '+49 89 219989', '+49 89 2199890', '+1 415 638 6361', '+39 055 26311', '+44 20 7946 0958'],
     );
     assert.deepEqual(
       parsed.map((r) => r[1]),
