@@ -33,6 +33,7 @@ import { EnrichmentJobRunner } from './modules/enrichment/enrichment-jobs.servic
 import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { PlaceMaintenance } from './modules/places/place-maintenance.ts';
 import { TrustMaintenance } from './modules/trust/trust.maintenance.ts';
+import { refreshTrust } from './modules/trust/trust.service.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
@@ -164,6 +165,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     log: app.log,
     pollMs: config.SEARCH_ENGINE_POLL_MS,
     maintenance,
+    // A read with a trust filter that finds the pass behind the catalog runs it at once (`trustReady`).
+    trustPassNow: () => refreshTrust(db),
   });
   engineState.current = () => engine.state();
   app.addHook('onReady', () => engine.start());
