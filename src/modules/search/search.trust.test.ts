@@ -6,7 +6,7 @@ import { createAccountWithToken, type TestAccount } from '../../../test/helpers/
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 
 const data = new URL('../../../../shared/data/', import.meta.url);
-const munich = new URL('osm/munich-center-2020.osm.pbf', data).pathname;
+const monaco = new URL('osm/monaco-2026.osm.pbf', data).pathname;
 
 /**
  * The trust filters through `GET /api/v2/map/search` on a server as it runs (its trust pass, its engine): the
@@ -19,7 +19,7 @@ describe('search by trust in contacts (SQLite)', () => {
   let user: TestAccount;
 
   before(async () => {
-    t = await buildTestApp({ dialect: 'sqlite', files: [munich] });
+    t = await buildTestApp({ dialect: 'sqlite', files: [monaco] });
     user = await createAccountWithToken(t.db, { scopes: ['search'] });
   });
   after(async () => {
@@ -37,7 +37,7 @@ describe('search by trust in contacts (SQLite)', () => {
   test('finds the places whose best email has a valid domain and whose best phone is a mobile, both at confidence 0.8 or more', async () => {
     // The server starts behind the import: the first search with a trust filter runs the trust pass and waits for
     // it within its budget; a pass longer than that is a 503 with Retry-After, and the answer comes once it ends.
-    const query = 'city=München&email_status=valid_domain&phone_type=fixed_line&min_confidence=0.5&per_page=100';
+    const query = 'country=MC&email_status=valid_domain&phone_type=fixed_line&min_confidence=0.5&per_page=100';
     let res = await get(query);
     for (const started = Date.now(); res.statusCode === 503 && Date.now() - started < 60_000; res = await get(query)) {
       assert.equal((res.json() as { code: string }).code, 'not_ready');
@@ -50,7 +50,7 @@ describe('search by trust in contacts (SQLite)', () => {
       "email_status = 'valid_domain' AND email_confidence >= 0.5 AND phone_type = 'fixed_line' AND phone_confidence >= 0.5",
     );
     assert.equal(body.total, expected);
-    const mobile = await get('city=München&email_status=valid_domain&phone_type=mobile&min_confidence=0.8');
+    const mobile = await get('country=MC&email_status=valid_domain&phone_type=mobile&min_confidence=0.8');
     assert.equal(mobile.statusCode, 200, mobile.body);
     assert.equal(
       (mobile.json() as { total: number }).total,
@@ -58,16 +58,16 @@ describe('search by trust in contacts (SQLite)', () => {
     );
     // The pass has judged every place: each one has a lead score, so the filter is not empty by accident.
     assert.equal(await total('lead_score IS NULL AND merged_into IS NULL'), 0);
-    assert.ok((await total("phone_type = 'fixed_line'")) > 10, 'Munich has fixed lines');
+    assert.ok((await total("phone_type = 'fixed_line'")) > 10, 'Monaco has fixed lines');
   });
 
   test('has_email=true with min_confidence narrows to the confident emails; min_lead_score, the dates and sort=lead_score', async () => {
-    const withEmail = (await get('city=München&has_email=true')).json() as { total: number };
-    const confident = (await get('city=München&has_email=true&min_confidence=0.6')).json() as { total: number };
+    const withEmail = (await get('country=MC&has_email=true')).json() as { total: number };
+    const confident = (await get('country=MC&has_email=true&min_confidence=0.6')).json() as { total: number };
     assert.ok(withEmail.total > 0);
     assert.equal(confident.total, await total("(email IS NOT NULL OR found_email IS NOT NULL) AND email_confidence >= 0.6 AND email != ''"));
     assert.ok(confident.total <= withEmail.total);
-    const scored = await get('city=München&min_lead_score=0.3&sort=lead_score&per_page=50&fields=name,lead_score');
+    const scored = await get('country=MC&min_lead_score=0.3&sort=lead_score&per_page=50&fields=name,lead_score');
     assert.equal(scored.statusCode, 200, scored.body);
     const page = scored.json() as { total: number; sort: string; data: Array<{ lead_score: number }> };
     assert.equal(page.total, await total('lead_score >= 0.3'));
@@ -78,26 +78,26 @@ describe('search by trust in contacts (SQLite)', () => {
       [...scores].sort((a, b) => b - a),
     );
     assert.ok(scores.every((s) => s >= 0.3));
-    const all = ((await get('city=München')).json() as { total: number }).total;
-    assert.equal(((await get('city=München&updated_since=2000-01-01')).json() as { total: number }).total, all);
-    assert.equal(((await get('city=München&updated_since=2999-01-01T00:00:00Z')).json() as { total: number }).total, 0);
-    const verified = await get('city=München&verified_since=2000-01-01T00:00');
+    const all = ((await get('country=MC')).json() as { total: number }).total;
+    assert.equal(((await get('country=MC&updated_since=2000-01-01')).json() as { total: number }).total, all);
+    assert.equal(((await get('country=MC&updated_since=2999-01-01T00:00:00Z')).json() as { total: number }).total, 0);
+    const verified = await get('country=MC&verified_since=2000-01-01T00:00');
     assert.equal(verified.statusCode, 200, verified.body);
     assert.equal((verified.json() as { total: number }).total, await total("verified_at >= '2000-01-01T00:00:00.000Z'"));
   });
 
   test('answers 400 naming the field and the values it allows', async () => {
     const cases: Array<[string, string, unknown]> = [
-      ['city=München&email_status=deliverable', 'querystring.email_status', [...emailStatuses]],
-      ['city=München&phone_type=landline', 'querystring.phone_type', [...phoneTypes]],
-      ['city=München&website_status=up', 'querystring.website_status', [...websiteStatuses]],
-      ['city=München&sort=score', 'querystring.sort', undefined],
-      ['city=München&min_confidence=0.8', 'querystring.min_confidence', undefined],
-      ['city=München&has_email=false&min_confidence=0.8', 'querystring.min_confidence', undefined],
-      ['city=München&has_email=true&min_confidence=1.5', 'querystring.min_confidence', undefined],
-      ['city=München&min_lead_score=-1', 'querystring.min_lead_score', undefined],
-      ['city=München&updated_since=yesterday', 'querystring.updated_since', undefined],
-      ['city=München&verified_since=2026-02-31', 'querystring.verified_since', undefined],
+      ['country=MC&email_status=deliverable', 'querystring.email_status', [...emailStatuses]],
+      ['country=MC&phone_type=landline', 'querystring.phone_type', [...phoneTypes]],
+      ['country=MC&website_status=up', 'querystring.website_status', [...websiteStatuses]],
+      ['country=MC&sort=score', 'querystring.sort', undefined],
+      ['country=MC&min_confidence=0.8', 'querystring.min_confidence', undefined],
+      ['country=MC&has_email=false&min_confidence=0.8', 'querystring.min_confidence', undefined],
+      ['country=MC&has_email=true&min_confidence=1.5', 'querystring.min_confidence', undefined],
+      ['country=MC&min_lead_score=-1', 'querystring.min_lead_score', undefined],
+      ['country=MC&updated_since=yesterday', 'querystring.updated_since', undefined],
+      ['country=MC&verified_since=2026-02-31', 'querystring.verified_since', undefined],
     ];
     for (const [query, field, allowed] of cases) {
       const res = await get(query);
