@@ -34,6 +34,7 @@ import { leadsRoutes } from './modules/leads/leads.routes.ts';
 import { PlaceMaintenance } from './modules/places/place-maintenance.ts';
 import { TrustMaintenance } from './modules/trust/trust.maintenance.ts';
 import { refreshTrust } from './modules/trust/trust.service.ts';
+import { VerifyLoop } from './modules/enrichment/verify.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
@@ -176,6 +177,10 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   const trust = new TrustMaintenance({ db, pollMs: config.TRUST_POLL_MS, log: app.log });
   app.addHook('onReady', async () => trust.start());
   app.addHook('onClose', () => trust.close());
+  // Re-verification of email domains and websites in the background (VERIFY_INTERVAL_MS; off by default).
+  const verify = new VerifyLoop({ db, config, log: app.log });
+  app.addHook('onReady', async () => verify.start());
+  app.addHook('onClose', () => verify.close());
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
   const search = createSearch(db, reads, engine, config);
   await app.register(searchRoutes, { config, search });

@@ -13,6 +13,7 @@ import { registerMonitors } from './commands/monitors.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStats } from './commands/stats.ts';
 import { registerTrust } from './commands/trust.ts';
+import { registerVerify } from './commands/verify.ts';
 import { CommandFailure, withDb } from './options.ts';
 
 /** The command line: one file per command in commands/, the option parsers they share in options.ts. */
@@ -35,6 +36,7 @@ for (const register of [
   registerStats,
   registerHours,
   registerTrust,
+  registerVerify,
   registerDb,
 ])
   register(program);

@@ -63,6 +63,7 @@ export const allowedImports: Record<string, readonly string[]> = {
     'search',
     'suppressions',
     'taxonomy',
+    'trust',
     'webhooks',
   ],
   monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
