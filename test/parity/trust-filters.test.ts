@@ -181,7 +181,9 @@ for (const dialect of dialects) {
     });
 
     test('follows changes of the trust summary through the change log, thresholds already made included', async () => {
-      await sql`UPDATE places SET email_confidence = 0.95, lead_score = 0.97, email_status = 'valid_domain' WHERE id % 6 = 1`.execute(t.db.kysely);
+      await sql`UPDATE places SET email_confidence = 0.95, lead_score = 0.97, email_status = 'valid_domain' WHERE id % 6 = 1`.execute(
+        t.db.kysely,
+      );
       await sql`UPDATE places SET phone_type = NULL, phone_confidence = NULL WHERE id % 8 = 2`.execute(t.db.kysely);
       await caughtUp(t.db);
       await guarded.catchUp();

@@ -79,11 +79,19 @@ export async function verifyOnce(o: VerifyOptions): Promise<VerifySummary> {
   summary.domains = domains.length;
 
   // The places these checks speak for, judged now rather than at the trust pass's next round.
-  const places = new Set(await placesOfSites(o.db, statuses.map((s) => s.id)));
+  const places = new Set(
+    await placesOfSites(
+      o.db,
+      statuses.map((s) => s.id),
+    ),
+  );
   const checkedDomains = verdicts.filter((v) => v.status !== 'unknown').map((v) => v.domain);
   for (let i = 0; i < checkedDomains.length; i += DOMAINS_PER_SCAN)
     for (const id of await placesOfEmailDomains(o.db, checkedDomains.slice(i, i + DOMAINS_PER_SCAN))) places.add(id);
-  summary.places = await recomputeTrust(o.db, [...places].sort((a, b) => a - b));
+  summary.places = await recomputeTrust(
+    o.db,
+    [...places].sort((a, b) => a - b),
+  );
   return summary;
 }
 
@@ -100,7 +108,9 @@ export class VerifyLoop {
   private tools: ReturnType<typeof crawlTools> | undefined;
   private readonly stop = new AbortController();
 
-  constructor(private readonly o: { db: Db; config: Config; log?: { info(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void } }) {}
+  constructor(
+    private readonly o: { db: Db; config: Config; log?: { info(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void } },
+  ) {}
 
   start(): void {
     const { config } = this.o;

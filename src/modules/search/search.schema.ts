@@ -84,7 +84,7 @@ const filterProperties = {
   }),
   email_status: oneOf(
     emailStatuses,
-    "Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md",
+    'Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md',
   ),
   phone_type: oneOf(
     phoneTypes,
@@ -104,17 +104,20 @@ const filterProperties = {
   min_lead_score: Type.Number({
     minimum: 0,
     maximum: 1,
-    description: "Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this",
+    description:
+      'Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this',
     examples: [0.6],
   }),
   updated_since: Type.String({
     pattern: instantPattern,
-    description: "Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)",
+    description:
+      'Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)',
     examples: ['2026-11-01T00:00:00Z'],
   }),
   verified_since: Type.String({
     pattern: instantPattern,
-    description: "Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)",
+    description:
+      "Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)",
     examples: ['2026-11-01T00:00:00Z'],
   }),
   // An enum rather than a union of literals: one validation error naming the allowed values, not one per value.

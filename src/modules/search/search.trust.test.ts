@@ -30,7 +30,9 @@ describe('search by trust in contacts (SQLite)', () => {
     t.app.inject({ method: 'GET', url: `/api/v2/map/search?${query}`, headers: { authorization: user.authorization } });
 
   async function total(where: string): Promise<number> {
-    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM places WHERE closed_at IS NULL AND ${sql.raw(where)}`.execute(t.db.kysely);
+    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM places WHERE closed_at IS NULL AND ${sql.raw(where)}`.execute(
+      t.db.kysely,
+    );
     return Number(rows[0]!.n);
   }
 
@@ -65,7 +67,12 @@ describe('search by trust in contacts (SQLite)', () => {
     const withEmail = (await get('country=MC&has_email=true')).json() as { total: number };
     const confident = (await get('country=MC&has_email=true&min_confidence=0.6')).json() as { total: number };
     assert.ok(withEmail.total > 0);
-    assert.equal(confident.total, await total("(email IS NOT NULL OR found_email IS NOT NULL) AND email_confidence >= 0.6 AND email != ''"));
+    assert.equal(
+      confident.total,
+      await total(
+        "email_confidence >= 0.6 AND ((email IS NOT NULL AND email != '') OR (found_email IS NOT NULL AND enrich_basis = coalesce(website, email)))",
+      ),
+    );
     assert.ok(confident.total <= withEmail.total);
     const scored = await get('country=MC&min_lead_score=0.3&sort=lead_score&per_page=50&fields=name,lead_score');
     assert.equal(scored.statusCode, 200, scored.body);
@@ -108,7 +115,14 @@ describe('search by trust in contacts (SQLite)', () => {
       assert.ok(error, `${query}: ${res.body}`);
       if (allowed) assert.deepEqual(error.allowed, allowed, query);
       if (field === 'querystring.min_confidence' && query.includes('0.8'))
-        assert.deepEqual(error.allowed, ['has_email=true', 'has_phone=true', 'has_website=true', 'email_status', 'phone_type', 'website_status']);
+        assert.deepEqual(error.allowed, [
+          'has_email=true',
+          'has_phone=true',
+          'has_website=true',
+          'email_status',
+          'phone_type',
+          'website_status',
+        ]);
     }
   });
 });

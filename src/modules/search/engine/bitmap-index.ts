@@ -109,9 +109,10 @@ export class BitmapIndex {
   private readonly citiesOf = new Map<number, Set<number>>();
   private readonly byRating = new Map<number, RoaringBitmap32>();
   private readonly byFlag = new Map<AnyFlag, RoaringBitmap32>(allFlags.map((f) => [f, new RoaringBitmap32()]));
-  private readonly byStatus = Object.fromEntries(
-    statusDimNames.map((d) => [d, statusDims[d].map(() => new RoaringBitmap32())]),
-  ) as Record<StatusDim, RoaringBitmap32[]>;
+  private readonly byStatus = Object.fromEntries(statusDimNames.map((d) => [d, statusDims[d].map(() => new RoaringBitmap32())])) as Record<
+    StatusDim,
+    RoaringBitmap32[]
+  >;
   /** The slots at or above a threshold (`atLeast`), by `dim>=min`, least recently used first. */
   private readonly thresholds = new Map<string, { dim: ScoreDim; min: number; bitmap: RoaringBitmap32 }>();
   private disposed = false;

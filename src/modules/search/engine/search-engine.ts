@@ -2,7 +2,7 @@ import { roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
 import { PollLoop } from '../../../infra/poll-loop.ts';
-import { currentDeadline } from '../../../infra/db/time-budget.ts';
+import { currentDeadline, withoutDeadline } from '../../../infra/db/time-budget.ts';
 import { type HoursReadiness, hoursNotReady, hoursReadiness, type RecentHours, recentMatches } from '../../places/opening-hours.recent.ts';
 import { type HoursState, type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.reads.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
@@ -165,7 +165,7 @@ export class SqlSearchEngine implements SearchEngine {
 
   /** One trust pass at a time for the reads of this engine (the background loop may run beside it: its writes are idempotent). */
   private trustPass(): Promise<void> {
-    this.pendingTrustPass ??= this.options.trustPassNow!()
+    this.pendingTrustPass ??= withoutDeadline(() => this.options.trustPassNow!())
       .then(() => undefined)
       .finally(() => {
         this.pendingTrustPass = undefined;
