@@ -23,7 +23,7 @@ const longAgo = '2026-01-01T00:00:00.000Z';
  * User-Agent), a fresh one is left alone, an inconclusive fetch keeps what was known; the places' trust follows
  * at once, and a monitor of their search records the changes of status as `changed` events naming the field.
  */
-describe('re-verification of websites and email domains (SQLite)', { timeout: 60_000 }, () => {
+describe('re-verification of websites and email domains (SQLite)', { timeout: 240_000 }, () => {
   let web: Server;
   let port = 0;
   let dns: { address: string; close(): Promise<void> };
