@@ -68,7 +68,7 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
       // gone.example has no name any more; mail.example gained mail servers, lost.example lost its.
       'mail.example': { MX: [{ exchange: 'mx.mail.example', priority: 10 }] },
     });
-    t = await buildTestApp({ dialect: 'sqlite', env: { TRUST_POLL_MS: '0', MONITOR_POLL_MS: '3600000' } });
+    t = await buildTestApp({ dialect: 'sqlite', env: { TRUST_POLL_MS: '0', MONITOR_POLL_MS: '3600000', SEARCH_TIME_BUDGET_MS: '60000' } });
     account = await createAccountWithToken(t.db);
 
     const sites = ['alive', 'gone', 'parked', 'moved', 'private', 'fresh'];
