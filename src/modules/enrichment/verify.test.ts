@@ -157,8 +157,9 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
       perHostDelayMs: 0,
       concurrency: 4,
     });
+    let summary: Awaited<ReturnType<typeof verifyOnce>>;
     try {
-      const summary = await verifyOnce({
+      summary = await verifyOnce({
         db: t.db,
         crawler,
         checker: new EmailDomainChecker({ resolver }),
@@ -166,15 +167,11 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
         limit: 100,
         concurrency: 4,
       });
-      assert.equal(summary.sites, 5, 'the fresh site is not due');
-      assert.equal(summary.domains, 2);
-      // gone → dead, parked, moved → redirected; mail.example gained MX, lost.example lost it.
-      assert.equal(summary.changed, 5);
     } finally {
       crawler.close();
     }
 
-    const sites = new Map(
+    const sites = new Map<string, { site_status: string | null; final_domain: string | null; status_checked_at: string | null }>(
       (await t.db.kysely.selectFrom('enrich_sites').select(['site_key', 'site_status', 'final_domain', 'status_checked_at']).execute()).map(
         (s) => [s.site_key, s],
       ),
@@ -197,6 +194,10 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
     assert.ok(requests.filter((r) => r.host === 'alive.example' && r.path !== '/robots.txt').length === 1, 'the home page only');
     const domains = new Map((await t.db.kysely.selectFrom('email_domains').selectAll().execute()).map((d) => [d.domain, d.status]));
     assert.deepEqual(Object.fromEntries(domains), { 'mail.example': 'valid_domain', 'lost.example': 'no_mx' });
+    assert.equal(summary.sites, 5, 'the fresh site is not due');
+    assert.equal(summary.domains, 2);
+    // gone → dead, parked, moved → redirected; mail.example gained MX, lost.example lost it.
+    assert.equal(summary.changed, 5);
 
     // The places were judged again at once.
     assert.equal((await statusOf('gone')).website_status, 'dead');
