@@ -143,14 +143,15 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
     const monitor = await call('POST', '/api/v2/monitors', { search_id: (search.json() as { search_id: string }).search_id });
     assert.equal(monitor.statusCode, 201, monitor.body);
 
-    const resolver = createResolver({ dnsServers: [dns.address], timeoutMs: 1000 });
+    // Generous timeouts: a check that times out is `unknown`, which keeps the last verdict (a loaded host is not a dead domain).
+    const resolver = createResolver({ dnsServers: [dns.address], timeoutMs: 5000 });
     const crawler = new Crawler({
       userAgent,
       resolver,
       allowPrivate: true,
-      connectTimeoutMs: 1000,
-      headersTimeoutMs: 1000,
-      bodyTimeoutMs: 1000,
+      connectTimeoutMs: 5000,
+      headersTimeoutMs: 5000,
+      bodyTimeoutMs: 5000,
       maxPageBytes: 1 << 20,
       maxPagesPerSite: 1,
       maxRedirects: 5,
