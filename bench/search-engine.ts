@@ -126,7 +126,9 @@ const trustVariants: Array<[string, Partial<PlaceCriteria>]> = [
   ['website_status=live', { websiteStatus: 'live' }],
   ['min_lead_score=0.5', { minLeadScore: 0.5 }],
 ];
-const trustTimes = new Map<string, { inIndex: number[]; engine: number[] }>(trustVariants.map(([name]) => [name, { inIndex: [], engine: [] }]));
+const trustTimes = new Map<string, { inIndex: number[]; engine: number[] }>(
+  trustVariants.map(([name]) => [name, { inIndex: [], engine: [] }]),
+);
 // Interleaved search by search, so that a drifting host weighs on every variant alike.
 for (const base of searches)
   for (const [name, extra] of trustVariants) {

@@ -68,7 +68,20 @@ export const allowedImports: Record<string, readonly string[]> = {
   ],
   monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
   mcp: ['exports', 'infra', 'places', 'reference', 'search', 'suppressions'],
-  dashboard: ['auth', 'config', 'contacts', 'enrichment', 'exports', 'geo', 'infra', 'monitors', 'places', 'search', 'suppressions', 'webhooks'],
+  dashboard: [
+    'auth',
+    'config',
+    'contacts',
+    'enrichment',
+    'exports',
+    'geo',
+    'infra',
+    'monitors',
+    'places',
+    'search',
+    'suppressions',
+    'webhooks',
+  ],
 };
 
 /** The edges of `edges` the map does not allow, each with the imports that make it. */

@@ -127,7 +127,16 @@ describe('cells of a row array', () => {
         { ...seen, value: 'b@y.example', status: 'valid_domain', confidence: 0.9, checked_at: '2026-11-01T00:00:00.000Z' },
       ],
       phones: [{ ...seen, value: '+4915112345678', type: 'mobile', valid: true, as_written: null, confidence: 0.7, checked_at: null }],
-      websites: [{ ...seen, value: 'https://y.example', status: 'dead', final_domain: null, confidence: 0.1, checked_at: '2026-11-20T00:00:00.000Z' }],
+      websites: [
+        {
+          ...seen,
+          value: 'https://y.example',
+          status: 'dead',
+          final_domain: null,
+          confidence: 0.1,
+          checked_at: '2026-11-20T00:00:00.000Z',
+        },
+      ],
     };
     const row = placeRow(10, { contact_trust: JSON.stringify(trust) });
     const batches: unknown[][][] = [];
