@@ -65,8 +65,8 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
       'elsewhere.example': a,
       'private.example': a,
       'fresh.example': a,
-      // gone.example has no name any more; mail.example gained mail servers, lost.example lost its.
-      'mail.example': { MX: [{ exchange: 'mx.mail.example', priority: 10 }] },
+      // gone.example has no name any more; post-baeckerei.de gained mail servers, verloren-gmbh.de lost its.
+      'post-baeckerei.de': { MX: [{ exchange: 'mx.post-baeckerei.de', priority: 10 }] },
     });
     t = await buildTestApp({ dialect: 'sqlite', env: { TRUST_POLL_MS: '0', MONITOR_POLL_MS: '3600000', SEARCH_TIME_BUDGET_MS: '60000' } });
     account = await createAccountWithToken(t.db);
@@ -78,7 +78,7 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
         testPlaceRecord('verify', s, {
           country_code: 'MC',
           website: `http://${s}.example:${port}/`,
-          email: i === 0 ? 'info@mail.example' : i === 1 ? 'info@lost.example' : null,
+          email: i === 0 ? 'info@post-baeckerei.de' : i === 1 ? 'info@verloren-gmbh.de' : null,
         }),
       ),
     );
@@ -111,8 +111,8 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
     await t.db.kysely
       .insertInto('email_domains')
       .values([
-        { domain: 'mail.example', status: 'no_mx', checked_at: longAgo },
-        { domain: 'lost.example', status: 'valid_domain', checked_at: longAgo },
+        { domain: 'post-baeckerei.de', status: 'no_mx', checked_at: longAgo },
+        { domain: 'verloren-gmbh.de', status: 'valid_domain', checked_at: longAgo },
       ])
       .execute();
     // The trust pass as a server runs it: every place judged from what is stored (the checks of January).
@@ -194,10 +194,10 @@ describe('re-verification of websites and email domains (SQLite)', { timeout: 24
     );
     assert.ok(requests.filter((r) => r.host === 'alive.example' && r.path !== '/robots.txt').length === 1, 'the home page only');
     const domains = new Map((await t.db.kysely.selectFrom('email_domains').selectAll().execute()).map((d) => [d.domain, d.status]));
-    assert.deepEqual(Object.fromEntries(domains), { 'mail.example': 'valid_domain', 'lost.example': 'no_mx' });
+    assert.deepEqual(Object.fromEntries(domains), { 'post-baeckerei.de': 'valid_domain', 'verloren-gmbh.de': 'no_mx' });
     assert.equal(summary.sites, 5, 'the fresh site is not due');
     assert.equal(summary.domains, 2);
-    // gone → dead, parked, moved → redirected; mail.example gained MX, lost.example lost it.
+    // gone → dead, parked, moved → redirected; post-baeckerei.de gained MX, verloren-gmbh.de lost it.
     assert.equal(summary.changed, 5);
 
     // The places were judged again at once.
