@@ -2,14 +2,14 @@ import { roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
 import { PollLoop } from '../../../infra/poll-loop.ts';
-import { currentDeadline, withoutDeadline } from '../../../infra/db/time-budget.ts';
+import { currentDeadline } from '../../../infra/db/time-budget.ts';
 import { type HoursReadiness, hoursNotReady, hoursReadiness, type RecentHours, recentMatches } from '../../places/opening-hours.recent.ts';
 import { type HoursState, type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.reads.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import { placeChangesSince, placesVersion } from '../../places/place-changes.repository.ts';
 import { PlaceMaintenance } from '../../places/place-maintenance.ts';
 import { usesTrust, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../query/criteria.ts';
-import { trustNotReady, trustReadiness } from '../trust-filter.ts';
+import { finishesWithin, TrustGate } from '../trust-filter.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
 import type { RoaringBitmap32 } from 'roaring-wasm';
@@ -70,8 +70,6 @@ interface EngineOptions {
 
 /** How long a read with an open filter waits for the opening-hours pass when it has no time budget of its own. */
 const HOURS_WAIT_MS = 5000;
-/** The `Retry-After` of a read the trust pass could not catch up for in time: about one round of its loop. */
-const TRUST_RETRY_S = 5;
 
 /** Every search by SQL, in the read pool. */
 export class SqlSearchEngine implements SearchEngine {
@@ -144,34 +142,12 @@ export class SqlSearchEngine implements SearchEngine {
    * pass runs now (`trustPassNow`) and the read waits for it within its time budget, leaving part of the budget
    * to the read itself; past that, 503 `not_ready` with `Retry-After`. Answers the places version it is ready at.
    */
-  protected async trustReady(): Promise<number> {
-    const db = this.options.db;
-    let readiness = await trustReadiness(db);
-    if (readiness.ready) return readiness.placesVersion;
-    const started = Date.now();
-    const deadline = currentDeadline() ?? started + HOURS_WAIT_MS;
-    const reserve = Math.min(1000, (deadline - started) / 4);
-    // A round that wrote saves the version before its own writes: the next one, which finds them unchanged, reaches
-    // the current version. A few rounds, while the budget lasts.
-    for (let round = 0; round < 3 && this.options.trustPassNow; round++) {
-      if (!(await finishesWithin(this.trustPass(), deadline - reserve - Date.now()))) break;
-      readiness = await trustReadiness(db);
-      if (readiness.ready) return readiness.placesVersion;
-    }
-    throw trustNotReady(readiness.ready ? '' : readiness.detail, TRUST_RETRY_S);
+  protected trustReady(): Promise<number> {
+    this.trustGate ??= new TrustGate(this.options.db, this.options.trustPassNow);
+    return this.trustGate.ready();
   }
 
-  private pendingTrustPass: Promise<void> | undefined;
-
-  /** One trust pass at a time for the reads of this engine (the background loop may run beside it: its writes are idempotent). */
-  private trustPass(): Promise<void> {
-    this.pendingTrustPass ??= withoutDeadline(() => this.options.trustPassNow!())
-      .then(() => undefined)
-      .finally(() => {
-        this.pendingTrustPass = undefined;
-      });
-    return this.pendingTrustPass;
-  }
+  private trustGate: TrustGate | undefined;
 
   state(): EngineState {
     return { engine: 'sql' };
@@ -604,18 +580,4 @@ export async function applyChanges(db: Db, index: BitmapIndex, changed?: (placeI
 /** The engine `SEARCH_ENGINE` names. */
 export function createSearchEngine(kind: 'memory' | 'sql', options: EngineOptions & { pollMs: number }): SearchEngine {
   return kind === 'memory' ? new MemorySearchEngine(options, options.pollMs) : new SqlSearchEngine(options);
-}
-
-/** Whether `work` settles within `ms` (it goes on either way). */
-async function finishesWithin(work: Promise<void>, ms: number): Promise<boolean> {
-  if (ms <= 0) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
