@@ -38,6 +38,8 @@ import { matchRoutes } from './modules/match/match.routes.ts';
 import { matchDepsOf } from './modules/match/match.service.ts';
 import { PlaceMaintenance } from './modules/places/place-maintenance.ts';
 import { TrustMaintenance } from './modules/trust/trust.maintenance.ts';
+import { refreshTrust } from './modules/trust/trust.service.ts';
+import { VerifyLoop } from './modules/enrichment/verify.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.ts';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.ts';
@@ -170,6 +172,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     log: app.log,
     pollMs: config.SEARCH_ENGINE_POLL_MS,
     maintenance,
+    // A read with a trust filter that finds the pass behind the catalog runs it at once (`trustReady`).
+    trustPassNow: () => refreshTrust(db),
   });
   engineState.current = () => engine.state();
   app.addHook('onReady', () => engine.start());
@@ -179,6 +183,10 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   const trust = new TrustMaintenance({ db, pollMs: config.TRUST_POLL_MS, log: app.log });
   app.addHook('onReady', async () => trust.start());
   app.addHook('onClose', () => trust.close());
+  // Re-verification of email domains and websites in the background (VERIFY_INTERVAL_MS; off by default).
+  const verify = new VerifyLoop({ db, config, log: app.log });
+  app.addHook('onReady', async () => verify.start());
+  app.addHook('onClose', () => verify.close());
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
   const search = createSearch(db, reads, engine, config);
   await app.register(searchRoutes, { config, search });

@@ -261,6 +261,25 @@ export const ConfigSchema = Type.Object({
     description:
       'let the enrichment crawler reach private, loopback and link-local addresses (tests); off, such sites are refused as for webhooks',
   }),
+  VERIFY_INTERVAL_MS: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 86_400_000,
+    description:
+      "How often `serve` re-checks, in the background, the email domains (DNS) and websites (their home page) last checked longer ago than VERIFY_AFTER_DAYS, through the crawler's outbound guard and politeness (docs/trust.md). 0: never (`leadatlas verify` does it)",
+  }),
+  VERIFY_AFTER_DAYS: Type.Integer({
+    default: 30,
+    minimum: 0,
+    maximum: 3650,
+    description: 'Days after which an email domain or a website is checked again by `leadatlas verify` and the VERIFY_INTERVAL_MS loop',
+  }),
+  VERIFY_BATCH: Type.Integer({
+    default: 2000,
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'Websites and email domains one round of the VERIFY_INTERVAL_MS loop checks at most (each)',
+  }),
   ENRICH_HOST_DELAY_MS: Type.Integer({
     default: 1000,
     minimum: 0,

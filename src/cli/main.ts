@@ -14,6 +14,7 @@ import { registerMonitors } from './commands/monitors.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStats } from './commands/stats.ts';
 import { registerTrust } from './commands/trust.ts';
+import { registerVerify } from './commands/verify.ts';
 import { CommandFailure, withDb } from './options.ts';
 
 /** The command line: one file per command in commands/, the option parsers they share in options.ts. */
@@ -37,6 +38,7 @@ for (const register of [
   registerMatch,
   registerHours,
   registerTrust,
+  registerVerify,
   registerDb,
 ])
   register(program);

@@ -50,7 +50,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   suppressions: ['geo', 'infra', 'places'],
   leads: ['infra', 'places', 'suppressions'],
   reference: ['infra', 'places', 'taxonomy'],
-  search: ['config', 'geo', 'infra', 'leads', 'places', 'reference', 'taxonomy'],
+  search: ['config', 'contacts', 'geo', 'infra', 'leads', 'places', 'reference', 'taxonomy', 'trust'],
   exports: ['auth', 'config', 'contacts', 'infra', 'places', 'search', 'webhooks'],
   enrichment: [
     'auth',
@@ -64,6 +64,7 @@ export const allowedImports: Record<string, readonly string[]> = {
     'search',
     'suppressions',
     'taxonomy',
+    'trust',
     'webhooks',
   ],
   monitors: ['config', 'infra', 'leads', 'places', 'search', 'webhooks'],
@@ -86,6 +87,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   dashboard: [
     'auth',
     'config',
+    'contacts',
     'enrichment',
     'exports',
     'geo',

@@ -171,7 +171,7 @@ export interface paths {
                     /** @description `next_cursor` of the previous page (keyset paging, stable while leads are added) */
                     cursor?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website
                      */
                     fields?: string;
@@ -219,25 +219,83 @@ export interface paths {
                                     emails: {
                                         /** @example info@example.com */
                                         address: string;
+                                        checked_at: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        /** @description Its domain is a disposable-mail service’s */
+                                        disposable: boolean;
                                         fetched_at: string | null;
+                                        first_seen_at: string | null;
+                                        /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                        free_provider: boolean;
+                                        last_seen_at: string | null;
+                                        /** @description Its domain is the place's website's */
+                                        own_domain: boolean;
                                         page: string | null;
+                                        /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                        role: boolean;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                         * @enum {string}
+                                         */
+                                        status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                         verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                     }[];
                                     phones: {
-                                        /** @example +37797708080 */
-                                        e164: string;
+                                        as_written: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                        e164: string | null;
                                         fetched_at: string | null;
+                                        first_seen_at: string | null;
+                                        international: string | null;
+                                        last_seen_at: string | null;
+                                        national: string | null;
                                         page: string | null;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                         * @enum {string}
+                                         */
+                                        type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                        /** @description A valid number by libphonenumber */
+                                        valid: boolean;
                                     }[];
                                     socials: {
                                         fetched_at: string | null;
@@ -253,6 +311,40 @@ export interface paths {
                                          * @description Canonical profile URL
                                          * @example https://www.instagram.com/example
                                          */
+                                        url: string;
+                                    }[];
+                                    /** @description The place's websites, with the status of the last fetch */
+                                    websites: {
+                                        checked_at: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        final_domain: string | null;
+                                        first_seen_at: string | null;
+                                        last_seen_at: string | null;
+                                        /**
+                                         * @description The first source that gave it
+                                         * @example osm
+                                         */
+                                        source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                         * @enum {string}
+                                         */
+                                        status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                        /** @example https://www.ratskeller.com/ */
                                         url: string;
                                     }[];
                                 };
@@ -286,14 +378,19 @@ export interface paths {
                                      */
                                     search_id: string;
                                 };
+                                /**
+                                 * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                                 * @example 0.91
+                                 */
+                                lead_score?: number;
                                 lon?: number | null;
                                 /** @example Ratskeller */
                                 name?: string;
                                 /** @description As the source wrote it (OSM syntax for OSM places) */
                                 opening_hours?: string | null;
                                 /**
-                                 * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                                 * @example +49 (0) 89 21 99 89 0
+                                 * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                                 * @example +49 89 2199890
                                  */
                                 phone?: string | null;
                                 /**
@@ -1236,7 +1333,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts */
+                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score */
                         fields?: string;
                         /**
                          * @description As for `GET /api/v2/map/export`
@@ -1665,7 +1762,7 @@ export interface paths {
             parameters: {
                 query: {
                     /**
-                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website,city
                      */
                     fields?: string;
@@ -3725,25 +3822,83 @@ export interface components {
                 emails: {
                     /** @example info@example.com */
                     address: string;
+                    checked_at: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    /** @description Its domain is a disposable-mail service’s */
+                    disposable: boolean;
                     fetched_at: string | null;
+                    first_seen_at: string | null;
+                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                    free_provider: boolean;
+                    last_seen_at: string | null;
+                    /** @description Its domain is the place's website's */
+                    own_domain: boolean;
                     page: string | null;
+                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                    role: boolean;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                     * @enum {string}
+                     */
+                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                 }[];
                 phones: {
-                    /** @example +37797708080 */
-                    e164: string;
+                    as_written: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                    e164: string | null;
                     fetched_at: string | null;
+                    first_seen_at: string | null;
+                    international: string | null;
+                    last_seen_at: string | null;
+                    national: string | null;
                     page: string | null;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                     * @enum {string}
+                     */
+                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                    /** @description A valid number by libphonenumber */
+                    valid: boolean;
                 }[];
                 socials: {
                     fetched_at: string | null;
@@ -3759,6 +3914,40 @@ export interface components {
                      * @description Canonical profile URL
                      * @example https://www.instagram.com/example
                      */
+                    url: string;
+                }[];
+                /** @description The place's websites, with the status of the last fetch */
+                websites: {
+                    checked_at: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    final_domain: string | null;
+                    first_seen_at: string | null;
+                    last_seen_at: string | null;
+                    /**
+                     * @description The first source that gave it
+                     * @example osm
+                     */
+                    source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                     * @enum {string}
+                     */
+                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                    /** @example https://www.ratskeller.com/ */
                     url: string;
                 }[];
             };
@@ -3781,14 +3970,19 @@ export interface components {
              */
             id: string;
             lat: number | null;
+            /**
+             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+             * @example 0.91
+             */
+            lead_score: number;
             lon: number | null;
             /** @example Ratskeller */
             name: string;
             /** @description As the source wrote it (OSM syntax for OSM places) */
             opening_hours: string | null;
             /**
-             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-             * @example +49 (0) 89 21 99 89 0
+             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+             * @example +49 89 2199890
              */
             phone: string | null;
             /**
@@ -3925,25 +4119,83 @@ export interface operations {
                             emails: {
                                 /** @example info@example.com */
                                 address: string;
+                                checked_at: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                /** @description Its domain is a disposable-mail service’s */
+                                disposable: boolean;
                                 fetched_at: string | null;
+                                first_seen_at: string | null;
+                                /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                free_provider: boolean;
+                                last_seen_at: string | null;
+                                /** @description Its domain is the place's website's */
+                                own_domain: boolean;
                                 page: string | null;
+                                /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                role: boolean;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                 * @enum {string}
+                                 */
+                                status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                 verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                             }[];
                             phones: {
-                                /** @example +37797708080 */
-                                e164: string;
+                                as_written: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                e164: string | null;
                                 fetched_at: string | null;
+                                first_seen_at: string | null;
+                                international: string | null;
+                                last_seen_at: string | null;
+                                national: string | null;
                                 page: string | null;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                 * @enum {string}
+                                 */
+                                type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                /** @description A valid number by libphonenumber */
+                                valid: boolean;
                             }[];
                             socials: {
                                 fetched_at: string | null;
@@ -3959,6 +4211,40 @@ export interface operations {
                                  * @description Canonical profile URL
                                  * @example https://www.instagram.com/example
                                  */
+                                url: string;
+                            }[];
+                            /** @description The place's websites, with the status of the last fetch */
+                            websites: {
+                                checked_at: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                final_domain: string | null;
+                                first_seen_at: string | null;
+                                last_seen_at: string | null;
+                                /**
+                                 * @description The first source that gave it
+                                 * @example osm
+                                 */
+                                source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                 * @enum {string}
+                                 */
+                                status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                /** @example https://www.ratskeller.com/ */
                                 url: string;
                             }[];
                         };
@@ -3985,6 +4271,11 @@ export interface operations {
                          */
                         id: string;
                         lat: number | null;
+                        /**
+                         * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                         * @example 0.91
+                         */
+                        lead_score: number;
                         lon: number | null;
                         /** @example Ratskeller */
                         name: string;
@@ -4017,8 +4308,8 @@ export interface operations {
                             url: string | null;
                         };
                         /**
-                         * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                         * @example +49 (0) 89 21 99 89 0
+                         * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                         * @example +49 89 2199890
                          */
                         phone: string | null;
                         /**
@@ -4861,6 +5152,8 @@ export interface operations {
                 city?: string;
                 /** @description ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX */
                 country?: string;
+                /** @description Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md. One of: valid_domain, no_mx, invalid, unknown */
+                email_status?: "valid_domain" | "no_mx" | "invalid" | "unknown";
                 /** @description true: only places with an email address (the source's, or one found on the place's website); false: only without */
                 has_email?: boolean;
                 /** @description true: only places with a phone number; false: only places without one */
@@ -4876,6 +5169,16 @@ export interface operations {
                  * @example de
                  */
                 lang?: string;
+                /**
+                 * @description With a contact filter (`has_email=true`, `has_phone=true`, `has_website=true`, `email_status`, `phone_type`, `website_status`): the best value of each kind asked for must have at least this confidence (0–1, calibrated: of values at 0.8, about 80 % are right). Alone it is refused
+                 * @example 0.8
+                 */
+                min_confidence?: number;
+                /**
+                 * @description Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this
+                 * @example 0.6
+                 */
+                min_lead_score?: number;
                 /**
                  * @description Only places rated at least this (0–5)
                  * @example 4
@@ -4895,6 +5198,8 @@ export interface operations {
                 open_at?: string;
                 /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
                 open_now?: boolean;
+                /** @description Only places whose best phone is of this type, as libphonenumber knows it in the place's country (`unknown`: an invalid number or one its metadata cannot type). One of: mobile, fixed_line, toll_free, premium_rate, voip, unknown */
+                phone_type?: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
                 /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /**
@@ -4904,6 +5209,18 @@ export interface operations {
                 radius?: number;
                 /** @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it. */
                 type?: string;
+                /**
+                 * @description Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                updated_since?: string;
+                /**
+                 * @description Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                verified_since?: string;
+                /** @description Only places whose website's last fetch found it `live`, `redirected` (to another domain), `parked` (a parking or for-sale page), `dead` (DNS or connection failure) or `unknown` (never fetched, or no verdict). One of: live, redirected, parked, dead, unknown */
+                website_status?: "live" | "redirected" | "parked" | "dead" | "unknown";
             };
             header?: never;
             path?: never;
@@ -5021,8 +5338,10 @@ export interface operations {
                 country?: string;
                 /** @description Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only. */
                 cursor?: string;
+                /** @description Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md. One of: valid_domain, no_mx, invalid, unknown */
+                email_status?: "valid_domain" | "no_mx" | "invalid" | "unknown";
                 /**
-                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                  * @example name,phone,website,rating
                  */
                 fields?: string;
@@ -5041,6 +5360,16 @@ export interface operations {
                  * @example de
                  */
                 lang?: string;
+                /**
+                 * @description With a contact filter (`has_email=true`, `has_phone=true`, `has_website=true`, `email_status`, `phone_type`, `website_status`): the best value of each kind asked for must have at least this confidence (0–1, calibrated: of values at 0.8, about 80 % are right). Alone it is refused
+                 * @example 0.8
+                 */
+                min_confidence?: number;
+                /**
+                 * @description Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this
+                 * @example 0.6
+                 */
+                min_lead_score?: number;
                 /**
                  * @description Only places rated at least this (0–5)
                  * @example 4
@@ -5062,6 +5391,8 @@ export interface operations {
                 open_now?: boolean;
                 /** @description Places per page, 1–100 (default 20) */
                 per_page?: number;
+                /** @description Only places whose best phone is of this type, as libphonenumber knows it in the place's country (`unknown`: an invalid number or one its metadata cannot type). One of: mobile, fixed_line, toll_free, premium_rate, voip, unknown */
+                phone_type?: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
                 /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /**
@@ -5069,10 +5400,22 @@ export interface operations {
                  * @example 1000
                  */
                 radius?: number;
-                /** @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id. */
-                sort?: "relevance" | "rating" | "review_count" | "distance" | "name";
+                /** @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating`, `review_count` and `lead_score` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id. */
+                sort?: "relevance" | "rating" | "review_count" | "distance" | "name" | "lead_score";
                 /** @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it. */
                 type?: string;
+                /**
+                 * @description Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                updated_since?: string;
+                /**
+                 * @description Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                verified_since?: string;
+                /** @description Only places whose website's last fetch found it `live`, `redirected` (to another domain), `parked` (a parking or for-sale page), `dead` (DNS or connection failure) or `unknown` (never fetched, or no verdict). One of: live, redirected, parked, dead, unknown */
+                website_status?: "live" | "redirected" | "parked" | "dead" | "unknown";
             };
             header?: never;
             path?: never;
@@ -5109,25 +5452,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5143,6 +5544,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5167,14 +5602,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -5409,7 +5849,12 @@ export interface operations {
                      */
                     country?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md. One of: valid_domain, no_mx, invalid, unknown
+                     * @enum {string}
+                     */
+                    email_status?: "valid_domain" | "no_mx" | "invalid" | "unknown";
+                    /**
+                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website,rating
                      */
                     fields?: string;
@@ -5429,6 +5874,16 @@ export interface operations {
                      */
                     lang?: string;
                     /**
+                     * @description With a contact filter (`has_email=true`, `has_phone=true`, `has_website=true`, `email_status`, `phone_type`, `website_status`): the best value of each kind asked for must have at least this confidence (0–1, calibrated: of values at 0.8, about 80 % are right). Alone it is refused
+                     * @example 0.8
+                     */
+                    min_confidence?: number;
+                    /**
+                     * @description Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this
+                     * @example 0.6
+                     */
+                    min_lead_score?: number;
+                    /**
                      * @description Only places rated at least this (0–5)
                      * @example 4
                      */
@@ -5445,6 +5900,11 @@ export interface operations {
                      * @default 20
                      */
                     per_page?: number;
+                    /**
+                     * @description Only places whose best phone is of this type, as libphonenumber knows it in the place's country (`unknown`: an invalid number or one its metadata cannot type). One of: mobile, fixed_line, toll_free, premium_rate, voip, unknown
+                     * @enum {string}
+                     */
+                    phone_type?: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
                     /**
                      * @description A GeoJSON Polygon or MultiPolygon: the places inside it (holes excluded; a place on an edge counts as inside). Limits: at most 2000 positions in all, 50 polygons, 50 rings a polygon; its bounding box at most 10° of longitude and of latitude (no ring crosses the antimeridian)
                      * @example {
@@ -5489,10 +5949,10 @@ export interface operations {
                      */
                     query?: string;
                     /**
-                     * @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.
+                     * @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating`, `review_count` and `lead_score` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.
                      * @enum {string}
                      */
-                    sort?: "relevance" | "rating" | "review_count" | "distance" | "name";
+                    sort?: "relevance" | "rating" | "review_count" | "distance" | "name" | "lead_score";
                     /**
                      * @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it.
                      * @example restaurant
@@ -5500,6 +5960,21 @@ export interface operations {
                      * @example opticien
                      */
                     type?: string;
+                    /**
+                     * @description Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                     * @example 2026-11-01T00:00:00Z
+                     */
+                    updated_since?: string;
+                    /**
+                     * @description Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                     * @example 2026-11-01T00:00:00Z
+                     */
+                    verified_since?: string;
+                    /**
+                     * @description Only places whose website's last fetch found it `live`, `redirected` (to another domain), `parked` (a parking or for-sale page), `dead` (DNS or connection failure) or `unknown` (never fetched, or no verdict). One of: live, redirected, parked, dead, unknown
+                     * @enum {string}
+                     */
+                    website_status?: "live" | "redirected" | "parked" | "dead" | "unknown";
                 };
             };
         };
@@ -5533,25 +6008,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5567,6 +6100,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5591,14 +6158,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -5868,25 +6440,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5902,6 +6532,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5926,14 +6590,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -6223,25 +6892,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -6257,6 +6984,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -6281,14 +7042,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**

@@ -56,6 +56,14 @@ export function withDeadline<R>(deadline: number | undefined, fn: () => R): R {
   return deadline === undefined ? fn() : deadlines.run(deadline, fn);
 }
 
+/**
+ * Runs `fn` outside any request's deadline: work a request starts that is not its own, which other requests share
+ * and which must not end with the first one's budget (the trust pass a read starts and waits for).
+ */
+export function withoutDeadline<R>(fn: () => R): R {
+  return deadlines.exit(fn);
+}
+
 /** The deadline of the running request, if it has one. */
 export function currentDeadline(): number | undefined {
   return deadlines.getStore();

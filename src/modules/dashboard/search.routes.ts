@@ -84,7 +84,22 @@ export function pageOffset(from: string | undefined): number {
  */
 function searchParamsOf(body: FormBody): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const name of ['type', 'city', 'country', 'query', 'min_rating', 'sort', 'open_at'] as const) {
+  for (const name of [
+    'type',
+    'city',
+    'country',
+    'query',
+    'min_rating',
+    'sort',
+    'open_at',
+    'email_status',
+    'phone_type',
+    'website_status',
+    'min_confidence',
+    'min_lead_score',
+    'updated_since',
+    'verified_since',
+  ] as const) {
     const value = text(body[name]).trim();
     if (value !== '') params[name] = value;
   }

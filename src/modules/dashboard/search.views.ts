@@ -1,3 +1,4 @@
+import { emailStatuses, phoneTypes, websiteStatuses } from '../contacts/trust.types.ts';
 import type { Place } from '../places/places.schema.ts';
 import type { ExportSummary } from '../exports/exports.service.ts';
 import type { SavedSearch, SearchInput, SearchResolution } from '../search/search.types.ts';
@@ -65,6 +66,65 @@ function textField(
   </div>`;
 }
 
+/** Words for the trust statuses, on the form and the badges (`trustBadge`). */
+export const statusLabels: Record<string, string> = {
+  valid_domain: 'valid domain',
+  no_mx: 'no mail server',
+  invalid: 'invalid',
+  unknown: 'unknown',
+  mobile: 'mobile',
+  fixed_line: 'fixed line',
+  toll_free: 'toll free',
+  premium_rate: 'premium rate',
+  voip: 'VoIP',
+  live: 'live',
+  redirected: 'redirected',
+  parked: 'parked',
+  dead: 'dead',
+};
+
+function select(form: FormState, name: string, label: string, options: Array<[string, string]>): SafeHtml {
+  const value = str(form.values[name]);
+  const error = errorFor(form, name);
+  return html`<div class="field${error ? ' field-error' : ''}">
+    <label for="f-${name}">${label}</label>
+    ${error ? html`<p class="error" id="f-${name}-error"><span class="visually-hidden">Error:</span> ${error.message}</p>` : ''}
+    <select id="f-${name}" name="${name}">${options.map(([v, l]) => html`<option value="${v}"${value === v ? html` selected` : ''}>${l}</option>`)}</select>
+  </div>`;
+}
+
+/** What a badge shows of a contact value: its verdict, the model's confidence, and the evidence behind them. */
+interface TrustedValue {
+  status?: string | null;
+  type?: string | null;
+  confidence?: number | null;
+  source_count?: number;
+  checked_at?: string | null;
+  role?: boolean;
+  free_provider?: boolean;
+  disposable?: boolean;
+  final_domain?: string | null;
+}
+
+/**
+ * A contact's badge: its status (an email's domain check, a phone's type, a website's last fetch) and confidence,
+ * coloured by the confidence; the title says why (how many sources agree, when it was checked, role or personal).
+ */
+export function trustBadge(value: TrustedValue | undefined): SafeHtml | '' {
+  if (!value || value.confidence === undefined || value.confidence === null) return '';
+  const verdict = value.status ?? value.type ?? 'unknown';
+  const level = value.confidence >= 0.8 ? 'high' : value.confidence >= 0.5 ? 'medium' : 'low';
+  const why = [
+    `${value.source_count ?? 1} source${(value.source_count ?? 1) === 1 ? '' : 's'}`,
+    value.checked_at ? `checked ${value.checked_at.slice(0, 10)}` : null,
+    value.final_domain ? `now at ${value.final_domain}` : null,
+    value.role ? 'role address' : null,
+    value.free_provider ? 'free mail provider' : null,
+    value.disposable ? 'disposable domain' : null,
+  ].filter((w) => w !== null);
+  return html` <span class="badge badge-${level}" data-testid="trust-badge" title="${why.join(', ')}">${statusLabels[verdict] ?? verdict} · ${Math.round(value.confidence * 100)} %</span>`;
+}
+
 function checkbox(form: FormState, name: string, label: string): SafeHtml {
   return html`<div class="check"><input type="checkbox" id="f-${name}" name="${name}" value="yes"${str(form.values[name]) === 'yes' ? html` checked` : ''}><label for="f-${name}">${label}</label></div>`;
 }
@@ -91,6 +151,26 @@ export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
       ${checkbox(form, 'open_now', 'Open now')}
       ${textField(form, 'open_at', 'Open at', 'Local time of each place, e.g. 2026-12-24T18:00', { type: 'datetime-local' })}
     </fieldset>
+    <fieldset class="filters">
+      <legend>Trust in the contacts</legend>
+      ${select(form, 'email_status', 'Best email', [['', 'Any'], ...emailStatuses.map((v) => [v, statusLabels[v]!] as [string, string])])}
+      ${select(form, 'phone_type', 'Best phone', [['', 'Any'], ...phoneTypes.map((v) => [v, statusLabels[v]!] as [string, string])])}
+      ${select(form, 'website_status', 'Website', [['', 'Any'], ...websiteStatuses.map((v) => [v, statusLabels[v]!] as [string, string])])}
+      ${select(form, 'min_confidence', 'Confidence of those contacts', [
+        ['', 'Any'],
+        ['0.5', '50 % and up'],
+        ['0.8', '80 % and up'],
+        ['0.9', '90 % and up'],
+      ])}
+      ${select(form, 'min_lead_score', 'Lead score', [
+        ['', 'Any'],
+        ['0.3', '0.3 and up'],
+        ['0.5', '0.5 and up'],
+        ['0.7', '0.7 and up'],
+      ])}
+      ${textField(form, 'verified_since', 'Checked since', 'A contact checked on or after this day, e.g. 2026-11-01')}
+      ${textField(form, 'updated_since', 'Changed since', 'The place changed on or after this day')}
+    </fieldset>
     <div class="field">
       <label for="f-min_rating">Minimum rating</label>
       <select id="f-min_rating" name="min_rating">
@@ -109,6 +189,7 @@ export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
           ['relevance', 'Relevance'],
           ['rating', 'Rating'],
           ['review_count', 'Number of reviews'],
+          ['lead_score', 'Lead score'],
           ['name', 'Name'],
         ].map(([v, l]) => html`<option value="${v}"${sort === v ? html` selected` : ''}>${l}</option>`)}
       </select>
@@ -147,6 +228,13 @@ function filtersText(params: SearchInput): string {
   if (params.open_now) parts.push('open at the time of the search');
   if (params.open_at) parts.push(`open at ${params.open_at} local time`);
   if (params.min_rating !== undefined) parts.push(`rating ≥ ${params.min_rating}`);
+  if (params.email_status) parts.push(`best email: ${statusLabels[params.email_status]}`);
+  if (params.phone_type) parts.push(`best phone: ${statusLabels[params.phone_type]}`);
+  if (params.website_status) parts.push(`website ${statusLabels[params.website_status]}`);
+  if (params.min_confidence !== undefined) parts.push(`confidence ≥ ${Math.round(params.min_confidence * 100)} %`);
+  if (params.min_lead_score !== undefined) parts.push(`lead score ≥ ${params.min_lead_score}`);
+  if (params.verified_since) parts.push(`checked since ${params.verified_since}`);
+  if (params.updated_since) parts.push(`changed since ${params.updated_since}`);
   return parts.join(', ');
 }
 
@@ -297,17 +385,18 @@ export function resultsPage(ctx: PageContext, v: ResultsView): SafeHtml {
       v.places.length > 0
         ? html`<div class="table-wrap"><table class="results">
       <caption>Places ${formatCount(v.offset)}–${formatCount(v.offset + v.places.length - 1)} of ${formatCount(v.total)}</caption>
-      <thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Address</th><th scope="col">Phone</th><th scope="col">Email</th><th scope="col">Website</th><th scope="col">Social</th><th scope="col" class="num">Rating</th></tr></thead>
+      <thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Address</th><th scope="col">Phone</th><th scope="col">Email</th><th scope="col">Website</th><th scope="col">Social</th><th scope="col" class="num">Rating</th><th scope="col" class="num">Lead score</th></tr></thead>
       <tbody>${v.places.map(
         (p) => html`<tr>
         <th scope="row">${p.name}</th>
         <td>${p.category?.replaceAll('_', ' ') ?? '—'}</td>
         <td>${p.address ?? p.city ?? '—'}</td>
-        <td class="nowrap">${p.phone_e164 ? html`<a href="tel:${p.phone_e164}">${p.phone ?? p.phone_e164}</a>` : (p.phone ?? '—')}</td>
-        <td>${p.email ? html`<a href="mailto:${p.email}">${p.email}</a>` : '—'}</td>
-        <td>${p.website ? html`<a href="${safeUrl(p.website)}" rel="noopener noreferrer nofollow">${p.website.replace(/^https?:\/\/(www\.)?/, '').replace(/\/$/, '')}</a>` : '—'}</td>
+        <td class="nowrap">${p.phone_e164 ? html`<a href="tel:${p.phone_e164}">${p.phone ?? p.phone_e164}</a>` : (p.phone ?? '—')}${trustBadge(p.contacts.phones.find((c) => c.e164 === p.phone_e164))}</td>
+        <td>${p.email ? html`<a href="mailto:${p.email}">${p.email}</a>${trustBadge(p.contacts.emails.find((c) => c.address.toLowerCase() === p.email!.toLowerCase()))}` : '—'}</td>
+        <td>${p.website ? html`<a href="${safeUrl(p.website)}" rel="noopener noreferrer nofollow">${p.website.replace(/^https?:\/\/(www\.)?/, '').replace(/\/$/, '')}</a>${trustBadge(p.contacts.websites[0])}` : '—'}</td>
         <td>${p.contacts.socials.length > 0 ? p.contacts.socials.map((s, i) => html`${i > 0 ? ' ' : ''}<a href="${safeUrl(s.url)}" rel="noopener noreferrer nofollow">${s.network}</a>`) : '—'}</td>
         <td class="num">${p.rating ?? '—'}${p.review_count ? html` <span class="muted">(${p.review_count})</span>` : ''}</td>
+        <td class="num" data-testid="lead-score">${p.lead_score === null || p.lead_score === undefined ? '—' : p.lead_score.toFixed(2)}</td>
       </tr>`,
       )}</tbody></table></div>`
         : html`<p class="empty">Nothing matches this search. Try a broader type, drop a filter, or check the city.</p>`

@@ -13,7 +13,11 @@ export interface EnrichmentTools {
   close(): void;
 }
 
-export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
+/**
+ * The crawler and the email check as the configuration sets them: one resolver for both, every request through
+ * the outbound guard, robots.txt and the per-host pause. `maxPagesPerSite`: 1 for a check of the home page alone.
+ */
+export function crawlTools(config: Config, overrides: { maxPagesPerSite?: number; concurrency?: number } = {}) {
   const dnsServers = config.ENRICH_DNS_SERVERS?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -26,12 +30,16 @@ export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
     headersTimeoutMs: config.ENRICH_HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: config.ENRICH_BODY_TIMEOUT_MS,
     maxPageBytes: config.ENRICH_MAX_PAGE_BYTES,
-    maxPagesPerSite: config.ENRICH_MAX_PAGES,
+    maxPagesPerSite: overrides.maxPagesPerSite ?? config.ENRICH_MAX_PAGES,
     maxRedirects: 5,
     perHostDelayMs: config.ENRICH_HOST_DELAY_MS,
-    concurrency: Math.max(config.ENRICH_CONCURRENCY, config.ENRICH_WORKERS),
+    concurrency: overrides.concurrency ?? Math.max(config.ENRICH_CONCURRENCY, config.ENRICH_WORKERS),
   });
-  const checker = new EmailDomainChecker({ resolver, cacheEntries: 10_000 });
+  return { resolver, crawler, checker: new EmailDomainChecker({ resolver, cacheEntries: 10_000 }) };
+}
+
+export function enrichmentTools(db: Db, config: Config): EnrichmentTools {
+  const { crawler, checker } = crawlTools(config);
   const pool = config.ENRICH_EXTRACT_THREADS > 0 ? new ExtractionPool(config.ENRICH_EXTRACT_THREADS) : undefined;
   return {
     pipeline: {

@@ -31,6 +31,9 @@ export const toolRoutes: readonly ToolRoute[] = [
     description:
       'Search the LeadAtlas catalog of businesses by kind of business (`type`, any language or synonym: "vet", "Tierarzt"), `city`, ' +
       '`country`, name text (`query`), rating, contact details (`has_phone`, `has_website`, `has_email`) and area (`near`+`radius`, `bbox`). ' +
+      'Trust in the contacts: `email_status` (valid_domain, no_mx, invalid, unknown), `phone_type` (mobile, fixed_line…), `website_status` ' +
+      '(live, redirected, parked, dead, unknown), `min_confidence` (0–1, with a contact filter: "a valid email domain and a mobile, confidence ≥ 0.8" is ' +
+      '`email_status=valid_domain&phone_type=mobile&min_confidence=0.8`), `min_lead_score`, `updated_since`, `verified_since`, `sort: lead_score`. ' +
       "`only_new: true` leaves out places the user's account has already exported. Answers the exact `total`, one page of places, " +
       '`search_id` (what `start_export` takes) and `links.next`: pass its `cursor` argument (with `per_page` and `fields` only) for the next page. ' +
       'Mirrors GET /api/v2/map/search (scope `search`).',

@@ -14,6 +14,7 @@ import {
   monitorMembers,
   monitorsNotAt,
   saveEvaluations,
+  statusFields,
   type ChangedPlace,
   type Evaluation,
   type MonitorRow,
@@ -185,6 +186,14 @@ function candidatesOf(criteria: PlaceCriteria, index: ChangedIndex): number[] {
 
 const fieldsOf = (snapshot: string) => JSON.parse(snapshot) as Record<string, unknown>;
 
+/**
+ * The watched fields that differ. A field the member's stored snapshot lacks was not watched when it was stored
+ * (a field added later): not a change. A verdict (`statusFields`) changes only from one status to another.
+ */
+function changedFields(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return Object.keys(b).filter((k) => k in a && a[k] !== b[k] && !(statusFields.has(k) && (a[k] === null || b[k] === null)));
+}
+
 function diff(before: PlaceState[], now: PlaceState[], monitor: MonitorRow, to: number): Evaluation {
   const old = new Map(before.map((p) => [p.id, p]));
   const current = new Map(now.map((p) => [p.id, p]));
@@ -202,9 +211,8 @@ function diff(before: PlaceState[], now: PlaceState[], monitor: MonitorRow, to: 
     const was = old.get(p.id);
     if (!was) evaluation.added.push(p);
     else if (was.hash !== p.hash || was.snapshot !== p.snapshot) {
-      const a = fieldsOf(was.snapshot);
-      const b = fieldsOf(p.snapshot);
-      evaluation.changed.push({ ...p, fields: Object.keys(b).filter((k) => a[k] !== b[k]) });
+      const fields = changedFields(fieldsOf(was.snapshot), fieldsOf(p.snapshot));
+      if (was.hash !== p.hash || fields.length > 0) evaluation.changed.push({ ...p, fields });
     }
   }
   for (const p of before) if (!current.has(p.id)) evaluation.left.push(p.id);

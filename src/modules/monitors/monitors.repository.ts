@@ -22,7 +22,17 @@ export const watchedFields = [
   'lon',
   'opening_hours',
   'rating',
+  // The trust pass's verdicts (issue 33): a website gone dead, an email domain without MX (`statusFields`).
+  'email_status',
+  'website_status',
 ] as const;
+
+/**
+ * Watched fields that are verdicts rather than the record's content: a change counts between two verdicts only,
+ * not the first one (null → a status, when the trust pass first judges a place) nor a value gone (its email or
+ * website changed, which the record's own fields say).
+ */
+export const statusFields: ReadonlySet<string> = new Set(['email_status', 'website_status']);
 
 /** A place as a monitor compares it: its content hash and its watched fields. */
 export interface PlaceState {

@@ -1,7 +1,7 @@
 import { AppError } from '../../infra/errors.ts';
 import { parseBbox, type Bbox } from '../../infra/bbox.ts';
 import { deepFreeze } from '../../infra/json.ts';
-import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
+import type { PlaceCriteria, PlaceSort, TrustKind } from './query/criteria.ts';
 import { businessKindOfQuery } from './business-words.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { MapSearchQuerySchema, radiusM, type MapSearchQuery } from './search.schema.ts';
@@ -62,7 +62,23 @@ export interface ResolvedSearch {
 }
 
 /** The filters that only narrow, and the order: no name to resolve; applied to the remembered names per request. */
-type SearchFilters = Pick<SearchInput, 'min_rating' | 'has_phone' | 'has_website' | 'has_email' | 'has_social' | 'include_closed' | 'sort'>;
+const narrowingNames = [
+  'min_rating',
+  'has_phone',
+  'has_website',
+  'has_email',
+  'has_social',
+  'include_closed',
+  'email_status',
+  'phone_type',
+  'website_status',
+  'min_confidence',
+  'min_lead_score',
+  'updated_since',
+  'verified_since',
+  'sort',
+] as const;
+type SearchFilters = Pick<SearchInput, (typeof narrowingNames)[number]>;
 
 /**
  * Turns parameters into criteria: names resolved (`resolveNames`, 400 with candidates when unknown), values
@@ -76,7 +92,13 @@ export async function resolveSearchCached(
   input: SearchInput,
   lang: string | null,
 ): Promise<ResolvedSearch> {
-  const { min_rating, has_phone, has_website, has_email, has_social, include_closed, sort, ...rest } = input;
+  const filters: SearchFilters = {};
+  const rest: SearchInput = { ...input };
+  for (const name of narrowingNames) {
+    if (input[name] !== undefined) Object.assign(filters, { [name]: input[name] });
+    delete rest[name];
+  }
+  const { sort } = filters;
   // The order matters to the names only where it is checked against them (`distance` needs `near`).
   const named = sort === 'distance' ? { ...rest, sort } : rest;
   const key = JSON.stringify([named, lang]);
@@ -85,7 +107,7 @@ export async function resolveSearchCached(
     names = deepFreeze(await resolveNames(deps, named, lang));
     deps.resolvedNames.set(key, names);
   }
-  return deepFreeze(withFilters(names, { min_rating, has_phone, has_website, has_email, has_social, include_closed, sort }));
+  return deepFreeze(withFilters(names, filters));
 }
 
 /** The criteria of resolved names with the narrowing filters. */
@@ -107,8 +129,53 @@ function withFilters(names: ResolvedNames, input: SearchFilters): ResolvedSearch
     bbox: names.bbox,
     // Only when asked: the criteria of every other search stay as they were (saved searches, cache keys).
     ...(input.include_closed === true ? { includeClosed: true } : {}),
+    ...trustCriteria(input),
   };
   return { criteria, resolution: names.resolution, sort: input.sort ?? 'relevance' };
+}
+
+/**
+ * The trust filters as criteria, each only when asked (the criteria of other searches stay as they were).
+ * `min_confidence` applies to the kinds a contact filter asks for; alone, or beside only `has_…=false`, it would
+ * narrow nothing the user named, so it is refused.
+ */
+function trustCriteria(input: SearchFilters): Partial<PlaceCriteria> {
+  const out: Partial<PlaceCriteria> = {};
+  if (input.email_status !== undefined) out.emailStatus = input.email_status;
+  if (input.phone_type !== undefined) out.phoneType = input.phone_type;
+  if (input.website_status !== undefined) out.websiteStatus = input.website_status;
+  if (input.min_confidence !== undefined) {
+    const kinds: TrustKind[] = [];
+    if (input.has_email === true || input.email_status !== undefined) kinds.push('email');
+    if (input.has_phone === true || input.phone_type !== undefined) kinds.push('phone');
+    if (input.has_website === true || input.website_status !== undefined) kinds.push('website');
+    if (kinds.length === 0)
+      throw bad('querystring.min_confidence', 'applies to a contact filter: give one with it', [...confidenceFilters]);
+    out.minConfidence = { value: input.min_confidence, kinds };
+  }
+  if (input.min_lead_score !== undefined) out.minLeadScore = input.min_lead_score;
+  if (input.updated_since !== undefined) out.updatedSince = instant('updated_since', input.updated_since);
+  if (input.verified_since !== undefined) out.verifiedSince = instant('verified_since', input.verified_since);
+  return out;
+}
+
+/** The filters `min_confidence` applies to. */
+const confidenceFilters = ['has_email=true', 'has_phone=true', 'has_website=true', 'email_status', 'phone_type', 'website_status'] as const;
+
+/** A date or instant of the schema's pattern as the columns hold instants (`toISOString`); no zone is UTC. */
+function instant(name: string, value: string): string {
+  const zoned = value.length === 10 ? `${value}T00:00:00Z` : /(Z|[+-]\d{2}:\d{2})$/.test(value) ? value : `${value}Z`;
+  const ms = Date.parse(zoned);
+  if (Number.isNaN(ms) || !sameCalendarDay(value, ms, zoned))
+    throw bad(`querystring.${name}`, 'is not a date and time of the calendar', { format: 'YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM]' });
+  return new Date(ms).toISOString();
+}
+
+/** `Date.parse` rolls 2026-02-31 over to March: the date written must be the one parsed (in its own offset). */
+function sameCalendarDay(value: string, ms: number, zoned: string): boolean {
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(zoned);
+  const shift = offset ? (offset[1] === '-' ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) * 60_000 : 0;
+  return new Date(ms + shift).toISOString().slice(0, 10) === value.slice(0, 10);
 }
 
 /** The names of a search resolved (400 with candidates when unknown), its place and order checked. */
@@ -192,7 +259,7 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
   if (input.radius !== undefined && input.near === undefined) throw bad('querystring.radius', 'needs near=lat,lon');
   const sort = input.sort ?? 'relevance';
   if (sort === 'distance' && !near)
-    throw bad('querystring.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name']);
+    throw bad('querystring.sort', 'sort=distance needs near=lat,lon', ['relevance', 'rating', 'review_count', 'name', 'lead_score']);
 
   let text: PlaceCriteria['text'] = null;
   let textKind: PlaceCriteria['textKind'] = null;

@@ -1,5 +1,6 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { placeSorts, type PlaceSort } from './query/criteria.ts';
+import { emailStatuses, phoneTypes, websiteStatuses } from '../contacts/trust.types.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 import { polygonLimits } from './polygon.ts';
 import { facetDimensions, type FacetDimension } from './engine/bitmap-index.ts';
@@ -11,6 +12,13 @@ export const defaultPerPage = perPage.default;
 
 /** The properties, each optional, keeping their types (which `Object.fromEntries` would lose). */
 const optional = <T extends TProperties>(properties: T) => Type.Partial(Type.Object(properties)).properties;
+
+/** An enum rather than a union of literals: one validation error naming the allowed values, not one per value. */
+const oneOf = <T extends string>(values: readonly T[], description: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], description: `${description}. One of: ${values.join(', ')}` });
+
+/** A date (`2026-11-01`, midnight UTC) or an instant (`2026-11-01T08:00:00Z`, an offset, or no zone: UTC). */
+const instantPattern = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})?)?$';
 
 const text = (description: string, examples: string[]) => Type.String({ minLength: 1, maxLength: 200, description, examples });
 
@@ -74,12 +82,50 @@ const filterProperties = {
     description: 'Bounding box `minLon,minLat,maxLon,maxLat` in degrees',
     examples: ['11.50,48.10,11.65,48.18'],
   }),
+  email_status: oneOf(
+    emailStatuses,
+    'Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md',
+  ),
+  phone_type: oneOf(
+    phoneTypes,
+    "Only places whose best phone is of this type, as libphonenumber knows it in the place's country (`unknown`: an invalid number or one its metadata cannot type)",
+  ),
+  website_status: oneOf(
+    websiteStatuses,
+    "Only places whose website's last fetch found it `live`, `redirected` (to another domain), `parked` (a parking or for-sale page), `dead` (DNS or connection failure) or `unknown` (never fetched, or no verdict)",
+  ),
+  min_confidence: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    description:
+      'With a contact filter (`has_email=true`, `has_phone=true`, `has_website=true`, `email_status`, `phone_type`, `website_status`): the best value of each kind asked for must have at least this confidence (0–1, calibrated: of values at 0.8, about 80 % are right). Alone it is refused',
+    examples: [0.8],
+  }),
+  min_lead_score: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    description:
+      'Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this',
+    examples: [0.6],
+  }),
+  updated_since: Type.String({
+    pattern: instantPattern,
+    description:
+      'Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)',
+    examples: ['2026-11-01T00:00:00Z'],
+  }),
+  verified_since: Type.String({
+    pattern: instantPattern,
+    description:
+      "Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)",
+    examples: ['2026-11-01T00:00:00Z'],
+  }),
   // An enum rather than a union of literals: one validation error naming the allowed values, not one per value.
   sort: Type.Unsafe<PlaceSort>({
     type: 'string',
     enum: [...placeSorts],
     description:
-      'Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.',
+      'Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating`, `review_count` and `lead_score` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.',
   }),
 };
 

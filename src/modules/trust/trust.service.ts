@@ -171,3 +171,6 @@ export async function refreshTrust(db: Db, options: TrustPassOptions = {}): Prom
   result.version = through;
   return result;
 }
+
+/** How far the pass has caught up (`trust_state`), for the reads that must not answer before it (search/trust-filter.ts). */
+export { trustState } from './trust.repository.ts';

@@ -1,5 +1,6 @@
 import { placeContacts } from '../../contacts/contacts.ts';
 import { internationalPhone } from '../../contacts/evidence.ts';
+import type { EmailTrust, PhoneTrust, StoredTrust, WebsiteTrust } from '../../contacts/trust.types.ts';
 import {
   pickFields,
   placeRowToPlace,
@@ -78,9 +79,23 @@ export function sourcesCell(t: PublicPlaceTuple): string {
 
 /**
  * A tabular export's columns for `contacts`: the lists of every email, phone (E.164) and social profile
- * URL, joined like a list, and the contact page. Where each comes from is in the JSON formats.
+ * URL, joined like a list, and the contact page; then what the trust pass says of the place's best email, best
+ * phone and website (highest confidence: the value searches filter on) and when a value was last checked. Where
+ * each comes from, and the evidence of every value, is in the JSON formats.
  */
-export const contactColumns = ['emails', 'phones', 'socials', 'contact_url'] as const;
+export const contactColumns = [
+  'emails',
+  'phones',
+  'socials',
+  'contact_url',
+  'email_status',
+  'email_confidence',
+  'phone_type',
+  'phone_confidence',
+  'website_status',
+  'website_confidence',
+  'verified_at',
+] as const;
 
 /** The header of a tabular export: each field's name, `contacts` as its four columns. */
 export function tabularHeader(fields: readonly PlaceField[]): string[] {
@@ -97,6 +112,29 @@ function contactsOf(t: PublicPlaceTuple): ReturnType<typeof placeContacts> | nul
     lastPublic = placeContacts(placeTupleToRow(t));
   }
   return lastPublic!;
+}
+
+const contactTrustAt = publicColumnIndex.contact_trust;
+
+/** The best value of each kind (highest confidence, the first on a tie) of a tuple's `contact_trust`, read once for its cells. */
+let lastTrustTuple: PublicPlaceTuple | undefined;
+let lastBest: { email?: EmailTrust; phone?: PhoneTrust; website?: WebsiteTrust; verifiedAt: string | null } | undefined;
+function bestOf(t: PublicPlaceTuple): NonNullable<typeof lastBest> {
+  if (t !== lastTrustTuple) {
+    lastTrustTuple = t;
+    const json = t[contactTrustAt] as string | null;
+    const trust = json === null ? null : (JSON.parse(json) as StoredTrust);
+    const best = <V extends { confidence: number }>(values: V[] | undefined): V | undefined =>
+      values?.reduce<V | undefined>((b, v) => (b === undefined || v.confidence > b.confidence ? v : b), undefined);
+    const checked = [...(trust?.emails ?? []), ...(trust?.websites ?? [])].map((v) => v.checked_at).filter((c) => c !== null);
+    lastBest = {
+      email: best(trust?.emails),
+      phone: best(trust?.phones),
+      website: best(trust?.websites),
+      verifiedAt: checked.length > 0 ? checked.reduce((a, b) => (a > b ? a : b)) : null,
+    };
+  }
+  return lastBest!;
 }
 
 const joined = (items: string[]): Cell => (items.length > 0 ? items.join(listSeparator) : null);
@@ -123,6 +161,13 @@ const computedCells: Partial<Record<string, (t: PublicPlaceTuple) => Cell>> = {
     return c ? joined(c.contacts.socials.map((s) => s.url)) : null;
   },
   contact_url: (t) => contactsOf(t)?.contacts.contact_url ?? null,
+  email_status: (t) => bestOf(t).email?.status ?? null,
+  email_confidence: (t) => bestOf(t).email?.confidence ?? null,
+  phone_type: (t) => bestOf(t).phone?.type ?? null,
+  phone_confidence: (t) => bestOf(t).phone?.confidence ?? null,
+  website_status: (t) => bestOf(t).website?.status ?? null,
+  website_confidence: (t) => bestOf(t).website?.confidence ?? null,
+  verified_at: (t) => bestOf(t).verifiedAt,
   // Before the trust pass has seen a place, its score is judged from the row, as the JSON formats show it.
   lead_score: (t) => (t[leadScoreAt] as number | null) ?? placeContacts(placeTupleToRow(t)).lead_score,
 };

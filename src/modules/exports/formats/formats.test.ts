@@ -12,6 +12,9 @@ import { exportFormats, exportFormatNames } from './index.ts';
 import { placesToCsv } from './csv.ts';
 import { placesToXlsx } from './xlsx.ts';
 
+/** The trust columns of a place the trust pass has not seen. */
+const trustNone = [null, null, null, null, null, null, null];
+
 const utf8 = async (stream: NodeJS.ReadableStream) => (await buffer(stream)).toString('utf8');
 
 function readWorkbook(bytes: Buffer): XLSX.WorkBook {
@@ -102,6 +105,7 @@ describe('cells of a row array', () => {
       place.contacts.phones.map((p) => p.e164).join(';'),
       null,
       null,
+      ...trustNone,
     ];
     assert.deepEqual(
       cells,
@@ -112,6 +116,32 @@ describe('cells of a row array', () => {
       }),
     );
     assert.equal(cells?.[tabularHeader(fields).indexOf('sources')], 'osm:n7', 'a place of one record: its own source and id');
+  });
+
+  test('the trust columns give the best email, phone and website by confidence and the latest check', async () => {
+    const seen = { sources: ['osm'], first_seen_at: null, last_seen_at: null };
+    const trust = {
+      model: 'test',
+      emails: [
+        { ...seen, value: 'a@x.example', status: 'no_mx', confidence: 0.2, checked_at: '2026-10-01T00:00:00.000Z' },
+        { ...seen, value: 'b@y.example', status: 'valid_domain', confidence: 0.9, checked_at: '2026-11-01T00:00:00.000Z' },
+      ],
+      phones: [{ ...seen, value: '+4915112345678', type: 'mobile', valid: true, as_written: null, confidence: 0.7, checked_at: null }],
+      websites: [
+        {
+          ...seen,
+          value: 'https://y.example',
+          status: 'dead',
+          final_domain: null,
+          confidence: 0.1,
+          checked_at: '2026-11-20T00:00:00.000Z',
+        },
+      ],
+    };
+    const row = placeRow(10, { contact_trust: JSON.stringify(trust) });
+    const batches: unknown[][][] = [];
+    for await (const b of placeCellBatches(inBatches([row], 1), ['contacts'])) batches.push(b);
+    assert.deepEqual(batches[0]?.[0]?.slice(4), ['valid_domain', 0.9, 'mobile', 0.7, 'dead', 0.1, '2026-11-20T00:00:00.000Z']);
   });
 
   test("contacts are four columns: every email, phone and social profile, and the contact page, with what a website found after the source's", async () => {
@@ -161,12 +191,27 @@ describe('cells of a row array', () => {
           '+49891;+49892',
           'https://www.instagram.com/example',
           'https://example.org/kontakt',
+          ...trustNone,
         ],
-        [null, null, null, null, null, null],
+        [null, null, null, null, null, null, ...trustNone],
       ],
       'an empty email is filled by the website; a source phone stays; found values of a website the place no longer has count for nothing',
     );
-    assert.deepEqual(tabularHeader(['email', 'phone', 'contacts']), ['email', 'phone', 'emails', 'phones', 'socials', 'contact_url']);
+    assert.deepEqual(tabularHeader(['email', 'phone', 'contacts']), [
+      'email',
+      'phone',
+      'emails',
+      'phones',
+      'socials',
+      'contact_url',
+      'email_status',
+      'email_confidence',
+      'phone_type',
+      'phone_confidence',
+      'website_status',
+      'website_confidence',
+      'verified_at',
+    ]);
   });
 
   test('the sources of a place of several records are every record’s, joined', async () => {

@@ -1,4 +1,5 @@
 import { RoaringBitmap32 } from 'roaring-wasm';
+import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
 
@@ -8,6 +9,22 @@ export type FlagName = (typeof flagNames)[number];
 const statusNames = ['open', 'visible'] as const;
 const allFlags = [...statusNames, ...flagNames] as const;
 type AnyFlag = (typeof allFlags)[number];
+
+/** The trust pass's statuses on a place (its best email's, best phone's type, its website's): one bitmap per value. */
+export const statusDims = { email_status: emailStatuses, phone_type: phoneTypes, website_status: websiteStatuses } as const;
+export type StatusDim = keyof typeof statusDims;
+const statusDimNames = Object.keys(statusDims) as StatusDim[];
+
+/**
+ * Numbers a search asks a least value of (`>=`): the confidences of the best value of each kind, the lead score,
+ * and when the place's content changed or a value was checked (ms since the epoch). Kept per slot; a threshold's
+ * bitmap is made on first use and kept (`THRESHOLDS_KEPT`), maintained as changes are applied.
+ */
+export const scoreDims = ['email_confidence', 'phone_confidence', 'website_confidence', 'lead_score', 'updated_at', 'verified_at'] as const;
+export type ScoreDim = (typeof scoreDims)[number];
+
+/** Threshold bitmaps kept (the most recently used): a handful of confidences and dates is what searches ask. */
+const THRESHOLDS_KEPT = 32;
 
 /** The dimensions facets count by. */
 export const facetDimensions = ['category', 'city', 'country', ...flagNames] as const;
@@ -24,6 +41,10 @@ export interface IndexQuery {
   countryCode: string | null;
   minRating: number | null;
   flags: Partial<Record<FlagName, boolean>>;
+  /** A status the place's value must have, per dimension (`statusDims`). */
+  statuses: Partial<Record<StatusDim, string>>;
+  /** Least values (`>=`; a place without the value never matches). */
+  atLeast: Array<{ dim: ScoreDim; min: number }>;
   includeClosed: boolean;
   /**
    * Open at a moment (`PlaceCriteria.open`): the owner turns it into the places of the schedules open then
@@ -63,6 +84,17 @@ export class BitmapIndex {
   private country = new Int32Array(0);
   private rating = new Float64Array(0);
   private bits = new Uint8Array(0);
+  /** Per status dimension, the code of each slot's value (its index in `statusDims`, NONE: null). */
+  private status: Record<StatusDim, Int8Array> = {
+    email_status: new Int8Array(0),
+    phone_type: new Int8Array(0),
+    website_status: new Int8Array(0),
+  };
+  /** Per score dimension, each slot's value (NaN: null, which is not >= anything). */
+  private score: Record<ScoreDim, Float64Array> = Object.fromEntries(scoreDims.map((d) => [d, new Float64Array(0)])) as Record<
+    ScoreDim,
+    Float64Array
+  >;
   /** Slot of each place id (NONE: not in the index). */
   private slotOf = new Int32Array(0);
 
@@ -77,6 +109,12 @@ export class BitmapIndex {
   private readonly citiesOf = new Map<number, Set<number>>();
   private readonly byRating = new Map<number, RoaringBitmap32>();
   private readonly byFlag = new Map<AnyFlag, RoaringBitmap32>(allFlags.map((f) => [f, new RoaringBitmap32()]));
+  private readonly byStatus = Object.fromEntries(statusDimNames.map((d) => [d, statusDims[d].map(() => new RoaringBitmap32())])) as Record<
+    StatusDim,
+    RoaringBitmap32[]
+  >;
+  /** The slots at or above a threshold (`atLeast`), by `dim>=min`, least recently used first. */
+  private readonly thresholds = new Map<string, { dim: ScoreDim; min: number; bitmap: RoaringBitmap32 }>();
   private disposed = false;
 
   constructor(
@@ -213,6 +251,14 @@ export class BitmapIndex {
       if (wanted === true) include.push(this.byFlag.get(name)!);
       if (wanted === false) exclude.push(this.byFlag.get(name)!);
     }
+    for (const dim of statusDimNames) {
+      const wanted = q.statuses[dim];
+      if (wanted === undefined) continue;
+      const code = (statusDims[dim] as readonly string[]).indexOf(wanted);
+      if (code === NONE) return new RoaringBitmap32();
+      include.push(this.byStatus[dim][code]!);
+    }
+    for (const { dim, min } of q.atLeast) include.push(this.threshold(dim, min));
     const sized = include.map((b) => ({ b, size: b.size })).sort((x, y) => x.size - y.size);
     let result = sized.length > 1 ? RoaringBitmap32.and(sized[0]!.b, sized[1]!.b) : sized[0]!.b.clone();
     try {
@@ -242,6 +288,61 @@ export class BitmapIndex {
       result.dispose();
       throw error;
     }
+  }
+
+  /**
+   * The slots whose `dim` is at least `min`, kept for the next searches with that threshold (and maintained by
+   * `apply`); made by one pass over the slots the first time.
+   */
+  private threshold(dim: ScoreDim, min: number): RoaringBitmap32 {
+    const key = `${dim}>=${min}`;
+    const kept = this.thresholds.get(key);
+    if (kept) {
+      this.thresholds.delete(key);
+      this.thresholds.set(key, kept);
+      return kept.bitmap;
+    }
+    const values = this.score[dim];
+    const slots: number[] = [];
+    // A slot emptied by a change (its place moved to the tail or is gone) keeps its values: only live slots count.
+    for (let s = 0; s < this.slots; s++) if (values[s]! >= min && this.slotOf[this.extId[s]!] === s) slots.push(s);
+    const bitmap = new RoaringBitmap32();
+    bitmap.addMany(Uint32Array.from(slots));
+    bitmap.runOptimize();
+    bitmap.shrinkToFit();
+    this.thresholds.set(key, { dim, min, bitmap });
+    if (this.thresholds.size > THRESHOLDS_KEPT) {
+      const [oldest, evicted] = this.thresholds.entries().next().value!;
+      this.thresholds.delete(oldest);
+      // A bitmap handed to a running evaluation is never this one: `evaluate` is synchronous.
+      evicted.bitmap.dispose();
+    }
+    return bitmap;
+  }
+
+  /**
+   * The first `limit` matches of `result` strictly after `after` by lead score (`coalesce(lead_score, -1)`
+   * descending, then the place id descending, as SQL's `sort=lead_score`): one pass over the matches keeping the
+   * best `limit`, so it costs the matches' count, not a sort of them.
+   */
+  pageByScore(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
+    const values = this.score.lead_score;
+    const best: OrderKey[] = [];
+    for (const s of result.toUint32Array()) {
+      const v = values[s]!;
+      const k = { key: Number.isNaN(v) ? -1 : v, id: this.extId[s]! };
+      if (after && !before(after, k)) continue;
+      // `before(k, x)`: x comes after k, so k belongs ahead of x.
+      if (best.length === limit && !before(k, best[limit - 1]!)) continue;
+      let i = best.length === limit ? limit - 1 : best.length;
+      while (i > 0 && before(k, best[i - 1]!)) {
+        best[i] = best[i - 1]!;
+        i--;
+      }
+      best[i] = k;
+      if (best.length > limit) best.length = limit;
+    }
+    return best;
   }
 
   /**
@@ -345,9 +446,19 @@ export class BitmapIndex {
   /** Bytes the index holds: its bitmaps (serialized size, close to their memory) and its per-place arrays. */
   bytes(): number {
     let total = 0;
-    const bitmaps = [...this.byCategory, ...this.byCountry, ...this.byCity.values(), ...this.byRating.values(), ...this.byFlag.values()];
-    for (const b of bitmaps) total += b.getSerializationSizeInBytes('croaring');
-    const arrays = [this.extId, this.key, this.cat, this.city, this.country, this.rating, this.bits, this.slotOf];
+    for (const b of this.allBitmaps()) total += b.getSerializationSizeInBytes('croaring');
+    const arrays = [
+      this.extId,
+      this.key,
+      this.cat,
+      this.city,
+      this.country,
+      this.rating,
+      this.bits,
+      this.slotOf,
+      ...Object.values(this.status),
+      ...Object.values(this.score),
+    ];
     for (const a of arrays) total += a.byteLength;
     return total;
   }
@@ -355,8 +466,19 @@ export class BitmapIndex {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    const bitmaps = [...this.byCategory, ...this.byCountry, ...this.byCity.values(), ...this.byRating.values(), ...this.byFlag.values()];
-    for (const b of bitmaps) b.dispose();
+    for (const b of this.allBitmaps()) b.dispose();
+  }
+
+  private allBitmaps(): RoaringBitmap32[] {
+    return [
+      ...this.byCategory,
+      ...this.byCountry,
+      ...this.byCity.values(),
+      ...this.byRating.values(),
+      ...this.byFlag.values(),
+      ...Object.values(this.byStatus).flat(),
+      ...[...this.thresholds.values()].map((t) => t.bitmap),
+    ];
   }
 
   private keyOf(s: number): OrderKey {
@@ -394,6 +516,11 @@ export class BitmapIndex {
       if (f[name] === 1) bits |= 1 << i;
     });
     this.bits[s] = bits;
+    for (const dim of statusDimNames) {
+      const value = f[dim];
+      this.status[dim][s] = value === null ? NONE : (statusDims[dim] as readonly string[]).indexOf(value);
+    }
+    for (const dim of scoreDims) this.score[dim][s] = f[dim] ?? Number.NaN;
     this.slotOf[f.id] = s;
     this.places++;
   }
@@ -408,6 +535,8 @@ export class BitmapIndex {
     allFlags.forEach((name, i) => {
       if (this.bits[s]! & (1 << i)) out.push(this.byFlag.get(name)!);
     });
+    for (const dim of statusDimNames) if (this.status[dim][s] !== NONE) out.push(this.byStatus[dim][this.status[dim][s]!]!);
+    for (const { dim, min, bitmap } of this.thresholds.values()) if (this.score[dim][s]! >= min) out.push(bitmap);
     return out;
   }
 
@@ -430,7 +559,7 @@ export class BitmapIndex {
     }
     if (slots <= this.capacity) return;
     const capacity = Math.max(slots, Math.ceil(this.capacity * 1.5), 1024);
-    const grow = <T extends Int32Array | Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+    const grow = <T extends Int32Array | Float64Array | Uint8Array | Int8Array>(a: T, make: (n: number) => T): T => {
       const next = make(capacity);
       next.set(a);
       return next;
@@ -442,6 +571,8 @@ export class BitmapIndex {
     this.country = grow(this.country, (n) => new Int32Array(n));
     this.rating = grow(this.rating, (n) => new Float64Array(n));
     this.bits = grow(this.bits, (n) => new Uint8Array(n));
+    for (const dim of statusDimNames) this.status[dim] = grow(this.status[dim], (n) => new Int8Array(n));
+    for (const dim of scoreDims) this.score[dim] = grow(this.score[dim], (n) => new Float64Array(n));
     this.capacity = capacity;
   }
 }

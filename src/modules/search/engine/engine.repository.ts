@@ -15,6 +15,16 @@ export interface PlaceFacts {
   has_website: number;
   has_email: number;
   has_social: number;
+  /** The trust pass's summary (migration 0037): statuses, confidences, lead score; instants as ms since the epoch. */
+  email_status: string | null;
+  phone_type: string | null;
+  website_status: string | null;
+  email_confidence: number | null;
+  phone_confidence: number | null;
+  website_confidence: number | null;
+  lead_score: number | null;
+  updated_at: number | null;
+  verified_at: number | null;
 }
 
 function factsQuery(db: Db) {
@@ -22,6 +32,17 @@ function factsQuery(db: Db) {
   return db.kysely
     .selectFrom('places')
     .select(['places.id', 'places.category', 'places.city_id', 'places.country_code', 'places.rating'])
+    .select([
+      'places.email_status',
+      'places.phone_type',
+      'places.website_status',
+      'places.email_confidence',
+      'places.phone_confidence',
+      'places.website_confidence',
+      'places.lead_score',
+      'places.updated_at',
+      'places.verified_at',
+    ])
     .select([
       f.review_key.as('review_key'),
       f.open.as('open'),
@@ -46,7 +67,24 @@ const asFacts = (r: Record<string, unknown>): PlaceFacts => ({
   has_website: Number(r.has_website),
   has_email: Number(r.has_email),
   has_social: Number(r.has_social),
+  email_status: (r.email_status as string | null) ?? null,
+  phone_type: (r.phone_type as string | null) ?? null,
+  website_status: (r.website_status as string | null) ?? null,
+  email_confidence: numberOrNull(r.email_confidence),
+  phone_confidence: numberOrNull(r.phone_confidence),
+  website_confidence: numberOrNull(r.website_confidence),
+  lead_score: numberOrNull(r.lead_score),
+  // The SQL compares the ISO text (`toISOString` form): the same order as the instants.
+  updated_at: instantOrNull(r.updated_at),
+  verified_at: instantOrNull(r.verified_at),
 });
+
+const numberOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const instantOrNull = (v: unknown): number | null => {
+  if (v === null || v === undefined) return null;
+  const ms = Date.parse(String(v));
+  return Number.isNaN(ms) ? null : ms;
+};
 
 /** Up to `limit` places after `afterId`, in id order: the index's build reads the catalog in these batches. */
 export async function placeFactsAfter(db: Db, afterId: number, limit: number): Promise<PlaceFacts[]> {

@@ -8,7 +8,8 @@ import { type HoursState, type PlaceSchedules, placeSchedules, readHoursState, s
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import { placeChangesSince, placesVersion } from '../../places/place-changes.repository.ts';
 import { PlaceMaintenance } from '../../places/place-maintenance.ts';
-import type { PlaceCriteria, PlaceKey, PlaceSort } from '../query/criteria.ts';
+import { usesTrust, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../query/criteria.ts';
+import { finishesWithin, TrustGate } from '../trust-filter.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
 import type { RoaringBitmap32 } from 'roaring-wasm';
@@ -60,6 +61,11 @@ interface EngineOptions {
    * no background loop (tests, benches, a search object made without a server).
    */
   maintenance?: PlaceMaintenance;
+  /**
+   * Runs the trust pass now (single-flight with the server's background pass), for a read with a trust filter
+   * that finds it behind (`trustReady`). Absent: such a read fails with 503 `not_ready` at once.
+   */
+  trustPassNow?: () => Promise<unknown>;
 }
 
 /** How long a read with an open filter waits for the opening-hours pass when it has no time budget of its own. */
@@ -80,7 +86,7 @@ export class SqlSearchEngine implements SearchEngine {
     limit: number,
     candidateLimit: number,
   ): Promise<PlacePage> {
-    return this.options.reads.run('searchPage', await this.trueOpen(criteria), sort, after, limit, candidateLimit);
+    return this.options.reads.run('searchPage', await this.trueOpen(criteria, sort), sort, after, limit, candidateLimit);
   }
 
   async countMatches(criteria: PlaceCriteria): Promise<number> {
@@ -91,8 +97,12 @@ export class SqlSearchEngine implements SearchEngine {
     return this.options.reads.run('facetCounts', await this.trueOpen(criteria), by);
   }
 
-  /** The criteria with the open filter as the SQL can answer it truly: the places changed since the pass decided. */
-  private async trueOpen(criteria: PlaceCriteria): Promise<PlaceCriteria> {
+  /**
+   * The criteria with the open filter as the SQL can answer it truly: the places changed since the pass decided;
+   * with a trust filter, once the trust pass has caught up (`trustReady`).
+   */
+  private async trueOpen(criteria: PlaceCriteria, sort?: PlaceSort): Promise<PlaceCriteria> {
+    if (usesTrust(criteria, sort)) await this.trustReady();
     if (!criteria.open) return criteria;
     const ready = await this.hoursReady(criteria.open, () => readHoursState(this.options.db));
     return { ...criteria, open: ready.open };
@@ -127,6 +137,18 @@ export class SqlSearchEngine implements SearchEngine {
     throw hoursNotReady(readiness, hours.passRemainingMs(HOURS_WAIT_MS) / 1000);
   }
 
+  /**
+   * Waits until the trust pass has caught up with the catalog (`trust-filter.ts`): at once when it has, else the
+   * pass runs now (`trustPassNow`) and the read waits for it within its time budget, leaving part of the budget
+   * to the read itself; past that, 503 `not_ready` with `Retry-After`. Answers the places version it is ready at.
+   */
+  protected trustReady(): Promise<number> {
+    this.trustGate ??= new TrustGate(this.options.db, this.options.trustPassNow);
+    return this.trustGate.ready();
+  }
+
+  private trustGate: TrustGate | undefined;
+
   state(): EngineState {
     return { engine: 'sql' };
   }
@@ -155,6 +177,13 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
   'hasSocial',
   'includeClosed',
   'open',
+  'emailStatus',
+  'phoneType',
+  'websiteStatus',
+  'minConfidence',
+  'minLeadScore',
+  'updatedSince',
+  'verifiedSince',
 ]);
 
 /**
@@ -164,7 +193,7 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
  * memory up to `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
-  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating') return null;
+  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score') return null;
   // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
@@ -181,12 +210,23 @@ export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQue
     const v = wanted[name];
     if (v === true || v === false) flags[name] = v;
   }
+  const atLeast: IndexQuery['atLeast'] = [];
+  for (const kind of criteria.minConfidence?.kinds ?? []) atLeast.push({ dim: `${kind}_confidence`, min: criteria.minConfidence!.value });
+  if (criteria.minLeadScore != null) atLeast.push({ dim: 'lead_score', min: criteria.minLeadScore });
+  if (criteria.updatedSince != null) atLeast.push({ dim: 'updated_at', min: Date.parse(criteria.updatedSince) });
+  if (criteria.verifiedSince != null) atLeast.push({ dim: 'verified_at', min: Date.parse(criteria.verifiedSince) });
+  const statuses: IndexQuery['statuses'] = {};
+  if (criteria.emailStatus != null) statuses.email_status = criteria.emailStatus;
+  if (criteria.phoneType != null) statuses.phone_type = criteria.phoneType;
+  if (criteria.websiteStatus != null) statuses.website_status = criteria.websiteStatus;
   return {
     categories: criteria.categories,
     cityId: criteria.cityId,
     countryCode: criteria.countryCode,
     minRating: criteria.minRating,
     flags,
+    statuses,
+    atLeast,
     includeClosed: criteria.includeClosed === true,
     open: criteria.open ?? null,
   };
@@ -252,7 +292,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
     try {
       total = result.size;
       const from = after as { key: number; id: number } | null;
-      if (sort !== 'rating') keys = index.page(result, from, limit + 1);
+      if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
+      else if (sort !== 'rating') keys = index.page(result, from, limit + 1);
       else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
       else return super.searchPage(criteria, sort, after, limit, candidateLimit);
     } finally {
@@ -315,6 +356,9 @@ export class MemorySearchEngine extends SqlSearchEngine {
   ): Promise<{ index: BitmapIndex; q: IndexQuery; result: RoaringBitmap32 } | null> {
     const q = this.index ? indexQueryOf(criteria, sort) : null;
     if (!q) return null;
+    // The trust pass caught up at a version the index has not applied yet: SQL answers (the index holds nulls
+    // or stale statuses for the places the pass just wrote).
+    if (usesTrust(criteria, sort) && (await this.trustReady()) !== this.index?.version) return null;
     const recent = q.open ? (await this.hoursReady(q.open, async () => this.hours?.state ?? null)).recent : null;
     if (q.open && !(await this.prepareOpen(q.open))) return null;
     // From here on synchronous: the index and the hours cannot change under the evaluation.
@@ -536,18 +580,4 @@ export async function applyChanges(db: Db, index: BitmapIndex, changed?: (placeI
 /** The engine `SEARCH_ENGINE` names. */
 export function createSearchEngine(kind: 'memory' | 'sql', options: EngineOptions & { pollMs: number }): SearchEngine {
   return kind === 'memory' ? new MemorySearchEngine(options, options.pollMs) : new SqlSearchEngine(options);
-}
-
-/** Whether `work` settles within `ms` (it goes on either way). */
-async function finishesWithin(work: Promise<void>, ms: number): Promise<boolean> {
-  if (ms <= 0) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -7,7 +7,7 @@ import { nameMark, searchFold, searchForm } from '../../../infra/text.ts';
 import { exclusionConditions } from '../../leads/exclusion.sql.ts';
 import { openCondition } from '../../places/opening-hours.reads.ts';
 import { foundHas, hasSocialExpr } from '../../places/place-facts.ts';
-import type { PlaceCriteria, PlaceKey, PlaceSort } from './criteria.ts';
+import type { PlaceCriteria, PlaceKey, PlaceSort, TrustKind } from './criteria.ts';
 import { fuzzyMaxAreaDeg2, fuzzyPieces, indexablePiece } from './typos.ts';
 
 /**
@@ -388,6 +388,7 @@ export function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?
   presence('places.website', criteria.hasWebsite);
   presence('places.email', criteria.hasEmail, 'found_email');
   if (criteria.hasSocial === true || criteria.hasSocial === false) c.push(eb(hasSocialExpr, '=', criteria.hasSocial ? 1 : 0));
+  c.push(...trustConditions(eb, criteria));
   if (criteria.bbox) c.push(tg.inBox(eb, ...criteria.bbox, byText));
   if (criteria.near) {
     const { lat, lon, radiusM } = criteria.near;
@@ -419,6 +420,32 @@ export function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?
   c.push(...exclusionConditions(criteria.exclude));
   return eb.and(c);
 }
+
+/**
+ * The trust filters (issue 33) on the summary the trust pass keeps on each place (migration 0037): the status or
+ * type of its best value of a kind, that value's confidence, the lead score, and when its content changed or a
+ * value was last checked (ISO text in `toISOString` form on both dialects, so text order is time order). A null
+ * column (no value of the kind, or not seen by the pass) matches no condition. The engine's index holds the same
+ * columns (`indexedPlaceFacts`).
+ */
+function trustConditions(eb: Eb, criteria: PlaceCriteria): Expression<SqlBool>[] {
+  const c: Expression<SqlBool>[] = [];
+  if (criteria.emailStatus != null) c.push(eb('places.email_status', '=', criteria.emailStatus));
+  if (criteria.phoneType != null) c.push(eb('places.phone_type', '=', criteria.phoneType));
+  if (criteria.websiteStatus != null) c.push(eb('places.website_status', '=', criteria.websiteStatus));
+  if (criteria.minConfidence != null)
+    for (const kind of criteria.minConfidence.kinds) c.push(eb(confidenceColumn[kind], '>=', criteria.minConfidence.value));
+  if (criteria.minLeadScore != null) c.push(eb('places.lead_score', '>=', criteria.minLeadScore));
+  if (criteria.updatedSince != null) c.push(eb('places.updated_at', '>=', criteria.updatedSince));
+  if (criteria.verifiedSince != null) c.push(eb('places.verified_at', '>=', criteria.verifiedSince));
+  return c;
+}
+
+const confidenceColumn = {
+  email: 'places.email_confidence',
+  phone: 'places.phone_confidence',
+  website: 'places.website_confidence',
+} as const satisfies Record<TrustKind, string>;
 
 function areaDeg2([minLon, minLat, maxLon, maxLat]: [number, number, number, number]): number {
   return (maxLon - minLon) * (maxLat - minLat);
@@ -462,6 +489,9 @@ export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): {
       return { expr: sql<number>`coalesce(places.rating, -1)`, descending: true };
     case 'review_count':
       return { expr: sql<number>`coalesce(places.review_count, -1)`, descending: true };
+    case 'lead_score':
+      // Places the trust pass has not scored yet last (a criterion on trust waits for the pass: `usesTrust`).
+      return { expr: sql<number>`coalesce(places.lead_score, -1)`, descending: true };
     case 'name':
       return { expr: nameOrder(db), descending: false };
     case 'distance': {

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { AccountExclusion } from '../../leads/exclusion.sql.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
+import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 
 /**
  * What a search resolved to (`PlaceCriteria`); stored with a saved search, so re-running it never re-resolves
@@ -21,6 +22,11 @@ const OpenAtSchema = Type.Object({
   at: Type.Number(),
   unparsed: Type.Optional(Type.Literal(true)),
 });
+
+/** The kinds of contact a confidence is kept for (`places.<kind>_confidence`). */
+export const trustKinds = ['email', 'phone', 'website'] as const;
+export type TrustKind = (typeof trustKinds)[number];
+const trustKindSchema = Type.Union(trustKinds.map((k) => Type.Literal(k)));
 
 export const StoredCriteriaSchema = Type.Object(
   {
@@ -61,6 +67,23 @@ export const StoredCriteriaSchema = Type.Object(
     open: Type.Optional(nullable(OpenAtSchema)),
     /** true: closed and retired places match too; absent: open places only (`closed_at IS NULL`). */
     includeClosed: Type.Optional(Type.Boolean()),
+    /**
+     * Trust in the place's contacts (issue 33, docs/trust.md), on the summary the trust pass keeps on the place:
+     * the status of its best email, the type of its best phone, the status of its website. Absent from searches
+     * saved before they existed.
+     */
+    emailStatus: Type.Optional(nullable(Type.Union(emailStatuses.map((s) => Type.Literal(s))))),
+    phoneType: Type.Optional(nullable(Type.Union(phoneTypes.map((s) => Type.Literal(s))))),
+    websiteStatus: Type.Optional(nullable(Type.Union(websiteStatuses.map((s) => Type.Literal(s))))),
+    /**
+     * The least confidence (0–1) of the best value of each kind a contact filter asks for (`hasEmail: true` or
+     * `emailStatus` → the best email's, and so for phones and websites): `contactConfidence` lists the kinds.
+     */
+    minConfidence: Type.Optional(nullable(Type.Object({ value: Type.Number(), kinds: Type.Array(trustKindSchema) }))),
+    minLeadScore: Type.Optional(nullable(Type.Number())),
+    /** ISO-8601 instants (`toISOString` form, as the columns hold them): the place's content changed, a value was checked, at or after. */
+    updatedSince: Type.Optional(nullable(Type.String())),
+    verifiedSince: Type.Optional(nullable(Type.String())),
   },
   { additionalProperties: false },
 );
@@ -79,6 +102,19 @@ export type PlaceCriteria = Static<typeof StoredCriteriaSchema> & {
    */
   exclude?: AccountExclusion | null;
 };
+
+/** Criteria that read what the trust pass keeps on places: answered only once the pass has caught up with the catalog. */
+export function usesTrust(criteria: PlaceCriteria, sort?: PlaceSort): boolean {
+  return (
+    sort === 'lead_score' ||
+    criteria.emailStatus != null ||
+    criteria.phoneType != null ||
+    criteria.websiteStatus != null ||
+    criteria.minConfidence != null ||
+    criteria.minLeadScore != null ||
+    criteria.verifiedSince != null
+  );
+}
 
 /** Stored criteria read back from their JSON text: checked against the schema (a row that is not criteria throws). */
 export function parseStoredCriteria(json: string): PlaceCriteria {
@@ -104,7 +140,7 @@ export const noCriteria: Readonly<PlaceCriteria> = Object.freeze({
   bbox: null,
 });
 
-export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name'] as const;
+export const placeSorts = ['relevance', 'rating', 'review_count', 'distance', 'name', 'lead_score'] as const;
 export type PlaceSort = (typeof placeSorts)[number];
 
 /** Position in a sorted result: the sort key and the row id (the tie-breaker, in the key's direction, that makes the order unique). */
