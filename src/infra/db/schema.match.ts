@@ -2,6 +2,12 @@ import type { Generated } from 'kysely';
 
 /** Row types of the match jobs' tables (migration 0036), with the conventions of schema.ts. */
 
+/** The match jobs' tables, as `Database` (schema.ts) holds them. */
+export interface MatchTables {
+  match_jobs: MatchJobsTable;
+  match_row_usage: MatchRowUsageTable;
+}
+
 /** Rows of match jobs an account had matched in a calendar month (migration 0036). */
 export interface MatchRowUsageTable {
   account_id: number;

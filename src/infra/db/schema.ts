@@ -8,7 +8,7 @@ import type {
   CountryNamesTable,
   ReferenceDataTable,
 } from './schema.reference.ts';
-import type { MatchJobsTable, MatchRowUsageTable } from './schema.match.ts';
+import type { MatchTables } from './schema.match.ts';
 import type { PlaceTrustColumns, SiteStatusColumns, TrustTables } from './schema.trust.ts';
 
 /**
@@ -17,7 +17,7 @@ import type { PlaceTrustColumns, SiteStatusColumns, TrustTables } from './schema
  * PostgreSQL): timestamps are ISO-8601 UTC strings (`2026-11-21T05:49:00.000Z`, lexically sortable), booleans are 0/1
  * integers, structured values are JSON text. The match jobs' tables are in schema.match.ts.
  */
-export interface Database extends TrustTables {
+export interface Database extends TrustTables, MatchTables {
   places: PlacesTable;
   import_runs: ImportRunsTable;
   import_run_parts: ImportRunPartsTable;
@@ -62,8 +62,6 @@ export interface Database extends TrustTables {
   place_changes: PlaceChangesTable;
   place_changes_marks: PlaceChangesMarksTable;
   place_changes_horizon: PlaceChangesHorizonTable;
-  match_jobs: MatchJobsTable;
-  match_row_usage: MatchRowUsageTable;
 }
 
 export interface PlacesTable extends PlaceTrustColumns {
