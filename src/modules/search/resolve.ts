@@ -3,6 +3,7 @@ import { parseBbox, type Bbox } from '../../infra/bbox.ts';
 import { deepFreeze } from '../../infra/json.ts';
 import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import { businessKindOfQuery } from './business-words.ts';
+import { readContact, type ContactReading } from './contact-query.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { MapSearchQuerySchema, radiusM, type MapSearchQuery } from './search.schema.ts';
 import {
@@ -59,6 +60,8 @@ export interface ResolvedSearch {
   criteria: PlaceCriteria;
   resolution: SearchResolution;
   sort: PlaceSort;
+  /** A contact the text held, looked up as the search runs (`withContact` in search.service.ts). */
+  contact?: ContactReading | null;
 }
 
 /** The filters that only narrow, and the order: no name to resolve; applied to the remembered names per request. */
@@ -108,7 +111,7 @@ function withFilters(names: ResolvedNames, input: SearchFilters): ResolvedSearch
     // Only when asked: the criteria of every other search stay as they were (saved searches, cache keys).
     ...(input.include_closed === true ? { includeClosed: true } : {}),
   };
-  return { criteria, resolution: names.resolution, sort: input.sort ?? 'relevance' };
+  return { criteria, resolution: names.resolution, sort: input.sort ?? 'relevance', contact: names.contact };
 }
 
 /** The names of a search resolved (400 with candidates when unknown), its place and order checked. */
@@ -196,10 +199,13 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
 
   let text: PlaceCriteria['text'] = null;
   let textKind: PlaceCriteria['textKind'] = null;
+  let contact: ResolvedNames['contact'] = null;
   if (input.query !== undefined) {
     const words = queryWords(input.query);
     if (words.length === 0) throw bad('querystring.query', 'must contain at least one letter or digit');
     text = { words, mode: 'substring' };
+    // A phone is read in the country given, else the city's (`+49…` and `0049…` need neither).
+    contact = readContact(input.query, countryCode ?? resolution.city?.chosen.country ?? null);
     if (input.type === undefined) {
       const placeGiven = [input.city, input.country, input.near, input.bbox].some((v) => v !== undefined);
       const kind = await businessKindOfQuery(deps, words, lang, placeGiven);
@@ -212,7 +218,7 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
   }
 
   const bbox = input.bbox !== undefined ? checkedBbox(input.bbox) : null;
-  return { resolution, categories, cityId, countryCode, text, textKind, near, bbox };
+  return { resolution, categories, cityId, countryCode, text, textKind, contact, near, bbox };
 }
 
 /**

@@ -1,0 +1,169 @@
+import { getCountries, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { parse as parseHost } from 'tldts';
+import { foldText } from '../../infra/text.ts';
+import { normalisePhone } from '../geo/phone.ts';
+import { addressKey, contactKey, emailDomain, isHouseNumber, normaliseEmail } from './contact-keys.ts';
+
+/**
+ * What a search box's text says besides names: a phone number, a web address or domain, an email address or a
+ * street address (`readContact`), read without the catalog. Which reading holds is decided by the index
+ * (`contact-lookup.ts`): a national number is tried in every country where it is valid, an address in each way
+ * its words can be split, and the first reading that finds places wins. The rest of the text is searched by name.
+ */
+
+/** One way to read an address: the street as written, its number, and what narrows it. */
+export interface AddressReading {
+  street: string;
+  housenumber: string;
+  /** `contactKey('address', …)`. */
+  key: string;
+  postcode: string | null;
+  city: string | null;
+}
+
+export type ContactReading = (
+  | {
+      kind: 'phone';
+      /** E.164 readings, likeliest first: the country's (given, or the city's), the international prefix, then every country where the national number is valid. */
+      e164: string[];
+    }
+  | { kind: 'domain'; domain: string }
+  | { kind: 'email'; email: string; domain: string | null }
+  | { kind: 'address'; readings: AddressReading[] }
+) & {
+  /** The text as it held the contact. */
+  input: string;
+  /** What is left of the text for the name search (empty when the contact was all of it). */
+  rest: string;
+};
+
+/** A phone number as typed: digits with `+ ( ) . - /` and spaces, 7 to 15 digits, `+` or `00` in front for an international one. */
+const PHONE_SPAN = /(?:\+|\b00)?\(?\d[\d\s().\/-]{5,}\d/g;
+
+/** Whether a run of text can be a phone number (7 to 15 digits). */
+function digitsOf(span: string): number {
+  return span.replace(/\D/g, '').length;
+}
+
+/**
+ * The E.164 readings of a phone number: in `country` (a country given, or the city's), as international
+ * (`+`, `00`), else, for a number written nationally (a leading `0`), in every country where it is valid.
+ */
+export function phoneReadings(span: string, country: string | null): string[] {
+  const out: string[] = [];
+  const add = (e164: string | null) => {
+    if (e164 && !out.includes(e164)) out.push(e164);
+  };
+  const text = span.trim();
+  const international = /^(?:\+|00)/.test(text);
+  if (country) add(normalisePhone(text, country));
+  if (international) add(normalisePhone(text, null));
+  if (!international && /^\(?0/.test(text)) {
+    for (const code of allCountries()) {
+      const parsed = parsePhoneNumberFromString(text, { defaultCountry: code });
+      if (parsed?.isValid()) add(parsed.number);
+    }
+  }
+  return out;
+}
+
+let countries: CountryCode[] | undefined;
+const allCountries = () => (countries ??= getCountries());
+
+/** The registrable domain of a word that is a URL or a host name under a public suffix (`www.example.de`, `https://example.de/`). */
+function domainOfWord(word: string): string | null {
+  if (word.includes('@') || !word.includes('.')) return null;
+  const parsed = parseHost(word, { allowPrivateDomains: true });
+  if (!parsed.domain || parsed.isIp || !(parsed.isIcann || parsed.isPrivate)) return null;
+  // A bare word with a dot is a host name only when its suffix is a real one and it has a label before it.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(word) && !/^[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+\.?(?::\d+)?(?:\/\S*)?$/u.test(word)) return null;
+  return parsed.domain.toLowerCase();
+}
+
+const restWithout = (text: string, part: string): string =>
+  text
+    .replace(part, ' ')
+    .replace(/\s+/g, ' ')
+    .replace(/^[\s,;]+|[\s,;]+$/g, '');
+
+/** A postal code as written in the address line (`80333`, `4000-123`, `FL-9490`, `SW1A 1AA`). */
+const POSTCODE = /^(?:[A-Z]{1,2}-)?\d{4,5}(?:-\d{3,4})?$|^[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}$/i;
+
+/** A text after the street (`80333 München`, `München`, `Porto 4000-123`) as postcode and city. */
+function postcodeAndCity(text: string): { postcode: string | null; city: string | null } {
+  let postcode: string | null = null;
+  const words: string[] = [];
+  for (const word of text.split(/[\s,]+/).filter((w) => w !== '')) {
+    if (postcode === null && POSTCODE.test(word)) postcode = word;
+    else words.push(word);
+  }
+  const city = words.join(' ');
+  return { postcode, city: city === '' ? null : city };
+}
+
+function reading(street: string, housenumber: string, after: string): AddressReading | null {
+  if (!/\p{L}/u.test(street)) return null;
+  const key = addressKey(street, housenumber);
+  return key ? { street, housenumber, key: contactKey('address', key), ...postcodeAndCity(after) } : null;
+}
+
+/**
+ * The ways a text can be an address: street then number (`Promenadeplatz 12, München`, `Rua Augusta, 24`),
+ * or number then street (`10 Downing Street, London`, `12 Rue de Rivoli Paris`: each split of street and city
+ * is a reading). Empty when no word is a house number.
+ */
+export function addressReadings(text: string): AddressReading[] {
+  const segments = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (segments.length === 0) return [];
+  const out: AddressReading[] = [];
+  const push = (r: AddressReading | null) => {
+    if (r && !out.some((o) => o.key === r.key && o.city === r.city && o.postcode === r.postcode)) out.push(r);
+  };
+  const first = segments[0]!.split(/\s+/);
+  const after = segments.slice(1).join(' ');
+  // `Rua Augusta, 24, Lisboa`: the number in a segment of its own.
+  if (segments.length >= 2 && isHouseNumber(segments[1]!)) push(reading(segments[0]!, segments[1]!, segments.slice(2).join(' ')));
+  const at = first.findIndex(isHouseNumber);
+  if (at > 0) {
+    // Street then number; what follows the number in the same segment is the postcode and city.
+    push(reading(first.slice(0, at).join(' '), first[at]!, [first.slice(at + 1).join(' '), after].join(' ')));
+  } else if (at === 0 && first.length > 1) {
+    // Number then street: with a comma the street ends there; without, each split of street and city.
+    if (segments.length > 1) push(reading(first.slice(1).join(' '), first[0]!, after));
+    for (let end = first.length; end >= 2; end--)
+      push(reading(first.slice(1, end).join(' '), first[0]!, [first.slice(end).join(' '), after].join(' ')));
+  }
+  return out;
+}
+
+/**
+ * What the text says besides names, or null: an email address, a URL or domain, a phone number (read in
+ * `country`, the search's country or its city's, or by its international prefix), else a street address.
+ */
+export function readContact(text: string, country: string | null): ContactReading | null {
+  const words = text.split(/\s+/).filter((w) => w !== '');
+  for (const word of words) {
+    const email = normaliseEmail(word.replace(/^[<(]|[>),;]$/g, ''));
+    if (email) return { kind: 'email', email, domain: emailDomain(email), input: word, rest: restWithout(text, word) };
+  }
+  for (const word of words) {
+    const domain = domainOfWord(word.replace(/[),;]$/, ''));
+    if (domain) return { kind: 'domain', domain, input: word, rest: restWithout(text, word) };
+  }
+  const spans = [...text.matchAll(PHONE_SPAN)].map((m) => m[0].trim()).filter((s) => digitsOf(s) >= 7 && digitsOf(s) <= 15);
+  spans.sort((a, b) => digitsOf(b) - digitsOf(a));
+  for (const span of spans) {
+    const e164 = phoneReadings(span, country);
+    if (e164.length > 0) return { kind: 'phone', e164, input: span, rest: restWithout(text, span) };
+  }
+  const readings = addressReadings(text);
+  // An address is read from the whole text, and the whole text is also searched by name (a name can hold a number).
+  if (readings.length > 0) return { kind: 'address', readings, input: text, rest: text };
+  return null;
+}
+
+/** Whether a reading could hold no name: its rest has no letter or digit left. */
+export const restIsEmpty = (reading: ContactReading): boolean => foldText(reading.rest) === '';
