@@ -109,7 +109,27 @@ const streetEndings: Array<[string, string]> = [
 ];
 
 /** Small words that some write and others leave out (`Rua de Santa Catarina`, `R. Santa Catarina`). */
-const fillerWords = new Set(['de', 'da', 'do', 'das', 'dos', 'del', 'della', 'di', 'des', 'du', 'la', 'le', 'les', 'el', 'der', 'the', 'of', 'il', 'l']);
+const fillerWords = new Set([
+  'de',
+  'da',
+  'do',
+  'das',
+  'dos',
+  'del',
+  'della',
+  'di',
+  'des',
+  'du',
+  'la',
+  'le',
+  'les',
+  'el',
+  'der',
+  'the',
+  'of',
+  'il',
+  'l',
+]);
 
 /**
  * A street name as compared: folded (case, accents, `ß`), each word's usual abbreviation, compound endings

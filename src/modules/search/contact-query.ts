@@ -38,7 +38,7 @@ export type ContactReading = (
 };
 
 /** A phone number as typed: digits with `+ ( ) . - /` and spaces, 7 to 15 digits, `+` or `00` in front for an international one. */
-const PHONE_SPAN = /(?:\+|\b00)?\(?\d[\d\s().\/-]{5,}\d/g;
+const PHONE_SPAN = /(?:\+|\b00)?\(?\d[\d\s()./-]{5,}\d/g;
 
 /** Whether a run of text can be a phone number (7 to 15 digits). */
 function digitsOf(span: string): number {
@@ -47,9 +47,9 @@ function digitsOf(span: string): number {
 
 /**
  * The E.164 readings of a phone number: in `country` (a country given, or the city's), as international
- * (`+`, `00`), else, for a number written nationally (a leading `0`), in every country where it is valid.
+ * (`+`, `00`), else (`everywhere`), for a number written nationally (a leading `0`), in every country where it is valid.
  */
-export function phoneReadings(span: string, country: string | null): string[] {
+export function phoneReadings(span: string, country: string | null, options = { everywhere: true }): string[] {
   const out: string[] = [];
   const add = (e164: string | null) => {
     if (e164 && !out.includes(e164)) out.push(e164);
@@ -58,7 +58,7 @@ export function phoneReadings(span: string, country: string | null): string[] {
   const international = /^(?:\+|00)/.test(text);
   if (country) add(normalisePhone(text, country));
   if (international) add(normalisePhone(text, null));
-  if (!international && /^\(?0/.test(text)) {
+  if (options.everywhere && !international && /^\(?0/.test(text)) {
     for (const code of allCountries()) {
       const parsed = parsePhoneNumberFromString(text, { defaultCountry: code });
       if (parsed?.isValid()) add(parsed.number);

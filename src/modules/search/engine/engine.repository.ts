@@ -33,7 +33,15 @@ function factsQuery(db: Db) {
   return db.kysely
     .selectFrom('places')
     .select(['places.id', 'places.category', 'places.city_id', 'places.country_code', 'places.rating'])
-    .select(['places.phone_e164', 'places.website_domain', 'places.email', 'places.street', 'places.housenumber', 'places.postcode', 'places.city'])
+    .select([
+      'places.phone_e164',
+      'places.website_domain',
+      'places.email',
+      'places.street',
+      'places.housenumber',
+      'places.postcode',
+      'places.city',
+    ])
     .select([stillFound('found_phone').as('found_phone'), stillFound('found_email').as('found_email')])
     .select([
       f.review_key.as('review_key'),
@@ -114,7 +122,10 @@ export async function placeFactsCarrying(db: Db, keys: readonly string[]): Promi
         any.push(
           eb.and([
             eb('places.street', 'is not', null),
-            eb.or([eb('places.housenumber', 'like', `${n}%`), eb.and([eb('places.housenumber', 'is', null), eb('places.street', 'like', `%${n}%`)])]),
+            eb.or([
+              eb('places.housenumber', 'like', `${n}%`),
+              eb.and([eb('places.housenumber', 'is', null), eb('places.street', 'like', `%${n}%`)]),
+            ]),
           ]),
         );
       }

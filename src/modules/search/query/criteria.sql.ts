@@ -418,7 +418,8 @@ export function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?
   }
   // The places carrying the contact the text held match besides those the rest of the text names.
   const carrying = contactIds(criteria);
-  if (carrying.length > 0) c.push(byName.length > 0 ? eb.or([eb('places.id', 'in', carrying), ...byName]) : eb('places.id', 'in', carrying));
+  if (carrying.length > 0)
+    c.push(byName.length > 0 ? eb.or([eb('places.id', 'in', carrying), ...byName]) : eb('places.id', 'in', carrying));
   else c.push(...byName);
   if (criteria.open) c.push(openCondition(criteria.open));
   c.push(...exclusionConditions(criteria.exclude));
