@@ -122,7 +122,12 @@ export function addressReadings(text: string): AddressReading[] {
   const push = (r: AddressReading | null) => {
     if (r && !out.some((o) => o.key === r.key && o.city === r.city && o.postcode === r.postcode)) out.push(r);
   };
-  const first = segments[0]!.split(/\s+/);
+  // A house number's letter written apart (`12 a`) is part of it.
+  const first = segments[0]!.split(/\s+/).reduce<string[]>((words, w) => {
+    if (/^\p{L}$/u.test(w) && words.length > 0 && /^\d+$/.test(words.at(-1)!)) words[words.length - 1] += w;
+    else words.push(w);
+    return words;
+  }, []);
   const after = segments.slice(1).join(' ');
   // `Rua Augusta, 24, Lisboa`: the number in a segment of its own.
   if (segments.length >= 2 && isHouseNumber(segments[1]!)) push(reading(segments[0]!, segments[1]!, segments.slice(2).join(' ')));

@@ -406,7 +406,7 @@ export type FacetsResponse = Static<typeof FacetsResponseSchema>;
 
 /** `GET /api/v2/lookup`: exact lookups by what is known of a place. */
 export const LookupQuerySchema = Type.Object(
-  {
+  optional({
     phone: Type.String({
       minLength: 1,
       maxLength: 50,
@@ -429,8 +429,8 @@ export const LookupQuerySchema = Type.Object(
     country: filterProperties.country,
     per_page: pagingProperties.per_page,
     fields: pagingProperties.fields,
-  },
-  { additionalProperties: false },
+  }),
+  { additionalProperties: false, description: 'At least one of `phone`, `domain`, `email`, `address`' },
 );
 export type LookupQuery = Static<typeof LookupQuerySchema>;
 

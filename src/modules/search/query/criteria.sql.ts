@@ -440,7 +440,8 @@ function contactRelevance(criteria: PlaceCriteria, byName: RawBuilder<number> | 
     ...(related.length > 0 ? [sql`WHEN places.id IN (${sql.join(related)}) THEN -1`] : []),
   ];
   if (tiers.length === 0) return byName ?? sql<number>`0`;
-  return sql<number>`(CASE ${sql.join(tiers, sql` `)} ELSE ${byName ?? sql`0`} END)`;
+  // Integers on both dialects: PostgreSQL reads the name tiers' parameters as text otherwise.
+  return sql<number>`(CASE ${sql.join(tiers, sql` `)} ELSE CAST(${byName ?? sql`0`} AS integer) END)`;
 }
 
 function areaDeg2([minLon, minLat, maxLon, maxLat]: [number, number, number, number]): number {
