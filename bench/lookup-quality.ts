@@ -53,7 +53,9 @@ const started = performance.now();
 const scores = await scoreLookupSet(app, authorization, cases);
 console.log(`${cases.length} cases asked in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 for (const s of scores)
-  console.log(`${s.kind.padEnd(8)} ${String(s.cases).padStart(5)} cases  MRR@10 ${s.mrr.toFixed(3)}  found in top 10 ${((100 * s.found) / Math.max(1, s.cases)).toFixed(1)} %`);
+  console.log(
+    `${s.kind.padEnd(8)} ${String(s.cases).padStart(5)} cases  MRR@10 ${s.mrr.toFixed(3)}  found in top 10 ${((100 * s.found) / Math.max(1, s.cases)).toFixed(1)} %`,
+  );
 writeFileSync(
   resolve(outDir, 'misses.tsv'),
   scores

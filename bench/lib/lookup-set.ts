@@ -3,7 +3,14 @@ import { resolve } from 'node:path';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { App } from '../../src/app.ts';
 import type { Db } from '../../src/infra/db/database.ts';
-import { addressKey, contactKinds, type ContactKind, contactKey, normaliseEmail, placeContactKeys } from '../../src/modules/search/contact-keys.ts';
+import {
+  addressKey,
+  contactKinds,
+  type ContactKind,
+  contactKey,
+  normaliseEmail,
+  placeContactKeys,
+} from '../../src/modules/search/contact-keys.ts';
 
 /**
  * The held-out set of issue 38: places whose phone, domain, email or address is carried by no other open place of
@@ -132,7 +139,8 @@ export async function buildLookupSet(db: Db, perKind: number): Promise<LookupCas
           const street = r.housenumber ? `${r.street} ${r.housenumber}` : r.street!;
           add('street-city', `${street}, ${r.city}`);
           const short = abbreviated(r.street!);
-          if (short) add('abbreviated', `${r.housenumber ? `${short} ${r.housenumber}` : short}, ${[r.postcode, r.city].filter(Boolean).join(' ')}`);
+          if (short)
+            add('abbreviated', `${r.housenumber ? `${short} ${r.housenumber}` : short}, ${[r.postcode, r.city].filter(Boolean).join(' ')}`);
           break;
         }
       }

@@ -165,25 +165,63 @@ export function houseKey(housenumber: string): string | null {
 /** Whether a word is a house number (`12`, `12a`, `12-14`, `7b`). */
 export const isHouseNumber = (word: string): boolean => /^\d{1,5}[a-z]?(?:[-/]\d{1,5}[a-z]?)?$/i.test(word);
 
+/** A house number written with its label (`Nr. 8`, `No 8`, `nº 8`): the number. */
+const LABELLED_NUMBER = /^(?:nr|no|n|num|numero|n[º°o])\.?\s*(\d{1,5}[a-z]?)$/i;
+
+/** A comma-separated part of an address that is a house number alone (`24`, `Nr. 8`), as the number; else null. */
+export function numberPart(part: string): string | null {
+  const text = part.trim();
+  if (isHouseNumber(text)) return text;
+  return LABELLED_NUMBER.exec(text)?.[1] ?? null;
+}
+
+/**
+ * The ways the first part of an address can be a street and a number, likeliest first: street then number
+ * (`Promenadeplatz 12`, `Leopoldstr. 12 a`, `Rua 31 de Janeiro 74`: each number word is a reading, the last first),
+ * number then street (`1234 Pearl St`), or the number in the next comma-separated part (`Rua Augusta, 24`,
+ * `Rua São Francisco, Nr. 8`). `rest` is what follows (a postcode, a city). The place's side
+ * (`addressKey`) takes the first; a query's side tries each against the index.
+ */
+export function streetNumberSplits(text: string): Array<{ street: string; number: string; rest: string }> {
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (parts.length === 0) return [];
+  const out: Array<{ street: string; number: string; rest: string }> = [];
+  const after = parts.slice(1).join(' ');
+  const words = parts[0]!.split(/\s+/);
+  // Street then number; a letter written apart after it (`12 a`) is part of the number.
+  for (let at = words.length - 1; at >= 1; at--) {
+    if (!isHouseNumber(words[at]!)) continue;
+    const letter = /^\p{L}$/u.test(words[at + 1] ?? '') && /^\d+$/.test(words[at]!);
+    const number = letter ? `${words[at]}${words[at + 1]}` : words[at]!;
+    out.push({
+      street: words.slice(0, at).join(' '),
+      number,
+      rest: [words.slice(at + (letter ? 2 : 1)).join(' '), after].join(' ').trim(),
+    });
+  }
+  if (words.length > 1 && isHouseNumber(words[0]!)) out.push({ street: words.slice(1).join(' '), number: words[0]!, rest: after });
+  const next = parts.length >= 2 ? numberPart(parts[1]!) : null;
+  if (next !== null) out.push({ street: parts[0]!, number: next, rest: parts.slice(2).join(' ') });
+  return out.filter((s) => /\p{L}/u.test(s.street));
+}
+
 /**
  * The address key of a street and house number; a street that holds its number (`1234 Pearl St`,
- * `Rua Augusta 24`, as Overture and Foursquare write it) gives it when `housenumber` is empty. Null without
- * a street or a number.
+ * `Rua Augusta 24`, as Overture and Foursquare write it) gives it when `housenumber` is empty
+ * (`streetNumberSplits`, the likeliest split). Null without a street or a number.
  */
 export function addressKey(street: string | null, housenumber: string | null): string | null {
   if (!street) return null;
   let name = street;
   let number = housenumber ? houseKey(housenumber) : null;
   if (number === null) {
-    const words = street.trim().split(/[\s,]+/);
-    if (words.length < 2) return null;
-    if (isHouseNumber(words[0]!)) {
-      number = houseKey(words[0]!);
-      name = words.slice(1).join(' ');
-    } else if (isHouseNumber(words.at(-1)!)) {
-      number = houseKey(words.at(-1)!);
-      name = words.slice(0, -1).join(' ');
-    }
+    const split = streetNumberSplits(street)[0];
+    if (!split) return null;
+    name = split.street;
+    number = houseKey(split.number);
   }
   const key = streetKey(name);
   return number === null || key === '' ? null : `${key}|${number}`;

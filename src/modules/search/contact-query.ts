@@ -2,7 +2,7 @@ import { getCountries, parsePhoneNumberFromString, type CountryCode } from 'libp
 import { parse as parseHost } from 'tldts';
 import { foldText } from '../../infra/text.ts';
 import { normalisePhone } from '../geo/phone.ts';
-import { addressKey, contactKey, emailDomain, isHouseNumber, normaliseEmail } from './contact-keys.ts';
+import { addressKey, contactKey, emailDomain, isHouseNumber, normaliseEmail, streetNumberSplits } from './contact-keys.ts';
 
 /**
  * What a search box's text says besides names: a phone number, a web address or domain, an email address or a
@@ -37,17 +37,18 @@ export type ContactReading = (
   rest: string;
 };
 
-/** A phone number as typed: digits with `+ ( ) . - /` and spaces, 7 to 15 digits, `+` or `00` in front for an international one. */
+/** A phone number as typed: digits with `+ ( ) . - /` and spaces, 6 to 15 digits, `+` or `00` in front for an international one. */
 const PHONE_SPAN = /(?:\+|\b00)?\(?\d[\d\s()./-]{5,}\d/g;
 
-/** Whether a run of text can be a phone number (7 to 15 digits). */
+/** The digits of a run of text. */
 function digitsOf(span: string): number {
   return span.replace(/\D/g, '').length;
 }
 
 /**
  * The E.164 readings of a phone number: in `country` (a country given, or the city's), as international
- * (`+`, `00`), else (`everywhere`), for a number written nationally (a leading `0`), in every country where it is valid.
+ * (`+`, `00`), else (`everywhere`), for a number written nationally, in every country where it is valid (the index
+ * decides which: `contact-lookup.ts`).
  */
 export function phoneReadings(span: string, country: string | null, options = { everywhere: true }): string[] {
   const out: string[] = [];
@@ -58,7 +59,7 @@ export function phoneReadings(span: string, country: string | null, options = { 
   const international = /^(?:\+|00)/.test(text);
   if (country) add(normalisePhone(text, country));
   if (international) add(normalisePhone(text, null));
-  if (options.everywhere && !international && /^\(?0/.test(text)) {
+  if (options.everywhere && !international) {
     for (const code of allCountries()) {
       const parsed = parsePhoneNumberFromString(text, { defaultCountry: code });
       if (parsed?.isValid()) add(parsed.number);
@@ -101,73 +102,63 @@ function postcodeAndCity(text: string): { postcode: string | null; city: string 
   return { postcode, city: city === '' ? null : city };
 }
 
-function reading(street: string, housenumber: string, after: string): AddressReading | null {
-  if (!/\p{L}/u.test(street)) return null;
-  const key = addressKey(street, housenumber);
-  return key ? { street, housenumber, key: contactKey('address', key), ...postcodeAndCity(after) } : null;
-}
-
 /**
- * The ways a text can be an address: street then number (`Promenadeplatz 12, München`, `Rua Augusta, 24`),
- * or number then street (`10 Downing Street, London`, `12 Rue de Rivoli Paris`: each split of street and city
- * is a reading). Empty when no word is a house number.
+ * The ways a text can be an address (`streetNumberSplits`): `Promenadeplatz 12, München`, `Rua Augusta, 24`,
+ * `10 Downing Street, London`; without a comma after the street (`12 Rue de Rivoli Paris`), each split of street and
+ * city too. Empty when no word is a house number.
  */
 export function addressReadings(text: string): AddressReading[] {
-  const segments = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  if (segments.length === 0) return [];
   const out: AddressReading[] = [];
-  const push = (r: AddressReading | null) => {
-    if (r && !out.some((o) => o.key === r.key && o.city === r.city && o.postcode === r.postcode)) out.push(r);
-  };
-  // A house number's letter written apart (`12 a`) is part of it.
-  const first = segments[0]!.split(/\s+/).reduce<string[]>((words, w) => {
-    if (/^\p{L}$/u.test(w) && words.length > 0 && /^\d+$/.test(words.at(-1)!)) words[words.length - 1] += w;
-    else words.push(w);
-    return words;
-  }, []);
-  const after = segments.slice(1).join(' ');
-  // `Rua Augusta, 24, Lisboa`: the number in a segment of its own.
-  if (segments.length >= 2 && isHouseNumber(segments[1]!)) push(reading(segments[0]!, segments[1]!, segments.slice(2).join(' ')));
-  const at = first.findIndex(isHouseNumber);
-  if (at > 0) {
-    // Street then number; what follows the number in the same segment is the postcode and city.
-    push(reading(first.slice(0, at).join(' '), first[at]!, [first.slice(at + 1).join(' '), after].join(' ')));
-  } else if (at === 0 && first.length > 1) {
-    // Number then street: with a comma the street ends there; without, each split of street and city.
-    if (segments.length > 1) push(reading(first.slice(1).join(' '), first[0]!, after));
-    for (let end = first.length; end >= 2; end--)
-      push(reading(first.slice(1, end).join(' '), first[0]!, [first.slice(end).join(' '), after].join(' ')));
+  const splits = streetNumberSplits(text);
+  const words = (text.split(',')[0] ?? '').trim().split(/\s+/);
+  // Number then street with no comma after it: the street may end before any of its words.
+  if (!text.includes(',') && words.length > 2 && isHouseNumber(words[0]!))
+    for (let end = words.length - 1; end >= 2; end--)
+      splits.push({ street: words.slice(1, end).join(' '), number: words[0]!, rest: words.slice(end).join(' ') });
+  for (const split of splits) {
+    const key = addressKey(split.street, split.number);
+    if (!key) continue;
+    const r: AddressReading = {
+      street: split.street,
+      housenumber: split.number,
+      key: contactKey('address', key),
+      ...postcodeAndCity(split.rest),
+    };
+    if (!out.some((o) => o.key === r.key && o.city === r.city && o.postcode === r.postcode)) out.push(r);
   }
   return out;
 }
 
 /**
- * What the text says besides names, or null: an email address, a URL or domain, a phone number (read in
- * `country`, the search's country or its city's, or by its international prefix), else a street address.
+ * What the text may say besides names, likeliest first (the first that finds places holds: `contact-lookup.ts`):
+ * an email address, else a URL or domain, else a phone number (read in `country`, the search's country or its
+ * city's, by its international prefix, or in every country where it is valid) and a street address. Empty for
+ * names alone.
  */
-export function readContact(text: string, country: string | null): ContactReading | null {
+export function readContact(text: string, country: string | null): ContactReading[] {
   const words = text.split(/\s+/).filter((w) => w !== '');
   for (const word of words) {
     const email = normaliseEmail(word.replace(/^[<(]|[>),;]$/g, ''));
-    if (email) return { kind: 'email', email, domain: emailDomain(email), input: word, rest: restWithout(text, word) };
+    if (email) return [{ kind: 'email', email, domain: emailDomain(email), input: word, rest: restWithout(text, word) }];
   }
   for (const word of words) {
     const domain = domainOfWord(word.replace(/[),;]$/, ''));
-    if (domain) return { kind: 'domain', domain, input: word, rest: restWithout(text, word) };
+    if (domain) return [{ kind: 'domain', domain, input: word, rest: restWithout(text, word) }];
   }
-  const spans = [...text.matchAll(PHONE_SPAN)].map((m) => m[0].trim()).filter((s) => digitsOf(s) >= 7 && digitsOf(s) <= 15);
+  const out: ContactReading[] = [];
+  const spans = [...text.matchAll(PHONE_SPAN)].map((m) => m[0].trim()).filter((s) => digitsOf(s) >= 6 && digitsOf(s) <= 15);
   spans.sort((a, b) => digitsOf(b) - digitsOf(a));
   for (const span of spans) {
     const e164 = phoneReadings(span, country);
-    if (e164.length > 0) return { kind: 'phone', e164, input: span, rest: restWithout(text, span) };
+    if (e164.length > 0) {
+      out.push({ kind: 'phone', e164, input: span, rest: restWithout(text, span) });
+      break;
+    }
   }
   const readings = addressReadings(text);
   // An address is read from the whole text, and the whole text is also searched by name (a name can hold a number).
-  if (readings.length > 0) return { kind: 'address', readings, input: text, rest: text };
-  return null;
+  if (readings.length > 0) out.push({ kind: 'address', readings, input: text, rest: text });
+  return out;
 }
 
 /** Whether a reading could hold no name: its rest has no letter or digit left. */

@@ -60,8 +60,8 @@ export interface ResolvedSearch {
   criteria: PlaceCriteria;
   resolution: SearchResolution;
   sort: PlaceSort;
-  /** A contact the text held, looked up as the search runs (`withContact` in search.service.ts). */
-  contact?: ContactReading | null;
+  /** What the text may hold besides names, likeliest first, looked up as the search runs (`withContact` in search.service.ts). */
+  contact?: ContactReading[];
 }
 
 /** The filters that only narrow, and the order: no name to resolve; applied to the remembered names per request. */
@@ -199,7 +199,7 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
 
   let text: PlaceCriteria['text'] = null;
   let textKind: PlaceCriteria['textKind'] = null;
-  let contact: ResolvedNames['contact'] = null;
+  let contact: ResolvedNames['contact'] = [];
   if (input.query !== undefined) {
     const words = queryWords(input.query);
     if (words.length === 0) throw bad('querystring.query', 'must contain at least one letter or digit');

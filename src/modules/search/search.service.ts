@@ -125,12 +125,19 @@ async function prepare(deps: SearchDeps, filters: SearchInput, open: OpenParams,
  * text was read. Not remembered with the names: the catalog changes.
  */
 async function withContact(deps: SearchDeps, resolved: ResolvedSearch): Promise<ResolvedSearch> {
-  if (!resolved.contact) return resolved;
-  const found = await matchContact(deps, resolved.contact);
+  const readings = resolved.contact ?? [];
+  if (readings.length === 0) return resolved;
+  let found = await matchContact(deps, readings[0]!);
+  let reading = readings[0]!;
+  for (const next of readings.slice(1)) {
+    if (found.ids.length + found.related.length > 0) break;
+    const other = await matchContact(deps, next);
+    if (other.ids.length + other.related.length > 0) [found, reading] = [other, next];
+  }
   const resolution = { ...resolved.resolution, query: found.resolved };
   if (found.ids.length + found.related.length === 0) return { ...resolved, resolution };
-  const rest = queryWords(resolved.contact.rest);
-  const sameText = resolved.contact.rest === resolved.contact.input;
+  const rest = queryWords(reading.rest);
+  const sameText = reading.rest === reading.input;
   const criteria: PlaceCriteria = {
     ...resolved.criteria,
     // The rest of the text by name; the kind of business it named stays only when the rest is the whole text.

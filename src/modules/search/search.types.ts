@@ -79,8 +79,8 @@ export interface ResolvedNames {
   countryCode: string | null;
   text: PlaceCriteria['text'];
   textKind: PlaceCriteria['textKind'];
-  /** A phone, domain, email or address the text held (`contact-query.ts`), looked up as each search runs. */
-  contact: ContactReading | null;
+  /** What the text may hold besides names, likeliest first (`contact-query.ts`), looked up as each search runs. */
+  contact: ContactReading[];
   near: PlaceCriteria['near'];
   bbox: PlaceCriteria['bbox'];
 }
