@@ -1633,6 +1633,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find the places carrying a phone number, domain, email or street address
+         * @description Exact lookups for integrations (a CRM screening an incoming call, a domain from an email signature): `phone` (international, or national with `country`), `domain` (any URL or host name, compared by registrable domain), `email` (case ignored; the places of its domain follow those carrying the address itself), `address` (street and house number, street names folded and abbreviations understood, optionally postcode and city). Several given: places carrying all of them. Contacts found on the places' websites count as the sources' do; the account's suppression list applies. Answered from the search index, not saved.
+         *
+         *     Requires a token with the `search` scope.
+         */
+        get: operations["lookupPlace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/map/export": {
         parameters: {
             query?: never;
@@ -3893,6 +3915,403 @@ export interface operations {
             };
         };
     };
+    lookupPlace: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A street address: street and house number, optionally postcode and city (`Promenadeplatz 12, 80333 München`)
+                 * @example Promenadeplatz 12, München
+                 */
+                address?: string;
+                /** @description ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX */
+                country?: string;
+                /**
+                 * @description A web address or domain, compared by registrable domain (`https://www.example.de/shop` is `example.de`)
+                 * @example www.example.de
+                 */
+                domain?: string;
+                /**
+                 * @description An email address (case ignored)
+                 * @example info@example.de
+                 */
+                email?: string;
+                /**
+                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                 * @example name,phone,website,rating
+                 */
+                fields?: string;
+                /** @description Places per page, 1–100 (default 20) */
+                per_page?: number;
+                /**
+                 * @description A phone number: international (`+49 89 24243702`, `0049…`), or national with `country` (`089 2424 3702`)
+                 * @example +49 89 24243702
+                 */
+                phone?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The first `per_page` of them */
+                        data: {
+                            /** @description One-line address */
+                            address?: string | null;
+                            /** @description Every category slug, primary first */
+                            categories?: string[];
+                            /**
+                             * @description Primary category slug
+                             * @example restaurant
+                             */
+                            category?: string | null;
+                            city?: string | null;
+                            /** @description When the place was found closed or retired; null while open */
+                            closed_at?: string | null;
+                            /** @description Every contact of the place with where each comes from (see the enrichment README): its sources' and what its own website gave */
+                            contacts?: {
+                                contact_url: string | null;
+                                /** @description Every email: the source's first, then the website's (its own domain first) */
+                                emails: {
+                                    /** @example info@example.com */
+                                    address: string;
+                                    fetched_at: string | null;
+                                    page: string | null;
+                                    /**
+                                     * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                     * @example website
+                                     */
+                                    source: string;
+                                    verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
+                                }[];
+                                phones: {
+                                    /** @example +37797708080 */
+                                    e164: string;
+                                    fetched_at: string | null;
+                                    page: string | null;
+                                    /**
+                                     * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                     * @example website
+                                     */
+                                    source: string;
+                                }[];
+                                socials: {
+                                    fetched_at: string | null;
+                                    /** @enum {string} */
+                                    network: "facebook" | "instagram" | "linkedin" | "x" | "youtube" | "tiktok";
+                                    page: string | null;
+                                    /**
+                                     * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                     * @example website
+                                     */
+                                    source: string;
+                                    /**
+                                     * @description Canonical profile URL
+                                     * @example https://www.instagram.com/example
+                                     */
+                                    url: string;
+                                }[];
+                            };
+                            /**
+                             * @description ISO 3166-1 alpha-2
+                             * @example DE
+                             */
+                            country?: string | null;
+                            /** @description Metres from `near` (only with `near`) */
+                            distance_m?: number;
+                            /** @description The source's; a source without one shows the best address found on the place's website */
+                            email?: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When an import first found the place
+                             */
+                            first_seen_at?: string;
+                            housenumber?: string | null;
+                            /**
+                             * @description Stable public id
+                             * @example plc_3f7kq2m5x9ab4cde
+                             */
+                            id?: string;
+                            lat?: number | null;
+                            lon?: number | null;
+                            /** @example Ratskeller */
+                            name?: string;
+                            /** @description As the source wrote it (OSM syntax for OSM places) */
+                            opening_hours?: string | null;
+                            /**
+                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
+                             * @example +49 (0) 89 21 99 89 0
+                             */
+                            phone?: string | null;
+                            /**
+                             * @description E.164, null when not a valid number
+                             * @example +4989219989
+                             */
+                            phone_e164?: string | null;
+                            postcode?: string | null;
+                            /** @description Average rating on the source scale (usually 0–5) */
+                            rating?: number | null;
+                            region?: string | null;
+                            review_count?: number | null;
+                            /**
+                             * @description Where the place comes from: osm, overture, yelp, gmaps, michelin, zomato…
+                             * @example osm
+                             */
+                            source?: string;
+                            /** @description Every record the place is made of, one per source, the one `source` names first: records of different sources that describe the same business are one place (see `field_sources` on /api/v1/places/{id}) */
+                            sources?: {
+                                /** @example osm */
+                                source: string;
+                                /**
+                                 * @description The record's id in its source
+                                 * @example n60013073
+                                 */
+                                source_id: string;
+                            }[];
+                            /** @description `closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them */
+                            status?: "open" | "closed" | "retired";
+                            street?: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the place's content last changed (an import that finds it unchanged leaves this alone)
+                             */
+                            updated_at?: string;
+                            website?: string | null;
+                        }[];
+                        /** @description How each parameter was read, and how many places carry it */
+                        resolved: {
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            address?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
+                            };
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            domain?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
+                            };
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            email?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
+                            };
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            phone?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
+                            };
+                        };
+                        /** @description Places carrying everything asked (without those the account suppresses) */
+                        total: number;
+                    };
+                };
+            };
+            /** @description Invalid request: `errors` lists each bad field and what is allowed */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the `search` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error (quote the request id) */
+            500: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     searchFacets: {
         parameters: {
             query: {
@@ -3941,7 +4360,7 @@ export interface operations {
                 open_at?: string;
                 /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
                 open_now?: boolean;
-                /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
+                /** @description Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /**
                  * @description Radius around `near` in metres (default 5000)
@@ -4108,7 +4527,7 @@ export interface operations {
                 open_now?: boolean;
                 /** @description Places per page, 1–100 (default 20) */
                 per_page?: number;
-                /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
+                /** @description Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /**
                  * @description Radius around `near` in metres (default 5000)
@@ -4311,6 +4730,43 @@ export interface operations {
                                 mode: "now" | "at";
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
                                 unparsed: number;
+                            };
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            query?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
                             };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
@@ -4528,7 +4984,7 @@ export interface operations {
                         type: "Polygon" | "MultiPolygon";
                     };
                     /**
-                     * @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.
+                     * @description Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.
                      * @example ratskeller
                      * @example Koln
                      * @example Zahnarzt
@@ -4736,6 +5192,43 @@ export interface operations {
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
                                 unparsed: number;
                             };
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            query?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
+                            };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
                                 categories?: {
@@ -4873,7 +5366,7 @@ export interface operations {
                 open_now?: boolean;
                 /** @description Places per page, 1–100 (default 20) */
                 per_page?: number;
-                /** @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
+                /** @description Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /** @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it. */
                 type?: string;
@@ -5065,6 +5558,43 @@ export interface operations {
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
                                 unparsed: number;
                             };
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            query?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
+                            };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
                                 categories?: {
@@ -5222,7 +5752,7 @@ export interface operations {
                      */
                     per_page?: number;
                     /**
-                     * @description Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.
+                     * @description Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.
                      * @example ratskeller
                      * @example Koln
                      * @example Zahnarzt
@@ -5419,6 +5949,43 @@ export interface operations {
                                 mode: "now" | "at";
                                 /** @description Places matching the rest of the search whose opening hours could not be parsed: neither open nor closed, so not in the results */
                                 unparsed: number;
+                            };
+                            /** @description Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first) */
+                            query?: {
+                                /** @example +498924243702 */
+                                e164: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "phone";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @example example.de */
+                                domain: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "domain";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                /** @description The address's registrable domain: places with that website follow */
+                                domain: string | null;
+                                email: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "email";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                            } | {
+                                city: string | null;
+                                housenumber: string;
+                                input: string;
+                                /** @enum {string} */
+                                kind: "address";
+                                /** @description Places carrying it (0: the whole text was searched by name instead) */
+                                places: number;
+                                postcode: string | null;
+                                street: string;
                             };
                             type: {
                                 /** @description Every category the term names, `slug` first: several when its language uses the term for several (`pizza`: the pizza restaurant and the pizza fast food). `includes` has all of them and the ones below them */
