@@ -4,7 +4,7 @@ import { registrableDomain } from '../../infra/web-domain.ts';
 import { accountExclusion } from '../leads/exclusion.ts';
 import { parseFields, type PlaceField } from '../places/places.schema.ts';
 import { contactKey, emailDomain, normaliseEmail } from './contact-keys.ts';
-import { addressReadings, phoneReadings, type AddressReading, type ContactReading } from './contact-query.ts';
+import { addressReadings, phoneReadings, type AddressReading, type ContactReading, type ResolvedContact } from './contact-query.ts';
 import type { ContactHit } from './engine/contact-index.ts';
 import { noCriteria } from './query/criteria.ts';
 import { bad } from './resolve.ts';
@@ -17,21 +17,6 @@ import type { SearchDeps } from './search.types.ts';
  * A contact read from a query (`contact-query.ts`) looked up in the engine's contact postings: which reading
  * holds (the first that finds places), the places that carry it, and how it was understood (`resolved.query`).
  */
-
-/** How a query's contact was read, as `resolved.query` says it. */
-export type ResolvedContact =
-  | { kind: 'phone'; input: string; e164: string; places: number }
-  | { kind: 'domain'; input: string; domain: string; places: number }
-  | { kind: 'email'; input: string; email: string; domain: string | null; places: number }
-  | {
-      kind: 'address';
-      input: string;
-      street: string;
-      housenumber: string;
-      postcode: string | null;
-      city: string | null;
-      places: number;
-    };
 
 export interface ContactMatches {
   resolved: ResolvedContact;

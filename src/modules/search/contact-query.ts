@@ -37,6 +37,21 @@ export type ContactReading = (
   rest: string;
 };
 
+/** How a query's contact was read, as `resolved.query` says it. */
+export type ResolvedContact =
+  | { kind: 'phone'; input: string; e164: string; places: number }
+  | { kind: 'domain'; input: string; domain: string; places: number }
+  | { kind: 'email'; input: string; email: string; domain: string | null; places: number }
+  | {
+      kind: 'address';
+      input: string;
+      street: string;
+      housenumber: string;
+      postcode: string | null;
+      city: string | null;
+      places: number;
+    };
+
 /** A phone number as typed: digits with `+ ( ) . - /` and spaces, 6 to 15 digits, `+` or `00` in front for an international one. */
 const PHONE_SPAN = /(?:\+|\b00)?\(?\d[\d\s()./-]{5,}\d/g;
 
@@ -60,7 +75,7 @@ export function phoneReadings(span: string, country: string | null, options = { 
   if (country) add(normalisePhone(text, country));
   if (international) add(normalisePhone(text, null));
   if (options.everywhere && !international) {
-    for (const code of allCountries()) {
+    for (const code of everyCountry) {
       const parsed = parsePhoneNumberFromString(text, { defaultCountry: code });
       if (parsed?.isValid()) add(parsed.number);
     }
@@ -68,8 +83,8 @@ export function phoneReadings(span: string, country: string | null, options = { 
   return out;
 }
 
-let countries: CountryCode[] | undefined;
-const allCountries = () => (countries ??= getCountries());
+/** Every country libphonenumber knows (its metadata, fixed). */
+const everyCountry: readonly CountryCode[] = getCountries();
 
 /** The registrable domain of a word that is a URL or a host name under a public suffix (`www.example.de`, `https://example.de/`). */
 function domainOfWord(word: string): string | null {
