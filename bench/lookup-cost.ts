@@ -12,12 +12,10 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { buildApp } from '../src/app.ts';
 import { prepareDatabase } from '../src/bootstrap.ts';
-import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/infra/db/database.ts';
-import { createAccountWithToken } from '../test/helpers/accounts.ts';
 import { argValue } from './lib/args.ts';
+import { searchingApp } from './lib/lookup-set.ts';
 
 const path = resolve(
   process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : resolve(import.meta.dirname, '../var/lookup-quality/catalog.db'),
@@ -26,19 +24,7 @@ const perClass = Number(argValue('--per-class', '300'));
 if (!existsSync(path)) throw new Error(`${path} does not exist: build it with bench/lookup-set.ts first`);
 const db = openDatabase(`sqlite:${path}`);
 await prepareDatabase(db);
-const app = await buildApp({
-  config: loadConfig({
-    DATABASE_URL: `sqlite:${path}`,
-    LOG_LEVEL: 'silent',
-    DB_READ_WORKERS: '2',
-    IMPORT_DEMO_DATA: 'false',
-    RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
-    QUOTA_REQUESTS_PER_DAY: '1000000000',
-  }),
-  db,
-});
-await app.ready();
-const { authorization } = await createAccountWithToken(db, { scopes: ['search'] });
+const { app, authorization } = await searchingApp(db, path);
 
 const distinct = <T>(values: T[]) => [...new Set(values)].slice(0, perClass);
 const rows = await db.kysely

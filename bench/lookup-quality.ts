@@ -11,13 +11,10 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { buildApp } from '../src/app.ts';
 import { prepareDatabase } from '../src/bootstrap.ts';
-import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/infra/db/database.ts';
-import { createAccountWithToken } from '../test/helpers/accounts.ts';
 import { argValue } from './lib/args.ts';
-import { buildLookupSet, type LookupCase, lookupCatalog, scoreLookupSet } from './lib/lookup-set.ts';
+import { buildLookupSet, type LookupCase, lookupCatalog, scoreLookupSet, searchingApp } from './lib/lookup-set.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const dataDir = resolve(root, argValue('--data', '../shared/data'));
@@ -35,20 +32,7 @@ const cases: LookupCase[] = existsSync(setPath)
       .filter((l) => l !== '')
       .map((l) => JSON.parse(l) as LookupCase)
   : await buildLookupSet(db, 300);
-const app = await buildApp({
-  config: loadConfig({
-    DATABASE_URL: `sqlite:${dbPath}`,
-    LOG_LEVEL: 'silent',
-    DB_READ_WORKERS: '2',
-    IMPORT_DEMO_DATA: 'false',
-    RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
-    QUOTA_REQUESTS_PER_DAY: '1000000000',
-  }),
-  db,
-});
-// The in-memory index is built when the app is ready (`onReady`), before the first question.
-await app.ready();
-const { authorization } = await createAccountWithToken(db, { scopes: ['search'] });
+const { app, authorization } = await searchingApp(db, dbPath);
 const started = performance.now();
 const scores = await scoreLookupSet(app, authorization, cases);
 console.log(`${cases.length} cases asked in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -195,3 +195,27 @@ export async function lookupCatalog(dataDir: string, dbPath: string, reuse: bool
   }
   await db.close();
 }
+
+/**
+ * The app on a catalog as the lookup benches ask it: in process, the in-memory engine built (`onReady`), two read
+ * threads, no rate limit or quota (thousands of questions with one token), and a token of scope `search`.
+ */
+export async function searchingApp(db: Db, path: string): Promise<{ app: App; authorization: string }> {
+  const { buildApp } = await import('../../src/app.ts');
+  const { loadConfig } = await import('../../src/config.ts');
+  const { createAccountWithToken } = await import('../../test/helpers/accounts.ts');
+  const app = await buildApp({
+    config: loadConfig({
+      DATABASE_URL: `sqlite:${path}`,
+      LOG_LEVEL: 'silent',
+      DB_READ_WORKERS: '2',
+      IMPORT_DEMO_DATA: 'false',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
+      QUOTA_REQUESTS_PER_DAY: '1000000000',
+    }),
+    db,
+  });
+  await app.ready();
+  const { authorization } = await createAccountWithToken(db, { scopes: ['search'] });
+  return { app, authorization };
+}
