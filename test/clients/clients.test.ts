@@ -118,7 +118,7 @@ describe('the MCP server at /mcp', () => {
     for (const client of clients) await client.close();
   });
 
-  test('lists the eight tools, their input schemas made of the route schemas', async () => {
+  test('lists the nine tools, their input schemas made of the route schemas', async () => {
     const client = await connect((await account()).authorization);
     assert.equal(client.getServerVersion()?.name, 'leadatlas');
     const { tools } = await client.listTools();
@@ -130,6 +130,7 @@ describe('the MCP server at /mcp', () => {
       'list_categories',
       'list_countries',
       'match_places',
+      'lookup_place',
       'search_places',
       'start_export',
     ]);

@@ -3,7 +3,7 @@ import { CreateJobSchema, JobIdParamsSchema } from '../exports/export-jobs.schem
 import { MatchRequestSchema } from '../match/match.schema.ts';
 import { PlaceParamsSchema } from '../places/places.routes.ts';
 import { CategoriesQuerySchema, CountriesQuerySchema } from '../reference/reference.schema.ts';
-import { FacetsQuerySchema, MapSearchQuerySchema } from '../search/search.schema.ts';
+import { FacetsQuerySchema, LookupQuerySchema, MapSearchQuerySchema } from '../search/search.schema.ts';
 import { SuppressionsBodySchema, SuppressionsUploadQuerySchema } from '../suppressions/suppressions.schema.ts';
 
 /** Where a tool's argument travels in the REST request the tool makes. */
@@ -52,6 +52,18 @@ export const toolRoutes: readonly ToolRoute[] = [
     method: 'GET',
     url: '/api/v2/map/facets',
     schemas: { querystring: FacetsQuerySchema },
+  },
+  {
+    name: 'lookup_place',
+    title: 'Find a place by phone, domain, email or address',
+    description:
+      'The businesses carrying what you already know of one: `phone` (international like "+49 89 24243702", or national with `country`), ' +
+      '`domain` (any URL or host name, compared by registrable domain), `email` (then the places of its domain), `address` ("Promenadeplatz 12, ' +
+      'München": street and number, abbreviations understood). Several given: places carrying all. Answers `{total, data, resolved}`; the ' +
+      "user's suppression list applies. Mirrors GET /api/v2/lookup (scope `search`).",
+    method: 'GET',
+    url: '/api/v2/lookup',
+    schemas: { querystring: LookupQuerySchema },
   },
   {
     name: 'get_place',

@@ -3,6 +3,7 @@ import { parseBbox, type Bbox } from '../../infra/bbox.ts';
 import { deepFreeze } from '../../infra/json.ts';
 import type { PlaceCriteria, PlaceSort, TrustKind } from './query/criteria.ts';
 import { businessKindOfQuery } from './business-words.ts';
+import { readContact, type ContactReading } from './contact-query.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { MapSearchQuerySchema, radiusM, type MapSearchQuery } from './search.schema.ts';
 import {
@@ -59,6 +60,8 @@ export interface ResolvedSearch {
   criteria: PlaceCriteria;
   resolution: SearchResolution;
   sort: PlaceSort;
+  /** What the text may hold besides names, likeliest first, looked up as the search runs (`withContact` in search.service.ts). */
+  contact?: ContactReading[];
 }
 
 /** The filters that only narrow, and the order: no name to resolve; applied to the remembered names per request. */
@@ -131,7 +134,7 @@ function withFilters(names: ResolvedNames, input: SearchFilters): ResolvedSearch
     ...(input.include_closed === true ? { includeClosed: true } : {}),
     ...trustCriteria(input),
   };
-  return { criteria, resolution: names.resolution, sort: input.sort ?? 'relevance' };
+  return { criteria, resolution: names.resolution, sort: input.sort ?? 'relevance', contact: names.contact };
 }
 
 /**
@@ -263,10 +266,13 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
 
   let text: PlaceCriteria['text'] = null;
   let textKind: PlaceCriteria['textKind'] = null;
+  let contact: ResolvedNames['contact'] = [];
   if (input.query !== undefined) {
     const words = queryWords(input.query);
     if (words.length === 0) throw bad('querystring.query', 'must contain at least one letter or digit');
     text = { words, mode: 'substring' };
+    // A phone is read in the country given, else the city's (`+49…` and `0049…` need neither).
+    contact = readContact(input.query, countryCode ?? resolution.city?.chosen.country ?? null);
     if (input.type === undefined) {
       const placeGiven = [input.city, input.country, input.near, input.bbox].some((v) => v !== undefined);
       const kind = await businessKindOfQuery(deps, words, lang, placeGiven);
@@ -279,7 +285,7 @@ async function resolveNames(deps: Pick<SearchDeps, 'types' | 'places'>, input: S
   }
 
   const bbox = input.bbox !== undefined ? checkedBbox(input.bbox) : null;
-  return { resolution, categories, cityId, countryCode, text, textKind, near, bbox };
+  return { resolution, categories, cityId, countryCode, text, textKind, contact, near, bbox };
 }
 
 /**

@@ -3,6 +3,7 @@ import { pickFields, placeRowToPlace, type Place, type PlaceField } from '../pla
 import type { PlacePage } from './search.reads.ts';
 import { defaultPerPage, type MapSearchQuery } from './search.schema.ts';
 import type { quickSearch } from './search.service.ts';
+import type { lookupPlaces } from './contact-lookup.ts';
 import type { SearchDeps, SearchPageResult } from './search.types.ts';
 
 /*
@@ -33,6 +34,11 @@ export function searchPageJson(
 /** An unsaved search's first page: the shape of V1SearchResponseSchema (`/v1/search`). */
 export function v1SearchJson(search: Pick<SearchDeps, 'renderedPages'>, result: Awaited<ReturnType<typeof quickSearch>>): string {
   return `{"total":${result.total},"suppressed":${result.suppressed},"data":${pagePlacesJson(search, result.page, [])},"resolved":${jsonOf(result.resolution)}}`;
+}
+
+/** A lookup's places: the shape of LookupResponseSchema (`/api/v2/lookup`). */
+export function lookupJson(search: Pick<SearchDeps, 'renderedPages'>, result: Awaited<ReturnType<typeof lookupPlaces>>): string {
+  return `{"total":${result.total},"data":${pagePlacesJson(search, result.page, result.fields)},"resolved":${JSON.stringify(result.resolved)}}`;
 }
 
 /** The page's places in the public shape, narrowed to `fields`, with `distance_m` when the search has a point. */

@@ -18,6 +18,8 @@ import { findPlacesAfterId } from './query/place-stream.ts';
 import { checkTimeBudget } from '../../infra/db/time-budget.ts';
 import { Lru } from '../../infra/lru.ts';
 import { inPolygon } from './polygon.ts';
+import { ContactIndex, type ContactHit } from './engine/contact-index.ts';
+import { placeFactsCarrying } from './engine/engine.repository.ts';
 
 /**
  * The read side of search: what runs in the read pool's worker threads (or inline). Every function
@@ -59,7 +61,13 @@ export function createSearchReads() {
     citiesWithMatches,
     placesAfterId,
     placesByIds,
+    contactHits,
   };
+}
+
+/** The open places carrying each key, as the in-memory index answers it (`ContactIndex`), by SQL. */
+export async function contactHits(db: Db, keys: string[]): Promise<ContactHit[]> {
+  return ContactIndex.build([await placeFactsCarrying(db, keys)]).lookup(keys);
 }
 
 async function exactCount(db: Db, criteria: PlaceCriteria, counts: CountCache | undefined): Promise<number> {

@@ -6,10 +6,13 @@ import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { readJsonGetBody } from '../../infra/http/get-body.ts';
 import { overloadedOrPreparing, problemResponses } from '../../infra/http/problem.ts';
 import { requestLang } from '../../infra/http/request-lang.ts';
-import { searchPageJson, v1SearchJson } from './search.json.ts';
+import { lookupJson, searchPageJson, v1SearchJson } from './search.json.ts';
+import { lookupPlaces } from './contact-lookup.ts';
 import {
   FacetsQuerySchema,
   FacetsResponseSchema,
+  LookupQuerySchema,
+  LookupResponseSchema,
   MapSearchBodySchema,
   MapSearchQuerySchema,
   SearchPageSchema,
@@ -41,6 +44,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
   const base = options.config.PUBLIC_URL?.replace(/\/$/, '') ?? '';
 
   facetsRoute(app, deps);
+  lookupRoute(app, deps);
 
   app.get(
     '/api/v2/map/search',
@@ -141,6 +145,33 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
       },
     },
     async (request, reply) => v1(request, reply, request.body, 'body'),
+  );
+}
+
+/** `GET /api/v2/lookup`: the places carrying a phone, domain, email or address, from the engine's contact postings. */
+function lookupRoute(app: TypedApp, deps: SearchDeps): void {
+  app.get(
+    '/api/v2/lookup',
+    {
+      config: { scope: 'search' },
+      schema: {
+        tags: ['search'],
+        operationId: 'lookupPlace',
+        summary: 'Find the places carrying a phone number, domain, email or street address',
+        description:
+          'Exact lookups for integrations (a CRM screening an incoming call, a domain from an email signature): `phone` (international, or ' +
+          'national with `country`), `domain` (any URL or host name, compared by registrable domain), `email` (case ignored; the places of its ' +
+          'domain follow those carrying the address itself), `address` (street and house number, street names folded and abbreviations ' +
+          "understood, optionally postcode and city). Several given: places carrying all of them. Contacts found on the places' websites count " +
+          "as the sources' do; the account's suppression list applies. Answered from the search index, not saved.",
+        querystring: LookupQuerySchema,
+        response: { 200: LookupResponseSchema, ...problemResponses(400), ...overloadedOrPreparing },
+      },
+    },
+    async (request, reply) => {
+      const result = await lookupPlaces(deps, request.auth!.accountId, request.query);
+      return reply.type(json).send(lookupJson(deps, result));
+    },
   );
 }
 

@@ -39,7 +39,7 @@ const filterProperties = {
     examples: ['DE', 'France'],
   }),
   query: text(
-    'Free text on names (every localised and alternative name): each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.',
+    'Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them.',
     ['ratskeller', 'Koln', 'Zahnarzt'],
   ),
   min_rating: Type.Number({ minimum: 0, maximum: 5, description: 'Only places rated at least this (0–5)', examples: [4] }),
@@ -244,6 +244,48 @@ const CitySchema = Type.Object({
   lon: Type.Number(),
 });
 
+const placesCarrying = Type.Integer({ description: 'Places carrying it (0: the whole text was searched by name instead)' });
+
+/** How a search's text was read when it held a contact (`contact-lookup.ts`, `ResolvedContact`). */
+export const ResolvedContactSchema = Type.Union(
+  [
+    Type.Object({
+      kind: Type.Literal('phone'),
+      input: Type.String(),
+      e164: Type.String({ examples: ['+498924243702'] }),
+      places: placesCarrying,
+    }),
+    Type.Object({
+      kind: Type.Literal('domain'),
+      input: Type.String(),
+      domain: Type.String({ examples: ['example.de'] }),
+      places: placesCarrying,
+    }),
+    Type.Object({
+      kind: Type.Literal('email'),
+      input: Type.String(),
+      email: Type.String(),
+      domain: Type.Union([Type.String(), Type.Null()], {
+        description: "The address's registrable domain: places with that website follow",
+      }),
+      places: placesCarrying,
+    }),
+    Type.Object({
+      kind: Type.Literal('address'),
+      input: Type.String(),
+      street: Type.String(),
+      housenumber: Type.String(),
+      postcode: Type.Union([Type.String(), Type.Null()]),
+      city: Type.Union([Type.String(), Type.Null()]),
+      places: placesCarrying,
+    }),
+  ],
+  {
+    description:
+      'Present when the text held a phone number, web address or domain, email address or street address: how it was read and how many places carry it (they come first)',
+  },
+);
+
 export const ResolutionSchema = Type.Object(
   {
     type: Type.Union([
@@ -303,6 +345,7 @@ export const ResolutionSchema = Type.Object(
         { description: 'Present with `open_now` or `open_at`' },
       ),
     ),
+    query: Type.Optional(ResolvedContactSchema),
     typos: Type.Optional(
       Type.Object(
         {
@@ -406,3 +449,47 @@ export const FacetsResponseSchema = Type.Object({
   ),
 });
 export type FacetsResponse = Static<typeof FacetsResponseSchema>;
+
+/** `GET /api/v2/lookup`: exact lookups by what is known of a place. */
+export const LookupQuerySchema = Type.Object(
+  optional({
+    phone: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description: 'A phone number: international (`+49 89 24243702`, `0049…`), or national with `country` (`089 2424 3702`)',
+      examples: ['+49 89 24243702'],
+    }),
+    domain: Type.String({
+      minLength: 1,
+      maxLength: 300,
+      description: 'A web address or domain, compared by registrable domain (`https://www.example.de/shop` is `example.de`)',
+      examples: ['www.example.de'],
+    }),
+    email: Type.String({ minLength: 1, maxLength: 300, description: 'An email address (case ignored)', examples: ['info@example.de'] }),
+    address: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'A street address: street and house number, optionally postcode and city (`Promenadeplatz 12, 80333 München`)',
+      examples: ['Promenadeplatz 12, München'],
+    }),
+    country: filterProperties.country,
+    per_page: pagingProperties.per_page,
+    fields: pagingProperties.fields,
+  }),
+  { additionalProperties: false, description: 'At least one of `phone`, `domain`, `email`, `address`' },
+);
+export type LookupQuery = Static<typeof LookupQuerySchema>;
+
+export const LookupResponseSchema = Type.Object({
+  total: Type.Integer({ description: 'Places carrying everything asked (without those the account suppresses)' }),
+  data: Type.Array(PlaceItemSchema, { description: 'The first `per_page` of them' }),
+  resolved: Type.Object(
+    {
+      phone: Type.Optional(ResolvedContactSchema),
+      domain: Type.Optional(ResolvedContactSchema),
+      email: Type.Optional(ResolvedContactSchema),
+      address: Type.Optional(ResolvedContactSchema),
+    },
+    { description: 'How each parameter was read, and how many places carry it' },
+  ),
+});

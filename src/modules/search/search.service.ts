@@ -13,7 +13,8 @@ import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from '.
 import { fuzzyNarrowed } from './query/criteria.sql.ts';
 import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import { allowedEdits } from './query/typos.ts';
-import { bad, resolveSearchCached, type ResolvedSearch } from './resolve.ts';
+import { bad, queryWords, resolveSearchCached, type ResolvedSearch } from './resolve.ts';
+import { matchContact } from './contact-lookup.ts';
 import {
   asSaved,
   decodeSearchCursor,
@@ -120,8 +121,45 @@ async function prepare(deps: SearchDeps, filters: SearchInput, open: OpenParams,
   const drawn = options.polygon
     ? { ...named, criteria: { ...named.criteria, bbox: polygonBbox(options.polygon), polygon: options.polygon } }
     : named;
-  const resolved = withOpen(drawn, openAt);
+  const resolved = await withContact(deps, withOpen(drawn, openAt));
   return { ...resolved, criteria: forAccount(resolved.criteria, exclusion) };
+}
+
+/**
+ * The search with the contact its text held (a phone, domain, email or address, `contact-query.ts`) looked up
+ * now: when places carry it, they match first (`PlaceCriteria.contact`) and the rest of the text is searched by
+ * name; when none does, the whole text is searched by name as before. Either way `resolved.query` says how the
+ * text was read. Not remembered with the names: the catalog changes.
+ */
+async function withContact(deps: SearchDeps, resolved: ResolvedSearch): Promise<ResolvedSearch> {
+  const readings = resolved.contact ?? [];
+  if (readings.length === 0) return resolved;
+  let found = await matchContact(deps, readings[0]!);
+  let reading = readings[0]!;
+  for (const next of readings.slice(1)) {
+    if (found.ids.length + found.related.length > 0) break;
+    const other = await matchContact(deps, next);
+    if (other.ids.length + other.related.length > 0) [found, reading] = [other, next];
+  }
+  const resolution = { ...resolved.resolution, query: found.resolved };
+  if (found.ids.length + found.related.length === 0) return { ...resolved, resolution };
+  const rest = queryWords(reading.rest);
+  const sameText = reading.rest === reading.input;
+  const criteria: PlaceCriteria = {
+    ...resolved.criteria,
+    // The rest of the text by name; the kind of business it named stays only when the rest is the whole text.
+    text: rest.length > 0 ? { words: rest, mode: 'substring' } : null,
+    textKind: sameText ? (resolved.criteria.textKind ?? null) : null,
+    contact: { ids: found.ids, related: found.related },
+  };
+  if (sameText) return { ...resolved, criteria, resolution };
+  // What the whole text named (a kind of business, a city in it) no longer applies to the rest.
+  const { type, city } = resolution;
+  return {
+    ...resolved,
+    criteria,
+    resolution: { ...resolution, type: type?.from === 'query' ? null : type, city: city?.chosen_by === 'query' ? null : city },
+  };
 }
 
 /** A prepared search run: its first page, the criteria that produced it, how it was understood, what the suppression list left out. */

@@ -9,6 +9,7 @@ import type { City, CityResolution, Country } from '../geo/gazetteer.ts';
 import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import type { PlaceField } from '../places/places.schema.ts';
 import type { OpenResolution } from './open-filter.ts';
+import type { ContactReading, ResolvedContact } from './contact-query.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
 import type { SearchEngine } from './engine/search-engine.ts';
 import type { PlacePage } from './search.reads.ts';
@@ -77,6 +78,8 @@ export interface ResolvedNames {
   countryCode: string | null;
   text: PlaceCriteria['text'];
   textKind: PlaceCriteria['textKind'];
+  /** What the text may hold besides names, likeliest first (`contact-query.ts`), looked up as each search runs. */
+  contact: ContactReading[];
   near: PlaceCriteria['near'];
   bbox: PlaceCriteria['bbox'];
 }
@@ -120,6 +123,11 @@ export interface SearchResolution {
   typos?: { tolerated: boolean; reason?: 'not_narrowed' | 'too_many_candidates'; candidate_limit: number };
   /** With `open_now` or `open_at` (`open-filter.ts`). */
   open?: OpenResolution;
+  /**
+   * How the text was read when it held a phone, domain, email or address (`contact-lookup.ts`): the places
+   * carrying it come first. Absent when the text is names only, and from searches saved before it existed.
+   */
+  query?: ResolvedContact;
 }
 
 /**

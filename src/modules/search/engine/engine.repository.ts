@@ -1,8 +1,13 @@
 import type { Db } from '../../../infra/db/database.ts';
-import { indexedPlaceFacts } from '../../places/place-facts.ts';
+import { sql } from 'kysely';
+import { foundValid, indexedPlaceFacts } from '../../places/place-facts.ts';
+import type { PlaceContactFacts } from '../contact-keys.ts';
 
-/** One place as the in-memory index holds it (`indexedPlaceFacts`: 0/1 flags, the default order's key). */
-export interface PlaceFacts {
+/**
+ * One place as the in-memory index holds it (`indexedPlaceFacts`: 0/1 flags, the default order's key), with
+ * its contacts for the contact postings (`contact-index.ts`).
+ */
+export interface PlaceFacts extends PlaceContactFacts {
   id: number;
   category: string | null;
   city_id: number | null;
@@ -25,7 +30,13 @@ export interface PlaceFacts {
   lead_score: number | null;
   updated_at: number | null;
   verified_at: number | null;
+  city: string | null;
+  postcode: string | null;
 }
+
+/** What enrichment found counts only while it is still valid (`foundValid`): else null, as if never found. */
+const stillFound = (column: 'found_phone' | 'found_email') =>
+  sql<string | null>`(CASE WHEN ${foundValid} THEN places.${sql.ref(column)} ELSE NULL END)`;
 
 function factsQuery(db: Db) {
   const f = indexedPlaceFacts;
@@ -42,7 +53,15 @@ function factsQuery(db: Db) {
       'places.lead_score',
       'places.updated_at',
       'places.verified_at',
+      'places.phone_e164',
+      'places.website_domain',
+      'places.email',
+      'places.street',
+      'places.housenumber',
+      'places.postcode',
+      'places.city',
     ])
+    .select([stillFound('found_phone').as('found_phone'), stillFound('found_email').as('found_email')])
     .select([
       f.review_key.as('review_key'),
       f.open.as('open'),
@@ -77,6 +96,15 @@ const asFacts = (r: Record<string, unknown>): PlaceFacts => ({
   // The SQL compares the ISO text (`toISOString` form): the same order as the instants.
   updated_at: instantOrNull(r.updated_at),
   verified_at: instantOrNull(r.verified_at),
+  phone_e164: text(r.phone_e164),
+  website_domain: text(r.website_domain),
+  email: text(r.email),
+  found_phone: text(r.found_phone),
+  found_email: text(r.found_email),
+  street: text(r.street),
+  housenumber: text(r.housenumber),
+  postcode: text(r.postcode),
+  city: text(r.city),
 });
 
 const numberOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -85,6 +113,8 @@ const instantOrNull = (v: unknown): number | null => {
   const ms = Date.parse(String(v));
   return Number.isNaN(ms) ? null : ms;
 };
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 /** Up to `limit` places after `afterId`, in id order: the index's build reads the catalog in these batches. */
 export async function placeFactsAfter(db: Db, afterId: number, limit: number): Promise<PlaceFacts[]> {
@@ -97,6 +127,48 @@ export async function placeFactsByIds(db: Db, ids: readonly number[]): Promise<P
   if (ids.length === 0) return [];
   const rows = await factsQuery(db)
     .where('places.id', 'in', [...ids])
+    .execute();
+  return rows.map(asFacts);
+}
+
+/** Places read at most for one lookup by SQL (a chain's domain can be carried by thousands). */
+export const CONTACT_CANDIDATES = 5_000;
+
+/**
+ * The open places that may carry one of `keys` (`contact-keys.ts`), for the lookups SQL answers (the SQL engine,
+ * or before the index is built): exact on phones, domains and emails; for an address, every place whose house
+ * number or street holds the number, which the caller decides by computing the place's keys (`ContactIndex`),
+ * as the index would. No index serves these conditions: each is a scan of `places`.
+ */
+export async function placeFactsCarrying(db: Db, keys: readonly string[]): Promise<PlaceFacts[]> {
+  const of = (p: string) => keys.filter((k) => k.startsWith(p)).map((k) => k.slice(p.length));
+  const phones = of('p:');
+  const domains = of('d:');
+  const emails = of('e:');
+  const numbers = [...new Set(of('a:').map((k) => /\|(\d+)/.exec(k)?.[1] ?? ''))].filter((n) => n !== '');
+  const rows = await factsQuery(db)
+    .where('places.closed_at', 'is', null)
+    .where('places.merged_into', 'is', null)
+    .where((eb) => {
+      const any = [];
+      if (phones.length > 0) any.push(eb('places.phone_e164', 'in', phones), eb(stillFound('found_phone'), 'in', phones));
+      if (domains.length > 0) any.push(eb('places.website_domain', 'in', domains));
+      if (emails.length > 0) any.push(eb(sql<string>`lower(places.email)`, 'in', emails), eb(stillFound('found_email'), 'in', emails));
+      for (const n of numbers) {
+        any.push(
+          eb.and([
+            eb('places.street', 'is not', null),
+            eb.or([
+              eb('places.housenumber', 'like', `${n}%`),
+              eb.and([eb('places.housenumber', 'is', null), eb('places.street', 'like', `%${n}%`)]),
+            ]),
+          ]),
+        );
+      }
+      return eb.or(any);
+    })
+    .orderBy('places.id')
+    .limit(CONTACT_CANDIDATES)
     .execute();
   return rows.map(asFacts);
 }

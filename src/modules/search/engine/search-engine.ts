@@ -14,6 +14,7 @@ import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
 import type { RoaringBitmap32 } from 'roaring-wasm';
 import { BitmapIndex, flagNames, type FacetDimension, type FacetValue, type IndexQuery } from './bitmap-index.ts';
+import { ContactIndex, type ContactHit } from './contact-index.ts';
 import { placeFactsAfter, placeFactsByIds, type PlaceFacts } from './engine.repository.ts';
 import { PageRowCache, type PageRow } from './row-cache.ts';
 
@@ -39,6 +40,8 @@ export interface SearchEngine {
   countMatches(criteria: PlaceCriteria): Promise<number>;
   /** Exact matches per value of a dimension, largest first. */
   facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]>;
+  /** The open places carrying each contact key (`contact-keys.ts`), in the order of the keys, each place once. */
+  contactHits(keys: string[]): Promise<ContactHit[]>;
   state(): EngineState;
   /** When the opening-hours pass that the open filter answers from ran (ISO), null before the first. */
   hoursComputedAt(): Promise<string | null>;
@@ -95,6 +98,10 @@ export class SqlSearchEngine implements SearchEngine {
 
   async facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]> {
     return this.options.reads.run('facetCounts', await this.trueOpen(criteria), by);
+  }
+
+  async contactHits(keys: string[]): Promise<ContactHit[]> {
+    return keys.length === 0 ? [] : this.options.reads.run('contactHits', keys);
   }
 
   /**
@@ -253,6 +260,8 @@ const PAGE_ROWS_KEPT = 20_000;
  */
 export class MemorySearchEngine extends SqlSearchEngine {
   private index: BitmapIndex | null = null;
+  /** The contact postings, built and kept current with `index`. */
+  private contacts: ContactIndex | null = null;
   private status: 'building' | 'ready' | 'failed' = 'building';
   private builtMs: number | null = null;
   private loop: PollLoop | undefined;
@@ -323,6 +332,10 @@ export class MemorySearchEngine extends SqlSearchEngine {
       if (row !== undefined) rows.push(row);
     }
     return rows;
+  }
+
+  override async contactHits(keys: string[]): Promise<ContactHit[]> {
+    return this.contacts ? this.contacts.lookup(keys) : super.contactHits(keys);
   }
 
   override async countMatches(criteria: PlaceCriteria): Promise<number> {
@@ -488,6 +501,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     this.slots.bitmaps.clear();
     this.index?.dispose();
     this.index = null;
+    this.contacts = null;
   }
 
   /**
@@ -503,7 +517,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
       return this.rebuild();
     }
     if ((await placesVersion(this.options.db)) === index.version) return;
-    if (!(await applyChanges(this.options.db, index, (ids) => this.rows.forget(ids)))) return this.rebuild();
+    if (!(await applyChanges(this.options.db, index, (ids) => this.rows.forget(ids), this.contacts ?? undefined))) return this.rebuild();
     const limit = this.options.tailLimit?.(index.size) ?? Math.max(50_000, index.size / 20);
     if (index.tailSize > limit) this.compactDue = true;
   }
@@ -521,12 +535,14 @@ export class MemorySearchEngine extends SqlSearchEngine {
       after = batch.at(-1)!.id;
     }
     const next = BitmapIndex.build(version, batches);
-    if (!(await applyChanges(db, next))) {
+    const contacts = ContactIndex.build(batches);
+    if (!(await applyChanges(db, next, undefined, contacts))) {
       next.dispose();
       throw new Error('the change log was pruned while the index was being built');
     }
     const old = this.index;
     this.index = next;
+    this.contacts = contacts;
     // Rows read before the new index's version may predate changes it holds.
     this.rows.clear();
     old?.dispose();
@@ -561,10 +577,15 @@ function remember<V>(map: Map<string, V>, key: string, value: V): V | undefined 
 }
 
 /**
- * Applies the change log since the index's version; false when the log no longer reaches back to it.
- * `changed` hears each round's place ids before their facts are read.
+ * Applies the change log since the index's version (to the contact postings too); false when the log no longer
+ * reaches back to it. `changed` hears each round's place ids before their facts are read.
  */
-export async function applyChanges(db: Db, index: BitmapIndex, changed?: (placeIds: readonly number[]) => void): Promise<boolean> {
+export async function applyChanges(
+  db: Db,
+  index: BitmapIndex,
+  changed?: (placeIds: readonly number[]) => void,
+  contacts?: ContactIndex,
+): Promise<boolean> {
   for (;;) {
     const changes = await placeChangesSince(db, index.version, CHANGES_PER_READ);
     if (!changes.complete) return false;
@@ -573,6 +594,7 @@ export async function applyChanges(db: Db, index: BitmapIndex, changed?: (placeI
     for (let i = 0; i < changes.placeIds.length; i += APPLY_BATCH)
       facts.push(...(await placeFactsByIds(db, changes.placeIds.slice(i, i + APPLY_BATCH))));
     index.apply(changes.placeIds, facts, changes.through);
+    contacts?.apply(changes.placeIds, facts);
     if (!changes.more) return true;
   }
 }

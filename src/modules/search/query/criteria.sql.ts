@@ -395,6 +395,7 @@ export function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?
     c.push(tg.inBox(eb, ...boxAround(lat, lon, radiusM), byText));
     c.push(eb(distanceExpr(lat, lon), '<=', radiusM));
   }
+  const byName: Expression<SqlBool>[] = [];
   if (criteria.text) {
     const kind = criteria.text.mode === 'substring' ? criteria.textKind : null;
     if (kind) {
@@ -407,15 +408,20 @@ export function whereCriteria(db: Db, criteria: PlaceCriteria, eb: Eb, fuzzyCap?
       const ofKind: Expression<SqlBool>[] = [eb('places.category', 'in', kind.categories.length > 0 ? kind.categories : [''])];
       if (kind.words.length > 0) ofKind.push(contains(kind.words));
       if (kind.cityId !== null) ofKind.push(eb('places.city_id', '=', kind.cityId));
-      c.push(eb.or([contains(criteria.text.words), eb.and(ofKind)]));
+      byName.push(eb.or([contains(criteria.text.words), eb.and(ofKind)]));
     } else {
       const text =
         criteria.text.mode === 'substring'
           ? tg.containsWords(eb, criteria.text.words)
           : tg.containsAnyPiece(eb, criteria.text.words.map(fuzzyPieces), fuzzyCap);
-      c.push(text);
+      byName.push(text);
     }
   }
+  // The places carrying the contact the text held match besides those the rest of the text names.
+  const carrying = contactIds(criteria);
+  if (carrying.length > 0)
+    c.push(byName.length > 0 ? eb.or([eb('places.id', 'in', carrying), ...byName]) : eb('places.id', 'in', carrying));
+  else c.push(...byName);
   if (criteria.open) c.push(openCondition(criteria.open));
   c.push(...exclusionConditions(criteria.exclude));
   return eb.and(c);
@@ -446,6 +452,24 @@ const confidenceColumn = {
   phone: 'places.phone_confidence',
   website: 'places.website_confidence',
 } as const satisfies Record<TrustKind, string>;
+
+/** The places of a contact criterion, those carrying it first. */
+const contactIds = (criteria: PlaceCriteria): number[] => (criteria.contact ? [...criteria.contact.ids, ...criteria.contact.related] : []);
+
+/**
+ * Relevance with a contact: the places carrying it (-2), those of an email's domain (-1), then the name
+ * search's own order (`textTiers`, from 0), or 0 without text.
+ */
+function contactRelevance(criteria: PlaceCriteria, byName: RawBuilder<number> | null): RawBuilder<number> {
+  const { ids = [], related = [] } = criteria.contact ?? {};
+  const tiers = [
+    ...(ids.length > 0 ? [sql`WHEN places.id IN (${sql.join(ids)}) THEN -2`] : []),
+    ...(related.length > 0 ? [sql`WHEN places.id IN (${sql.join(related)}) THEN -1`] : []),
+  ];
+  if (tiers.length === 0) return byName ?? sql<number>`0`;
+  // Integers on both dialects: PostgreSQL reads the name tiers' parameters as text otherwise.
+  return sql<number>`(CASE ${sql.join(tiers, sql` `)} ELSE CAST(${byName ?? sql`0`} AS integer) END)`;
+}
 
 function areaDeg2([minLon, minLat, maxLon, maxLat]: [number, number, number, number]): number {
   return (maxLon - minLon) * (maxLat - minLat);
@@ -500,6 +524,10 @@ export function sortKeyExpr(db: Db, criteria: PlaceCriteria, sort: PlaceSort): {
     }
     case 'relevance': {
       // With text, whole names, then display names starting with the first word (`textTiers`); without, the nearest; else the most reviewed.
+      if (criteria.contact) {
+        const byName = criteria.text?.mode === 'substring' ? textGeo(db).relevance(criteria.text.words, Boolean(criteria.textKind)) : null;
+        return { expr: contactRelevance(criteria, byName), descending: false };
+      }
       if (criteria.text && criteria.text.mode === 'substring')
         return { expr: textGeo(db).relevance(criteria.text.words, Boolean(criteria.textKind)), descending: false };
       if (criteria.near) return { expr: distanceExpr(criteria.near.lat, criteria.near.lon), descending: false };

@@ -45,6 +45,12 @@ export const StoredCriteriaSchema = Type.Object(
      * Substring text only; absent from searches saved before it existed.
      */
     textKind: Type.Optional(nullable(Type.Object({ categories: words, words, cityId: nullable(Type.Integer()) }))),
+    /**
+     * The places carrying a phone, domain, email or address the text held (`contact-lookup.ts`), found when the
+     * search was made: they match and come first (`ids`, then `related`, an email's domain), before the places
+     * the rest of the text (`text`, if any) finds by name. Absent from searches saved before it existed.
+     */
+    contact: Type.Optional(nullable(Type.Object({ ids: Type.Array(Type.Integer()), related: Type.Array(Type.Integer()) }))),
     minRating: nullable(Type.Number()),
     hasPhone: nullable(Type.Boolean()),
     hasWebsite: nullable(Type.Boolean()),
