@@ -171,7 +171,7 @@ export interface paths {
                     /** @description `next_cursor` of the previous page (keyset paging, stable while leads are added) */
                     cursor?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Comma-separated place fields to return (default all; `lead` always comes). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website
                      */
                     fields?: string;
@@ -219,25 +219,83 @@ export interface paths {
                                     emails: {
                                         /** @example info@example.com */
                                         address: string;
+                                        checked_at: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        /** @description Its domain is a disposable-mail service’s */
+                                        disposable: boolean;
                                         fetched_at: string | null;
+                                        first_seen_at: string | null;
+                                        /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                        free_provider: boolean;
+                                        last_seen_at: string | null;
+                                        /** @description Its domain is the place's website's */
+                                        own_domain: boolean;
                                         page: string | null;
+                                        /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                        role: boolean;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                         * @enum {string}
+                                         */
+                                        status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                         verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                     }[];
                                     phones: {
-                                        /** @example +37797708080 */
-                                        e164: string;
+                                        as_written: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                        e164: string | null;
                                         fetched_at: string | null;
+                                        first_seen_at: string | null;
+                                        international: string | null;
+                                        last_seen_at: string | null;
+                                        national: string | null;
                                         page: string | null;
                                         /**
                                          * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                          * @example website
                                          */
                                         source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                         * @enum {string}
+                                         */
+                                        type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                        /** @description A valid number by libphonenumber */
+                                        valid: boolean;
                                     }[];
                                     socials: {
                                         fetched_at: string | null;
@@ -253,6 +311,40 @@ export interface paths {
                                          * @description Canonical profile URL
                                          * @example https://www.instagram.com/example
                                          */
+                                        url: string;
+                                    }[];
+                                    /** @description The place's websites, with the status of the last fetch */
+                                    websites: {
+                                        checked_at: string | null;
+                                        /**
+                                         * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                         * @example 0.87
+                                         */
+                                        confidence: number;
+                                        final_domain: string | null;
+                                        first_seen_at: string | null;
+                                        last_seen_at: string | null;
+                                        /**
+                                         * @description The first source that gave it
+                                         * @example osm
+                                         */
+                                        source: string;
+                                        /** @description How many sources agree on it */
+                                        source_count: number;
+                                        /**
+                                         * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                         * @example [
+                                         *       "osm",
+                                         *       "website"
+                                         *     ]
+                                         */
+                                        sources: string[];
+                                        /**
+                                         * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                         * @enum {string}
+                                         */
+                                        status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                        /** @example https://www.ratskeller.com/ */
                                         url: string;
                                     }[];
                                 };
@@ -286,14 +378,19 @@ export interface paths {
                                      */
                                     search_id: string;
                                 };
+                                /**
+                                 * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                                 * @example 0.91
+                                 */
+                                lead_score?: number;
                                 lon?: number | null;
                                 /** @example Ratskeller */
                                 name?: string;
                                 /** @description As the source wrote it (OSM syntax for OSM places) */
                                 opening_hours?: string | null;
                                 /**
-                                 * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                                 * @example +49 (0) 89 21 99 89 0
+                                 * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                                 * @example +49 89 2199890
                                  */
                                 phone?: string | null;
                                 /**
@@ -514,6 +611,21 @@ export interface paths {
                                  */
                                 resets_at: string;
                                 /** @description Exported rows so far this month */
+                                used: number;
+                            };
+                            match_rows: {
+                                /** @description true when an administrator set this quota for the account; false: the default */
+                                custom: boolean;
+                                /** @description The account's quota of rows of lists matched by match jobs this month */
+                                limit: number;
+                                /** @description What is left: `limit - used`, never below 0 */
+                                remaining: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the count starts again (the first of next month, UTC)
+                                 */
+                                resets_at: string;
+                                /** @description Rows of lists matched by match jobs so far this month */
                                 used: number;
                             };
                             /** @description Each token's rate limit; what is left now is in this answer's `RateLimit` header */
@@ -1221,7 +1333,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts */
+                        /** @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score */
                         fields?: string;
                         /**
                          * @description As for `GET /api/v2/map/export`
@@ -1672,7 +1784,7 @@ export interface paths {
             parameters: {
                 query: {
                     /**
-                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Comma-separated columns, in this order; all when absent. Known: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website,city
                      */
                     fields?: string;
@@ -1828,6 +1940,1042 @@ export interface paths {
          *     Requires a token with the `search` scope.
          */
         post: operations["searchPlacesInArea"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Find your own records (a CRM list) in the catalog, each with a score
+         * @description Up to 100 records; only `ref` and `name` are needed, any other field helps (a city in any language, an address, a phone as written in the country, a website or bare domain, coordinates). Each result, in the order of the request, has the matched place (as search returns it; closed and retired places match too, `status` says so) when the best candidate scores at least `threshold` (default 0.65) and clearly beats the runner-up, else `match: null` with the candidates. A record with a problem of its own (no name, an unknown country, coordinates out of range) gets an `error` in its result; the call answers 400 only for a body that is not a list of records, more than 100 records or a threshold outside 0–1. How the score is made and its measured precision: docs/matching.md.
+         *
+         *     Requires a token with the `match` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Up to 100 records; results come back in the same order */
+                        records: {
+                            /**
+                             * @description A one-line address, when the parts are not apart
+                             * @example Hotterstr. 12, 80331 München
+                             */
+                            address?: string;
+                            /**
+                             * @description City in any language or spelling the gazetteer knows
+                             * @example Munich
+                             */
+                            city?: string;
+                            /**
+                             * @description ISO 3166-1 alpha-2 or alpha-3 code, or a country name
+                             * @example DE
+                             */
+                            country?: string;
+                            /**
+                             * @description Email; its domain counts as the website when that is not a mail provider
+                             * @example info@mueller-baeckerei.de
+                             */
+                            email?: string;
+                            /**
+                             * @description House number
+                             * @example 12
+                             */
+                            housenumber?: string;
+                            /**
+                             * @description Latitude (WGS 84), −90 to 90
+                             * @example 48.137
+                             */
+                            lat?: number;
+                            /**
+                             * @description Longitude (WGS 84), −180 to 180
+                             * @example 11.575
+                             */
+                            lon?: number;
+                            /**
+                             * @description The business name as the CRM has it, legal form and all
+                             * @example Müller Bäckerei GmbH & Co. KG
+                             */
+                            name?: string;
+                            /**
+                             * @description Phone in any format; national formats are read in the record's country
+                             * @example 089 1234567
+                             */
+                            phone?: string;
+                            /**
+                             * @description Postcode
+                             * @example 80331
+                             */
+                            postcode?: string;
+                            /**
+                             * @description The caller's own id of the record, echoed in its result
+                             * @example crm-17
+                             */
+                            ref: string;
+                            /**
+                             * @description Street, with or without the house number
+                             * @example Hotterstr.
+                             */
+                            street?: string;
+                            /**
+                             * @description Website or bare domain
+                             * @example mueller-baeckerei.de
+                             */
+                            website?: string;
+                        }[];
+                        /** @description Score (0–1) a best candidate needs to be the match; default 0.65, whose precision docs/matching.md publishes */
+                        threshold?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One result per record, in the order of the request */
+                            results: {
+                                /** @description The best candidates, best first (the match among them), at most 5 */
+                                candidates: {
+                                    /**
+                                     * @description Public place id
+                                     * @example plc_3f7kq2m5x9ab4cde
+                                     */
+                                    id: string;
+                                    score: number;
+                                }[];
+                                error?: {
+                                    /**
+                                     * @description Stable machine-readable error code
+                                     * @example validation_failed
+                                     */
+                                    code: string;
+                                    detail: string;
+                                    errors: {
+                                        allowed?: unknown;
+                                        /**
+                                         * @description The bad field of the record
+                                         * @example country
+                                         */
+                                        field: string;
+                                        message: string;
+                                    }[];
+                                    /** @description The status the record alone would have had: 400 */
+                                    status: number;
+                                    title: string;
+                                    /** @example https://leadatlas.dev/problems/validation_failed */
+                                    type: string;
+                                };
+                                /** @description The place the record is, or null when no candidate reaches the threshold or clearly beats the runner-up */
+                                match: {
+                                    evidence: {
+                                        /** @description `same`: street and number; `same_street`: the street, no number to compare; `different`: another number or street; null: not compared */
+                                        address: "same" | "same_street" | "different" | null;
+                                        /** @description The record's city (any spelling the gazetteer knows) and the place's */
+                                        city: "same" | "different" | null;
+                                        /** @description Metres between the record's coordinates and the place; null without coordinates */
+                                        distance_m: number | null;
+                                        /** @description Name similarity, 0–1, legal forms and business words left out */
+                                        name: number;
+                                        /** @description E.164 compared; null when one side has none */
+                                        phone: "same" | "different" | null;
+                                        /** @description Registrable domains compared; null when one side has none */
+                                        website: "same" | "different" | null;
+                                    };
+                                    /** @description The public place, as search returns it; `status` says whether it is closed or retired */
+                                    place: {
+                                        /** @description One-line address */
+                                        address: string | null;
+                                        /** @description Every category slug, primary first */
+                                        categories: string[];
+                                        /**
+                                         * @description Primary category slug
+                                         * @example restaurant
+                                         */
+                                        category: string | null;
+                                        city: string | null;
+                                        /** @description When the place was found closed or retired; null while open */
+                                        closed_at: string | null;
+                                        /** @description Every contact of the place with where each comes from (see the enrichment README): its sources' and what its own website gave */
+                                        contacts: {
+                                            contact_url: string | null;
+                                            /** @description Every email: the source's first, then the website's (its own domain first) */
+                                            emails: {
+                                                /** @example info@example.com */
+                                                address: string;
+                                                checked_at: string | null;
+                                                /**
+                                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                                 * @example 0.87
+                                                 */
+                                                confidence: number;
+                                                /** @description Its domain is a disposable-mail service’s */
+                                                disposable: boolean;
+                                                fetched_at: string | null;
+                                                first_seen_at: string | null;
+                                                /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                                free_provider: boolean;
+                                                last_seen_at: string | null;
+                                                /** @description Its domain is the place's website's */
+                                                own_domain: boolean;
+                                                page: string | null;
+                                                /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                                role: boolean;
+                                                /**
+                                                 * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                                 * @example website
+                                                 */
+                                                source: string;
+                                                /** @description How many sources agree on it */
+                                                source_count: number;
+                                                /**
+                                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                                 * @example [
+                                                 *       "osm",
+                                                 *       "website"
+                                                 *     ]
+                                                 */
+                                                sources: string[];
+                                                /**
+                                                 * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                                 * @enum {string}
+                                                 */
+                                                status: "valid_domain" | "no_mx" | "invalid" | "unknown";
+                                                verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
+                                            }[];
+                                            phones: {
+                                                as_written: string | null;
+                                                /**
+                                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                                 * @example 0.87
+                                                 */
+                                                confidence: number;
+                                                /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                                e164: string | null;
+                                                fetched_at: string | null;
+                                                first_seen_at: string | null;
+                                                international: string | null;
+                                                last_seen_at: string | null;
+                                                national: string | null;
+                                                page: string | null;
+                                                /**
+                                                 * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                                 * @example website
+                                                 */
+                                                source: string;
+                                                /** @description How many sources agree on it */
+                                                source_count: number;
+                                                /**
+                                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                                 * @example [
+                                                 *       "osm",
+                                                 *       "website"
+                                                 *     ]
+                                                 */
+                                                sources: string[];
+                                                /**
+                                                 * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                                 * @enum {string}
+                                                 */
+                                                type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                                /** @description A valid number by libphonenumber */
+                                                valid: boolean;
+                                            }[];
+                                            socials: {
+                                                fetched_at: string | null;
+                                                /** @enum {string} */
+                                                network: "facebook" | "instagram" | "linkedin" | "x" | "youtube" | "tiktok";
+                                                page: string | null;
+                                                /**
+                                                 * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
+                                                 * @example website
+                                                 */
+                                                source: string;
+                                                /**
+                                                 * @description Canonical profile URL
+                                                 * @example https://www.instagram.com/example
+                                                 */
+                                                url: string;
+                                            }[];
+                                            /** @description The place's websites, with the status of the last fetch */
+                                            websites: {
+                                                checked_at: string | null;
+                                                /**
+                                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                                 * @example 0.87
+                                                 */
+                                                confidence: number;
+                                                final_domain: string | null;
+                                                first_seen_at: string | null;
+                                                last_seen_at: string | null;
+                                                /**
+                                                 * @description The first source that gave it
+                                                 * @example osm
+                                                 */
+                                                source: string;
+                                                /** @description How many sources agree on it */
+                                                source_count: number;
+                                                /**
+                                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                                 * @example [
+                                                 *       "osm",
+                                                 *       "website"
+                                                 *     ]
+                                                 */
+                                                sources: string[];
+                                                /**
+                                                 * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                                 * @enum {string}
+                                                 */
+                                                status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                                /** @example https://www.ratskeller.com/ */
+                                                url: string;
+                                            }[];
+                                        };
+                                        /**
+                                         * @description ISO 3166-1 alpha-2
+                                         * @example DE
+                                         */
+                                        country: string | null;
+                                        /** @description The source's; a source without one shows the best address found on the place's website */
+                                        email: string | null;
+                                        /**
+                                         * Format: date-time
+                                         * @description When an import first found the place
+                                         */
+                                        first_seen_at: string;
+                                        housenumber: string | null;
+                                        /**
+                                         * @description Stable public id
+                                         * @example plc_3f7kq2m5x9ab4cde
+                                         */
+                                        id: string;
+                                        lat: number | null;
+                                        /**
+                                         * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                                         * @example 0.91
+                                         */
+                                        lead_score: number;
+                                        lon: number | null;
+                                        /** @example Ratskeller */
+                                        name: string;
+                                        /** @description As the source wrote it (OSM syntax for OSM places) */
+                                        opening_hours: string | null;
+                                        /**
+                                         * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                                         * @example +49 89 2199890
+                                         */
+                                        phone: string | null;
+                                        /**
+                                         * @description E.164, null when not a valid number
+                                         * @example +4989219989
+                                         */
+                                        phone_e164: string | null;
+                                        postcode: string | null;
+                                        /** @description Average rating on the source scale (usually 0–5) */
+                                        rating: number | null;
+                                        region: string | null;
+                                        review_count: number | null;
+                                        /**
+                                         * @description Where the place comes from: osm, overture, yelp, gmaps, michelin, zomato…
+                                         * @example osm
+                                         */
+                                        source: string;
+                                        /** @description Every record the place is made of, one per source, the one `source` names first: records of different sources that describe the same business are one place (see `field_sources` on /api/v1/places/{id}) */
+                                        sources: {
+                                            /** @example osm */
+                                            source: string;
+                                            /**
+                                             * @description The record's id in its source
+                                             * @example n60013073
+                                             */
+                                            source_id: string;
+                                        }[];
+                                        /** @description `closed`: the source says the business is closed; `retired`: gone from the latest import of its dataset. Search and export leave both out unless `include_closed=true`; leads keep them */
+                                        status: "open" | "closed" | "retired";
+                                        street: string | null;
+                                        /**
+                                         * Format: date-time
+                                         * @description When the place's content last changed (an import that finds it unchanged leaves this alone)
+                                         */
+                                        updated_at: string;
+                                        website: string | null;
+                                    };
+                                    score: number;
+                                } | null;
+                                ref: string;
+                            }[];
+                            /** @description The threshold applied */
+                            threshold: number;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's match jobs, newest first
+         * @description Requires a token with the `match` scope.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `next_cursor` of the previous page */
+                    cursor?: string;
+                    /** @description Jobs per page: default 20, from 1 to 100 */
+                    per_page?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Newest first */
+                            data: {
+                                as_leads: boolean;
+                                attempts: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                download: {
+                                    bytes: number;
+                                    /** Format: date-time */
+                                    expires_at: string;
+                                    /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                    url: string;
+                                } | null;
+                                failure: string | null;
+                                /** @description The uploaded file, as it was named */
+                                file_name: string;
+                                finished_at: string | null;
+                                /** @description csv, xlsx or ndjson */
+                                format: string;
+                                /** @description The headers of the list, in its order */
+                                headers: string[];
+                                /** @example mjob_Zk3Qw9pL2mXa7Q */
+                                id: string;
+                                /** @description Record field → header of the list, as given or recognised */
+                                mapping: {
+                                    [key: string]: string;
+                                };
+                                progress: {
+                                    /** @description Rows that could not be matched, each with its reason in the file */
+                                    bad_rows: number;
+                                    /** @description Matched rows whose place is closed or retired */
+                                    closed: number;
+                                    /** @description Rows written so far */
+                                    done: number;
+                                    /** @description Rows that found their place */
+                                    matched: number;
+                                    /** @description Rows read without a match */
+                                    unmatched: number;
+                                };
+                                /** @description Data rows of the list */
+                                rows: number;
+                                started_at: string | null;
+                                /** @description queued → running → succeeded | failed */
+                                status: "queued" | "running" | "succeeded" | "failed";
+                                /** @description null: the matcher's default */
+                                threshold: number | null;
+                                webhook_url: string | null;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Match a list of your own accounts against the catalog, in the background
+         * @description A `multipart/form-data` upload: `file` (CSV, XLSX or NDJSON, up to 1,000,000 rows under a header row), and optional fields `mapping` (a JSON object: record field → header; the fields not given are recognised by their headers, in the languages the taxonomy ships: `Firma`, `Telefon`, `PLZ`, `Ort`, `Empresa`, `Morada`, `Nom`, `Téléphone`…), `threshold` (0–1), `as_leads` (`true`: every matched place becomes a lead of the account, so `only_new` searches and exports leave it out), `format` and `webhook_url`. Record fields: name, address, street, housenumber, postcode, city, country, phone, website, email, lat, lon. The list's rows are taken from the month's match quota up front (429 when they do not fit). Answers 202 with the job, the mapping it will use and its `Location`; the result file is the list, row by row in its order, with these columns appended: leadatlas_place_id, leadatlas_score, leadatlas_decision, leadatlas_name, leadatlas_category, leadatlas_status, leadatlas_phone, leadatlas_email, leadatlas_website, leadatlas_socials, leadatlas_address, leadatlas_reason. A row that cannot be matched gets its reason, never a failed job.
+         *
+         *     Requires a token with the `match` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            as_leads: boolean;
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            download: {
+                                bytes: number;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                url: string;
+                            } | null;
+                            failure: string | null;
+                            /** @description The uploaded file, as it was named */
+                            file_name: string;
+                            finished_at: string | null;
+                            /** @description csv, xlsx or ndjson */
+                            format: string;
+                            /** @description The headers of the list, in its order */
+                            headers: string[];
+                            /** @example mjob_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Record field → header of the list, as given or recognised */
+                            mapping: {
+                                [key: string]: string;
+                            };
+                            progress: {
+                                /** @description Rows that could not be matched, each with its reason in the file */
+                                bad_rows: number;
+                                /** @description Matched rows whose place is closed or retired */
+                                closed: number;
+                                /** @description Rows written so far */
+                                done: number;
+                                /** @description Rows that found their place */
+                                matched: number;
+                                /** @description Rows read without a match */
+                                unmatched: number;
+                            };
+                            /** @description Data rows of the list */
+                            rows: number;
+                            started_at: string | null;
+                            /** @description queued → running → succeeded | failed */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @description null: the matcher's default */
+                            threshold: number | null;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Error */
+                413: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unsupported media type */
+                415: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A match job: status, progress, the mapping used, and a signed download link once it has succeeded
+         * @description Requires a token with the `match` scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /**
+                     * @description A match job of this account
+                     * @example mjob_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            as_leads: boolean;
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            download: {
+                                bytes: number;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Works without a token until `expires_at`; each read of the job gives a fresh one */
+                                url: string;
+                            } | null;
+                            failure: string | null;
+                            /** @description The uploaded file, as it was named */
+                            file_name: string;
+                            finished_at: string | null;
+                            /** @description csv, xlsx or ndjson */
+                            format: string;
+                            /** @description The headers of the list, in its order */
+                            headers: string[];
+                            /** @example mjob_Zk3Qw9pL2mXa7Q */
+                            id: string;
+                            /** @description Record field → header of the list, as given or recognised */
+                            mapping: {
+                                [key: string]: string;
+                            };
+                            progress: {
+                                /** @description Rows that could not be matched, each with its reason in the file */
+                                bad_rows: number;
+                                /** @description Matched rows whose place is closed or retired */
+                                closed: number;
+                                /** @description Rows written so far */
+                                done: number;
+                                /** @description Rows that found their place */
+                                matched: number;
+                                /** @description Rows read without a match */
+                                unmatched: number;
+                            };
+                            /** @description Data rows of the list */
+                            rows: number;
+                            started_at: string | null;
+                            /** @description queued → running → succeeded | failed */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @description null: the matcher's default */
+                            threshold: number | null;
+                            webhook_url: string | null;
+                        };
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked token */
+                401: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/match/jobs/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a match job's result through its signed link
+         * @description No token: the link is the credential, valid until `expires`. A link whose signature does not match answers 403; an expired one 410.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Unix time the link expires at */
+                    expires: number;
+                    /** @description HMAC-SHA256 of the job id and `expires` */
+                    signature: string;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description A match job of this account
+                     * @example mjob_Zk3Qw9pL2mXa7Q
+                     */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The list with the result columns appended */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-ndjson": string;
+                        "text/csv": string;
+                    };
+                };
+                /** @description Invalid request: `errors` lists each bad field and what is allowed */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The token lacks the scope this route needs */
+                403: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not found (or owned by another account) */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The link has expired */
+                410: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Internal server error (quote the request id) */
+                500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2659,7 +3807,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers, and Redis when it is configured */
+        /** Readiness: the database answers, Redis when it is configured, and the disks have room */
         get: {
             parameters: {
                 query?: never;
@@ -2681,6 +3829,8 @@ export interface paths {
                             checks: {
                                 /** @enum {string} */
                                 database: "ok";
+                                /** @enum {string} */
+                                disk: "ok";
                                 redis: "ok" | "not configured";
                             };
                             /** @description The search engine of this node: `sql`, or `memory` with its index status, the places version it holds, its places, those out of its sorted order, and how long its last build took */
@@ -2793,25 +3943,83 @@ export interface components {
                 emails: {
                     /** @example info@example.com */
                     address: string;
+                    checked_at: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    /** @description Its domain is a disposable-mail service’s */
+                    disposable: boolean;
                     fetched_at: string | null;
+                    first_seen_at: string | null;
+                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                    free_provider: boolean;
+                    last_seen_at: string | null;
+                    /** @description Its domain is the place's website's */
+                    own_domain: boolean;
                     page: string | null;
+                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                    role: boolean;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                     * @enum {string}
+                     */
+                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                 }[];
                 phones: {
-                    /** @example +37797708080 */
-                    e164: string;
+                    as_written: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                    e164: string | null;
                     fetched_at: string | null;
+                    first_seen_at: string | null;
+                    international: string | null;
+                    last_seen_at: string | null;
+                    national: string | null;
                     page: string | null;
                     /**
                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                      * @example website
                      */
                     source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                     * @enum {string}
+                     */
+                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                    /** @description A valid number by libphonenumber */
+                    valid: boolean;
                 }[];
                 socials: {
                     fetched_at: string | null;
@@ -2827,6 +4035,40 @@ export interface components {
                      * @description Canonical profile URL
                      * @example https://www.instagram.com/example
                      */
+                    url: string;
+                }[];
+                /** @description The place's websites, with the status of the last fetch */
+                websites: {
+                    checked_at: string | null;
+                    /**
+                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                     * @example 0.87
+                     */
+                    confidence: number;
+                    final_domain: string | null;
+                    first_seen_at: string | null;
+                    last_seen_at: string | null;
+                    /**
+                     * @description The first source that gave it
+                     * @example osm
+                     */
+                    source: string;
+                    /** @description How many sources agree on it */
+                    source_count: number;
+                    /**
+                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                     * @example [
+                     *       "osm",
+                     *       "website"
+                     *     ]
+                     */
+                    sources: string[];
+                    /**
+                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                     * @enum {string}
+                     */
+                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                    /** @example https://www.ratskeller.com/ */
                     url: string;
                 }[];
             };
@@ -2849,14 +4091,19 @@ export interface components {
              */
             id: string;
             lat: number | null;
+            /**
+             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+             * @example 0.91
+             */
+            lead_score: number;
             lon: number | null;
             /** @example Ratskeller */
             name: string;
             /** @description As the source wrote it (OSM syntax for OSM places) */
             opening_hours: string | null;
             /**
-             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-             * @example +49 (0) 89 21 99 89 0
+             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+             * @example +49 89 2199890
              */
             phone: string | null;
             /**
@@ -2993,25 +4240,83 @@ export interface operations {
                             emails: {
                                 /** @example info@example.com */
                                 address: string;
+                                checked_at: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                /** @description Its domain is a disposable-mail service’s */
+                                disposable: boolean;
                                 fetched_at: string | null;
+                                first_seen_at: string | null;
+                                /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                free_provider: boolean;
+                                last_seen_at: string | null;
+                                /** @description Its domain is the place's website's */
+                                own_domain: boolean;
                                 page: string | null;
+                                /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                role: boolean;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                 * @enum {string}
+                                 */
+                                status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                 verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                             }[];
                             phones: {
-                                /** @example +37797708080 */
-                                e164: string;
+                                as_written: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                e164: string | null;
                                 fetched_at: string | null;
+                                first_seen_at: string | null;
+                                international: string | null;
+                                last_seen_at: string | null;
+                                national: string | null;
                                 page: string | null;
                                 /**
                                  * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                  * @example website
                                  */
                                 source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                 * @enum {string}
+                                 */
+                                type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                /** @description A valid number by libphonenumber */
+                                valid: boolean;
                             }[];
                             socials: {
                                 fetched_at: string | null;
@@ -3027,6 +4332,40 @@ export interface operations {
                                  * @description Canonical profile URL
                                  * @example https://www.instagram.com/example
                                  */
+                                url: string;
+                            }[];
+                            /** @description The place's websites, with the status of the last fetch */
+                            websites: {
+                                checked_at: string | null;
+                                /**
+                                 * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                 * @example 0.87
+                                 */
+                                confidence: number;
+                                final_domain: string | null;
+                                first_seen_at: string | null;
+                                last_seen_at: string | null;
+                                /**
+                                 * @description The first source that gave it
+                                 * @example osm
+                                 */
+                                source: string;
+                                /** @description How many sources agree on it */
+                                source_count: number;
+                                /**
+                                 * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                 * @example [
+                                 *       "osm",
+                                 *       "website"
+                                 *     ]
+                                 */
+                                sources: string[];
+                                /**
+                                 * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                 * @enum {string}
+                                 */
+                                status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                /** @example https://www.ratskeller.com/ */
                                 url: string;
                             }[];
                         };
@@ -3053,6 +4392,11 @@ export interface operations {
                          */
                         id: string;
                         lat: number | null;
+                        /**
+                         * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                         * @example 0.91
+                         */
+                        lead_score: number;
                         lon: number | null;
                         /** @example Ratskeller */
                         name: string;
@@ -3085,8 +4429,8 @@ export interface operations {
                             url: string | null;
                         };
                         /**
-                         * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                         * @example +49 (0) 89 21 99 89 0
+                         * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                         * @example +49 89 2199890
                          */
                         phone: string | null;
                         /**
@@ -3936,7 +5280,7 @@ export interface operations {
                  */
                 email?: string;
                 /**
-                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                  * @example name,phone,website,rating
                  */
                 fields?: string;
@@ -3984,25 +5328,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -4018,6 +5420,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -4042,14 +5478,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -4326,6 +5767,8 @@ export interface operations {
                 city?: string;
                 /** @description ISO 3166-1 alpha-2/alpha-3 code or a country name, e.g. to tell Paris FR from Paris TX */
                 country?: string;
+                /** @description Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md. One of: valid_domain, no_mx, invalid, unknown */
+                email_status?: "valid_domain" | "no_mx" | "invalid" | "unknown";
                 /** @description true: only places with an email address (the source's, or one found on the place's website); false: only without */
                 has_email?: boolean;
                 /** @description true: only places with a phone number; false: only places without one */
@@ -4341,6 +5784,16 @@ export interface operations {
                  * @example de
                  */
                 lang?: string;
+                /**
+                 * @description With a contact filter (`has_email=true`, `has_phone=true`, `has_website=true`, `email_status`, `phone_type`, `website_status`): the best value of each kind asked for must have at least this confidence (0–1, calibrated: of values at 0.8, about 80 % are right). Alone it is refused
+                 * @example 0.8
+                 */
+                min_confidence?: number;
+                /**
+                 * @description Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this
+                 * @example 0.6
+                 */
+                min_lead_score?: number;
                 /**
                  * @description Only places rated at least this (0–5)
                  * @example 4
@@ -4360,6 +5813,8 @@ export interface operations {
                 open_at?: string;
                 /** @description true: only places open at the moment of the search, by their OpenStreetMap `opening_hours` in their own time zone (public holidays of their country where the library knows them). Places without hours are left out; those whose hours cannot be parsed are neither open nor closed: left out and counted in `resolved.open.unparsed`. A saved search keeps that moment: its pages and exports are of the places open then */
                 open_now?: boolean;
+                /** @description Only places whose best phone is of this type, as libphonenumber knows it in the place's country (`unknown`: an invalid number or one its metadata cannot type). One of: mobile, fixed_line, toll_free, premium_rate, voip, unknown */
+                phone_type?: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
                 /** @description Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /**
@@ -4369,6 +5824,18 @@ export interface operations {
                 radius?: number;
                 /** @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it. */
                 type?: string;
+                /**
+                 * @description Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                updated_since?: string;
+                /**
+                 * @description Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                verified_since?: string;
+                /** @description Only places whose website's last fetch found it `live`, `redirected` (to another domain), `parked` (a parking or for-sale page), `dead` (DNS or connection failure) or `unknown` (never fetched, or no verdict). One of: live, redirected, parked, dead, unknown */
+                website_status?: "live" | "redirected" | "parked" | "dead" | "unknown";
             };
             header?: never;
             path?: never;
@@ -4486,8 +5953,10 @@ export interface operations {
                 country?: string;
                 /** @description Continues a saved search: the opaque cursor of `links.next`. Send it with `per_page`/`fields` only. */
                 cursor?: string;
+                /** @description Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md. One of: valid_domain, no_mx, invalid, unknown */
+                email_status?: "valid_domain" | "no_mx" | "invalid" | "unknown";
                 /**
-                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                 * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                  * @example name,phone,website,rating
                  */
                 fields?: string;
@@ -4506,6 +5975,16 @@ export interface operations {
                  * @example de
                  */
                 lang?: string;
+                /**
+                 * @description With a contact filter (`has_email=true`, `has_phone=true`, `has_website=true`, `email_status`, `phone_type`, `website_status`): the best value of each kind asked for must have at least this confidence (0–1, calibrated: of values at 0.8, about 80 % are right). Alone it is refused
+                 * @example 0.8
+                 */
+                min_confidence?: number;
+                /**
+                 * @description Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this
+                 * @example 0.6
+                 */
+                min_lead_score?: number;
                 /**
                  * @description Only places rated at least this (0–5)
                  * @example 4
@@ -4527,6 +6006,8 @@ export interface operations {
                 open_now?: boolean;
                 /** @description Places per page, 1–100 (default 20) */
                 per_page?: number;
+                /** @description Only places whose best phone is of this type, as libphonenumber knows it in the place's country (`unknown`: an invalid number or one its metadata cannot type). One of: mobile, fixed_line, toll_free, premium_rate, voip, unknown */
+                phone_type?: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
                 /** @description Free text on names (every localised and alternative name), or what you know of a place: a phone number (`089 2424 3702` in the country or city given, `+49 89 24243702` anywhere), a web address or domain (`www.example.de`), an email address, a street address (`Promenadeplatz 12, München`); the places carrying it come first (see `resolved.query`), then the name search of the rest. For names: each word must occur (words of one or two letters at the start of a word); case, accents and script are folded; typos are tolerated when nothing matches exactly. A kind of business in it (`dentist`, `Zahnarzt`, `coffee shop`) also finds the places of that kind, those whose names match first (see `resolved.type`), and a city named next to it (`pizza Porto`) narrows them. */
                 query?: string;
                 /**
@@ -4534,10 +6015,22 @@ export interface operations {
                  * @example 1000
                  */
                 radius?: number;
-                /** @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id. */
-                sort?: "relevance" | "rating" | "review_count" | "distance" | "name";
+                /** @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating`, `review_count` and `lead_score` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id. */
+                sort?: "relevance" | "rating" | "review_count" | "distance" | "name" | "lead_score";
                 /** @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it. */
                 type?: string;
+                /**
+                 * @description Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                updated_since?: string;
+                /**
+                 * @description Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                verified_since?: string;
+                /** @description Only places whose website's last fetch found it `live`, `redirected` (to another domain), `parked` (a parking or for-sale page), `dead` (DNS or connection failure) or `unknown` (never fetched, or no verdict). One of: live, redirected, parked, dead, unknown */
+                website_status?: "live" | "redirected" | "parked" | "dead" | "unknown";
             };
             header?: never;
             path?: never;
@@ -4574,25 +6067,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -4608,6 +6159,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -4632,14 +6217,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -4911,7 +6501,12 @@ export interface operations {
                      */
                     country?: string;
                     /**
-                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts
+                     * @description Only places whose best email (highest confidence) has this status: `valid_domain` (its domain accepts mail: MX, else A), `no_mx` (neither), `invalid` (not an address), `unknown` (not checked, or DNS gave no answer). See docs/trust.md. One of: valid_domain, no_mx, invalid, unknown
+                     * @enum {string}
+                     */
+                    email_status?: "valid_domain" | "no_mx" | "invalid" | "unknown";
+                    /**
+                     * @description Comma-separated place fields to return (default all). Allowed: id, name, category, categories, phone, phone_e164, website, email, rating, review_count, address, street, housenumber, postcode, city, region, country, lat, lon, opening_hours, source, updated_at, first_seen_at, status, closed_at, sources, contacts, lead_score
                      * @example name,phone,website,rating
                      */
                     fields?: string;
@@ -4931,6 +6526,16 @@ export interface operations {
                      */
                     lang?: string;
                     /**
+                     * @description With a contact filter (`has_email=true`, `has_phone=true`, `has_website=true`, `email_status`, `phone_type`, `website_status`): the best value of each kind asked for must have at least this confidence (0–1, calibrated: of values at 0.8, about 80 % are right). Alone it is refused
+                     * @example 0.8
+                     */
+                    min_confidence?: number;
+                    /**
+                     * @description Only places whose `lead_score` (0–1: how reachable the place is, from its best email, phone, website, whether it is open and fresh) is at least this
+                     * @example 0.6
+                     */
+                    min_lead_score?: number;
+                    /**
                      * @description Only places rated at least this (0–5)
                      * @example 4
                      */
@@ -4947,6 +6552,11 @@ export interface operations {
                      * @default 20
                      */
                     per_page?: number;
+                    /**
+                     * @description Only places whose best phone is of this type, as libphonenumber knows it in the place's country (`unknown`: an invalid number or one its metadata cannot type). One of: mobile, fixed_line, toll_free, premium_rate, voip, unknown
+                     * @enum {string}
+                     */
+                    phone_type?: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
                     /**
                      * @description A GeoJSON Polygon or MultiPolygon: the places inside it (holes excluded; a place on an edge counts as inside). Limits: at most 2000 positions in all, 50 polygons, 50 rings a polygon; its bounding box at most 10° of longitude and of latitude (no ring crosses the antimeridian)
                      * @example {
@@ -4991,10 +6601,10 @@ export interface operations {
                      */
                     query?: string;
                     /**
-                     * @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating` and `review_count` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.
+                     * @description Order of the results (default `relevance`: names starting with the query first when there is one, else the nearest with `near`, else the most reviewed). `rating`, `review_count` and `lead_score` run highest first; `distance` needs `near`; `name` A–Z. Ties break on a stable id.
                      * @enum {string}
                      */
-                    sort?: "relevance" | "rating" | "review_count" | "distance" | "name";
+                    sort?: "relevance" | "rating" | "review_count" | "distance" | "name" | "lead_score";
                     /**
                      * @description A kind of business, in any language or synonym the taxonomy knows. Matches that category and the ones below it.
                      * @example restaurant
@@ -5002,6 +6612,21 @@ export interface operations {
                      * @example opticien
                      */
                     type?: string;
+                    /**
+                     * @description Only places whose content (name, contacts, category, hours…) changed at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                     * @example 2026-11-01T00:00:00Z
+                     */
+                    updated_since?: string;
+                    /**
+                     * @description Only places with a value (an email domain's DNS, the website's fetch: `leadatlas verify`) checked at or after this instant (`2026-11-01`, `2026-11-01T08:00:00Z`; no zone: UTC)
+                     * @example 2026-11-01T00:00:00Z
+                     */
+                    verified_since?: string;
+                    /**
+                     * @description Only places whose website's last fetch found it `live`, `redirected` (to another domain), `parked` (a parking or for-sale page), `dead` (DNS or connection failure) or `unknown` (never fetched, or no verdict). One of: live, redirected, parked, dead, unknown
+                     * @enum {string}
+                     */
+                    website_status?: "live" | "redirected" | "parked" | "dead" | "unknown";
                 };
             };
         };
@@ -5035,25 +6660,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5069,6 +6752,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5093,14 +6810,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -5407,25 +7129,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5441,6 +7221,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5465,14 +7279,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
@@ -5799,25 +7618,83 @@ export interface operations {
                                 emails: {
                                     /** @example info@example.com */
                                     address: string;
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description Its domain is a disposable-mail service’s */
+                                    disposable: boolean;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    /** @description Its domain is a free mail provider’s (`gmail.com`…) */
+                                    free_provider: boolean;
+                                    last_seen_at: string | null;
+                                    /** @description Its domain is the place's website's */
+                                    own_domain: boolean;
                                     page: string | null;
+                                    /** @description A role address (`info@`, `sales@`, `kontakt@`…) rather than a person’s */
+                                    role: boolean;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `valid_domain`: its domain has mail servers (MX, else an address: the implicit MX); `no_mx`: it cannot receive mail; `invalid`: no address; `unknown`: not checked, or DNS did not answer
+                                     * @enum {string}
+                                     */
+                                    status: "valid_domain" | "no_mx" | "invalid" | "unknown";
                                     verdict: ("deliverable_domain" | "no_mx" | "unknown") | null;
                                 }[];
                                 phones: {
-                                    /** @example +37797708080 */
-                                    e164: string;
+                                    as_written: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    /** @description E.164; null for a number that is not valid (see `as_written`) */
+                                    e164: string | null;
                                     fetched_at: string | null;
+                                    first_seen_at: string | null;
+                                    international: string | null;
+                                    last_seen_at: string | null;
+                                    national: string | null;
                                     page: string | null;
                                     /**
                                      * @description Who gave the value: the source of the record (`osm`, `overture`…) or `website` (found on the place's own site)
                                      * @example website
                                      */
                                     source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description By libphonenumber in the place's country; `unknown` when it cannot tell (United States numbers, invalid ones)
+                                     * @enum {string}
+                                     */
+                                    type: "mobile" | "fixed_line" | "toll_free" | "premium_rate" | "voip" | "unknown";
+                                    /** @description A valid number by libphonenumber */
+                                    valid: boolean;
                                 }[];
                                 socials: {
                                     fetched_at: string | null;
@@ -5833,6 +7710,40 @@ export interface operations {
                                      * @description Canonical profile URL
                                      * @example https://www.instagram.com/example
                                      */
+                                    url: string;
+                                }[];
+                                /** @description The place's websites, with the status of the last fetch */
+                                websites: {
+                                    checked_at: string | null;
+                                    /**
+                                     * @description Probability that the value is right and reaches the business, from a calibrated model of its evidence (docs/trust.md)
+                                     * @example 0.87
+                                     */
+                                    confidence: number;
+                                    final_domain: string | null;
+                                    first_seen_at: string | null;
+                                    last_seen_at: string | null;
+                                    /**
+                                     * @description The first source that gave it
+                                     * @example osm
+                                     */
+                                    source: string;
+                                    /** @description How many sources agree on it */
+                                    source_count: number;
+                                    /**
+                                     * @description Every source that carries the value (`osm`, `overture`, `foursquare`…, `website`)
+                                     * @example [
+                                     *       "osm",
+                                     *       "website"
+                                     *     ]
+                                     */
+                                    sources: string[];
+                                    /**
+                                     * @description `live`: its home page answered; `redirected`: to another domain (`final_domain`); `parked`: a parking or for-sale page; `dead`: DNS or connection failed; `unknown`: never fetched
+                                     * @enum {string}
+                                     */
+                                    status: "live" | "redirected" | "parked" | "dead" | "unknown";
+                                    /** @example https://www.ratskeller.com/ */
                                     url: string;
                                 }[];
                             };
@@ -5857,14 +7768,19 @@ export interface operations {
                              */
                             id?: string;
                             lat?: number | null;
+                            /**
+                             * @description How reachable the place is: the probability that at least one of its best email, best phone and website is right (0 for a place closed or retired; docs/trust.md)
+                             * @example 0.91
+                             */
+                            lead_score?: number;
                             lon?: number | null;
                             /** @example Ratskeller */
                             name?: string;
                             /** @description As the source wrote it (OSM syntax for OSM places) */
                             opening_hours?: string | null;
                             /**
-                             * @description As the source wrote it; a source without one shows the first phone found on the place's website (E.164; `contacts` says where each comes from)
-                             * @example +49 (0) 89 21 99 89 0
+                             * @description The international form of the number (spaced as libphonenumber does), or as the source wrote it when it is no valid number; a source without one shows the first phone found on the place's website. `contacts.phones` keeps each as written (`as_written`) and says where each comes from
+                             * @example +49 89 2199890
                              */
                             phone?: string | null;
                             /**
