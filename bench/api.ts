@@ -40,14 +40,14 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/infra/db/database.ts';
-import { TokenService } from '../src/modules/auth/tokens.service.ts';
 import { scopes } from '../src/modules/auth/auth.types.ts';
+import { TokenService } from '../src/modules/auth/tokens.service.ts';
 import { placeFields } from '../src/modules/places/places.schema.ts';
+import { noCriteria } from '../src/modules/search/query/criteria.ts';
 import { buildCatalog } from './lib/catalog.ts';
 import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
 import { mulberry32 } from './lib/random.ts';
 import { buildServer, freePort, procStatus, serverLog, serverScript, start, stop, unlimited, waitFor } from './lib/server.ts';
-import { noCriteria } from '../src/modules/search/query/criteria.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);

@@ -9,9 +9,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { osmDir } from '../test/helpers/osm.ts';
 import { CountryBorders } from '../src/modules/geo/borders.ts';
 import { loadGazetteer } from '../src/modules/geo/gazetteer.ts';
+import { osmDir } from '../test/helpers/osm.ts';
 
 const points: Array<[number, number]> = [];
 for (const line of gunzipSync(readFileSync(join(osmDir, 'osm-pois-all.ndjson.gz')))

@@ -15,8 +15,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
+import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
 import { countPlaces, findPlacesPage } from '../src/modules/search/query/place-query.repository.ts';
-import { type PlaceCriteria, noCriteria } from '../src/modules/search/query/criteria.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
 import { buildCatalog } from './lib/catalog.ts';
 

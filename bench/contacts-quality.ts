@@ -6,19 +6,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findPhoneNumbersInText, isSupportedCountry } from 'libphonenumber-js/max';
-import { extractContacts } from '../src/modules/enrichment/extract/extract.ts';
 import { canonicalSocial } from '../src/modules/contacts/socials.ts';
+import { extractContacts } from '../src/modules/enrichment/extract/extract.ts';
 import { scanPage } from '../src/modules/enrichment/extract/page-scan.ts';
 import { normalisePhone } from '../src/modules/geo/phone.ts';
 import {
+  type ContactScores,
+  type LabelledPage,
   loadLabelledSet,
+  type PageFindings,
   precision,
   recall,
   scorePages,
   websitesDir,
-  type ContactScores,
-  type LabelledPage,
-  type PageFindings,
 } from '../test/helpers/contacts-labelled-set.ts';
 
 interface Heuristics {

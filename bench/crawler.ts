@@ -39,27 +39,27 @@
  * the bench checks that no site recorded as done before the kill was requested again, and that every site
  * ends done.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { type ChildProcess, fork } from 'node:child_process';
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { startDnsServer } from '../test/helpers/dns-server.ts';
-import { pinnedLookup } from '../src/infra/http/outbound-guard.ts';
-import { limitHeapGrowth } from '../src/infra/memory.ts';
-import { Crawler } from '../src/modules/enrichment/crawler/crawler.ts';
-import { createResolver } from '../src/modules/enrichment/resolver.ts';
-import { argValue } from './lib/args.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
-import { enrichmentTools, EnrichmentWorker } from '../src/modules/enrichment/enrichment.ts';
+import { pinnedLookup } from '../src/infra/http/outbound-guard.ts';
+import { limitHeapGrowth } from '../src/infra/memory.ts';
+import { Crawler } from '../src/modules/enrichment/crawler/crawler.ts';
 import * as enrichRepo from '../src/modules/enrichment/enrichment.repository.ts';
 import { EnrichmentRun } from '../src/modules/enrichment/enrichment.service.ts';
+import { EnrichmentWorker, enrichmentTools } from '../src/modules/enrichment/enrichment.ts';
+import { createResolver } from '../src/modules/enrichment/resolver.ts';
 import { createAccountWithToken } from '../test/helpers/accounts.ts';
 import { buildTestApp } from '../test/helpers/app.ts';
 import { spawnCli } from '../test/helpers/cli.ts';
 import { openTestSqlite } from '../test/helpers/databases.ts';
+import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { osmDir } from '../test/helpers/osm.ts';
+import { argValue } from './lib/args.ts';
 
 const sites = Number(argValue('--sites', '10000'));
 const concurrency = Number(argValue('--concurrency', '256'));

@@ -3,10 +3,11 @@
  * (a fresh SQLite file, or a fresh schema on TEST_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test).
  * Prints the first sync, a no-op sync, the gazetteer load and the per-call cost of what every imported place calls.
  */
-import { openTestPostgres, openTestSqlite } from '../test/helpers/databases.ts';
+
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
-import { loadGazetteer, normalisePhone, syncGeo } from '../src/modules/geo/geo.ts';
 import { loadCityRows, loadCountryRows } from '../src/modules/geo/geo.data.ts';
+import { loadGazetteer, normalisePhone, syncGeo } from '../src/modules/geo/geo.ts';
+import { openTestPostgres, openTestSqlite } from '../test/helpers/databases.ts';
 
 const target = process.argv[2] ?? 'sqlite';
 if (target !== 'sqlite' && target !== 'postgres') throw new Error(`usage: geo.bench.ts [sqlite|postgres], got ${target}`);

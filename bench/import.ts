@@ -47,15 +47,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import type { ImportSummary } from '../src/modules/importers/import.service.ts';
-import { compileForBench } from './lib/build.ts';
 import { argValue } from './lib/args.ts';
-import { countryLikeExtracts, countryLikePbf, type CountryLikeFile } from './lib/country-like.ts';
+import { compileForBench } from './lib/build.ts';
+import { type CountryLikeFile, countryLikeExtracts, countryLikePbf } from './lib/country-like.ts';
 import { buildNdjson } from './lib/ndjson.ts';
 import { timed } from './lib/timed.ts';
 

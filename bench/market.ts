@@ -29,30 +29,30 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { ParquetWriter } from 'hyparquet-writer';
 import { fileWriter } from 'hyparquet-writer/src/node.js';
-import {
-  buildFoursquareRelease,
-  buildGeofabrikMirror,
-  movedOvertureRow,
-  overturePartPath,
-  portoExtract,
-  writeOvertureCatalog,
-  boxOfRows,
-  type MirrorPart,
-} from '../test/helpers/mirrors.ts';
-import { readParquet } from '../test/helpers/parquet.ts';
 import { openDatabase } from '../src/infra/db/database.ts';
-import { countryBoxes, boxesMeet, type Box } from '../src/modules/geo/country-area.ts';
+import { type Box, boxesMeet, countryBoxes } from '../src/modules/geo/country-area.ts';
 import { enrichPlace } from '../src/modules/importers/enrich.ts';
 import { loadEnricher } from '../src/modules/importers/enricher.ts';
 import { fileBuffer, topLevelColumns } from '../src/modules/importers/readers/parquet.ts';
 import { parquetPlaces } from '../src/modules/importers/readers/parquet-places.ts';
+import {
+  boxOfRows,
+  buildFoursquareRelease,
+  buildGeofabrikMirror,
+  type MirrorPart,
+  movedOvertureRow,
+  overturePartPath,
+  portoExtract,
+  writeOvertureCatalog,
+} from '../test/helpers/mirrors.ts';
+import { readParquet } from '../test/helpers/parquet.ts';
 import { argValue } from './lib/args.ts';
 import { compileForBench } from './lib/build.ts';
 import { timed } from './lib/timed.ts';

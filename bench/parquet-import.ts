@@ -21,20 +21,21 @@
  * separately, bench/import.ts), peak RSS from GNU time. Then `--bbox` of one city out of the Parquet file,
  * served by a range server on loopback that counts the bytes it sends.
  */
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import { join, resolve } from 'node:path';
+
 import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { ParquetWriter } from 'hyparquet-writer';
 import { fileWriter } from 'hyparquet-writer/src/node.js';
-import { readParquet, writeParquetLike } from '../test/helpers/parquet.ts';
-import { openDatabase } from '../src/infra/db/database.ts';
 import { prepareDatabase } from '../src/bootstrap.ts';
-import { loadClassifier } from '../src/modules/taxonomy/classifier.ts';
-import type { PlaceInput } from '../src/modules/places/place-input.ts';
-import type { ReaderFactory } from '../src/modules/importers/importer.types.ts';
+import { openDatabase } from '../src/infra/db/database.ts';
 import type { EnrichedChunk } from '../src/modules/importers/enriched-chunks.ts';
+import type { ReaderFactory } from '../src/modules/importers/importer.types.ts';
 import { parquetPlaces } from '../src/modules/importers/readers/parquet-places.ts';
+import type { PlaceInput } from '../src/modules/places/place-input.ts';
+import { loadClassifier } from '../src/modules/taxonomy/classifier.ts';
+import { readParquet, writeParquetLike } from '../test/helpers/parquet.ts';
 import { argValue } from './lib/args.ts';
 import { compileForBench } from './lib/build.ts';
 import { timed } from './lib/timed.ts';

@@ -17,8 +17,8 @@ import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { quickSearch } from '../src/modules/search/search.service.ts';
-import type { SearchInput } from '../src/modules/search/search.types.ts';
 import { createSearch } from '../src/modules/search/search.ts';
+import type { SearchInput } from '../src/modules/search/search.types.ts';
 import { argValue } from './lib/args.ts';
 import { typoOf } from './lib/self-retrieval.ts';
 

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
-import { type PlaceCriteria, type PlaceSort, noCriteria } from '../src/modules/search/query/criteria.ts';
+import { noCriteria, type PlaceCriteria, type PlaceSort } from '../src/modules/search/query/criteria.ts';
 import { createSearchReads } from '../src/modules/search/search.reads.ts';
 import { loadCategoryIndex } from '../src/modules/taxonomy/taxonomy.ts';
 

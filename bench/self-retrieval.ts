@@ -25,17 +25,17 @@ import { loadGazetteer } from '../src/modules/geo/gazetteer.ts';
 import { createAccountWithToken } from '../test/helpers/accounts.ts';
 import { argValue } from './lib/args.ts';
 import {
+  type Endpoint,
   endpoints,
   namedPlaces,
   reasons,
   runSelfRetrieval,
+  type Share,
   scriptOf,
   share,
   sourceLabel,
-  tally,
-  type Endpoint,
-  type Share,
   type Tally,
+  tally,
 } from './lib/self-retrieval.ts';
 
 const root = resolve(import.meta.dirname, '..');

@@ -25,13 +25,13 @@ import { importFiles, prepareDatabase } from '../src/bootstrap.ts';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { migrateToLatest } from '../src/infra/db/migrate.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
-import { type PlaceCriteria, noCriteria } from '../src/modules/search/query/criteria.ts';
+import { accountExclusion } from '../src/modules/leads/exclusion.ts';
+import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
 import { streamPlaceTuples } from '../src/modules/search/query/place-stream.ts';
 import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
-import { searchPlaces } from '../src/modules/search/search.service.ts';
 import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
+import { searchPlaces } from '../src/modules/search/search.service.ts';
 import { createSearch } from '../src/modules/search/search.ts';
-import { accountExclusion } from '../src/modules/leads/exclusion.ts';
 import { uploadSuppressionsCsv } from '../src/modules/suppressions/suppressions.service.ts';
 import { argValue } from './lib/args.ts';
 

@@ -4,8 +4,8 @@
  *   node --import tsx bench/taxonomy-coverage.ts [/work/shared/data] [--unmapped]
  */
 import { resolve } from 'node:path';
-import { loadClassifier } from '../src/modules/taxonomy/taxonomy.ts';
 import { readSourceSamples } from '../src/modules/taxonomy/taxonomy.samples.ts';
+import { loadClassifier } from '../src/modules/taxonomy/taxonomy.ts';
 
 const args = process.argv.slice(2);
 const dataDir = resolve(args.find((a) => !a.startsWith('--')) ?? '../shared/data');

@@ -14,13 +14,11 @@
  * Values are held out by a hash of the business's ids (a third), so a business is never on both sides.
  */
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import KDBush from 'kdbush';
-import { loadLabelledSet, sha256 } from '../test/helpers/contacts-labelled-set.ts';
-import { readSampleSource, sampleFiles } from '../test/helpers/conflation-sample.ts';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import KDBush from 'kdbush';
 import { registrableDomain } from '../src/infra/web-domain.ts';
+import { matchPlaces } from '../src/modules/conflation/matcher.ts';
 import { emailFacts, phoneFacts } from '../src/modules/contacts/evidence.ts';
 import {
   emailFeatures,
@@ -31,8 +29,9 @@ import {
   type ValueKind,
   websiteFeatures,
 } from '../src/modules/contacts/trust-model.ts';
-import { matchPlaces } from '../src/modules/conflation/matcher.ts';
 import type { PlaceRecord } from '../src/modules/places/place-record.ts';
+import { readSampleSource, sampleFiles } from '../test/helpers/conflation-sample.ts';
+import { loadLabelledSet, sha256 } from '../test/helpers/contacts-labelled-set.ts';
 
 interface Labelled {
   kind: ValueKind;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { registrableDomain } from '../src/infra/web-domain.ts';
 
 const source = new URL('../../shared/data/osm/osm-pois-all.ndjson.gz', import.meta.url);

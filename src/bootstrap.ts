@@ -2,8 +2,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db } from './infra/db/database.ts';
 import { migrateToLatest } from './infra/db/migrate.ts';
-import { runImport, type ImportOptions, type ImportSummary } from './modules/importers/import.service.ts';
 import { syncGeo } from './modules/geo/geo.ts';
+import { type ImportOptions, type ImportSummary, runImport } from './modules/importers/import.service.ts';
 import { syncTaxonomy } from './modules/taxonomy/taxonomy.ts';
 
 type Log = (message: string) => void;

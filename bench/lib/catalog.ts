@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
-import { openDatabase, type Db } from '../../src/infra/db/database.ts';
+import { type Db, openDatabase } from '../../src/infra/db/database.ts';
 import { searchDocument } from '../../src/infra/text.ts';
 import { publicPlaceId } from '../../src/modules/places/place-record.ts';
 import { cityFold } from '../../src/modules/places/place-text.ts';

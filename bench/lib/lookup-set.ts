@@ -5,9 +5,9 @@ import type { App } from '../../src/app.ts';
 import type { Db } from '../../src/infra/db/database.ts';
 import {
   addressKey,
-  contactKinds,
   type ContactKind,
   contactKey,
+  contactKinds,
   normaliseEmail,
   placeContactKeys,
 } from '../../src/modules/search/contact-keys.ts';

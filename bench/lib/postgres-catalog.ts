@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { prepareDatabase } from '../../src/bootstrap.ts';
 import { openDatabase } from '../../src/infra/db/database.ts';
-import { copyIn, copyTextOfRows, type CopyValue } from '../../src/infra/db/pg-copy.ts';
+import { type CopyValue, copyIn, copyTextOfRows } from '../../src/infra/db/pg-copy.ts';
 
 /** `url` with its connections' search_path set to `schema`. */
 export const inSchema = (url: string, schema: string): string =>

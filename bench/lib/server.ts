@@ -3,7 +3,7 @@
  * serve`, as `npm start` does), a child process of its own on a free port, its output appended to
  * var/bench/server.log, never left behind when the benchmark ends.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { openSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
-import { loadConfig, type Config } from '../config.ts';
-import { parseBbox, type Bbox } from '../infra/bbox.ts';
-import { openDatabase, type Db } from '../infra/db/database.ts';
+import { type Config, loadConfig } from '../config.ts';
+import { type Bbox, parseBbox } from '../infra/bbox.ts';
+import { type Db, openDatabase } from '../infra/db/database.ts';
 import { asDiskFull, postgresPath } from '../infra/storage.ts';
 import type { HttpReadOptions } from '../modules/importers/importer.types.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { Writable } from 'node:stream';
+import { describe, test } from 'node:test';
 import pino from 'pino';
 import { loggerOptions } from './logger.ts';
 

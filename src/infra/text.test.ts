@@ -1,5 +1,5 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { foldText, searchDocument, searchFold, searchForm } from './text.ts';
 
 test('folds accents, case and punctuation so spellings of one name compare equal', () => {

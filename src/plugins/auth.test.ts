@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { buildApp, type App } from '../app.ts';
-import { loadConfig } from '../config.ts';
-import { dailyUsage } from '../modules/auth/usage.service.ts';
+import { fileURLToPath } from 'node:url';
 import { createAccountWithToken } from '../../test/helpers/accounts.ts';
 import { describeAuthSuite } from '../../test/helpers/auth-suite.ts';
 import { dialects, type TestDatabase } from '../../test/helpers/databases.ts';
+import { type App, buildApp } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { dailyUsage } from '../modules/auth/usage.service.ts';
 
 for (const dialect of dialects)
   describe(`auth plugin on ${dialect.name}`, () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { connect, type AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import { buildApp, type App } from '../app.ts';
-import { loadConfig } from '../config.ts';
 import { createAccountWithToken, type TestAccount } from '../../test/helpers/accounts.ts';
-import { type TestDatabase, copyTestSqlite } from '../../test/helpers/databases.ts';
+import { copyTestSqlite, type TestDatabase } from '../../test/helpers/databases.ts';
+import { type App, buildApp } from '../app.ts';
+import { loadConfig } from '../config.ts';
 import { maxUrlLength } from './errors.ts';
 
 let t: TestDatabase;

@@ -3,14 +3,14 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
-import { buildApp, type App } from '../app.ts';
-import { loadConfig } from '../config.ts';
-import { isDatabaseUnavailable } from '../infra/db/availability.ts';
-import { openDatabase, type Db } from '../infra/db/database.ts';
 import { createAccountWithToken, type TestAccount } from '../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { openTestPostgres, postgresAdminUrl, type TestPostgres } from '../../test/helpers/databases.ts';
 import { TcpProxy } from '../../test/helpers/tcp-proxy.ts';
+import { type App, buildApp } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { isDatabaseUnavailable } from '../infra/db/availability.ts';
+import { type Db, openDatabase } from '../infra/db/database.ts';
 
 const problemOf = (res: LightMyRequestResponse) => {
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);

@@ -1,6 +1,6 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Type } from '@sinclair/typebox';
 import type { Db } from '../infra/db/database.ts';
 import { AppError } from '../infra/errors.ts';
 import { problemResponses } from '../infra/http/problem.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp, type App } from '../app.ts';
+import { type App, buildApp } from '../app.ts';
 import { loadConfig } from '../config.ts';
-import { openDatabase, type Db } from '../infra/db/database.ts';
+import { type Db, openDatabase } from '../infra/db/database.ts';
 import { migrateToLatest } from '../infra/db/migrate.ts';
 import type { OpenApiDocument } from './openapi.docs.ts';
 

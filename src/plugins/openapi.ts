@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
-import fp from 'fastify-plugin';
-import swagger from '@fastify/swagger';
-import { Type } from '@sinclair/typebox';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import swagger from '@fastify/swagger';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { scopeCosts } from '../infra/ratelimit/costs.ts';
-import { docsCss, renderDocsPage, type OpenApiDocument } from './openapi.docs.ts';
+import { docsCss, type OpenApiDocument, renderDocsPage } from './openapi.docs.ts';
 
 export interface OpenapiPluginOptions {
   /** Where the API is served, for the document's `servers`. */

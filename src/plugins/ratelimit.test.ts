@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { buildApp, type App } from '../app.ts';
-import { loadConfig } from '../config.ts';
 import { createAccountWithToken } from '../../test/helpers/accounts.ts';
-import { type openTestSqlite, copyTestSqlite } from '../../test/helpers/databases.ts';
+import { copyTestSqlite, type openTestSqlite } from '../../test/helpers/databases.ts';
+import { type App, buildApp } from '../app.ts';
+import { loadConfig } from '../config.ts';
 import { ipKey } from './ratelimit.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

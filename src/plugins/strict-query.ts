@@ -1,6 +1,6 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Type } from '@sinclair/typebox';
 
 /** A query string with no parameter at all. */
 const NoParameters = Type.Object({}, { additionalProperties: false });

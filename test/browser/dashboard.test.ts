@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { App } from '../../src/app.ts';
 import { buildTestApp, type TestApp } from '../helpers/app.ts';
 import { requireTool } from '../helpers/tools.ts';

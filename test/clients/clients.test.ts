@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { items, LeadAtlas, LeadAtlasProblem, retryAfterSeconds, type LeadAtlasOptions } from '../../clients/typescript/src/index.ts';
+import { items, LeadAtlas, type LeadAtlasOptions, LeadAtlasProblem, retryAfterSeconds } from '../../clients/typescript/src/index.ts';
 import { committedClient, generateClient, generatedFiles, staleFiles } from '../../scripts/client-generate.ts';
 import type { Scope } from '../../src/modules/auth/auth.types.ts';
 import { toolRoutes } from '../../src/modules/mcp/mcp.tools.ts';

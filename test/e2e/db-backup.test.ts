@@ -1,11 +1,11 @@
-import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { postgresAdminUrl } from '../helpers/databases.ts';
 import { runCli, spawnCli, startCliImport } from '../helpers/cli.ts';
+import { postgresAdminUrl } from '../helpers/databases.ts';
 import { copySqliteTemplate } from '../helpers/templates.ts';
 
 const michelin = resolve(import.meta.dirname, '../../../shared/data/places/michelin-guide-2022-6510.csv.gz');

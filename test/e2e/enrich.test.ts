@@ -6,10 +6,10 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
-import { buildApp, type App } from '../../src/app.ts';
+import { type App, buildApp } from '../../src/app.ts';
 import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/infra/db/database.ts';
@@ -19,7 +19,7 @@ import type { Place, PlaceDetails } from '../../src/modules/places/places.schema
 import { createAccountWithToken } from '../helpers/accounts.ts';
 import { spawnCli } from '../helpers/cli.ts';
 import { dialects, type openTestPostgres, type openTestSqlite } from '../helpers/databases.ts';
-import { startDnsServer, type DnsZone } from '../helpers/dns-server.ts';
+import { type DnsZone, startDnsServer } from '../helpers/dns-server.ts';
 import { osmDir } from '../helpers/osm.ts';
 
 const monaco = join(osmDir, 'monaco-2026.osm.pbf');

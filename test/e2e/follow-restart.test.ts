@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCli, spawnCli } from '../helpers/cli.ts';
 import { copyTestSqlite } from '../helpers/databases.ts';
-import { buildReplication, sequenceFile, serveFeed, type FeedServer, type ReplicationFixture } from '../helpers/replication.ts';
+import { buildReplication, type FeedServer, type ReplicationFixture, sequenceFile, serveFeed } from '../helpers/replication.ts';
 
 /**
  * `leadatlas follow` in processes of its own against a replication directory on loopback (three change files of

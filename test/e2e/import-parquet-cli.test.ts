@@ -1,10 +1,10 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { cliCommand, runCli } from '../helpers/cli.ts';
 import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
+// @ts-expect-error -- deploy/cluster.mjs is plain JavaScript, run as it is by operators
+import { startCluster } from '../../deploy/cluster.mjs';
 import { importFiles } from '../../src/bootstrap.ts';
 import { openTestPostgres, postgresAdminUrl, type TestDatabase } from '../helpers/databases.ts';
 import { munichExtract } from '../helpers/exports.ts';
 import { TcpProxy } from '../helpers/tcp-proxy.ts';
-// @ts-expect-error -- deploy/cluster.mjs is plain JavaScript, run as it is by operators
-import { startCluster } from '../../deploy/cluster.mjs';
 
 interface ClusterNode {
   port: number;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
 import { loadGazetteer } from '../../src/modules/geo/gazetteer.ts';
 import { recentSearches } from '../../src/modules/search/saved-searches.ts';

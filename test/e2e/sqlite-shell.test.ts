@@ -1,12 +1,12 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../src/infra/db/database.ts';
 import { searchDocument } from '../../src/infra/text.ts';
 import { findCitiesFiledAs } from '../../src/modules/geo/address-cities.ts';
-import { type PlaceCriteria, noCriteria } from '../../src/modules/search/query/criteria.ts';
+import { noCriteria, type PlaceCriteria } from '../../src/modules/search/query/criteria.ts';
 import { createSearchReads } from '../../src/modules/search/search.reads.ts';
 import { runCli } from '../helpers/cli.ts';
 import { copySqliteTemplate } from '../helpers/templates.ts';

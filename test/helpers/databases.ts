@@ -1,9 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, type Db, type DialectName } from '../../src/infra/db/database.ts';
+import { type Db, type DialectName, openDatabase } from '../../src/infra/db/database.ts';
 import { copyPostgresTemplate, copySqliteTemplate, dropPostgresDatabase, type Template } from './templates.ts';
 
 export type { Template } from './templates.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/infra/db/database.ts';
-import { type PlaceCriteria, noCriteria } from '../../src/modules/search/query/criteria.ts';
+import { noCriteria, type PlaceCriteria } from '../../src/modules/search/query/criteria.ts';
 import { insertSearch } from '../../src/modules/search/search.repository.ts';
 import type { SearchResolution } from '../../src/modules/search/search.types.ts';
 

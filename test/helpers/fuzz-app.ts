@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { buildApp, type App } from '../../src/app.ts';
+import { type App, buildApp } from '../../src/app.ts';
 import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createAccountWithToken, type TestAccount } from './accounts.ts';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Db } from '../../src/infra/db/database.ts';
-import { runnerUpMargin } from '../../src/modules/match/match.service.ts';
 import type { MatchRecordInput, MatchResult } from '../../src/modules/match/match.schema.ts';
+import { runnerUpMargin } from '../../src/modules/match/match.service.ts';
 
 /** One record of bench/data/match-labelled.ndjson (built by scripts/build-match-set.ts). */
 export interface LabelledRecord {

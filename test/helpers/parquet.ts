@@ -1,4 +1,4 @@
-import { parquetMetadataAsync, parquetReadObjects, type FileMetaData } from 'hyparquet';
+import { type FileMetaData, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { fileBuffer } from '../../src/modules/importers/readers/parquet.ts';

@@ -1,5 +1,5 @@
 import type { Db } from '../../src/infra/db/database.ts';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../../src/modules/places/place-record.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../../src/modules/places/place-record.ts';
 import { createPlaceWriter, type RunCounters } from '../../src/modules/places/places.writer.ts';
 
 export const zeroCounters = (): RunCounters => ({

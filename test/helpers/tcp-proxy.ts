@@ -1,5 +1,5 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP proxy in front of a real service (PostgreSQL, Redis) that a test can cut and restore, to see

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
-  copyFileSync,
   constants,
+  copyFileSync,
   existsSync,
   mkdirSync,
   openSync,
@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { openDatabase, type Db } from '../../src/infra/db/database.ts';
+import { type Db, openDatabase } from '../../src/infra/db/database.ts';
 import { migrateToLatest } from '../../src/infra/db/migrate.ts';
 
 /**

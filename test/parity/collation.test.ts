@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
 import { sql } from 'kysely';
-import { openDatabase, type Db } from '../../src/infra/db/database.ts';
+import pg from 'pg';
+import { type Db, openDatabase } from '../../src/infra/db/database.ts';
 import { migrateToLatest } from '../../src/infra/db/migrate.ts';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../../src/modules/places/place-record.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../../src/modules/places/place-record.ts';
+import { noCriteria, type PlaceCriteria, type PlaceKey } from '../../src/modules/search/query/criteria.ts';
 import { findPlacesPage } from '../../src/modules/search/query/place-query.repository.ts';
-import { type PlaceCriteria, type PlaceKey, noCriteria } from '../../src/modules/search/query/criteria.ts';
 import { openTestSqlite, postgresAdminUrl, type TestDatabase } from '../helpers/databases.ts';
 import { writePlaces } from '../helpers/places.ts';
 

@@ -5,7 +5,7 @@ import { importFiles } from '../../src/bootstrap.ts';
 import { createReadPool, type ReadPool } from '../../src/infra/db/read-pool.ts';
 import { placeContactKeys } from '../../src/modules/search/contact-keys.ts';
 import { MemorySearchEngine, SqlSearchEngine } from '../../src/modules/search/engine/search-engine.ts';
-import { createReadTasks, readTasksModule, type ApiReadTasks } from '../../src/modules/search/read-tasks.ts';
+import { type ApiReadTasks, createReadTasks, readTasksModule } from '../../src/modules/search/read-tasks.ts';
 import { dialects, type TestDatabase } from '../helpers/databases.ts';
 
 /**

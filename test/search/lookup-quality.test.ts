@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { buildApp, type App } from '../../src/app.ts';
+import { buildLookupSet, type KindScore, scoreLookupSet } from '../../bench/lib/lookup-set.ts';
+import { type App, buildApp } from '../../src/app.ts';
 import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
-import { buildLookupSet, type KindScore, scoreLookupSet } from '../../bench/lib/lookup-set.ts';
 import { createAccountWithToken } from '../helpers/accounts.ts';
 import { copyTestSqlite, type TestSqlite } from '../helpers/databases.ts';
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { buildApp, type App } from '../../src/app.ts';
+import { namedPlaces, type RunResult, reasons, runSelfRetrieval, type Share, tally } from '../../bench/lib/self-retrieval.ts';
+import { type App, buildApp } from '../../src/app.ts';
 import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import { loadGazetteer } from '../../src/modules/geo/gazetteer.ts';
-import { namedPlaces, reasons, runSelfRetrieval, tally, type RunResult, type Share } from '../../bench/lib/self-retrieval.ts';
 import { createAccountWithToken } from '../helpers/accounts.ts';
-import { type openTestSqlite, copyTestSqlite } from '../helpers/databases.ts';
+import { copyTestSqlite, type openTestSqlite } from '../helpers/databases.ts';
 
 /**
  * The CI-sized sample of `npm run bench:self-retrieval` (bench/self-retrieval.ts runs every record): four

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { moduleCycles, moduleEdges, srcDir, type ModuleEdge } from '../../scripts/structure-report.js';
+import { type ModuleEdge, moduleCycles, moduleEdges, srcDir } from '../../scripts/structure-report.js';
 
 /**
  * Which module of src/ may import which (docs/architecture.md, "Module boundaries"). A module is a folder of

@@ -3,10 +3,10 @@ import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
 import { prepareDatabase } from '../../bootstrap.ts';
 import { AppError } from '../../infra/errors.ts';
-import { AccountService } from '../../modules/auth/accounts.service.ts';
 import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
-import type { ColumnMapping } from '../../modules/match/match-headers.ts';
+import { AccountService } from '../../modules/auth/accounts.service.ts';
 import { matchFile } from '../../modules/match/match-file.ts';
+import type { ColumnMapping } from '../../modules/match/match-headers.ts';
 import { fractionOption, log, withDb } from '../options.ts';
 
 function mappingOption(value: string): ColumnMapping {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.ts';
 import { importDemoDataIfEmpty, prepareDatabase } from '../../bootstrap.ts';
+import { loadConfig } from '../../config.ts';
 import { openDatabase } from '../../infra/db/database.ts';
 import { limitHeapGrowth } from '../../infra/memory.ts';
 import { log } from '../options.ts';

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { sql } from 'kysely';
 import { prepareDatabase } from '../../bootstrap.ts';
-import { withDb } from '../options.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { contactPresence } from '../../modules/places/place-facts.ts';
+import { withDb } from '../options.ts';
 
 /** Open places with each kind of contact: from their sources alone (`before`), and with what their websites gave (`after`). */
 export interface ContactCoverage {

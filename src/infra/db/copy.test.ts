@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { buildApp, type App } from '../../app.ts';
-import { loadConfig } from '../../config.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { dialects, openTestPostgres, type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
+import { copyTestSqlite, dialects, openTestPostgres, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
-import { copiedTables, copyDatabase, CopyMismatch, notCopiedTables, tablesOf } from './copy.ts';
+import { type App, buildApp } from '../../app.ts';
+import { loadConfig } from '../../config.ts';
+import { CopyMismatch, copiedTables, copyDatabase, notCopiedTables, tablesOf } from './copy.ts';
 import type { Db } from './database.ts';
 
 /** Tables of a migrated database, without the storage of SQLite's full-text index (part of places_fts). */

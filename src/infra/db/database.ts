@@ -5,8 +5,8 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type PgModule from 'pg';
 import { foldText, searchDocument } from '../text.ts';
-import type { Database } from './schema.ts';
 import { registerBudgetFunction } from './deadline.ts';
+import type { Database } from './schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 

@@ -1,4 +1,4 @@
-import { Migrator, sql, type MigrationResultSet } from 'kysely';
+import { type MigrationResultSet, Migrator, sql } from 'kysely';
 import type { Db } from './database.ts';
 import { migrations } from './migrations/index.ts';
 

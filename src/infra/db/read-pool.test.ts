@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { threadId } from 'node:worker_threads';
+import { readTasks } from '../../../test/fixtures/read-pool-tasks.ts';
 import { openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { openDatabase } from './database.ts';
 import { createReadPool, type ReadPool } from './read-pool.ts';
 import { withTimeBudget } from './time-budget.ts';
-import { readTasks } from '../../../test/fixtures/read-pool-tasks.ts';
 
 const tasksModule = new URL('../../../test/fixtures/read-pool-tasks.ts', import.meta.url);
 

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { Lru } from '../lru.ts';
-import { openDatabase, sqliteCacheSizes, type Db } from './database.ts';
+import { type Db, openDatabase, sqliteCacheSizes } from './database.ts';
 import type { ReadReply, ReadRequest, ReadTasks } from './read-pool.ts';
 import { isTimeBudgetError, withDeadline, withStatementBudget } from './time-budget.ts';
 

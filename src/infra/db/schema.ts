@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { MatchTables } from './schema.match.ts';
 import type {
   CategoriesTable,
   CategoryNamesTable,
@@ -8,7 +9,6 @@ import type {
   CountryNamesTable,
   ReferenceDataTable,
 } from './schema.reference.ts';
-import type { MatchTables } from './schema.match.ts';
 import type { PlaceTrustColumns, SiteStatusColumns, TrustTables } from './schema.trust.ts';
 
 /**

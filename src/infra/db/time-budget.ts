@@ -1,8 +1,8 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { AppError } from '../errors.ts';
 import type { Db } from './database.ts';
-import { byDialect } from './dialect.ts';
 import { budgetMarker, deadlines } from './deadline.ts';
+import { byDialect } from './dialect.ts';
 
 export { budgetChecks, registerBudgetFunction } from './deadline.ts';
 

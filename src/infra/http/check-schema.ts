@@ -1,5 +1,5 @@
-import { TypeRegistry, type Static, type TSchema } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { type Static, type TSchema, TypeRegistry } from '@sinclair/typebox';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, type FieldError } from '../errors.ts';
 

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 
 /** RFC 9457 problem document: the body of every error response. */
 export const ProblemSchema = Type.Object(

@@ -1,5 +1,5 @@
-import type { FastifyTypeProvider } from 'fastify';
 import type { Static, TSchema } from '@sinclair/typebox';
+import type { FastifyTypeProvider } from 'fastify';
 
 /**
  * Types a route's request and reply from its TypeBox schemas, as `Static` of the TypeBox the schemas are made

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { freePort } from '../../../test/helpers/cli.ts';
-import { createRateLimiter, type FallbackRateLimiter, MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './ratelimit.ts';
+import { createRateLimiter, type FallbackRateLimiter, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './ratelimit.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const testPrefix = () => `leadatlas-test:${randomBytes(4).toString('hex')}:`;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { AppError } from '../../infra/errors.ts';
 import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
-import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { AccountService, loginLimits, sessionLifetimeDays, verifyCsrf } from './accounts.service.ts';
 
 const password = 'a long enough password';

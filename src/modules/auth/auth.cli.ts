@@ -8,8 +8,8 @@ import { AppError } from '../../infra/errors.ts';
 import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import { AccountService } from './accounts.service.ts';
 import { scopes as knownScopes } from './auth.types.ts';
+import { type AccountQuotas, type QuotaName, QuotaService, quotaNames } from './quotas.service.ts';
 import { defaultExpiryDays, maxExpiryDays, TokenService } from './tokens.service.ts';
-import { QuotaService, quotaNames, type AccountQuotas, type QuotaName } from './quotas.service.ts';
 
 type WithDb = <T>(fn: (db: Db, config: Config) => Promise<T>) => Promise<T>;
 

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { AccountQuotasTable, Database } from '../../infra/db/schema.ts';
 
 export type AccountQuotasRow = Selectable<AccountQuotasTable>;

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import type { App } from '../../app.ts';
-import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { munichExtract, saveSearch, type TestCity, topRestaurantCity } from '../../../test/helpers/exports.ts';
+import type { App } from '../../app.ts';
+import { MemoryRateLimiter } from '../../infra/ratelimit/ratelimit.ts';
 import { exportBatchSize, startExport } from '../exports/exports.service.ts';
-import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { monthOf, QuotaService } from './quotas.service.ts';
 import { exportRowsInMonth, reserveExportRows } from './quotas.repository.ts';
+import { monthOf, QuotaService } from './quotas.service.ts';
 
 const defaults = {
   requestsPerDay: 10_000,

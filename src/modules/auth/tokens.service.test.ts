@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { AppError } from '../../infra/errors.ts';
-import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
-import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { setTimeout } from 'node:timers/promises';
+import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
+import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { AppError } from '../../infra/errors.ts';
 import { TokenService, tokenCacheTtlMs } from './tokens.service.ts';
 
 const day = 86_400_000;

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
-import { scopes as knownScopes, type AuthContext, type Scope } from './auth.types.ts';
+import { type AuthContext, scopes as knownScopes, type Scope } from './auth.types.ts';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.ts';
 import * as repo from './tokens.repository.ts';
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { problemResponses } from '../../infra/http/problem.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { scopeCosts } from '../../infra/ratelimit/costs.ts';
-import { problemResponses } from '../../infra/http/problem.ts';
 import type { AccountUsage } from './quotas.service.ts';
-import { UsageSchema, type Usage } from './usage.schema.ts';
+import { type Usage, UsageSchema } from './usage.schema.ts';
 
 /** `GET /api/v1/user-api/usage`: the account's quotas and what it has used of them. */
 export async function usageRoutes(app: FastifyInstance): Promise<void> {

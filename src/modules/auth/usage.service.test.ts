@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
+import { copyTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { dailyUsage, UsageRecorder } from './usage.service.ts';
 
 let t: TestDatabase;

@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/database.ts';
 import { isDiskFull } from '../../infra/storage.ts';
-import { addUsage, requestsOnDay, usageByDay, type UsageIncrement } from './usage.repository.ts';
+import { addUsage, requestsOnDay, type UsageIncrement, usageByDay } from './usage.repository.ts';
 
 /** An account's requests of one day as this process knows them: the database's count when read, plus what it wrote since. */
 interface DayTotal {

@@ -1,5 +1,5 @@
-import { nameForms } from './names.ts';
 import type { MatchRecord } from './matcher.ts';
+import { nameForms } from './names.ts';
 import { matchRules } from './rules.ts';
 
 /**

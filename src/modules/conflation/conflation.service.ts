@@ -1,8 +1,11 @@
 import type { Db } from '../../infra/db/database.ts';
-import { storedPlaceText, type StoredPlaceText } from '../places/place-text.ts';
+import { type StoredPlaceText, storedPlaceText } from '../places/place-text.ts';
 import { blockingKeys, probeKeys } from './blocking.ts';
 import {
   allMemberStates,
+  type Candidate,
+  type ConflationWriter,
+  type Conn,
   candidatesById,
   conflationTransaction,
   conflationWriter,
@@ -12,17 +15,14 @@ import {
   membersOf,
   mergedSourceId,
   moveLeadsToPlaces,
+  type PendingRecord,
+  type PlaceWrite,
   pendingRecords,
   placeStates,
   recordsUnderKeys,
   writePlace,
-  type Candidate,
-  type ConflationWriter,
-  type Conn,
-  type PendingRecord,
-  type PlaceWrite,
 } from './conflation.repository.ts';
-import { matchPlaces, type MatchContext, type MatchRecord } from './matcher.ts';
+import { type MatchContext, type MatchRecord, matchPlaces } from './matcher.ts';
 import { mergedColumns, mergedContentHash, mergeRecords } from './merge.ts';
 
 /**

@@ -7,7 +7,7 @@ import type { PlaceRecord } from '../places/place-record.ts';
 import { addressForm, compareAddresses } from './address.ts';
 import { blockingKeys, cellOf, cellsAround, probeKeys } from './blocking.ts';
 import { categoryFacts } from './kinds.ts';
-import { matchPlaces, type MatchDecision, type MatchRecord } from './matcher.ts';
+import { type MatchDecision, type MatchRecord, matchPlaces } from './matcher.ts';
 import { compareNames, nameForms } from './names.ts';
 import { matchRules } from './rules.ts';
 

@@ -1,7 +1,7 @@
 import type { PlaceRecord } from '../places/place-record.ts';
-import { addressForm, compareAddresses, type AddressForm, type AddressRelation } from './address.ts';
-import { recordCategoryFacts, sizeOf, type CategoryFacts, type PlaceSize } from './kinds.ts';
-import { compareNames, nameForms, type NameForm } from './names.ts';
+import { type AddressForm, type AddressRelation, addressForm, compareAddresses } from './address.ts';
+import { type CategoryFacts, type PlaceSize, recordCategoryFacts, sizeOf } from './kinds.ts';
+import { compareNames, type NameForm, nameForms } from './names.ts';
 import { matchRules } from './rules.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fieldPreferences, mergeRecords, otherSourceNamesKey, type MemberRecord } from './merge.ts';
+import { fieldPreferences, type MemberRecord, mergeRecords, otherSourceNamesKey } from './merge.ts';
 
 let nextId = 1;
 /** A stored record with only what a test sets. */

@@ -1,5 +1,5 @@
 import { mergeSourceContacts } from '../contacts/contacts.ts';
-import { contentHash, placeColumns, type PlaceRecord } from '../places/place-record.ts';
+import { contentHash, type PlaceRecord, placeColumns } from '../places/place-record.ts';
 
 /**
  * How a place of several sources is made from its records: one group of fields at a time, each from the

@@ -1,12 +1,13 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { PhoneNormaliser } from '../geo/geo.types.ts';
 import { normaliseEmail } from './normal-forms.ts';
 import { canonicalSocial, type SocialNetwork } from './socials.ts';
-import { evidenceOf } from './trust.ts';
 import { emailEvidence, phoneEvidence, WebsiteItemSchema } from './trust.schema.ts';
+import { evidenceOf } from './trust.ts';
 
-export { normaliseEmail, type SiteRef, siteOf } from './normal-forms.ts';
 export type { ContactColumns, EmailVerdict, FoundContacts, SourceItem, StoredSourceContacts } from './contacts.types.ts';
+export { normaliseEmail, type SiteRef, siteOf } from './normal-forms.ts';
+
 import type { ContactColumns, FoundContacts, StoredSourceContacts } from './contacts.types.ts';
 
 /** A source's own contact lists (see `PlaceInput.contacts`). */

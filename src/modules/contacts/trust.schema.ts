@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { emailStatuses, phoneTypes, websiteStatuses } from './trust.types.ts';
 
 /** The public form of each value's evidence (docs/trust.md), spread into the items of `contacts`. */

@@ -1,10 +1,10 @@
-import type { ContactColumns, FoundContacts, StoredSourceContacts } from './contacts.types.ts';
-import { normaliseEmail, siteOf } from './normal-forms.ts';
-import { emailFacts, internationalPhone, phoneFacts } from './evidence.ts';
-import type { WebsiteItemSchema } from './trust.schema.ts';
 import type { Static } from '@sinclair/typebox';
-import { confidenceOf, emailFeatures, leadScoreOf, phoneFeatures, type TrustModel, trustModel, websiteFeatures } from './trust-model.ts';
+import type { ContactColumns, FoundContacts, StoredSourceContacts } from './contacts.types.ts';
+import { emailFacts, internationalPhone, phoneFacts } from './evidence.ts';
+import { normaliseEmail, siteOf } from './normal-forms.ts';
+import type { WebsiteItemSchema } from './trust.schema.ts';
 import type { EmailStatus, EmailTrust, PhoneTrust, SeenValue, StoredTrust, WebsiteStatus, WebsiteTrust } from './trust.types.ts';
+import { confidenceOf, emailFeatures, leadScoreOf, phoneFeatures, type TrustModel, trustModel, websiteFeatures } from './trust-model.ts';
 
 /**
  * A place's contacts judged (docs/trust.md): every email, phone and website with its status, evidence, the

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { verifyCsrf, type Session } from '../auth/accounts.service.ts';
+import { type Session, verifyCsrf } from '../auth/accounts.service.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

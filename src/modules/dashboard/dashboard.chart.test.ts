@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createAccountWithToken, type TestAccount, testPassword } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
 import type { App } from '../../app.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
-import { createAccountWithToken, testPassword, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { rebuildOpeningHours } from '../places/opening-hours.repository.ts';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { dialects } from '../../../test/helpers/databases.ts';
-import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
 import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
 import { createSearch } from '../search/search.ts';
 import { searchResults } from './dashboard.service.ts';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp, type App } from '../../app.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
+import { type App, buildApp } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { dialects } from '../../../test/helpers/databases.ts';
-import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
 import { safeNext } from './session.routes.ts';
 
 const password = 'a passphrase long enough';

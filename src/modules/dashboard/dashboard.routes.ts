@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import helmet from '@fastify/helmet';
+import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnavailable } from '../../infra/db/availability.ts';
@@ -13,13 +13,13 @@ import { AppError } from '../../infra/errors.ts';
 import { maxCsvBytes } from '../suppressions/suppressions.schema.ts';
 import { csrfPlugin } from './csrf.ts';
 import { exportJobsPageRoutes } from './exports.routes.ts';
+import { matchPageRoutes } from './match.routes.ts';
 import { monitorsPageRoutes } from './monitors.routes.ts';
 import { createPageKit, type DashboardOptions, type PageOptions } from './page-kit.ts';
 import { errorPage } from './pages.ts';
 import { searchPageRoutes } from './search.routes.ts';
 import { sessionRoutes } from './session.routes.ts';
 import { suppressionsPageRoutes } from './suppressions.routes.ts';
-import { matchPageRoutes } from './match.routes.ts';
 import { tokensRoutes } from './tokens.routes.ts';
 import { usageRoutes } from './usage.routes.ts';
 

@@ -1,7 +1,7 @@
-import { CreateMonitorSchema } from '../monitors/monitors.schema.ts';
 import { Type } from '@sinclair/typebox';
 import { CreateJobSchema } from '../exports/export-jobs.schema.ts';
 import { ExportQuerySchema } from '../exports/exports.schema.ts';
+import { CreateMonitorSchema } from '../monitors/monitors.schema.ts';
 import { SuppressionsUploadQuerySchema } from '../suppressions/suppressions.schema.ts';
 
 /**

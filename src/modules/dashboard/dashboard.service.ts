@@ -1,17 +1,17 @@
 import type { Db } from '../../infra/db/database.ts';
 import { dailyUsage } from '../auth/usage.service.ts';
-import { placeRowToPlace } from '../places/places.schema.ts';
-import { recentExports, type ExportSummary } from '../exports/exports.service.ts';
-import { citiesByIds, largestCitiesInBox } from '../geo/geo.ts';
-import { iterateSearchPlaces, placesInBox } from '../search/bulk-reads.ts';
-import { savedSearchFacets, savedSearchPage } from '../search/search.service.ts';
-import { recentSearches as recentSearchesOf, searchAsItRunsNow, type SearchSummary } from '../search/saved-searches.ts';
-import type { SavedSearch, SearchDeps } from '../search/search.types.ts';
-import { renderMap, viewBox, type MapResult } from './map.ts';
-import type { MarketChart, ResultsView } from './search.views.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
-import { recentJobs, type JobOverview } from '../exports/export-jobs.service.ts';
+import { type JobOverview, recentJobs } from '../exports/export-jobs.service.ts';
+import { type ExportSummary, recentExports } from '../exports/exports.service.ts';
+import { citiesByIds, largestCitiesInBox } from '../geo/geo.ts';
+import { placeRowToPlace } from '../places/places.schema.ts';
+import { iterateSearchPlaces, placesInBox } from '../search/bulk-reads.ts';
+import { recentSearches as recentSearchesOf, type SearchSummary, searchAsItRunsNow } from '../search/saved-searches.ts';
+import { savedSearchFacets, savedSearchPage } from '../search/search.service.ts';
+import type { SavedSearch, SearchDeps } from '../search/search.types.ts';
 import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
+import { type MapResult, renderMap, viewBox } from './map.ts';
+import type { MarketChart, ResultsView } from './search.views.ts';
 
 /**
  * What the dashboard's pages show, gathered from the modules' services (the dashboard has no tables and

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { App } from '../../app.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { dialects } from '../../../test/helpers/databases.ts';
 import { DashboardClient as Client } from '../../../test/helpers/dashboard-client.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
+import type { App } from '../../app.ts';
 import { listSuppressions } from '../suppressions/suppressions.service.ts';
 
 const password = 'a passphrase long enough';

@@ -1,6 +1,6 @@
 import type { JobOverview } from '../exports/export-jobs.service.ts';
 import { html, type SafeHtml } from './html.ts';
-import { csrfField, formatCount, page, time, type PageContext } from './layout.ts';
+import { csrfField, formatCount, type PageContext, page, time } from './layout.ts';
 
 /** A job as the Exports page shows it: its deliveries with their attempts, and a download link once done. */
 export type JobListItem = JobOverview;

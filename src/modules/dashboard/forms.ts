@@ -1,5 +1,5 @@
-import type { FastifyReply } from 'fastify';
 import type { Static, TObject } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import type { FormState } from './pages.ts';

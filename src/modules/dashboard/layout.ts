@@ -1,5 +1,5 @@
 import type { FieldError } from '../../infra/errors.ts';
-import { html, type HtmlValue, type SafeHtml } from './html.ts';
+import { type HtmlValue, html, type SafeHtml } from './html.ts';
 
 /** What every page needs to know about the request. */
 export interface PageContext {

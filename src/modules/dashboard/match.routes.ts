@@ -1,13 +1,13 @@
 import type { MultipartFile } from '@fastify/multipart';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../infra/errors.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { createMatchJob, getMatchJob, receiveList, recentMatchJobs } from '../match/match-jobs.service.ts';
 import { maxCsvBytes } from '../suppressions/suppressions.schema.ts';
 import { formTokenMatches } from './csrf.ts';
-import { matchPage, type MatchPageView } from './match.views.ts';
+import { type MatchPageView, matchPage } from './match.views.ts';
 import type { PageOptions } from './page-kit.ts';
-import { Type } from '@sinclair/typebox';
 
 const MatchQuerySchema = Type.Object(
   { job: Type.Optional(Type.String({ pattern: '^mjob_[A-Za-z0-9_-]{14}$' })) },

@@ -1,6 +1,6 @@
 import type { MatchJobView } from '../match/match-jobs.schema.ts';
 import { html, type SafeHtml } from './html.ts';
-import { csrfField, formatCount, page, time, type PageContext } from './layout.ts';
+import { csrfField, formatCount, type PageContext, page, time } from './layout.ts';
 
 const jobStatus: Record<string, string> = { queued: 'Queued', running: 'Matching', succeeded: 'Ready', failed: 'Failed' };
 

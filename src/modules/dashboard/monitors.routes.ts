@@ -9,10 +9,10 @@ import {
   monitorView,
   setMonitorPaused,
 } from '../monitors/monitors.service.ts';
-import { recentSearches } from './dashboard.service.ts';
 import { IdParamsSchema, MonitorFormSchema } from './dashboard.schema.ts';
+import { recentSearches } from './dashboard.service.ts';
 import { parseForm } from './forms.ts';
-import { monitorsPage, type MonitorsPageView } from './monitors.views.ts';
+import { type MonitorsPageView, monitorsPage } from './monitors.views.ts';
 import type { PageOptions } from './page-kit.ts';
 
 /** Monitors: the account's watched searches with their last events; watch, pause, resume, delete. */

@@ -2,7 +2,7 @@ import type { FieldError } from '../../infra/errors.ts';
 import type { MonitorView } from '../monitors/monitors.schema.ts';
 import type { SearchSummary } from '../search/saved-searches.ts';
 import { html, type SafeHtml } from './html.ts';
-import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
+import { csrfField, errorSummary, formatCount, type PageContext, page, time } from './layout.ts';
 
 export interface MonitorsPageView {
   monitors: Array<{ monitor: MonitorView; events: Array<{ kind: string; at: string; name: string; placeId: string }> }>;

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
-import { sessionCookieName, type Session } from '../auth/accounts.service.ts';
+import { type Session, sessionCookieName } from '../auth/accounts.service.ts';
 import type { ExportJobs } from '../exports/export-jobs.ts';
 import type { MatchJobs } from '../match/match-jobs.ts';
 import type { Search } from '../search/search.ts';

@@ -1,12 +1,12 @@
 import type { FieldError } from '../../infra/errors.ts';
+import { scopeCosts } from '../../infra/ratelimit/costs.ts';
 import { scopes as allScopes, type Scope } from '../auth/auth.types.ts';
 import { passwordMinLength } from '../auth/passwords.ts';
-import type { TokenRecord } from '../auth/tokens.service.ts';
 import type { AccountUsage } from '../auth/quotas.service.ts';
-import { scopeCosts } from '../../infra/ratelimit/costs.ts';
-import { usageChart, type DayCount } from './chart.ts';
+import type { TokenRecord } from '../auth/tokens.service.ts';
+import { type DayCount, usageChart } from './chart.ts';
 import { html, type SafeHtml } from './html.ts';
-import { csrfField, errorSummary, field, formatCount, page, time, type PageContext } from './layout.ts';
+import { csrfField, errorSummary, field, formatCount, type PageContext, page, time } from './layout.ts';
 
 export const scopeDescriptions: Record<Scope, string> = {
   'places:read': 'Read places: look up and list places (GET /api/v1/user-api/places)',

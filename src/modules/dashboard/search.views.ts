@@ -1,13 +1,13 @@
 import { emailStatuses, phoneTypes, websiteStatuses } from '../contacts/trust.types.ts';
-import type { Place } from '../places/places.schema.ts';
 import type { ExportSummary } from '../exports/exports.service.ts';
-import type { SavedSearch, SearchInput, SearchResolution } from '../search/search.types.ts';
+import type { Place } from '../places/places.schema.ts';
 import type { SearchSummary } from '../search/saved-searches.ts';
-import { html, safeUrl, type SafeHtml } from './html.ts';
-import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
-import type { FormState } from './pages.ts';
-import { exportJobForm } from './exports.views.ts';
+import type { SavedSearch, SearchInput, SearchResolution } from '../search/search.types.ts';
 import { barChart } from './chart.ts';
+import { exportJobForm } from './exports.views.ts';
+import { html, type SafeHtml, safeUrl } from './html.ts';
+import { csrfField, errorSummary, formatCount, type PageContext, page, time } from './layout.ts';
+import type { FormState } from './pages.ts';
 
 /** Kinds of business offered as suggestions; any term the taxonomy knows (in any language) works. */
 const typeSuggestions = [

@@ -9,7 +9,7 @@ import { IdParamsSchema, RemoveAllFormSchema, SuppressionsQuerySchema, Suppressi
 import { parseForm } from './forms.ts';
 import type { PageOptions } from './page-kit.ts';
 import { pageOffset } from './search.routes.ts';
-import { suppressionsPage, type SuppressionsView, type UploadOutcome } from './suppressions.views.ts';
+import { type SuppressionsView, suppressionsPage, type UploadOutcome } from './suppressions.views.ts';
 
 const suppressionsPerPage = 50;
 

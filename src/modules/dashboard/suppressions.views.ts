@@ -1,7 +1,7 @@
 import type { FieldError } from '../../infra/errors.ts';
 import type { SuppressionsAdded, SuppressionsPage } from '../suppressions/suppressions.schema.ts';
 import { html, type SafeHtml } from './html.ts';
-import { csrfField, errorSummary, formatCount, page, time, type PageContext } from './layout.ts';
+import { csrfField, errorSummary, formatCount, type PageContext, page, time } from './layout.ts';
 
 /** What an upload came to: the service's answer, or its refusal with one entry per invalid line. */
 export type UploadOutcome = { ok: true; result: SuppressionsAdded } | { ok: false; message: string; errors: FieldError[] };

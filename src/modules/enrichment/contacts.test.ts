@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { normalisePhone } from '../geo/phone.ts';
-import { osmObjectToPlace } from '../importers/readers/osm-tags.ts';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import { findPlaceRow } from '../places/place-rows.repository.ts';
-import { placeRowToPlace } from '../places/places.schema.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
-import { normaliseSourceContacts, siteOf, type FoundContacts } from '../contacts/contacts.ts';
-import { foundColumnsOf } from './enrichment.service.ts';
+import { type FoundContacts, normaliseSourceContacts, siteOf } from '../contacts/contacts.ts';
+import { normalisePhone } from '../geo/phone.ts';
+import { osmObjectToPlace } from '../importers/readers/osm-tags.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../places/place-record.ts';
+import { findPlaceRow } from '../places/place-rows.repository.ts';
+import { placeRowToPlace } from '../places/places.schema.ts';
 import * as repo from './enrichment.repository.ts';
+import { foundColumnsOf } from './enrichment.service.ts';
 
 describe('sites and source contacts', () => {
   test('a website is its site whatever its scheme, www, case or trailing slash; a path stays part of it', () => {

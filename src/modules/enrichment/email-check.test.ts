@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
+import { after, before, describe, test } from 'node:test';
 import { startDnsServer } from '../../../test/helpers/dns-server.ts';
 import { EmailDomainChecker } from './email-check.ts';
 

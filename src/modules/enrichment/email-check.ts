@@ -1,13 +1,12 @@
 import { domainToASCII } from 'node:url';
-import { emailSyntax } from './extract/emails.ts';
-import { createResolver, type Resolver } from './resolver.ts';
-
 /**
  * What DNS says about an address's domain: it names mail servers (or, lacking MX records, has an address
  * that mail may be sent to: RFC 5321's implicit MX); it cannot receive mail (it does not exist, has neither,
  * or publishes RFC 7505's null MX); or it could not be told (timeout, server failure).
  */
 import type { EmailVerdict } from '../contacts/contacts.ts';
+import { emailSyntax } from './extract/emails.ts';
+import { createResolver, type Resolver } from './resolver.ts';
 
 export interface EmailDomainCheckerOptions {
   /** DNS servers to ask (`1.1.1.1`, `127.0.0.1:5353`); the system's resolvers when absent. */

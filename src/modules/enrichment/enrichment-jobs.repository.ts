@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database, EnrichmentJobsTable } from '../../infra/db/schema.ts';
 

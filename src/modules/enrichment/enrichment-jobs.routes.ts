@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import {
   CreateEnrichmentJobSchema,
   EnrichmentJobIdParamsSchema,
@@ -11,10 +11,10 @@ import {
 } from './enrichment-jobs.schema.ts';
 import {
   createEnrichmentJob,
+  type EnrichmentJobRunner,
   enrichmentJobView,
   getEnrichmentJob,
   listEnrichmentJobs,
-  type EnrichmentJobRunner,
 } from './enrichment-jobs.service.ts';
 
 /** Enrichment jobs: a saved search's places first in the enrichment queue, followed to the end of their crawls. */

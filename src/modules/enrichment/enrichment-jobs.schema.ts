@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { WebhookUrlSchema } from '../webhooks/webhooks.schema.ts';
 
 export const enrichmentJobsPerPage = { default: 20, minimum: 1, maximum: 100 } as const;

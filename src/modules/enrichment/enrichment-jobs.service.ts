@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { monthOf } from '../auth/quotas.service.ts';
-import { getSearchForAccount } from '../search/saved-searches.ts';
 import { iterateSearchPlaces } from '../search/bulk-reads.ts';
+import { getSearchForAccount } from '../search/saved-searches.ts';
 import type { SavedSearch } from '../search/search.types.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
-import * as repo from './enrichment-jobs.repository.ts';
-import type { EnrichmentJobView, EnrichmentJobsQuery } from './enrichment-jobs.schema.ts';
 import { prioritiseSites } from './enrichment.repository.ts';
 import { linkPlaces } from './enrichment.service.ts';
+import * as repo from './enrichment-jobs.repository.ts';
+import type { EnrichmentJobsQuery, EnrichmentJobView } from './enrichment-jobs.schema.ts';
 
 /** Jobs an account may have queued or running at once. */
 export const maxOpenEnrichmentJobs = 20;

@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { registrableDomain } from '../../infra/web-domain.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
-import { startDnsServer, type DnsZone } from '../../../test/helpers/dns-server.ts';
+import { type DnsZone, startDnsServer } from '../../../test/helpers/dns-server.ts';
 import { saveSearch, type TestCity } from '../../../test/helpers/exports.ts';
 import { osmDir } from '../../../test/helpers/osm.ts';
-import { siteOf } from '../contacts/contacts.ts';
 import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
-import { insertJob } from './enrichment-jobs.repository.ts';
-import { createEnrichmentJob } from './enrichment-jobs.service.ts';
-import type { EnrichmentJobView } from './enrichment-jobs.schema.ts';
+import { registrableDomain } from '../../infra/web-domain.ts';
+import { siteOf } from '../contacts/contacts.ts';
 import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
+import { insertJob } from './enrichment-jobs.repository.ts';
+import type { EnrichmentJobView } from './enrichment-jobs.schema.ts';
+import { createEnrichmentJob } from './enrichment-jobs.service.ts';
 
 const monaco = join(osmDir, 'monaco-2026.osm.pbf');
 

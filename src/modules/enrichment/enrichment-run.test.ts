@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import type { SiteCrawl } from './crawler/crawler.ts';
 import * as repo from './enrichment.repository.ts';

@@ -2,12 +2,12 @@ import cliProgress from 'cli-progress';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
+import { lowerPriority } from '../../infra/priority.ts';
 import { iterateSearchPlaces } from '../search/bulk-reads.ts';
 import { trueOpenCriteria } from '../search/open-filter.ts';
 import { getSearchById } from '../search/saved-searches.ts';
-import { lowerPriority } from '../../infra/priority.ts';
-import { enrichmentTools, EnrichmentWorker, type WorkerLog } from './enrichment.ts';
 import { EnrichmentRun, linkPlaces, type RunSummary, type Selection } from './enrichment.service.ts';
+import { EnrichmentWorker, enrichmentTools, type WorkerLog } from './enrichment.ts';
 
 export interface EnrichOptions {
   country?: string;

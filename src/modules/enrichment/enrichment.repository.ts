@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database, EnrichSitesTable } from '../../infra/db/schema.ts';
 import { type FoundOnPlace, linkFoundContacts, setFoundContactsOfSite, unlinkFoundContacts } from '../places/place-updates.repository.ts';

@@ -3,11 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { mapBounded } from '../../infra/bounded-map.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
-import { normaliseEmail, siteOf, type FoundContacts } from '../contacts/contacts.ts';
-import type { SiteCrawl, CrawledPage } from './crawler/crawler.ts';
 import type { EmailVerdict } from '../contacts/contacts.ts';
-import { extractContacts, type ExtractedContacts, type PageInput } from './extract/extract.ts';
+import { type FoundContacts, normaliseEmail, siteOf } from '../contacts/contacts.ts';
+import type { CrawledPage, SiteCrawl } from './crawler/crawler.ts';
 import * as repo from './enrichment.repository.ts';
+import { type ExtractedContacts, extractContacts, type PageInput } from './extract/extract.ts';
 import { websiteStatusOf } from './site-status.ts';
 
 /**

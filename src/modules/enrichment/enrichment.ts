@@ -3,8 +3,8 @@ import type { Db } from '../../infra/db/database.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { Crawler } from './crawler/crawler.ts';
 import { EmailDomainChecker } from './email-check.ts';
-import { ExtractionPool } from './extract/extract-pool.ts';
 import { EnrichmentRun, linkPlaces, type PipelineOptions } from './enrichment.service.ts';
+import { ExtractionPool } from './extract/extract-pool.ts';
 import { createResolver } from './resolver.ts';
 
 /** The crawler and the email check as the configuration sets them, for one process. */

@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { crawlTools } from './enrichment.ts';
-import { verifyOnce, type VerifySummary } from './verify.ts';
+import { type VerifySummary, verifyOnce } from './verify.ts';
 
 /** `leadatlas verify` once: every website and email domain due (or `limit` of each), then a line of figures. */
 export async function verifyCommand(

@@ -3,8 +3,8 @@ import type { Db } from '../../infra/db/database.ts';
 import { PollLoop } from '../../infra/poll-loop.ts';
 import { placesOfEmailDomains, placesOfSites } from '../trust/trust.repository.ts';
 import { recomputeTrust } from '../trust/trust.service.ts';
-import { crawlTools } from './enrichment.ts';
 import type { EmailChecker, SiteCrawler } from './enrichment.service.ts';
+import { crawlTools } from './enrichment.ts';
 import { websiteStatusOf } from './site-status.ts';
 import { domainsToVerify, saveDomainVerdicts, saveSiteStatuses, sitesToVerify } from './verify.repository.ts';
 

@@ -1,14 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
-import type { ExportJobs } from './export-jobs.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { findJob } from './export-jobs.repository.ts';
 import {
   CreateJobSchema,
@@ -19,7 +18,8 @@ import {
   JobsQuerySchema,
 } from './export-jobs.schema.ts';
 import { createJob, getJob, jobView, listJobs } from './export-jobs.service.ts';
-import { exportFormats, type ExportFormatName } from './formats/index.ts';
+import type { ExportJobs } from './export-jobs.ts';
+import { type ExportFormatName, exportFormats } from './formats/index.ts';
 
 /** Export jobs: a file written in the background, a signed link to download it, a webhook when it ends. */
 export async function exportJobsRoutes(

@@ -5,16 +5,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { asDiskFull } from '../../infra/storage.ts';
+import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
 import { monthOf } from '../auth/quotas.service.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import type { DownloadLinks } from './download-links.ts';
 import * as repo from './export-jobs.repository.ts';
 import { jobView } from './export-jobs.service.ts';
-import { startExport, type StartedExport } from './exports.service.ts';
-import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
-import { exportFormats, type ExportFormatName } from './formats/index.ts';
-import { LeasedJobRunner, removeJobFiles, syncDir } from './leased-jobs.ts';
+import { type StartedExport, startExport } from './exports.service.ts';
+import { type ExportFormatName, exportFormats } from './formats/index.ts';
 import { leasedJobQueries } from './leased-jobs.repository.ts';
+import { LeasedJobRunner, removeJobFiles, syncDir } from './leased-jobs.ts';
 
 export interface JobRunnerOptions {
   db: Db;

@@ -1,7 +1,7 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { placeFields } from '../places/places.schema.ts';
 import { WebhookUrlSchema } from '../webhooks/webhooks.schema.ts';
-import { exportFormatNames, type ExportFormatName } from './formats/index.ts';
+import { type ExportFormatName, exportFormatNames } from './formats/index.ts';
 
 export const jobsPerPage = { default: 20, minimum: 1, maximum: 100 } as const;
 

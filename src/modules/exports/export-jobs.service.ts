@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { getSearchForAccount } from '../search/saved-searches.ts';
 import { parseFields } from '../places/places.schema.ts';
-import { deliveriesOfJobs, type DeliveryView } from '../webhooks/webhooks.service.ts';
+import { getSearchForAccount } from '../search/saved-searches.ts';
+import { type DeliveryView, deliveriesOfJobs } from '../webhooks/webhooks.service.ts';
 import type { DownloadLinks } from './download-links.ts';
 import * as repo from './export-jobs.repository.ts';
 import type { ExportFormatName } from './formats/index.ts';

@@ -2,22 +2,22 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import XLSX from 'xlsx';
-import { buildApp, type App } from '../../app.ts';
+import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
+import { copyTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { eventually } from '../../../test/helpers/eventually.ts';
+import { munichExtract, saveSearch, type TestCity, topRestaurantCity } from '../../../test/helpers/exports.ts';
+import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
+import { type App, buildApp } from '../../app.ts';
 import { importFiles } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
-import { type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
-import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
-import { eventually } from '../../../test/helpers/eventually.ts';
-import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
+import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
 import { DownloadLinks } from './download-links.ts';
 import { createJob } from './export-jobs.service.ts';
-import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
 
 for (const database of ['sqlite', 'postgres'] as const) {
   describe(`export jobs on the Munich OpenStreetMap extract (${database})`, () => {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { walSizeLimitBytes } from '../../infra/db/database.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { mergedPbf } from '../../../test/helpers/osm.ts';
+import { walSizeLimitBytes } from '../../infra/db/database.ts';
 import { exportBatchSize } from './exports.service.ts';
 
 /**

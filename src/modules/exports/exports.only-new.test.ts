@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { App } from '../../app.ts';
-import { importFiles } from '../../bootstrap.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { munichExtract } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
+import { munichExtract } from '../../../test/helpers/exports.ts';
+import type { App } from '../../app.ts';
+import { importFiles } from '../../bootstrap.ts';
 
 const monacoExtract = new URL('../../../../shared/data/osm/monaco-2026.osm.pbf', import.meta.url).pathname;
 const world = 'bbox=-180,-90,180,90';

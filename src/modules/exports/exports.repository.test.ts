@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
-import { createLeadRecorder, finishExport, insertExport, type ExportRow } from './exports.repository.ts';
+import { createLeadRecorder, type ExportRow, finishExport, insertExport } from './exports.repository.ts';
 
 for (const dialect of dialects) {
   describe(`lead recorder on ${dialect.name}`, () => {

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect, type SqliteDb } from '../../infra/db/dialect.ts';
 import type { ExportsTable } from '../../infra/db/schema.ts';

@@ -3,14 +3,14 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
 import XLSX from 'xlsx';
-import type { App } from '../../app.ts';
-import { placeFields, type Place, type PlaceField } from '../places/places.schema.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { exportBatchSize, startExport } from './exports.service.ts';
-import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
+import { munichExtract, saveSearch, type TestCity, topRestaurantCity } from '../../../test/helpers/exports.ts';
+import type { App } from '../../app.ts';
+import { type Place, type PlaceField, placeFields } from '../places/places.schema.ts';
+import { exportBatchSize, startExport } from './exports.service.ts';
 import { guardFormula, listSeparator, tabularHeader } from './formats/cells.ts';
 
 for (const dialect of dialects)

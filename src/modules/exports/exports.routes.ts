@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
-import { ExportQuerySchema } from './exports.schema.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { sendExport } from './exports.http.ts';
+import { ExportQuerySchema } from './exports.schema.ts';
 import { startExport } from './exports.service.ts';
 import { exportFormats } from './formats/index.ts';
 

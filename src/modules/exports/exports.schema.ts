@@ -1,6 +1,6 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { placeFields } from '../places/places.schema.ts';
-import { exportFormatNames, type ExportFormatName } from './formats/index.ts';
+import { type ExportFormatName, exportFormatNames } from './formats/index.ts';
 
 export const ExportQuerySchema = Type.Object(
   {

@@ -2,25 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.ts';
 import type { ExportAllowance, ExportPermit } from '../auth/quotas.service.ts';
-import { bulkNamesIndex, streamPlaceTuples, type BulkPlaceTuple } from '../search/query/place-stream.ts';
-import { placeFields, publicColumnIndex, type PlaceField, type PublicPlaceTuple } from '../places/places.schema.ts';
-import { getSearchForAccount, searchAsItRunsNow } from '../search/saved-searches.ts';
-import { parseFields } from '../places/places.schema.ts';
+import { type PlaceField, type PublicPlaceTuple, parseFields, placeFields, publicColumnIndex } from '../places/places.schema.ts';
 import { searchRowCheck } from '../search/bulk-reads.ts';
-import type { SavedSearch } from '../search/search.types.ts';
 import { trueOpenCriteria } from '../search/open-filter.ts';
+import { type BulkPlaceTuple, bulkNamesIndex, streamPlaceTuples } from '../search/query/place-stream.ts';
+import { getSearchForAccount, searchAsItRunsNow } from '../search/saved-searches.ts';
+import type { SavedSearch } from '../search/search.types.ts';
 import { attachmentDisposition, exportFilename } from './content-disposition.ts';
 import { DeliveryLedger } from './delivery.ts';
 import {
   createLeadRecorder,
+  type ExportRow,
+  type ExportStatus,
   finishExport,
   insertExport,
   listRecentExports,
-  type ExportRow,
-  type ExportStatus,
 } from './exports.repository.ts';
 import type { PlaceBatches } from './formats/cells.ts';
-import { exportFormats, type ExportFormat, type ExportFormatName } from './formats/index.ts';
+import { type ExportFormat, type ExportFormatName, exportFormats } from './formats/index.ts';
 
 /** An export as the account's export log shows it. */
 export interface ExportSummary {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../infra/db/database.ts';
-import { createLeadRecorder, finishExport, insertExport, type ExportStatus } from './exports.repository.ts';
+import { createLeadRecorder, type ExportStatus, finishExport, insertExport } from './exports.repository.ts';
 
 /** Places handed to an account by another way than a download, recorded as its leads. */
 export interface HandedLeads {

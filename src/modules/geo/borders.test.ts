@@ -1,5 +1,5 @@
-import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
 import { iso1A2Code } from '@rapideditor/country-coder';
 import { BORDER_TOLERANCE_M, CountryBorders } from './borders.ts';
 import { loadGazetteer } from './gazetteer.ts';

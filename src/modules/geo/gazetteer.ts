@@ -1,10 +1,10 @@
 import KDBush from 'kdbush';
 import { foldText } from '../../infra/text.ts';
-import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
-import type { CityAssignment, PlaceLocator } from './geo.types.ts';
 import { CountryBorders } from './borders.ts';
-import { cachedRows, loadCityRows, loadCountryRows, type CityRow, type CountryRow } from './geo.data.ts';
-import { BIG_CITY_POPULATION, buildGazetteerData, gazetteerCodec, keyHash, start, type GazetteerData } from './gazetteer-data.ts';
+import { BIG_CITY_POPULATION, buildGazetteerData, type GazetteerData, gazetteerCodec, keyHash, start } from './gazetteer-data.ts';
+import { type CityRow, type CountryRow, cachedRows, loadCityRows, loadCountryRows } from './geo.data.ts';
+import type { CityAssignment, PlaceLocator } from './geo.types.ts';
+import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 
 /** A GeoNames populated place, as the API and importers see it: a city row without its matching data. */
 export type City = Omit<CityRow, 'featureCode' | 'names'>;

@@ -1,10 +1,10 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { keptCacheCopies } from './geo.data.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'node:test';
+import { keptCacheCopies } from './geo.data.ts';
 
 const dataModule = new URL('./geo.data.ts', import.meta.url).href;
 const gazetteerModule = new URL('./gazetteer.ts', import.meta.url).href;

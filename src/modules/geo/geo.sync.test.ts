@@ -1,5 +1,5 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { syncGeo } from './geo.ts';
 

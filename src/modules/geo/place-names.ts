@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import { foldText } from '../../infra/text.ts';
-import { addressCityKeys, countryLookup, type City, type CityResolution, type CitySuggestion, type Country } from './gazetteer.ts';
-import { loadCountryRows, type CountryRow } from './geo.data.ts';
+import { addressCityKeys, type City, type CityResolution, type CitySuggestion, type Country, countryLookup } from './gazetteer.ts';
+import { type CountryRow, loadCountryRows } from './geo.data.ts';
 import { closeNames, indexNamesByLength, type NamesByLength } from './name-distance.ts';
 
 /**

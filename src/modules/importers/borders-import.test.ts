@@ -1,14 +1,14 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
 import { osmDir } from '../../../test/helpers/osm.ts';
 import { loadEnricher } from '../../bootstrap.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
 import { quickSearch } from '../search/search.service.ts';
-import type { SearchDeps, SearchInput } from '../search/search.types.ts';
 import { createSearch } from '../search/search.ts';
+import type { SearchDeps, SearchInput } from '../search/search.types.ts';
 import { runImport } from './import.service.ts';
 
 /**

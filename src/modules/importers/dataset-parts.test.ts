@@ -1,8 +1,8 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { readParquet, writeParquetLike } from '../../../test/helpers/parquet.ts';
 import { loadEnricher } from '../../bootstrap.ts';

@@ -1,20 +1,20 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { sql } from 'kysely';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { cliCommand, startCliImport } from '../../../test/helpers/cli.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadEnricher } from '../../bootstrap.ts';
 import { catalogStats } from '../../cli/commands/stats.ts';
-import { runImport } from './import.service.ts';
 import { datasetOfPath } from './dataset.ts';
+import { runImport } from './import.service.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
 const data = resolve(repoRoot, '../shared/data');

@@ -1,9 +1,9 @@
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { normaliseSourceContacts } from '../contacts/contacts.ts';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import type { Classifier } from '../taxonomy/taxonomy.types.ts';
 import type { PhoneNormaliser, PlaceLocator } from '../geo/geo.types.ts';
 import type { PlaceInput } from '../places/place-input.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../places/place-record.ts';
+import type { Classifier } from '../taxonomy/taxonomy.types.ts';
 import type { SourceReader } from './importer.types.ts';
 
 export interface Enricher {

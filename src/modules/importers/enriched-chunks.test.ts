@@ -1,7 +1,7 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { enrichedChunks } from './enriched-chunks.ts';
+import { test } from 'node:test';
 import type { Enricher } from './enrich.ts';
+import { enrichedChunks } from './enriched-chunks.ts';
 import type { ReadResult, SourceReader } from './importer.types.ts';
 
 const enricher: Enricher = {

@@ -1,5 +1,5 @@
 import { appendPlaceRow, emptyPlaceRows, type PlaceRows } from '../places/place-record.ts';
-import { enrichPlace, type Enricher } from './enrich.ts';
+import { type Enricher, enrichPlace } from './enrich.ts';
 import type { SourceReader } from './importer.types.ts';
 import type { WayRows } from './osm-geometry.ts';
 

@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { applyOsmChange, datasetToUpdate } from './osm-change.service.ts';
-import { feedPosition, saveFeedPosition, type FeedPosition } from './replication.repository.ts';
-import { ReplicationError, ReplicationFeed, TransientFeedError, sequencePath, type FeedOptions } from './replication.ts';
+import { type FeedPosition, feedPosition, saveFeedPosition } from './replication.repository.ts';
+import { type FeedOptions, ReplicationError, ReplicationFeed, sequencePath, TransientFeedError } from './replication.ts';
 
 export interface FollowOptions extends FeedOptions {
   /** Apply what the feed has now, then return. */

@@ -7,14 +7,14 @@ import { gzipSync } from 'node:zlib';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import {
   buildReplication,
+  type FeedServer,
+  type ReplicationFixture,
   sequenceFile,
   serveFeed,
   stateText,
-  type FeedServer,
-  type ReplicationFixture,
 } from '../../../test/helpers/replication.ts';
 import { loadEnricher } from './enricher.ts';
-import { followFeed, type FollowOptions } from './follow.service.ts';
+import { type FollowOptions, followFeed } from './follow.service.ts';
 import { runImport } from './import.service.ts';
 import { feedPosition } from './replication.repository.ts';
 import { ReplicationError } from './replication.ts';

@@ -1,8 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
-import type { RunCounters } from '../places/places.writer.ts';
 import { retirePlaces } from '../places/place-updates.repository.ts';
+import type { RunCounters } from '../places/places.writer.ts';
 
 /** The `import_runs` log: one row a file import, with its counters and outcome. */
 

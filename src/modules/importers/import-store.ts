@@ -1,10 +1,10 @@
 import type { Transaction } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { Database } from '../../infra/db/schema.ts';
-import { conflate, remergeChanged, type ConflationSummary } from '../conflation/conflation.service.ts';
+import { type ConflationSummary, conflate, remergeChanged } from '../conflation/conflation.service.ts';
 import { createPlaceWriter, type RunCounters } from '../places/places.writer.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
-import { failRun, finishRun, insertRun, markInterruptedRuns, recordRunPart, reopenRun, type RunChanges } from './import-runs.repository.ts';
+import { failRun, finishRun, insertRun, markInterruptedRuns, type RunChanges, recordRunPart, reopenRun } from './import-runs.repository.ts';
 import { geometryStoreOf } from './osm-geometry.repository.ts';
 
 /** Places per transaction by default: fewer, larger commits write each dirtied index page fewer times. */

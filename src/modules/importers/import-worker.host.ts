@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../infra/errors.ts';
 import type { Enricher } from './enrich.ts';
-import { enrichedChunks, type EnrichedChunk } from './enriched-chunks.ts';
+import { type EnrichedChunk, enrichedChunks } from './enriched-chunks.ts';
 import type { FromWorker, ToWorker, WorkerJob } from './import-worker.protocol.ts';
 import type { OpenOptions, ReaderFactory } from './importer.types.ts';
 

@@ -1,4 +1,4 @@
-import type { ErrorCode, AppErrorExtras } from '../../infra/errors.ts';
+import type { AppErrorExtras, ErrorCode } from '../../infra/errors.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
 import type { OpenOptions } from './importer.types.ts';
 

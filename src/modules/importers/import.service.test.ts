@@ -1,11 +1,11 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadEnricher } from '../../bootstrap.ts';
+import { after, before, describe, test } from 'node:test';
 import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
+import { loadEnricher } from '../../bootstrap.ts';
 import { runImport } from './import.service.ts';
 
 const monaco = resolve(import.meta.dirname, '../../../../shared/data/osm/monaco-2026.osm.pbf');

@@ -1,23 +1,23 @@
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
-import { gunzipSync } from 'node:zlib';
 import { basename, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { emptyPlaceRows } from '../places/place-record.ts';
 import { placeWriterChunkSize, type RunCounters } from '../places/places.writer.ts';
-import type { Enricher } from './enrich.ts';
 import { checkDatasetName, datasetOfPath } from './dataset.ts';
-import { sha256File } from './file-digest.ts';
+import type { Enricher } from './enrich.ts';
 import type { EnrichedChunk } from './enriched-chunks.ts';
-import { type ChunkInput, inlineChunks, workerChunks } from './import-worker.host.ts';
-import { DEFAULT_BATCH_SIZE, storeChunks, type StoredRun } from './import-store.ts';
+import { sha256File } from './file-digest.ts';
 import { resumableRun } from './import-runs.repository.ts';
+import { DEFAULT_BATCH_SIZE, type StoredRun, storeChunks } from './import-store.ts';
+import { type ChunkInput, inlineChunks, workerChunks } from './import-worker.host.ts';
 import type { OpenOptions, ReaderFactory } from './importer.types.ts';
 import { applyOsmChange, osmChangeFormat } from './osm-change.service.ts';
-import { looksLikeOsmChange } from './readers/osm-change.ts';
 import { isHttpUrl } from './readers/http-range.ts';
 import { readerFactories } from './readers/index.ts';
+import { looksLikeOsmChange } from './readers/osm-change.ts';
 import { parquetPlaces } from './readers/parquet-places.ts';
 
 export interface ImportOptions extends OpenOptions {

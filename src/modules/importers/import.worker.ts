@@ -2,9 +2,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AppError } from '../../infra/errors.ts';
 import { enrichedChunks } from './enriched-chunks.ts';
 import { loadEnricher } from './enricher.ts';
+import type { FromWorker, ToWorker, WorkerJob } from './import-worker.protocol.ts';
 import type { OpenOptions } from './importer.types.ts';
 import { readerFactories } from './readers/index.ts';
-import type { FromWorker, ToWorker, WorkerJob } from './import-worker.protocol.ts';
 
 /**
  * Import worker: reads and enriches on its own thread while the main thread writes, so parsing,

@@ -5,12 +5,12 @@ import { checkDatasetName } from './dataset.ts';
 import { enrichedChunks } from './enriched-chunks.ts';
 import { loadEnricher } from './enricher.ts';
 import { sha256File } from './file-digest.ts';
-import type { ReadResult, SourceReader } from './importer.types.ts';
 import { datasetsOfSource } from './import-runs.repository.ts';
-import { storeChunks, type RunInfo, type StoredRun } from './import-store.ts';
-import { appendWay, emptyWayRows, wayPoint, type NodePoint, type WayRows } from './osm-geometry.ts';
+import { type RunInfo, type StoredRun, storeChunks } from './import-store.ts';
+import type { ReadResult, SourceReader } from './importer.types.ts';
 import { geometryStoreOf } from './osm-geometry.repository.ts';
-import { readOsmChange, type ChangedRelation, type OsmChange } from './readers/osm-change.ts';
+import { appendWay, emptyWayRows, type NodePoint, type WayRows, wayPoint } from './osm-geometry.ts';
+import { type ChangedRelation, type OsmChange, readOsmChange } from './readers/osm-change.ts';
 import { isPoi, osmObjectToPlace, placeName } from './readers/osm-tags.ts';
 
 export const osmChangeFormat = 'osm-change';

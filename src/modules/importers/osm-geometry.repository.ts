@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
-import { waysOf, type NodePoint, type StoredWay, type WayRows } from './osm-geometry.ts';
+import { type NodePoint, type StoredWay, type WayRows, waysOf } from './osm-geometry.ts';
 
 /**
  * The OpenStreetMap geometry kept for change files (migration 0023): ways that are places or members of

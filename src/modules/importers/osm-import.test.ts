@@ -1,13 +1,13 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { startCliImport } from '../../../test/helpers/cli.ts';
 import { copyTestSqlite, type TestSqlite } from '../../../test/helpers/databases.ts';
+import { mergedNdjson, mergedPbf, osmDir, osmExtracts, osmiumCount, poiFilter } from '../../../test/helpers/osm.ts';
 import { loadEnricher, prepareDatabase } from '../../bootstrap.ts';
 import { runImport } from './import.service.ts';
-import { mergedNdjson, mergedPbf, osmDir, osmExtracts, osmiumCount, poiFilter } from '../../../test/helpers/osm.ts';
 
 const extracts = osmExtracts;
 

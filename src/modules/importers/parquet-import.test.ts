@@ -1,13 +1,13 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { readParquet, writeParquetLike } from '../../../test/helpers/parquet.ts';
 import { loadEnricher } from '../../bootstrap.ts';
 import { lookUpSourceMap, SOURCE_MAPS } from '../taxonomy/source-maps/index.ts';
-import { runImport, type ImportSummary } from './import.service.ts';
+import { type ImportSummary, runImport } from './import.service.ts';
 
 const data = resolve(import.meta.dirname, '../../../../shared/data');
 const boulderParquet = join(data, 'places/overture-places-boulder-3545.parquet');

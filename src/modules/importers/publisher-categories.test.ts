@@ -1,8 +1,8 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { readParquet, writeParquetLike } from '../../../test/helpers/parquet.ts';
 import { placeColumns, placeRowWidth } from '../places/place-record.ts';
 import { enrichedChunks } from './enriched-chunks.ts';

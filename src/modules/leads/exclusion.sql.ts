@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { suppressedConditions } from '../suppressions/suppressed.sql.ts';
 import type { SuppressionKind } from '../suppressions/suppressions.schema.ts';
 

@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.ts';
+import { findListState } from '../suppressions/suppressions.repository.ts';
 import { suppressionKinds } from '../suppressions/suppressions.schema.ts';
 import type { AccountExclusion } from './exclusion.sql.ts';
-import { findListState } from '../suppressions/suppressions.repository.ts';
 import { latestLeadId } from './leads.repository.ts';
 
 /**

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../places/place-record.ts';
 import { countLeads, listLeads } from './leads.repository.ts';
 
 function record(id: string, categories: string[]): PlaceRecord {

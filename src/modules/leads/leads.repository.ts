@@ -1,9 +1,9 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { jsonArrayContains } from '../../infra/db/json-sql.ts';
 import type { Database } from '../../infra/db/schema.ts';
 import type { PlaceRow } from '../places/places.schema.ts';
-import { exclusionConditions, type AccountExclusion } from './exclusion.sql.ts';
+import { type AccountExclusion, exclusionConditions } from './exclusion.sql.ts';
 
 export interface LeadFilters {
   category?: string;

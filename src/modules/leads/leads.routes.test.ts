@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { App } from '../../app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { munichExtract, saveSearch, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
+import { munichExtract, saveSearch, type TestCity, topRestaurantCity } from '../../../test/helpers/exports.ts';
+import type { App } from '../../app.ts';
 import type { Lead, LeadCategories, LeadsPage } from './leads.schema.ts';
 
 for (const dialect of dialects)

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { LeadCategoriesSchema, LeadsPageSchema, LeadsQuerySchema, leadsPerPage } from './leads.schema.ts';
 import { leadCategories, listAccountLeads } from './leads.service.ts';
 

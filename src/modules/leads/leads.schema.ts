@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
 
 export const leadsPerPage = { default: 20, minimum: 1, maximum: 100 } as const;

@@ -1,10 +1,10 @@
-import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { parseFields, pickFields, placeRowToPlace, type PlaceField } from '../places/places.schema.ts';
-import { countLeads, countLeadsByCategory, listLeads, type LeadFilters, type LeadKey, type LeadPlaceRow } from './leads.repository.ts';
+import { type PlaceField, parseFields, pickFields, placeRowToPlace } from '../places/places.schema.ts';
 import { accountExclusion } from './exclusion.ts';
-import { leadsPerPage, type Lead, type LeadCategories, type LeadsPage, type LeadsQuery } from './leads.schema.ts';
+import { countLeads, countLeadsByCategory, type LeadFilters, type LeadKey, type LeadPlaceRow, listLeads } from './leads.repository.ts';
+import { type Lead, type LeadCategories, type LeadsPage, type LeadsQuery, leadsPerPage } from './leads.schema.ts';
 
 /** The account's leads newest first: by `cursor` (keyset) or `page` (offset), never both. */
 export async function listAccountLeads(db: Db, accountId: number, query: LeadsQuery): Promise<LeadsPage> {

@@ -2,12 +2,12 @@ import { open, rename, rm } from 'node:fs/promises';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { openHandedLeads } from '../exports/handed-leads.ts';
-import { createPlaceNameResolver } from '../search/type-resolver.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
-import { HeaderDictionary, type ColumnMapping } from './match-headers.ts';
-import { emptyCounts, writeMatchedList, type Counts } from './match-jobs.runner.ts';
-import { countListRows, listFormatOf, openList } from './match-lists.ts';
+import { createPlaceNameResolver } from '../search/type-resolver.ts';
 import { matchDepsOf } from './match.service.ts';
+import { type ColumnMapping, HeaderDictionary } from './match-headers.ts';
+import { type Counts, emptyCounts, writeMatchedList } from './match-jobs.runner.ts';
+import { countListRows, listFormatOf, openList } from './match-lists.ts';
 
 /** What `matchFile` did. */
 export interface MatchFileSummary extends Counts {

@@ -12,7 +12,6 @@ import { problemResponses } from '../../infra/http/problem.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { DownloadQuerySchema } from '../exports/export-jobs.schema.ts';
 import { listFields } from './match-headers.ts';
-import { matchJobsPath, type MatchJobs } from './match-jobs.ts';
 import { findMatchJob } from './match-jobs.repository.ts';
 import {
   MatchJobFormSchema,
@@ -27,11 +26,12 @@ import {
   createMatchJob,
   getMatchJob,
   listMatchJobs,
-  matchJobView,
-  receiveList,
   type MatchAllowance,
+  matchJobView,
   type ReceivedList,
+  receiveList,
 } from './match-jobs.service.ts';
+import { type MatchJobs, matchJobsPath } from './match-jobs.ts';
 
 /** Match jobs: a list uploaded, matched in the background, downloaded through a signed link, told by webhook. */
 export async function matchJobsRoutes(

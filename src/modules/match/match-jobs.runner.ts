@@ -5,17 +5,17 @@ import type { Db } from '../../infra/db/database.ts';
 import { attachmentDisposition } from '../exports/content-disposition.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
 import { guardFormula } from '../exports/formats/cells.ts';
-import { openHandedLeads, type HandedLeads } from '../exports/handed-leads.ts';
-import { LeasedJobRunner, removeJobFiles, syncDir } from '../exports/leased-jobs.ts';
+import { type HandedLeads, openHandedLeads } from '../exports/handed-leads.ts';
 import { leasedJobQueries } from '../exports/leased-jobs.repository.ts';
+import { LeasedJobRunner, removeJobFiles, syncDir } from '../exports/leased-jobs.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
+import type { MatchRecordInput, MatchResult } from './match.schema.ts';
+import { type MatchDeps, matchRecords } from './match.service.ts';
 import type { ColumnMapping } from './match-headers.ts';
 import * as repo from './match-jobs.repository.ts';
 import { resultColumns } from './match-jobs.schema.ts';
-import { matchJobView, type MatchAllowance, type StoredMapping } from './match-jobs.service.ts';
-import { cellOf, openList, type ListFormat, type ListRow, type OpenedList } from './match-lists.ts';
-import type { MatchRecordInput, MatchResult } from './match.schema.ts';
-import { matchRecords, type MatchDeps } from './match.service.ts';
+import { type MatchAllowance, matchJobView, type StoredMapping } from './match-jobs.service.ts';
+import { cellOf, type ListFormat, type ListRow, type OpenedList, openList } from './match-lists.ts';
 
 export interface MatchJobRunnerOptions {
   db: Db;

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { WebhookUrlSchema } from '../webhooks/webhooks.schema.ts';
 import { listFields } from './match-headers.ts';
 import { listFormats } from './match-lists.ts';

@@ -4,15 +4,15 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
-import { deliveriesOfJobs, type DeliveryView } from '../webhooks/webhooks.service.ts';
-import { listFields, type ColumnMapping, type HeaderDictionary } from './match-headers.ts';
+import { type DeliveryView, deliveriesOfJobs } from '../webhooks/webhooks.service.ts';
+import { type ColumnMapping, type HeaderDictionary, listFields } from './match-headers.ts';
 import * as repo from './match-jobs.repository.ts';
-import { maxListRows, type MatchJobForm, type MatchJobView, type MatchJobsQuery } from './match-jobs.schema.ts';
-import { countListRows, listFormatOf, openList, type ListFormat } from './match-lists.ts';
+import { type MatchJobForm, type MatchJobsQuery, type MatchJobView, maxListRows } from './match-jobs.schema.ts';
+import { countListRows, type ListFormat, listFormatOf, openList } from './match-lists.ts';
 
 /** Jobs an account may have queued or running at once. */
 export const maxOpenMatchJobsPerAccount = 5;

@@ -9,17 +9,17 @@ import XLSX from 'xlsx';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { munichExtract, topRestaurantCity, type TestCity } from '../../../test/helpers/exports.ts';
 import { eventually } from '../../../test/helpers/eventually.ts';
+import { munichExtract, type TestCity, topRestaurantCity } from '../../../test/helpers/exports.ts';
 import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
-import { createPlaceNameResolver } from '../search/type-resolver.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
+import { createPlaceNameResolver } from '../search/type-resolver.ts';
 import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
+import type { MatchRecordInput } from './match.schema.ts';
+import { type MatchDeps, matchDepsOf, matchRecords } from './match.service.ts';
 import { HeaderDictionary } from './match-headers.ts';
 import { resultColumns } from './match-jobs.schema.ts';
 import { createMatchJob, receiveList } from './match-jobs.service.ts';
-import type { MatchRecordInput } from './match.schema.ts';
-import { matchDepsOf, matchRecords, type MatchDeps } from './match.service.ts';
 
 /** A multipart/form-data body as a browser sends it: the fields, then the file. */
 function multipart(fields: Record<string, string>, file?: { name: string; content: Buffer | string; type?: string }) {

@@ -2,11 +2,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { DownloadLinks } from '../exports/download-links.ts';
+import type { Search } from '../search/search.ts';
+import { matchDepsOf } from './match.service.ts';
 import { HeaderDictionary } from './match-headers.ts';
 import { MatchJobRunner } from './match-jobs.runner.ts';
 import type { MatchAllowance } from './match-jobs.service.ts';
-import type { Search } from '../search/search.ts';
-import { matchDepsOf } from './match.service.ts';
 
 /** Where match jobs are read and downloaded. */
 export const matchJobsPath = '/api/v2/match/jobs';

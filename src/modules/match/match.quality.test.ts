@@ -3,12 +3,12 @@ import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import {
   countsAt,
+  type LabelledRecord,
   loadLabelledSet,
   osmIdsOf,
   precision,
   recall,
   writeCatalog,
-  type LabelledRecord,
 } from '../../../test/helpers/match-labelled-set.ts';
 import { createPlaceNameResolver } from '../search/type-resolver.ts';
 import { defaultMatchThreshold, type MatchResult } from './match.schema.ts';

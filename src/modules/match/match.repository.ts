@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
-import { publicPlaceColumns, type PublicPlaceRow } from '../places/places.schema.ts';
+import { type PublicPlaceRow, publicPlaceColumns } from '../places/places.schema.ts';
 
 /** Bound parameters per statement, well under SQLite's and PostgreSQL's limits. */
 const MAX_PARAMS = 8000;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { App } from '../../app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
+import type { App } from '../../app.ts';
 import type { Place } from '../places/places.schema.ts';
 
 interface Result {

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
-import { defaultMatchThreshold, maxRecordsPerCall, MatchRequestSchema, MatchResponseSchema } from './match.schema.ts';
-import { matchRecords, type MatchDeps } from './match.service.ts';
+import { defaultMatchThreshold, MatchRequestSchema, MatchResponseSchema, maxRecordsPerCall } from './match.schema.ts';
+import { type MatchDeps, matchRecords } from './match.service.ts';
 
 /** `POST /api/v2/match`: a customer's records, each with its place in the catalog or none. */
 export async function matchRoutes(app: FastifyInstance, { deps }: { deps: MatchDeps }): Promise<void> {

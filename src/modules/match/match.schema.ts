@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { PlaceSchema } from '../places/places.schema.ts';
 
 /** Records one call of `POST /api/v2/match` takes at most. */

@@ -3,11 +3,11 @@ import { cellsAround, cellsWithin } from '../conflation/blocking.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import type { Search } from '../search/search.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
-import { loadLegalForms, type LegalForms } from './legal-forms.ts';
+import { type LegalForms, loadLegalForms } from './legal-forms.ts';
 import { candidateRows, placesByKey } from './match.repository.ts';
 import { defaultMatchThreshold, type MatchRecordInput, type MatchResult } from './match.schema.ts';
-import { prepareRecord, type PreparedRecord } from './record.ts';
-import { preparePlace, scoreCandidate, type PreparedPlace } from './scoring.ts';
+import { type PreparedRecord, prepareRecord } from './record.ts';
+import { type PreparedPlace, preparePlace, scoreCandidate } from './scoring.ts';
 
 /**
  * What matching needs of the application: the database (blocking keys, candidate rows), the place-name

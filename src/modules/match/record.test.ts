@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addressForm } from '../conflation/address.ts';
 import { loadLegalForms } from './legal-forms.ts';
+import type { CandidateRow } from './match.repository.ts';
 import { addressCities, recordNameForms } from './record.ts';
 import { confirmationFactor, preparePlace, scoreCandidate } from './scoring.ts';
-import type { CandidateRow } from './match.repository.ts';
 
 const legalForms = loadLegalForms();
 

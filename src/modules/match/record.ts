@@ -1,13 +1,13 @@
+import { problemTypeBase } from '../../infra/http/problem.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
-import { addressForm, type AddressForm } from '../conflation/address.ts';
-import { nameForm, type NameForm } from '../conflation/names.ts';
+import { type AddressForm, addressForm } from '../conflation/address.ts';
+import { type NameForm, nameForm } from '../conflation/names.ts';
 import { siteOf } from '../contacts/contacts.ts';
 import type { City } from '../geo/gazetteer.ts';
 import { normalisePhone } from '../geo/phone.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
 import type { LegalForms } from './legal-forms.ts';
 import type { MatchRecordInput, RecordProblem } from './match.schema.ts';
-import { problemTypeBase } from '../../infra/http/problem.ts';
 
 /** A record made ready for matching: the forms the matcher compares, and what bounds its candidates. */
 export interface PreparedRecord {

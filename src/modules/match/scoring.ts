@@ -1,9 +1,9 @@
-import { addressForm, compareAddresses, sameStreet, type AddressForm } from '../conflation/address.ts';
+import { type AddressForm, addressForm, compareAddresses, sameStreet } from '../conflation/address.ts';
 import { distanceM } from '../conflation/matcher.ts';
-import { compareNames, nameForms, type NameForm } from '../conflation/names.ts';
+import { compareNames, type NameForm, nameForms } from '../conflation/names.ts';
 import type { LegalForms } from './legal-forms.ts';
-import type { MatchEvidence } from './match.schema.ts';
 import type { CandidateRow } from './match.repository.ts';
+import type { MatchEvidence } from './match.schema.ts';
 import type { PreparedRecord } from './record.ts';
 import { recordNameForms } from './record.ts';
 

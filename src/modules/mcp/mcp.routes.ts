@@ -1,20 +1,20 @@
 import { readFileSync } from 'node:fs';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
+  type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
-  type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../infra/errors.ts';
 import { problemTypeBase } from '../../infra/http/problem.ts';
 import { scopeCosts } from '../../infra/ratelimit/costs.ts';
-import { inputSchemaOf, toolRequest, toolRoutes, type ToolRoute } from './mcp.tools.ts';
+import { inputSchemaOf, type ToolRoute, toolRequest, toolRoutes } from './mcp.tools.ts';
 
 export const mcpPath = '/mcp';
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { lowerPriority } from '../../infra/priority.ts';
-import { evaluateMonitors, type EvaluationRound } from './monitors.evaluator.ts';
+import { type EvaluationRound, evaluateMonitors } from './monitors.evaluator.ts';
 import { monitorWebhooks } from './monitors.service.ts';
 
 export interface MonitorsCommandOptions {

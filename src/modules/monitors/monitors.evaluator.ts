@@ -8,17 +8,17 @@ import { hoursReadiness } from '../places/opening-hours.recent.ts';
 import { placeChangesSince, placesVersion } from '../places/place-changes.repository.ts';
 import type { PlaceCriteria } from '../search/query/criteria.ts';
 import {
+  type ChangedPlace,
   changedPlaces,
+  type Evaluation,
+  type MonitorRow,
   matchingPlaces,
   membersAmong,
   monitorMembers,
   monitorsNotAt,
+  type PlaceState,
   saveEvaluations,
   statusFields,
-  type ChangedPlace,
-  type Evaluation,
-  type MonitorRow,
-  type PlaceState,
 } from './monitors.repository.ts';
 
 /** What a monitor stores of its saved search: the criteria as saved, and whether it asked for new places only. */

@@ -17,10 +17,10 @@ import {
   deleteMonitor,
   getMonitor,
   listMonitors,
+  type MonitorLimits,
   monitorEventsPage,
   monitorView,
   setMonitorPaused,
-  type MonitorLimits,
 } from './monitors.service.ts';
 
 /** Monitors: a saved search watched for the account, and the events of what changed in it. */

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { PlaceSchema } from '../places/places.schema.ts';
 import { WebhookUrlSchema } from '../webhooks/webhooks.schema.ts';
 

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { accountExclusion } from '../leads/exclusion.ts';
-import { placesVersion } from '../places/place-changes.repository.ts';
 import { defaultWindowDays, type OpenAt } from '../places/opening-hours.reads.ts';
 import { hoursNotReady, hoursReadiness } from '../places/opening-hours.recent.ts';
-import { findPlacesByIds } from '../search/query/place-query.repository.ts';
+import { placesVersion } from '../places/place-changes.repository.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
+import { findPlacesByIds } from '../search/query/place-query.repository.ts';
 import { getSearchForAccount } from '../search/saved-searches.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
 import type { EvaluatorHooks, MonitorCriteria } from './monitors.evaluator.ts';
 import * as repo from './monitors.repository.ts';
-import { monitorEventKinds, type CreateMonitor, type MonitorView } from './monitors.schema.ts';
+import { type CreateMonitor, type MonitorView, monitorEventKinds } from './monitors.schema.ts';
 
 export interface MonitorLimits {
   perAccount: number;

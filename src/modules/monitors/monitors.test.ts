@@ -8,7 +8,7 @@ import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
-import { buildReplication, serveFeed, type FeedServer, type ReplicationFixture } from '../../../test/helpers/replication.ts';
+import { buildReplication, type FeedServer, type ReplicationFixture, serveFeed } from '../../../test/helpers/replication.ts';
 import { followFeed } from '../importers/follow.service.ts';
 import { getSearchForAccount } from '../search/saved-searches.ts';
 import { evaluateMonitors } from './monitors.evaluator.ts';

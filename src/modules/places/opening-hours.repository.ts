@@ -1,8 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
-import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
-import { placesVersion } from './place-changes.repository.ts';
 import {
   type HoursDb,
   type HoursWindow,
@@ -11,6 +9,8 @@ import {
   tables,
   windowDaysBefore,
 } from './opening-hours.reads.ts';
+import { inFixedOffsetZone, namesHolidays, scheduleIntervals, timeZoneAt } from './opening-hours.ts';
+import { placesVersion } from './place-changes.repository.ts';
 
 const dayMs = 86_400_000;
 

@@ -4,12 +4,12 @@ import { realHoursValues } from '../../../test/helpers/opening-hours.ts';
 import {
   inFixedOffsetZone,
   instantOfWallClock,
+  type OpenInterval,
   openIntervals,
   parseOpeningHours,
   scheduleIntervals,
   timeZoneAt,
   wallClockOf,
-  type OpenInterval,
 } from './opening-hours.ts';
 
 /** The offset from UTC (ms) of a zone at an instant, read from Intl's own offset name: a path the code under test does not use. */

@@ -1,14 +1,14 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import type { Db } from '../../infra/db/database.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { startImportRun, testPlaceRecord, zeroCounters } from '../../../test/helpers/places.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { conflate } from '../conflation/conflation.service.ts';
 import { finishRun } from '../importers/import-runs.repository.ts';
+import { placeChangesSince, placesVersion, prunePlaceChanges } from './place-changes.repository.ts';
 import type { PlaceRecord } from './place-record.ts';
 import { createPlaceWriter } from './places.writer.ts';
-import { placeChangesSince, placesVersion, prunePlaceChanges } from './place-changes.repository.ts';
 
 const record = testPlaceRecord;
 

@@ -1,4 +1,4 @@
-import { sql, type SqlBool } from 'kysely';
+import { type SqlBool, sql } from 'kysely';
 
 /**
  * Facts of a place record as SQL over `places`, the one definition each: what its contacts are (the source's and

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { contentHash, derivedPlaceColumns, placeColumns, publicPlaceId, type PlaceRecord } from './place-record.ts';
+import { test } from 'node:test';
+import { contentHash, derivedPlaceColumns, type PlaceRecord, placeColumns, publicPlaceId } from './place-record.ts';
 
 type Stored = Omit<PlaceRecord, 'content_hash'>;
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
-import { publicPlaceSelection, type PublicPlaceRow } from './places.schema.ts';
+import { type PublicPlaceRow, publicPlaceSelection } from './places.schema.ts';
 
 /** Lookups of one place by id: what the places module reads of its own record for its details. */
 

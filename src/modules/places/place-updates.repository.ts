@@ -1,6 +1,6 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import type { Database } from '../../infra/db/schema.ts';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { PlaceTrustColumns } from '../../infra/db/schema.trust.ts';
+import type { Database } from '../../infra/db/schema.ts';
 
 /**
  * The writes to `places` that other modules ask for, each joining the caller's open transaction (`trx`): what

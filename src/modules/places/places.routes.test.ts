@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { App } from '../../app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { placeFields, type PlaceDetails } from './places.schema.ts';
+import type { App } from '../../app.ts';
+import { type PlaceDetails, placeFields } from './places.schema.ts';
 
 for (const database of ['sqlite', 'postgres'] as const) {
   describe(`GET /api/v1/places/{id} on the Munich OpenStreetMap extract (${database})`, () => {

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../infra/db/database.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { PlaceDetailsSchema, publicPlaceIdPattern } from './places.schema.ts';
 import { getPlaceDetails } from './places.service.ts';
 

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
 import type { PlacesTable } from '../../infra/db/schema.ts';
 import { AppError } from '../../infra/errors.ts';

@@ -1,9 +1,9 @@
 import { basename } from 'node:path';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
-import { findPlaceRow, leadRecordOf } from './place-rows.repository.ts';
 import { placeContacts } from '../contacts/contacts.ts';
-import { placeRowToPlace, type PlaceDetails } from './places.schema.ts';
+import { findPlaceRow, leadRecordOf } from './place-rows.repository.ts';
+import { type PlaceDetails, placeRowToPlace } from './places.schema.ts';
 
 const osmElements: Record<string, string> = { n: 'node', w: 'way', r: 'relation' };
 

@@ -5,7 +5,7 @@ import { openTestPostgres, type TestDatabase } from '../../../test/helpers/datab
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { importFiles } from '../../bootstrap.ts';
 import { filtered } from '../search/query/criteria.sql.ts';
-import { type PlaceCriteria, noCriteria } from '../search/query/criteria.ts';
+import { noCriteria, type PlaceCriteria } from '../search/query/criteria.ts';
 
 /**
  * PostgreSQL: a full-text search must be answerable from indexes. It matches a word in the name OR in the

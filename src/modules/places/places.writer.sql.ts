@@ -1,4 +1,4 @@
-import { placeColumns, placeRowWidth, type PlaceRows } from './place-record.ts';
+import { type PlaceRows, placeColumns, placeRowWidth } from './place-record.ts';
 
 /**
  * The statements of the PostgreSQL place writer (places.writer.ts): the staging table a batch is copied into,

@@ -1,12 +1,12 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
-import { searchDocument } from '../../infra/text.ts';
-import { dialects, type openTestSqlite, type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
+import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { contentHash, placeRecordAt, placeRowsOf, publicPlaceId, type PlaceRecord } from './place-record.ts';
-import { createPlaceWriter } from './places.writer.ts';
+import { sql } from 'kysely';
+import { copyTestSqlite, dialects, type openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { startImportRun, zeroCounters } from '../../../test/helpers/places.ts';
+import { searchDocument } from '../../infra/text.ts';
+import { contentHash, type PlaceRecord, placeRecordAt, placeRowsOf, publicPlaceId } from './place-record.ts';
+import { createPlaceWriter } from './places.writer.ts';
 
 function record(sourceId: string, overrides: Partial<PlaceRecord> = {}): PlaceRecord {
   const base: Omit<PlaceRecord, 'content_hash'> = {

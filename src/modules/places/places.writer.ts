@@ -2,7 +2,7 @@ import type SQLite from 'better-sqlite3';
 import { byDialect, type PostgresDb, type SqliteDb } from '../../infra/db/dialect.ts';
 import { copyIn, copyTextOf } from '../../infra/db/pg-copy.ts';
 import { searchDocument } from '../../infra/text.ts';
-import { placeColumns, placeRowsOf, placeRowWidth, type PlaceRecord, type PlaceRows } from './place-record.ts';
+import { type PlaceRecord, type PlaceRows, placeColumns, placeRowsOf, placeRowWidth } from './place-record.ts';
 import { cityFold } from './place-text.ts';
 import {
   copyStaging,

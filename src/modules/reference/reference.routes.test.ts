@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
 import type { App } from '../../app.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
-import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { dialects } from '../../../test/helpers/databases.ts';
 
 const extract = new URL('../../../../shared/data/osm/monaco-2026.osm.pbf', import.meta.url).pathname;
 

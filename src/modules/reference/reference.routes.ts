@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { overloaded, problemResponses } from '../../infra/http/problem.ts';
 import { requestLang } from '../../infra/http/request-lang.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { categoryIndexFor } from '../taxonomy/taxonomy.ts';
 import type { ReferenceReadTasks } from './reference.reads.ts';
 import { CategoriesQuerySchema, CategoriesResponseSchema, CountriesQuerySchema, CountriesResponseSchema } from './reference.schema.ts';

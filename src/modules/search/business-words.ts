@@ -1,7 +1,7 @@
 import { foldText } from '../../infra/text.ts';
 import type { City } from '../geo/gazetteer.ts';
 import type { PlaceCriteria } from './query/criteria.ts';
-import { toChoice, type PlaceNameResolver, type SearchDeps, type SearchResolution, type TypeResolver } from './search.types.ts';
+import { type PlaceNameResolver, type SearchDeps, type SearchResolution, type TypeResolver, toChoice } from './search.types.ts';
 
 /**
  * A kind of business named in free text (`dentist`, `Zahnarzt`, `coffee shop`, `pizza Porto`): the words

@@ -1,8 +1,8 @@
 import type { City } from '../geo/gazetteer.ts';
-import { allowedEdits } from './query/typos.ts';
 import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
+import { allowedEdits } from './query/typos.ts';
 import type { PlacePage } from './search.reads.ts';
-import { toChoice, type SearchDeps, type SearchResolution } from './search.types.ts';
+import { type SearchDeps, type SearchResolution, toChoice } from './search.types.ts';
 
 /** Cities of the same name (or where places written with it are filed) a search looks through when its city has nothing. */
 const MAX_OTHER_CITIES = 200;

@@ -1,4 +1,4 @@
-import { getCountries, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { type CountryCode, getCountries, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { parse as parseHost } from 'tldts';
 import { foldText } from '../../infra/text.ts';
 import { normalisePhone } from '../geo/phone.ts';

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { App } from '../../app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { testPlaceRecord, writePlaces } from '../../../test/helpers/places.ts';
+import type { App } from '../../app.ts';
 import { LookupResponseSchema, V1SearchResponseSchema } from './search.schema.ts';
 
 FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)));

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
 import { munichExtract } from '../../../test/helpers/exports.ts';
 import { libraryOpenAt, tomorrowAt18 } from '../../../test/helpers/opening-hours.ts';
-import { sql } from 'kysely';
 import { loadGazetteer } from '../geo/gazetteer.ts';
 import { evaluateMonitors } from '../monitors/monitors.evaluator.ts';
 import { readHoursState } from '../places/opening-hours.reads.ts';

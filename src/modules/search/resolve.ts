@@ -1,18 +1,18 @@
+import { type Bbox, parseBbox } from '../../infra/bbox.ts';
 import { AppError } from '../../infra/errors.ts';
-import { parseBbox, type Bbox } from '../../infra/bbox.ts';
-import { deepFreeze } from '../../infra/json.ts';
-import type { PlaceCriteria, PlaceSort, TrustKind } from './query/criteria.ts';
-import { businessKindOfQuery } from './business-words.ts';
-import { readContact, type ContactReading } from './contact-query.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
-import { MapSearchQuerySchema, radiusM, type MapSearchQuery } from './search.schema.ts';
+import { deepFreeze } from '../../infra/json.ts';
+import { businessKindOfQuery } from './business-words.ts';
+import { type ContactReading, readContact } from './contact-query.ts';
+import type { PlaceCriteria, PlaceSort, TrustKind } from './query/criteria.ts';
+import { type MapSearchQuery, MapSearchQuerySchema, radiusM } from './search.schema.ts';
 import {
-  toChoice,
   type CityChoiceReason,
   type ResolvedNames,
   type SearchDeps,
   type SearchInput,
   type SearchResolution,
+  toChoice,
 } from './search.types.ts';
 
 /**

@@ -1,10 +1,10 @@
-import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { randomBytesFromPool } from '../../infra/random.ts';
-import { accountExclusion } from '../leads/exclusion.ts';
 import type { AccountExclusion } from '../leads/exclusion.sql.ts';
-import { parseStoredCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from './query/criteria.ts';
+import { accountExclusion } from '../leads/exclusion.ts';
+import { type PlaceCriteria, type PlaceKey, type PlaceSort, parseStoredCriteria } from './query/criteria.ts';
 import { findSearchById, findSearchForAccount, listRecentSearches, type SearchRow } from './search.repository.ts';
 import type { SavedSearch, SearchInput, SearchResolution } from './search.types.ts';
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp, type App } from '../../app.ts';
-import { loadConfig } from '../../config.ts';
-import { budgetChecks, rowBudgetStride } from '../../infra/db/time-budget.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { mergedNdjson } from '../../../test/helpers/osm.ts';
+import { type App, buildApp } from '../../app.ts';
+import { loadConfig } from '../../config.ts';
+import { budgetChecks, rowBudgetStride } from '../../infra/db/time-budget.ts';
 
 /**
  * Bounded work per search (src/modules/search/README.md, "Bounds"), on the real OpenStreetMap POIs of

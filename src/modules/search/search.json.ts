@@ -1,9 +1,9 @@
 import { jsonOf } from '../../infra/json.ts';
-import { pickFields, placeRowToPlace, type Place, type PlaceField } from '../places/places.schema.ts';
+import { type Place, type PlaceField, pickFields, placeRowToPlace } from '../places/places.schema.ts';
+import type { lookupPlaces } from './contact-lookup.ts';
 import type { PlacePage } from './search.reads.ts';
 import { defaultPerPage, type MapSearchQuery } from './search.schema.ts';
 import type { quickSearch } from './search.service.ts';
-import type { lookupPlaces } from './contact-lookup.ts';
 import type { SearchDeps, SearchPageResult } from './search.types.ts';
 
 /*

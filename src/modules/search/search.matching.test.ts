@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import { type PlaceCriteria, type PlaceSort, noCriteria } from './query/criteria.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../places/place-record.ts';
+import { noCriteria, type PlaceCriteria, type PlaceSort } from './query/criteria.ts';
 import { createSearchReads } from './search.reads.ts';
 
 /** The read tasks as a read-pool thread runs them (its count cache included). */

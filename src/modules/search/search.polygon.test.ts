@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Value } from '@sinclair/typebox/value';
 import { FormatRegistry } from '@sinclair/typebox';
-import type { App } from '../../app.ts';
+import { Value } from '@sinclair/typebox/value';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { dialects } from '../../../test/helpers/databases.ts';
+import type { App } from '../../app.ts';
 import { polygonLimits } from './polygon.ts';
 import { SearchPageSchema } from './search.schema.ts';
 

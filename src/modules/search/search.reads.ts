@@ -1,6 +1,13 @@
 import type { Db } from '../../infra/db/database.ts';
+import { checkTimeBudget } from '../../infra/db/time-budget.ts';
+import { Lru } from '../../infra/lru.ts';
 import { foldText } from '../../infra/text.ts';
-import { editDistance, fuzzyCandidateLimit, fuzzyDistance } from './query/typos.ts';
+import { placesVersion } from '../places/place-changes.repository.ts';
+import type { PublicPlaceRow } from '../places/places.schema.ts';
+import { type ContactHit, ContactIndex } from './engine/contact-index.ts';
+import { placeFactsCarrying } from './engine/engine.repository.ts';
+import { inPolygon } from './polygon.ts';
+import type { PlaceCriteria, PlaceKey, PlaceSort } from './query/criteria.ts';
 import {
   countPlaces,
   countPlacesBy,
@@ -11,15 +18,8 @@ import {
   findPlacesPage,
   type PlaceFacetColumn,
 } from './query/place-query.repository.ts';
-import { placesVersion } from '../places/place-changes.repository.ts';
-import type { PlaceCriteria, PlaceKey, PlaceSort } from './query/criteria.ts';
-import type { PublicPlaceRow } from '../places/places.schema.ts';
 import { findPlacesAfterId } from './query/place-stream.ts';
-import { checkTimeBudget } from '../../infra/db/time-budget.ts';
-import { Lru } from '../../infra/lru.ts';
-import { inPolygon } from './polygon.ts';
-import { ContactIndex, type ContactHit } from './engine/contact-index.ts';
-import { placeFactsCarrying } from './engine/engine.repository.ts';
+import { editDistance, fuzzyCandidateLimit, fuzzyDistance } from './query/typos.ts';
 
 /**
  * The read side of search: what runs in the read pool's worker threads (or inline). Every function

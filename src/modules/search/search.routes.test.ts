@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp, type App } from '../../app.ts';
+import { FormatRegistry, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
+import { dialects } from '../../../test/helpers/databases.ts';
+import { type App, buildApp } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import { loadGazetteer } from '../geo/gazetteer.ts';
 import { placeFields } from '../places/places.schema.ts';
-import { Value } from '@sinclair/typebox/value';
-import { FormatRegistry, type TSchema } from '@sinclair/typebox';
-import { SearchPageSchema, V1SearchResponseSchema } from './search.schema.ts';
 import { loadCategoryIndex } from '../taxonomy/taxonomy.ts';
-import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { dialects } from '../../../test/helpers/databases.ts';
+import { SearchPageSchema, V1SearchResponseSchema } from './search.schema.ts';
 
 const data = new URL('../../../../shared/data/', import.meta.url);
 const extracts = ['osm/munich-center-2020.osm.pbf', 'osm/tokyo-center.osm.pbf', 'ratings/gmaps-scraper-europe-115.csv.gz'].map(

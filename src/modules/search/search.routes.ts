@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../infra/errors.ts';
 import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { readJsonGetBody } from '../../infra/http/get-body.ts';
 import { overloadedOrPreparing, problemResponses } from '../../infra/http/problem.ts';
 import { requestLang } from '../../infra/http/request-lang.ts';
-import { lookupJson, searchPageJson, v1SearchJson } from './search.json.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { lookupPlaces } from './contact-lookup.ts';
+import { lookupJson, searchPageJson, v1SearchJson } from './search.json.ts';
 import {
   FacetsQuerySchema,
   FacetsResponseSchema,
@@ -17,8 +17,8 @@ import {
   MapSearchQuerySchema,
   SearchPageSchema,
   V1SearchBodySchema,
-  V1SearchResponseSchema,
   type V1SearchInput,
+  V1SearchResponseSchema,
 } from './search.schema.ts';
 import { quickSearch, searchFacets, searchPlaces, searchPlacesInArea } from './search.service.ts';
 import type { Search } from './search.ts';

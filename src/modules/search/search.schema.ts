@@ -1,9 +1,9 @@
-import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import { placeSorts, type PlaceSort } from './query/criteria.ts';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
 import { emailStatuses, phoneTypes, websiteStatuses } from '../contacts/trust.types.ts';
 import { PlaceSchema, placeFields } from '../places/places.schema.ts';
+import { type FacetDimension, facetDimensions } from './engine/bitmap-index.ts';
 import { polygonLimits } from './polygon.ts';
-import { facetDimensions, type FacetDimension } from './engine/bitmap-index.ts';
+import { type PlaceSort, placeSorts } from './query/criteria.ts';
 
 /** Bounds of `per_page` and `radius` (metres), shared by the schema and the service. */
 export const perPage = { default: 20, min: 1, max: 100 } as const;

@@ -1,25 +1,24 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
+import { copyTestSqlite, dialects, type openTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { writePlaces } from '../../../test/helpers/places.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { AppError } from '../../infra/errors.ts';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
-import { storedPlaceText } from '../places/place-text.ts';
-import { countPlaces, findPlacesPage } from './query/place-query.repository.ts';
 import { placesVersion } from '../places/place-changes.repository.ts';
-import { type PlaceCriteria, noCriteria } from './query/criteria.ts';
-import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
-import { dialects, type openTestSqlite, type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
-import { writePlaces } from '../../../test/helpers/places.ts';
-import { createReadTasks, readTasksModule } from './read-tasks.ts';
-import { createSearchReads } from './search.reads.ts';
-import { fuzzyDistance, substringEditDistance } from './query/typos.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../places/place-record.ts';
+import { storedPlaceText } from '../places/place-text.ts';
 import { countSearchPlaces, iterateSearchPlaces } from './bulk-reads.ts';
-import { quickSearch } from './search.service.ts';
+import { noCriteria, type PlaceCriteria } from './query/criteria.ts';
+import { countPlaces, findPlacesPage } from './query/place-query.repository.ts';
+import { fuzzyDistance, substringEditDistance } from './query/typos.ts';
+import { createReadTasks, readTasksModule } from './read-tasks.ts';
 import { getSearchForAccount } from './saved-searches.ts';
-import type { SavedSearch, SearchDeps } from './search.types.ts';
-import { createSearch } from './search.ts';
-import { saveNewSearch } from './search.service.ts';
+import { createSearchReads } from './search.reads.ts';
 import { findSearchForAccount, insertSearch } from './search.repository.ts';
+import { quickSearch, saveNewSearch } from './search.service.ts';
+import { createSearch } from './search.ts';
+import type { SavedSearch, SearchDeps } from './search.types.ts';
 
 /** The read tasks as a read-pool thread runs them (its count cache included). */
 const { countMatches, searchPage } = createSearchReads();

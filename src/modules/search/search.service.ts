@@ -5,16 +5,16 @@ import { foldText } from '../../infra/text.ts';
 import { citiesByIds } from '../geo/geo.ts';
 import { accountExclusion, withoutSuppressions } from '../leads/exclusion.ts';
 import { defaultWindowDays } from '../places/opening-hours.reads.ts';
-import { parseFields, type PlaceField } from '../places/places.schema.ts';
+import { type PlaceField, parseFields } from '../places/places.schema.ts';
 import { searchOtherCities } from './city-fallback.ts';
+import { matchContact } from './contact-lookup.ts';
 import type { FacetDimension } from './engine/bitmap-index.ts';
 import { describeOpen, openFilterOf, unparsedCriteria } from './open-filter.ts';
-import { parseSearchPolygon, polygonBbox, type MultiPolygonCoordinates } from './polygon.ts';
+import { type MultiPolygonCoordinates, parseSearchPolygon, polygonBbox } from './polygon.ts';
 import { fuzzyNarrowed } from './query/criteria.sql.ts';
 import type { PlaceCriteria, PlaceSort } from './query/criteria.ts';
 import { allowedEdits } from './query/typos.ts';
-import { bad, queryWords, resolveSearchCached, type ResolvedSearch } from './resolve.ts';
-import { matchContact } from './contact-lookup.ts';
+import { bad, queryWords, type ResolvedSearch, resolveSearchCached } from './resolve.ts';
 import {
   asSaved,
   decodeSearchCursor,
@@ -25,7 +25,7 @@ import {
   onlyNewOf,
   searchAsItRunsNow,
 } from './saved-searches.ts';
-import { rowCheck, type PlacePage } from './search.reads.ts';
+import { type PlacePage, rowCheck } from './search.reads.ts';
 import {
   defaultPerPage,
   type FacetsQuery,

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { emailStatuses, phoneTypes, websiteStatuses } from '../contacts/trust.types.ts';
-import { refreshTrust } from '../trust/trust.service.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { emailStatuses, phoneTypes, websiteStatuses } from '../contacts/trust.types.ts';
+import { refreshTrust } from '../trust/trust.service.ts';
 
 const data = new URL('../../../../shared/data/', import.meta.url);
 const monaco = new URL('osm/monaco-2026.osm.pbf', data).pathname;

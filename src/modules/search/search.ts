@@ -3,10 +3,10 @@ import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { Lru } from '../../infra/lru.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
-import { SqlSearchEngine, type SearchEngine } from './engine/search-engine.ts';
+import { type SearchEngine, SqlSearchEngine } from './engine/search-engine.ts';
 import { fuzzyCandidateLimit } from './query/typos.ts';
-import { createSearchInserter } from './search.repository.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
+import { createSearchInserter } from './search.repository.ts';
 import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.types.ts';
 import { createPlaceNameResolver, createTypeResolver } from './type-resolver.ts';
 

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createReadPool } from '../../infra/db/read-pool.ts';
-import { AppError } from '../../infra/errors.ts';
-import { contentHash, publicPlaceId, type PlaceRecord } from '../places/place-record.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { writePlaces } from '../../../test/helpers/places.ts';
+import { createReadPool } from '../../infra/db/read-pool.ts';
+import { AppError } from '../../infra/errors.ts';
+import { contentHash, type PlaceRecord, publicPlaceId } from '../places/place-record.ts';
 import { createReadTasks, readTasksModule } from './read-tasks.ts';
 import { quickSearch } from './search.service.ts';
-import type { SearchDeps, SearchInput } from './search.types.ts';
 import { createSearch } from './search.ts';
+import type { SearchDeps, SearchInput } from './search.types.ts';
 
 const MUNICH = 2867714;
 const RABAT_MA = 2538475;

@@ -2,10 +2,10 @@ import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
 import { Lru } from '../../infra/lru.ts';
 import { findCitiesFiledAs } from '../geo/address-cities.ts';
-import { loadGazetteer, type City } from '../geo/gazetteer.ts';
+import { type City, loadGazetteer } from '../geo/gazetteer.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
 import { SqlPlaceNames } from '../geo/place-names.ts';
-import { categoryIndexFor, type CategoryIndex } from '../taxonomy/taxonomy.ts';
+import { type CategoryIndex, categoryIndexFor } from '../taxonomy/taxonomy.ts';
 import type { PlaceNameResolver, TypeResolver } from './search.types.ts';
 
 /** `type=` through the taxonomy's category index: a name, alias or term in any language, plurals, slugs, OSM tags. */

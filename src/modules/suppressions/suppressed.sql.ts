@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { foundValid } from '../places/place-facts.ts';
 import type { SuppressionKind } from './suppressions.schema.ts';
 

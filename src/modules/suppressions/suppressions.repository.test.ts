@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { createAccountWithToken } from '../../../test/helpers/accounts.ts';
+import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
 import {
   commitUpload,
   deleteAllEntries,

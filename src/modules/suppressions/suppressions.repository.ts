@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
 import type { SuppressionKind } from './suppressions.schema.ts';

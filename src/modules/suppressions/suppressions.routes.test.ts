@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import type { App } from '../../app.ts';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import { munichExtract } from '../../../test/helpers/exports.ts';
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
 import { DashboardClient } from '../../../test/helpers/dashboard-client.ts';
+import { munichExtract } from '../../../test/helpers/exports.ts';
+import type { App } from '../../app.ts';
 import type { LeadsPage } from '../leads/leads.schema.ts';
 import type { Deleted, SuppressionsAdded, SuppressionsPage } from './suppressions.schema.ts';
 import { addSuppressions } from './suppressions.service.ts';

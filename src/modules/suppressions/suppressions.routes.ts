@@ -1,21 +1,21 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
+import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import {
   DeleteAllQuerySchema,
   DeletedSchema,
+  maxCsvEntries,
   SuppressionParamsSchema,
   SuppressionsAddedSchema,
+  type SuppressionsBody,
   SuppressionsBodySchema,
   SuppressionsListQuerySchema,
   SuppressionsPageSchema,
   SuppressionsUploadQuerySchema,
-  maxCsvEntries,
-  type SuppressionsBody,
 } from './suppressions.schema.ts';
 import {
   addSuppressions,

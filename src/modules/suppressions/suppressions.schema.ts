@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 
 /** The kinds of entries a suppression list holds, each matched against a place by its own key. */
 export const suppressionKinds = ['phone', 'domain', 'email', 'place'] as const;

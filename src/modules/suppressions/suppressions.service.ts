@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import type { Db } from '../../infra/db/database.ts';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
+import type { Db } from '../../infra/db/database.ts';
 import { AppError, type FieldError } from '../../infra/errors.ts';
 import { registrableDomain } from '../../infra/web-domain.ts';
 import { normalisePhone } from '../geo/phone.ts';
-import { suppressionKinds, type SuppressionKind } from './suppressions.schema.ts';
 import {
   commitUpload,
   deleteAllEntries,
@@ -15,20 +14,19 @@ import {
   discardUpload,
   findListState,
   listEntries,
-  stageEntries,
   type SuppressionEntry,
+  stageEntries,
 } from './suppressions.repository.ts';
-import {
+import { 
+  type Deleted,
   listedRejections,
   maxCsvBytes,
-  maxCsvEntries,
-  suppressionsPerPage,
-  type Deleted,
+  maxCsvEntries,type SuppressionKind, 
   type SuppressionsAdded,
   type SuppressionsBody,
   type SuppressionsListQuery,
-  type SuppressionsPage,
-} from './suppressions.schema.ts';
+  type SuppressionsPage,suppressionKinds, 
+  suppressionsPerPage,} from './suppressions.schema.ts';
 
 const placeIdPattern = /^plc_[a-z2-7]{16}$/;
 const emailPattern = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type TestDatabase, copyTestSqlite } from '../../../test/helpers/databases.ts';
+import { copyTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { loadTaxonomyNames } from './taxonomy.build.ts';
 import { categoryIndexFor, loadCategoryIndex, syncTaxonomy } from './taxonomy.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { PlaceInput } from '../places/place-input.ts';
 import { SOURCE_OVERRIDES } from './source-overrides.ts';
 import { loadTaxonomy } from './taxonomy.build.ts';

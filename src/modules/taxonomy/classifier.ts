@@ -1,10 +1,10 @@
 import { foldText } from '../../infra/text.ts';
 import type { PlaceInput } from '../places/place-input.ts';
-import type { Classifier } from './taxonomy.types.ts';
 import { createOsmMatcher } from './osm-matcher.ts';
-import { RESTAURANT_SOURCES, SOURCE_OVERRIDES } from './source-overrides.ts';
 import { lookUpSourceMap, SOURCE_MAPS } from './source-maps/index.ts';
+import { RESTAURANT_SOURCES, SOURCE_OVERRIDES } from './source-overrides.ts';
 import { loadEnglishNames, loadTaxonomy, loadTaxonomyNames, type Taxonomy, type TaxonomyName } from './taxonomy.build.ts';
+import type { Classifier } from './taxonomy.types.ts';
 
 /** A source term mapped onto the taxonomy. `strong`: a name, alias, override or cuisine; weak: a search term or a fallback. */
 export interface TermHit {

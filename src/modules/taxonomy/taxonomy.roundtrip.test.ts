@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { copyTestSqlite, type openTestSqlite } from '../../../test/helpers/databases.ts';
 import { importFiles } from '../../bootstrap.ts';
 import { createReadPool } from '../../infra/db/read-pool.ts';
 import { createReadTasks, readTasksModule } from '../search/read-tasks.ts';
 import { queryWords } from '../search/resolve.ts';
 import { quickSearch } from '../search/search.service.ts';
-import type { SearchDeps } from '../search/search.types.ts';
 import { createSearch } from '../search/search.ts';
-import { type openTestSqlite, copyTestSqlite } from '../../../test/helpers/databases.ts';
+import type { SearchDeps } from '../search/search.types.ts';
 import { loadTaxonomy, loadTaxonomyNames } from './taxonomy.build.ts';
 import { loadCategoryIndex } from './taxonomy.ts';
 

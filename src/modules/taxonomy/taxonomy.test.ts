@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { foldText } from '../../infra/text.ts';
 import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts';
+import { foldText } from '../../infra/text.ts';
 import { loadTaxonomy } from './taxonomy.build.ts';
 import { syncTaxonomy } from './taxonomy.ts';
 

@@ -1,12 +1,12 @@
 import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
-import { createCategoryIndex, namesInMemory, type CategoryIndex } from './category-index.ts';
+import { type CategoryIndex, createCategoryIndex, namesInMemory } from './category-index.ts';
 import { loadTaxonomy, loadTaxonomyNames, readTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
 import { findTaxonomyVersion, SqlCategoryNames, taxonomyStore } from './taxonomy.repository.ts';
 
-export { loadClassifier } from './classifier.ts';
-export { readFieldLabels, type FieldLabel } from './taxonomy.build.ts';
 export type { Category, CategoryCandidate, CategoryIndex, ResolveResult } from './category-index.ts';
+export { loadClassifier } from './classifier.ts';
+export { type FieldLabel, readFieldLabels } from './taxonomy.build.ts';
 
 /**
  * Writes the category taxonomy (from @openstreetmap/id-tagging-schema) into `categories` and `category_names`,

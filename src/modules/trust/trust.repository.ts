@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
-import type { Database } from '../../infra/db/schema.ts';
 import type { PlaceTrustColumns } from '../../infra/db/schema.trust.ts';
+import type { Database } from '../../infra/db/schema.ts';
 
 /**
  * The SQL of the trust pass: its state (`trust_state`, this module's table), and what it reads to judge a

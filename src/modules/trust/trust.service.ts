@@ -1,8 +1,8 @@
+import type { Db } from '../../infra/db/database.ts';
 import { type FoundContacts, validFound } from '../contacts/contacts.ts';
 import { emailDomainsOf, judgeContacts, type TrustSubject, type TrustVoice } from '../contacts/trust.ts';
-import { type TrustModel, trustModel } from '../contacts/trust-model.ts';
 import type { StoredTrust } from '../contacts/trust.types.ts';
-import type { Db } from '../../infra/db/database.ts';
+import { type TrustModel, trustModel } from '../contacts/trust-model.ts';
 import { placeChangesSince, placesVersion } from '../places/place-changes.repository.ts';
 import { setPlaceTrust, type TrustOnPlace } from '../places/place-updates.repository.ts';
 import {

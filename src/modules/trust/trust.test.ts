@@ -5,11 +5,11 @@ import { dialects, type TestDatabase } from '../../../test/helpers/databases.ts'
 import { startImportRun, testPlaceRecord, zeroCounters } from '../../../test/helpers/places.ts';
 import { conflate } from '../conflation/conflation.service.ts';
 import type { FoundContacts } from '../contacts/contacts.ts';
-import type { TrustModel } from '../contacts/trust-model.ts';
 import type { StoredTrust } from '../contacts/trust.types.ts';
+import type { TrustModel } from '../contacts/trust-model.ts';
+import { placesVersion } from '../places/place-changes.repository.ts';
 import type { PlaceRecord } from '../places/place-record.ts';
 import { placeRowToPlace, publicPlaceSelection } from '../places/places.schema.ts';
-import { placesVersion } from '../places/place-changes.repository.ts';
 import { createPlaceWriter } from '../places/places.writer.ts';
 import { placesOfEmailDomains, placesOfSites } from './trust.repository.ts';
 import { recomputeTrust, refreshTrust } from './trust.service.ts';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { OutboundRefused } from '../../infra/http/outbound-guard.ts';
 import { postJson } from './outbound.ts';
-import { retryDelayMs } from './webhooks.service.ts';
 import { signPayload } from './signature.ts';
-import { createHmac } from 'node:crypto';
+import { retryDelayMs } from './webhooks.service.ts';
 
 describe('postJson: the outbound guard against server-side request forgery', () => {
   let server: Server;

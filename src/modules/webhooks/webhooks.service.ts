@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { PollLoop } from '../../infra/poll-loop.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { OutboundRefused } from '../../infra/http/outbound-guard.ts';
-import { postJson, type OutboundOptions } from './outbound.ts';
-import * as repo from './webhooks.repository.ts';
+import { PollLoop } from '../../infra/poll-loop.ts';
+import { type OutboundOptions, postJson } from './outbound.ts';
 import { newWebhookSecret, signatureHeader, signPayload } from './signature.ts';
+import * as repo from './webhooks.repository.ts';
 
 /**
  * The kinds of job whose end is told by webhook. A delivery's `job_id` is an id in its kind's table (no foreign

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * The country counterpart of 0006: a kind of business in a country, most reviewed first, from index

@@ -1,5 +1,5 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
 import { dialects, type TestDatabase } from '../../../../test/helpers/databases.ts';
 import { migrations } from './index.ts';

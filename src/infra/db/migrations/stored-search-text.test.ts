@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator, type Kysely } from 'kysely';
+import { after, before, describe, test } from 'node:test';
+import { type Kysely, Migrator } from 'kysely';
 import { openTestSqlite } from '../../../../test/helpers/databases.ts';
 import { runTool } from '../../../../test/helpers/tools.ts';
 import { foldText, searchDocument } from '../../text.ts';

@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator, sql, type Kysely } from 'kysely';
+import { after, before, describe, test } from 'node:test';
+import { type Kysely, Migrator, sql } from 'kysely';
 import { dialects, type TestDatabase } from '../../../../test/helpers/databases.ts';
 import { migrations } from './index.ts';
 

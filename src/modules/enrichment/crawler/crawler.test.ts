@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createSecureContext } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
+import { createSecureContext } from 'node:tls';
 import { createGzip } from 'node:zlib';
 import iconv from 'iconv-lite';
 import { startDnsServer } from '../../../../test/helpers/dns-server.ts';
 import { createResolver } from '../resolver.ts';
-import { Crawler, parseRetryAfter, type CrawlerOptions } from './crawler.ts';
+import { Crawler, type CrawlerOptions, parseRetryAfter } from './crawler.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

@@ -3,10 +3,10 @@ import { checkAddresses, isPublicAddress, OutboundRefused, parseOutboundUrl, url
 import { registrableDomain } from '../../../infra/web-domain.ts';
 import type { Resolver } from '../resolver.ts';
 import { decodeHtml } from './charset.ts';
-import { httpGet, type GetLimits, type GetResult } from './http-get.ts';
+import { type GetLimits, type GetResult, httpGet } from './http-get.ts';
 import { analysePage } from './page-links.ts';
 import { HostGate, Semaphore } from './politeness.ts';
-import { allowAll, parseRobots, robotsAgentOf, robotsAllow, RobotsCache, type RobotsRules } from './robots.ts';
+import { allowAll, parseRobots, RobotsCache, type RobotsRules, robotsAgentOf, robotsAllow } from './robots.ts';
 
 export interface CrawlerOptions {
   /** Sent with every request and matched against robots.txt groups by its product token (ENRICH_USER_AGENT). */

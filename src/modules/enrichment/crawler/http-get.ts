@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { pipeline, Writable, type Transform } from 'node:stream';
+import { pipeline, type Transform, Writable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { pinnedLookup } from '../../../infra/http/outbound-guard.ts';
 

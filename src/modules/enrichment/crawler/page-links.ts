@@ -1,7 +1,7 @@
 import { DomUtils, ElementType, parseDocument } from 'htmlparser2';
 import { foldText } from '../../../infra/text.ts';
-import { contactKeywords, contactPageWeights, type ContactPageKind } from './contact-keywords.ts';
 import { withinNesting } from '../extract/page-scan.ts';
+import { type ContactPageKind, contactKeywords, contactPageWeights } from './contact-keywords.ts';
 
 /** Depth past which a page's links are left unread (see `withinNesting`): far deeper than real pages nest. */
 const LINK_NESTING = 1_000;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HostGate, Semaphore } from './politeness.ts';
-import { parseRobots, robotsAgentOf, RobotsCache, type RobotsRules } from './robots.ts';
+import { parseRobots, RobotsCache, type RobotsRules, robotsAgentOf } from './robots.ts';
 
 describe('Semaphore', () => {
   test('lets at most its limit in, serves waiters in order, and drops a waiter whose signal aborts', async () => {

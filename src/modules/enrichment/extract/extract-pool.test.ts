@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { ExtractionPool } from './extract-pool.ts';
 import { extractContacts, type PageInput } from './extract.ts';
+import { ExtractionPool } from './extract-pool.ts';
 
 describe('ExtractionPool', () => {
   const pool = new ExtractionPool(2, 1);

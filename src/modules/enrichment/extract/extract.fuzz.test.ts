@@ -1,8 +1,8 @@
-import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { normaliseEmail } from './emails.ts';
 import { canonicalSocial } from '../../contacts/socials.ts';
+import { normaliseEmail } from './emails.ts';
 import { extractContacts } from './extract.ts';
 
 /**

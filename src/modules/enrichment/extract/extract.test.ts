@@ -1,9 +1,9 @@
-import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
 import { canonicalSocial } from '../../contacts/socials.ts';
-import { extractContacts, type ExtractedContacts } from './extract.ts';
-import { decodeCloudflareEmail } from './page-scan.ts';
 import { normaliseEmail } from './emails.ts';
+import { type ExtractedContacts, extractContacts } from './extract.ts';
+import { decodeCloudflareEmail } from './page-scan.ts';
 
 const site = 'https://www.baeckerei-huber.de/';
 const extract = (html: string, countryCode: string | null = 'DE', url = site): ExtractedContacts =>

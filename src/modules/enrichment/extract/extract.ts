@@ -1,9 +1,9 @@
 import { getDomain } from 'tldts';
-import { contactPageUrl } from './contact-page.ts';
-import { CREDIT, emailsInLinkQuery, emailsInValue, emailsInText, normaliseEmail } from './emails.ts';
-import { scanPage, type PageScan } from './page-scan.ts';
-import { phoneFromMarkup, phonesInText } from './phones.ts';
 import { canonicalSocial, type SocialNetwork } from '../../contacts/socials.ts';
+import { contactPageUrl } from './contact-page.ts';
+import { CREDIT, emailsInLinkQuery, emailsInText, emailsInValue, normaliseEmail } from './emails.ts';
+import { type PageScan, scanPage } from './page-scan.ts';
+import { phoneFromMarkup, phonesInText } from './phones.ts';
 
 /** A fetched page; `html` is already decoded to a string. */
 export interface PageInput {

@@ -1,4 +1,4 @@
-import { findPhoneNumbersInText, isSupportedCountry, type CountryCode } from 'libphonenumber-js/max';
+import { type CountryCode, findPhoneNumbersInText, isSupportedCountry } from 'libphonenumber-js/max';
 import { normalisePhone } from '../../geo/phone.ts';
 
 export interface PhoneInText {

@@ -1,7 +1,7 @@
-import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type LabelledPage, loadLabelledSet, precision, recall, scorePages } from '../../../../test/helpers/contacts-labelled-set.ts';
 import { normalisePhone } from '../../geo/phone.ts';
-import { loadLabelledSet, precision, recall, scorePages, type LabelledPage } from '../../../../test/helpers/contacts-labelled-set.ts';
 import { extractContacts } from './extract.ts';
 
 // The saved business pages of ../shared/data/websites, read by path; truth in test/fixtures/contacts/judged-contacts.json.

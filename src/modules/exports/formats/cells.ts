@@ -2,14 +2,14 @@ import { placeContacts } from '../../contacts/contacts.ts';
 import { internationalPhone } from '../../contacts/evidence.ts';
 import type { EmailTrust, PhoneTrust, StoredTrust, WebsiteTrust } from '../../contacts/trust.types.ts';
 import {
-  pickFields,
-  placeRowToPlace,
-  placeTupleToRow,
-  publicColumnIndex,
   type Place,
   type PlaceField,
   type PublicPlaceRow,
   type PublicPlaceTuple,
+  pickFields,
+  placeRowToPlace,
+  placeTupleToRow,
+  publicColumnIndex,
 } from '../../places/places.schema.ts';
 
 /**

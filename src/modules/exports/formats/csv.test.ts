@@ -3,7 +3,7 @@ import { buffer } from 'node:stream/consumers';
 import { describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { placeFields, type PlaceField } from '../../places/places.schema.ts';
+import { type PlaceField, placeFields } from '../../places/places.schema.ts';
 import { guardFormula, isPlainPhoneNumber, tabularHeader } from './cells.ts';
 import { csvLine, placesToCsv } from './csv.ts';
 import { inBatches, placeRow } from './formats.fixtures.ts';

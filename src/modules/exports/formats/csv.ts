@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { cellPlan, guardFormula, joinedList, tabularHeader, type Cell, type PlaceBatches } from './cells.ts';
+import { type Cell, cellPlan, guardFormula, joinedList, type PlaceBatches, tabularHeader } from './cells.ts';
 
 /**
  * RFC 4180 CSV for spreadsheets: UTF-8 with a byte-order mark (so Excel reads it as UTF-8), CRLF line

@@ -1,4 +1,4 @@
-import { placeRowToTuple, type PlaceRow, type PublicPlaceTuple } from '../../places/places.schema.ts';
+import { type PlaceRow, type PublicPlaceTuple, placeRowToTuple } from '../../places/places.schema.ts';
 
 /** A place row as the database returns it, for format tests that need exact cell contents. */
 export function placeRow(id: number, overrides: Partial<PlaceRow> = {}): PlaceRow {

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { buffer } from 'node:stream/consumers';
-import { setImmediate as tick } from 'node:timers/promises';
 import { describe, test } from 'node:test';
+import { setImmediate as tick } from 'node:timers/promises';
 import XLSX from 'xlsx';
-import { placeFields, placeRowToPlace, placeRowToTuple, type PlaceField, type PublicPlaceTuple } from '../../places/places.schema.ts';
+import { type PlaceField, type PublicPlaceTuple, placeFields, placeRowToPlace, placeRowToTuple } from '../../places/places.schema.ts';
 import { placeCellBatches, tabularHeader } from './cells.ts';
-import { inBatches, placeRow } from './formats.fixtures.ts';
-import { exportFormats, exportFormatNames } from './index.ts';
 import { placesToCsv } from './csv.ts';
+import { inBatches, placeRow } from './formats.fixtures.ts';
+import { exportFormatNames, exportFormats } from './index.ts';
 import { placesToXlsx } from './xlsx.ts';
 
 /** The trust columns of a place the trust pass has not seen. */

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { placeRowToPlace, placeTupleToRow, pickFields } from '../../places/places.schema.ts';
+import { pickFields, placeRowToPlace, placeTupleToRow } from '../../places/places.schema.ts';
 import type { PlaceBatches } from './cells.ts';
 
 /**

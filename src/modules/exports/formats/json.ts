@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { pickedPlaces, type PlaceBatches } from './cells.ts';
+import { type PlaceBatches, pickedPlaces } from './cells.ts';
 
 /**
  * A plain JSON array of places (the chosen fields), written element by element. No envelope: the

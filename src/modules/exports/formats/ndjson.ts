@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { pickedPlaces, type PlaceBatches } from './cells.ts';
+import { type PlaceBatches, pickedPlaces } from './cells.ts';
 
 /** Newline-delimited JSON: one place object per line (the chosen fields), `\n` after every line. */
 export function placesToNdjson(batches: PlaceBatches, fields: readonly PlaceField[]): Readable {

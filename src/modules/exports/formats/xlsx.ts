@@ -1,7 +1,7 @@
-import { PassThrough, Readable, pipeline } from 'node:stream';
+import { PassThrough, pipeline, Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { PlaceField } from '../../places/places.schema.ts';
-import { placeCellBatches, tabularHeader, type Cell, type PlaceBatches } from './cells.ts';
+import { type Cell, type PlaceBatches, placeCellBatches, tabularHeader } from './cells.ts';
 
 /** Excel's limits: 1,048,576 rows per sheet (one is the header here) and 32,767 characters per cell. */
 export const excelMaxRows = 1_048_576;

@@ -1,8 +1,8 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../../infra/errors.ts';
 import { guardedStream } from '../../../infra/http/guarded-get.ts';
 import type { HttpReadOptions } from '../importer.types.ts';

@@ -1,5 +1,5 @@
 import type { Db } from '../../../infra/db/database.ts';
-import { countryCoverage, type Coverage } from '../../places/coverage.repository.ts';
+import { type Coverage, countryCoverage } from '../../places/coverage.repository.ts';
 import type { Enricher } from '../enrich.ts';
 import type { ImportProgress } from '../import.service.ts';
 import type { HttpReadOptions } from '../importer.types.ts';

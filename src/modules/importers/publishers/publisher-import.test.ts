@@ -1,23 +1,23 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
+import { after, before, describe, test } from 'node:test';
 import { spawnCli } from '../../../../test/helpers/cli.ts';
+import { sharedData } from '../../../../test/helpers/conflation-sample.ts';
 import { dialects, openTestSqlite, type TestDatabase } from '../../../../test/helpers/databases.ts';
 import {
   buildFoursquareRelease,
   buildGeofabrikMirror,
   buildOvertureRelease,
-  mirrorFlags,
-  portoExtract,
-  serveMirror,
   type GeofabrikMirror,
   type MirrorPart,
   type MirrorServer,
+  mirrorFlags,
+  portoExtract,
+  serveMirror,
 } from '../../../../test/helpers/mirrors.ts';
-import { sharedData } from '../../../../test/helpers/conflation-sample.ts';
 import { prepareDatabase } from '../../../bootstrap.ts';
 import { countryCoverage } from '../../places/coverage.repository.ts';
 import { enrichPlace } from '../enrich.ts';

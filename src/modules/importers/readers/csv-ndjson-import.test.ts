@@ -1,12 +1,12 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadEnricher } from '../../../bootstrap.ts';
-import { openDatabase, type Db } from '../../../infra/db/database.ts';
-import { runImport, type ImportProgress, type ImportSummary } from '../import.service.ts';
+import { after, before, describe, test } from 'node:test';
 import { copySqliteTemplate } from '../../../../test/helpers/templates.ts';
+import { loadEnricher } from '../../../bootstrap.ts';
+import { type Db, openDatabase } from '../../../infra/db/database.ts';
+import { type ImportProgress, type ImportSummary, runImport } from '../import.service.ts';
 
 const data = resolve(import.meta.dirname, '../../../../../shared/data');
 

@@ -1,13 +1,13 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { AppError } from '../../../infra/errors.ts';
-import type { OpenOptions, ReadResult, SourceReader } from '../importer.types.ts';
 import type { PlaceInput } from '../../places/place-input.ts';
 import { detectFormat } from '../import.service.ts';
+import type { OpenOptions, ReadResult, SourceReader } from '../importer.types.ts';
 import { derivedId, parseColumnMapping } from './generic.ts';
 import { readerFactories } from './index.ts';
 import { detectEncoding } from './text-source.ts';

@@ -1,9 +1,9 @@
 import type { FileMetaData } from 'hyparquet';
-import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult, ReaderFactory } from '../importer.types.ts';
 import type { SourceContacts } from '../../contacts/contacts.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import type { ReaderFactory, ReadResult } from '../importer.types.ts';
 import { attributes, country, distinct, isObject, number, text } from './fields.ts';
-import { statisticsColumn, type ParquetDialect } from './parquet.ts';
+import { type ParquetDialect, statisticsColumn } from './parquet.ts';
 import { csvHeader, hasColumns, openCsvReader, refuseColumns } from './rows.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../../infra/errors.ts';
 import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { ReaderFactory, ReadResult } from '../importer.types.ts';
 import { country, distinct, isObject, number, splitList, text, unwrapFeature } from './fields.ts';
-import { csvHeader, firstJsonObject, openCsvReader, openNdjsonReader, type CsvRow, type JsonObject } from './rows.ts';
+import { type CsvRow, csvHeader, firstJsonObject, type JsonObject, openCsvReader, openNdjsonReader } from './rows.ts';
 
 /**
  * The fields a generic CSV or NDJSON file can fill, each with the header names recognised for it, in order

@@ -1,7 +1,7 @@
 import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { ReaderFactory, ReadResult } from '../importer.types.ts';
 import { attributes, compactWeeklyHours, distinct, isObject, jsonCell, number, splitList, text } from './fields.ts';
-import { csvHeader, hasColumns, openCsvReader, refuseColumns, type CsvRow } from './rows.ts';
+import { type CsvRow, csvHeader, hasColumns, openCsvReader, refuseColumns } from './rows.ts';
 
 /** Columns every version of gosom/google-maps-scraper writes. */
 const signature = ['title', 'category', 'address', 'review_rating', 'review_count', 'latitude', 'longitude', 'cid'];

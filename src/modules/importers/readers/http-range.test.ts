@@ -1,11 +1,11 @@
-import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import type { OpenOptions } from '../importer.types.ts';
+import { after, before, describe, test } from 'node:test';
 import type { PlaceInput } from '../../places/place-input.ts';
+import type { OpenOptions } from '../importer.types.ts';
 import { parquetPlaces } from './parquet-places.ts';
 
 const data = resolve(import.meta.dirname, '../../../../../shared/data');

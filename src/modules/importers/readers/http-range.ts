@@ -1,5 +1,5 @@
 import { AppError } from '../../../infra/errors.ts';
-import { guardedGet, type GuardedAnswer } from '../../../infra/http/guarded-get.ts';
+import { type GuardedAnswer, guardedGet } from '../../../infra/http/guarded-get.ts';
 import type { HttpReadOptions } from '../importer.types.ts';
 import type { CountingBuffer } from './parquet.ts';
 

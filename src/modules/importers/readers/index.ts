@@ -1,6 +1,6 @@
 import type { ReaderFactory } from '../importer.types.ts';
-import { genericCsv, genericNdjson } from './generic.ts';
 import { foursquareCsv } from './foursquare.ts';
+import { genericCsv, genericNdjson } from './generic.ts';
 import { gmapsCsv } from './gmaps-csv.ts';
 import { michelinCsv } from './michelin-csv.ts';
 import { osmNdjsonReaderFactory } from './osm-ndjson.ts';

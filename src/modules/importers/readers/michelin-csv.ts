@@ -1,7 +1,7 @@
 import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { ReaderFactory, ReadResult } from '../importer.types.ts';
 import { attributes, number, splitList, text } from './fields.ts';
-import { csvHeader, hasColumns, openCsvReader, refuseColumns, type CsvRow } from './rows.ts';
+import { type CsvRow, csvHeader, hasColumns, openCsvReader, refuseColumns } from './rows.ts';
 
 /** Columns of the michelin-my-maps CSV (ngshiheng/michelin-my-maps), 2022 and later layouts. */
 const signature = ['Name', 'Address', 'Location', 'Cuisine', 'Longitude', 'Latitude', 'Url', 'Award'];

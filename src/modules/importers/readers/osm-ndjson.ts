@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { StringDecoder } from 'node:string_decoder';
 import { pipeline, type Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import type { OpenOptions, ReadResult, ReaderFactory, SourceReader } from '../importer.types.ts';
+import type { OpenOptions, ReaderFactory, ReadResult, SourceReader } from '../importer.types.ts';
 import { countedFileStream } from './osm-pbf.ts';
 import { osmObjectToPlace } from './osm-tags.ts';
 

@@ -1,15 +1,15 @@
-import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { osmDir, poiFilter } from '../../../../test/helpers/osm.ts';
+import { requireTool, runTool } from '../../../../test/helpers/tools.ts';
 import { AppError } from '../../../infra/errors.ts';
 import type { ReadResult } from '../importer.types.ts';
 import { OsmPbfReader } from './osm-pbf.ts';
 import { IdSetBuilder, NodeLocations, PointSum } from './osm-pbf-locations.ts';
-import { osmDir, poiFilter } from '../../../../test/helpers/osm.ts';
-import { requireTool, runTool } from '../../../../test/helpers/tools.ts';
 
 async function readAll(path: string): Promise<{ results: ReadResult[]; reader: OsmPbfReader }> {
   const reader = new OsmPbfReader(path, statSync(path).size, 'osm');

@@ -1,10 +1,12 @@
 import { createReadStream } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { pipeline, Transform, type Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import { AppError } from '../../../infra/errors.ts';
-import type { OpenOptions, ReadResult, ReaderFactory, SourceReader } from '../importer.types.ts';
+import type { OpenOptions, ReaderFactory, ReadResult, SourceReader } from '../importer.types.ts';
+import { appendWay, emptyWayRows, type WayRows } from '../osm-geometry.ts';
 import {
+  type BlockVisitor,
   declaresTypeThenIdOrder,
   decodeBlock,
   HAS_NODES,
@@ -12,18 +14,16 @@ import {
   HAS_WAYS,
   inflateBlob,
   PbfFormatError,
-  rawBlobs,
-  replicationOfHeader,
-  scanBlobHeaders,
-  type BlockVisitor,
   type PbfReplication,
   type RawBlob,
   type RelationMember,
+  rawBlobs,
+  replicationOfHeader,
+  scanBlobHeaders,
   type Tags,
 } from './osm-pbf-blocks.ts';
 import { IdSetBuilder, NodeLocations, PointSum, WaySums } from './osm-pbf-locations.ts';
 import { osmObjectToPlace, placeName, poiKeys } from './osm-tags.ts';
-import { appendWay, emptyWayRows, type WayRows } from '../osm-geometry.ts';
 
 /** Objects with one of these keys are places of business (see `isPoi`); only they get their tags decoded. */
 const wantedKeys: ReadonlySet<string> = new Set(poiKeys);

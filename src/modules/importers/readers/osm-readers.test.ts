@@ -1,19 +1,19 @@
-import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError } from '../../../infra/errors.ts';
-import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult } from '../importer.types.ts';
-import { readHead } from '../import.service.ts';
-import { osmNdjsonLineToPlace, osmNdjsonReaderFactory, lineBatches } from './osm-ndjson.ts';
-import { osmPbfReaderFactory } from './osm-pbf.ts';
-import { osmObjectToPlace } from './osm-tags.ts';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { describe, test } from 'node:test';
 import { mergedNdjson, mergedPbf, osmDir, osmiumCount, poiFilter } from '../../../../test/helpers/osm.ts';
 import { runTool } from '../../../../test/helpers/tools.ts';
+import { AppError } from '../../../infra/errors.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import { readHead } from '../import.service.ts';
+import type { ReadResult } from '../importer.types.ts';
+import { lineBatches, osmNdjsonLineToPlace, osmNdjsonReaderFactory } from './osm-ndjson.ts';
+import { osmPbfReaderFactory } from './osm-pbf.ts';
+import { osmObjectToPlace } from './osm-tags.ts';
 
 const extracts = readdirSync(osmDir)
   .filter((f) => f.endsWith('.osm.pbf'))

@@ -1,6 +1,6 @@
+import type { SourceContacts } from '../../contacts/contacts.ts';
 import type { PlaceInput } from '../../places/place-input.ts';
 import type { ReadResult } from '../importer.types.ts';
-import type { SourceContacts } from '../../contacts/contacts.ts';
 
 /**
  * What makes an OpenStreetMap object a place of business for LeadAtlas: one of these keys, as in

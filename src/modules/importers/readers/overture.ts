@@ -1,9 +1,9 @@
-import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult, ReaderFactory } from '../importer.types.ts';
 import type { SourceContacts } from '../../contacts/contacts.ts';
+import type { PlaceInput } from '../../places/place-input.ts';
+import type { ReaderFactory, ReadResult } from '../importer.types.ts';
 import { attributes, distinct, isObject, number, text, unwrapFeature } from './fields.ts';
 import type { ParquetDialect } from './parquet.ts';
-import { firstJsonObject, openNdjsonReader, refuseColumns, type JsonObject } from './rows.ts';
+import { firstJsonObject, type JsonObject, openNdjsonReader, refuseColumns } from './rows.ts';
 
 const texts = (v: unknown): string[] => (Array.isArray(v) ? distinct(v.map(text)) : distinct([text(v)]));
 

@@ -2,9 +2,9 @@ import type { FileMetaData } from 'hyparquet';
 import type { OpenOptions, ReaderFactory } from '../importer.types.ts';
 import { foursquareParquet, isFoursquareColumns } from './foursquare.ts';
 import { genericRowToPlace, resolveColumns } from './generic.ts';
-import { isOvertureColumns, overtureParquet } from './overture.ts';
-import { fileBuffer, isParquet, openParquetReader, topLevelColumns, type CountingBuffer, type ParquetDialect } from './parquet.ts';
 import { httpRangeBuffer, isHttpUrl } from './http-range.ts';
+import { isOvertureColumns, overtureParquet } from './overture.ts';
+import { type CountingBuffer, fileBuffer, isParquet, openParquetReader, type ParquetDialect, topLevelColumns } from './parquet.ts';
 
 /** Any other table: columns by the generic readers' synonyms (`name`, `lat`, `phone`…), a GeoParquet point understood. */
 function genericParquet(metadata: FileMetaData, options: OpenOptions): ParquetDialect {

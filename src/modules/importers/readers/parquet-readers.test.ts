@@ -1,13 +1,13 @@
-import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { readParquet, writeParquetLike } from '../../../../test/helpers/parquet.ts';
-import type { OpenOptions, ReaderFactory } from '../importer.types.ts';
 import type { PlaceInput } from '../../places/place-input.ts';
 import { detectFormat } from '../import.service.ts';
+import type { OpenOptions, ReaderFactory } from '../importer.types.ts';
 import { foursquareCsv } from './foursquare.ts';
 import { overtureNdjson } from './overture.ts';
 import { parquetPlaces } from './parquet-places.ts';

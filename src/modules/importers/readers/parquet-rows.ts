@@ -1,5 +1,4 @@
 import {
-  parquetSchema,
   type AsyncBuffer,
   type ColumnMetaData,
   type Compressors,
@@ -7,6 +6,7 @@ import {
   type Encoding,
   type FileMetaData,
   type PageHeader,
+  parquetSchema,
   type RowGroup,
   type SchemaTree,
 } from 'hyparquet';

@@ -1,9 +1,9 @@
 import { open } from 'node:fs/promises';
-import { parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData, type RowGroup } from 'hyparquet';
+import { type AsyncBuffer, type FileMetaData, parquetMetadataAsync, parquetReadObjects, parquetSchema, type RowGroup } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { AppError } from '../../../infra/errors.ts';
-import type { OpenOptions, ReadResult, SourceReader } from '../importer.types.ts';
 import type { PlaceInput } from '../../places/place-input.ts';
+import type { OpenOptions, ReadResult, SourceReader } from '../importer.types.ts';
 import { rowAssembler } from './parquet-rows.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { pipeline, Transform, type Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import chardet from 'chardet';
 import iconv from 'iconv-lite';

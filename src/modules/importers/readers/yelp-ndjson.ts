@@ -1,7 +1,7 @@
 import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { ReaderFactory, ReadResult } from '../importer.types.ts';
 import { attributes, compactWeeklyHours, distinct, isObject, number, splitList, text } from './fields.ts';
-import { firstJsonObject, openNdjsonReader, refuseColumns, type JsonObject } from './rows.ts';
+import { firstJsonObject, type JsonObject, openNdjsonReader, refuseColumns } from './rows.ts';
 
 /** A Yelp Fusion API `business` object (one per line). */
 export function yelpFusionToPlace(o: JsonObject): ReadResult {

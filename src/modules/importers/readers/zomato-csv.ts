@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PlaceInput } from '../../places/place-input.ts';
-import type { ReadResult, ReaderFactory } from '../importer.types.ts';
+import type { ReaderFactory, ReadResult } from '../importer.types.ts';
 import { attributes, number, splitList, text } from './fields.ts';
-import { csvDelimiter, csvHeader, csvRows, hasColumns, openCsvReader, refuseColumns, type CsvRow } from './rows.ts';
+import { type CsvRow, csvDelimiter, csvHeader, csvRows, hasColumns, openCsvReader, refuseColumns } from './rows.ts';
 import { openTextSource } from './text-source.ts';
 
 const signature = ['Restaurant ID', 'Restaurant Name', 'Country Code', 'City', 'Cuisines', 'Aggregate rating', 'Votes'];

@@ -1,5 +1,5 @@
-import type { Db } from '../../../infra/db/database.ts';
 import { sql } from 'kysely';
+import type { Db } from '../../../infra/db/database.ts';
 import { foundValid, indexedPlaceFacts } from '../../places/place-facts.ts';
 import type { PlaceContactFacts } from '../contact-keys.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PageRowCache, type PageRow } from './row-cache.ts';
+import { type PageRow, PageRowCache } from './row-cache.ts';
 
 const row = (id: number, name = `place ${id}`) => ({ id, name, distance_m: null }) as unknown as PageRow;
 

@@ -1,22 +1,22 @@
+import type { RoaringBitmap32 } from 'roaring-wasm';
 import { roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
-import { PollLoop } from '../../../infra/poll-loop.ts';
 import { currentDeadline } from '../../../infra/db/time-budget.ts';
-import { type HoursReadiness, hoursNotReady, hoursReadiness, type RecentHours, recentMatches } from '../../places/opening-hours.recent.ts';
-import { type HoursState, type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.reads.ts';
+import { PollLoop } from '../../../infra/poll-loop.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
+import { type HoursState, type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.reads.ts';
+import { type HoursReadiness, hoursNotReady, hoursReadiness, type RecentHours, recentMatches } from '../../places/opening-hours.recent.ts';
 import { placeChangesSince, placesVersion } from '../../places/place-changes.repository.ts';
 import { PlaceMaintenance } from '../../places/place-maintenance.ts';
-import { usesTrust, type PlaceCriteria, type PlaceKey, type PlaceSort } from '../query/criteria.ts';
-import { finishesWithin, TrustGate } from '../trust-filter.ts';
+import { type PlaceCriteria, type PlaceKey, type PlaceSort, usesTrust } from '../query/criteria.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
 import type { PlacePage } from '../search.reads.ts';
-import type { RoaringBitmap32 } from 'roaring-wasm';
-import { BitmapIndex, flagNames, type FacetDimension, type FacetValue, type IndexQuery } from './bitmap-index.ts';
-import { ContactIndex, type ContactHit } from './contact-index.ts';
-import { placeFactsAfter, placeFactsByIds, type PlaceFacts } from './engine.repository.ts';
-import { PageRowCache, type PageRow } from './row-cache.ts';
+import { finishesWithin, TrustGate } from '../trust-filter.ts';
+import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type IndexQuery } from './bitmap-index.ts';
+import { type ContactHit, ContactIndex } from './contact-index.ts';
+import { type PlaceFacts, placeFactsAfter, placeFactsByIds } from './engine.repository.ts';
+import { type PageRow, PageRowCache } from './row-cache.ts';
 
 /** What `/readyz` shows of the engine. */
 export type EngineState =

@@ -1,7 +1,7 @@
-import { expressionBuilder, sql, type RawBuilder, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Database } from '../../../infra/db/schema.ts';
+import { type Expression, type ExpressionBuilder, expressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../../infra/db/database.ts';
 import { byDialect } from '../../../infra/db/dialect.ts';
+import type { Database } from '../../../infra/db/schema.ts';
 import { rowBudget, sqliteRowBudget } from '../../../infra/db/time-budget.ts';
 import { nameMark, searchFold, searchForm } from '../../../infra/text.ts';
 import { exclusionConditions } from '../../leads/exclusion.sql.ts';

@@ -1,8 +1,8 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { AccountExclusion } from '../../leads/exclusion.sql.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
-import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 
 /**
  * What a search resolved to (`PlaceCriteria`); stored with a saved search, so re-running it never re-resolves

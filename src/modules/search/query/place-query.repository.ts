@@ -1,7 +1,7 @@
-import { sql, type RawBuilder } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../../infra/db/database.ts';
 import { indexedPlaceFacts } from '../../places/place-facts.ts';
-import { publicPlaceSelection, type PublicPlaceRow } from '../../places/places.schema.ts';
+import { type PublicPlaceRow, publicPlaceSelection } from '../../places/places.schema.ts';
 import {
   distanceExpr,
   filtered,

@@ -1,19 +1,19 @@
 import { setImmediate } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { sql, type SelectQueryBuilder } from 'kysely';
-import type { Database } from '../../../infra/db/schema.ts';
-import { applySqlitePragmas, sqliteCacheSizes, type Db } from '../../../infra/db/database.ts';
-import { byDialect } from '../../../infra/db/dialect.ts';
+import { type SelectQueryBuilder, sql } from 'kysely';
+import { applySqlitePragmas, type Db, sqliteCacheSizes } from '../../../infra/db/database.ts';
 import { registerBudgetFunction } from '../../../infra/db/deadline.ts';
-import { filtered } from './criteria.sql.ts';
-import type { PlaceCriteria } from './criteria.ts';
+import { byDialect } from '../../../infra/db/dialect.ts';
+import type { Database } from '../../../infra/db/schema.ts';
 import {
-  placeRowToTuple,
-  publicPlaceColumns,
   type PlaceRow,
   type PublicPlaceRow,
   type PublicPlaceValues,
+  placeRowToTuple,
+  publicPlaceColumns,
 } from '../../places/places.schema.ts';
+import { filtered } from './criteria.sql.ts';
+import type { PlaceCriteria } from './criteria.ts';
 
 /**
  * Bulk reads of places for exports: every match of a search, in id order (the stable order exports

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { loadTaxonomy } from '../taxonomy.build.ts';
 import { loadClassifier } from '../classifier.ts';
+import { loadTaxonomy } from '../taxonomy.build.ts';
 import { lookUpSourceMap, SOURCE_MAPS, SOURCE_UNMAPPED } from './index.ts';
 import { UNMAPPED_REASONS } from './unmapped.ts';
 
