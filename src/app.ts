@@ -92,8 +92,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   // Export jobs run in the background from the database: started once the app is ready, stopped (their
   // jobs put back in the queue) before the database closes.
   const jobs = createExportJobs({ db, config, log: app.log, quotas: app.quotas });
-  app.addHook('onReady', async () => jobs.start());
-  app.addHook('onClose', () => jobs.close());
+  inBackground(app, jobs);
   await app.register(exportJobsRoutes, { db, config, jobs });
   // Enrichment crawls places' websites in the background when ENRICH_WORKERS > 0, like export jobs:
   // started once the app is ready, stopped (its sites put back in the queue) before the database closes.
@@ -127,8 +126,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
       // Deliveries are queued in the events' transaction; the dispatcher's next poll (a second) sends them.
       hooks: monitorWebhooks,
     });
-    app.addHook('onReady', async () => monitors.start());
-    app.addHook('onClose', () => monitors.close());
+    inBackground(app, monitors);
   }
   await app.register(monitorsRoutes, { db, limits: { perAccount: config.MONITORS_PER_ACCOUNT, maxPlaces: config.MONITOR_MAX_PLACES } });
   await app.register(leadsRoutes, { db });
@@ -176,17 +174,13 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     trustPassNow: () => refreshTrust(db),
   });
   engineState.current = () => engine.state();
-  app.addHook('onReady', () => engine.start());
-  app.addHook('onClose', () => engine.close());
-  app.addHook('onReady', async () => maintenance.start());
-  app.addHook('onClose', () => maintenance.close());
+  inBackground(app, engine);
+  inBackground(app, maintenance);
   const trust = new TrustMaintenance({ db, pollMs: config.TRUST_POLL_MS, log: app.log });
-  app.addHook('onReady', async () => trust.start());
-  app.addHook('onClose', () => trust.close());
+  inBackground(app, trust);
   // Re-verification of email domains and websites in the background (VERIFY_INTERVAL_MS; off by default).
   const verify = new VerifyLoop({ db, config, log: app.log });
-  app.addHook('onReady', async () => verify.start());
-  app.addHook('onClose', () => verify.close());
+  inBackground(app, verify);
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
   const search = createSearch(db, reads, engine, config);
   await app.register(searchRoutes, { config, search });
@@ -194,10 +188,19 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(referenceRoutes, { db, reads });
   // Match jobs run in the background as export jobs do, their ends told through the same webhook queue.
   const matchJobs = createMatchJobs({ db, config, log: app.log, search, allowance: app.quotas, onEvent: () => jobs.webhooks.poke() });
-  app.addHook('onReady', async () => matchJobs.start());
-  app.addHook('onClose', () => matchJobs.close());
+  inBackground(app, matchJobs);
   await app.register(matchJobsRoutes, { db, config, jobs: matchJobs, allowance: app.quotas });
   await app.register(dashboardRoutes, { config, db, jobs, search, matchJobs });
   await app.register(mcpRoutes);
   return app;
+}
+
+/** A worker of the server's background: started once the app is ready, stopped before the database closes. */
+function inBackground(app: App, worker: { start(): unknown; close(): unknown }): void {
+  app.addHook('onReady', async () => {
+    await worker.start();
+  });
+  app.addHook('onClose', async () => {
+    await worker.close();
+  });
 }

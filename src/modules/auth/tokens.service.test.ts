@@ -78,7 +78,15 @@ for (const dialect of dialects) {
       await rejectsWith(tokens.createToken({ accountId, name: '  ', scopes: ['search'] }), 'validation_failed', 'name');
       await rejectsWith(tokens.createToken({ accountId, name: 'x', scopes: [] }), 'validation_failed', 'scopes');
       await assert.rejects(tokens.createToken({ accountId, name: 'x', scopes: ['admin'] }), (e: AppError) => {
-        assert.deepEqual(e.extras.errors?.[0]?.allowed, ['places:read', 'search', 'export', 'suppressions:write', 'enrich', 'monitors', 'match']);
+        assert.deepEqual(e.extras.errors?.[0]?.allowed, [
+          'places:read',
+          'search',
+          'export',
+          'suppressions:write',
+          'enrich',
+          'monitors',
+          'match',
+        ]);
         return true;
       });
     });

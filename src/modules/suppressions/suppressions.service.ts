@@ -17,16 +17,19 @@ import {
   type SuppressionEntry,
   stageEntries,
 } from './suppressions.repository.ts';
-import { 
+import {
   type Deleted,
   listedRejections,
   maxCsvBytes,
-  maxCsvEntries,type SuppressionKind, 
+  maxCsvEntries,
+  type SuppressionKind,
   type SuppressionsAdded,
   type SuppressionsBody,
   type SuppressionsListQuery,
-  type SuppressionsPage,suppressionKinds, 
-  suppressionsPerPage,} from './suppressions.schema.ts';
+  type SuppressionsPage,
+  suppressionKinds,
+  suppressionsPerPage,
+} from './suppressions.schema.ts';
 
 const placeIdPattern = /^plc_[a-z2-7]{16}$/;
 const emailPattern = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
