@@ -34,7 +34,9 @@ describe('search by trust in contacts (SQLite)', () => {
     t.app.inject({ method: 'GET', url: `/api/v2/map/search?${query}`, headers: { authorization: user.authorization } });
 
   async function total(where: string): Promise<number> {
-    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM places WHERE closed_at IS NULL AND ${sql.raw(where)}`.execute(
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*) AS n FROM places WHERE closed_at IS NULL AND merged_into IS NULL AND country_code = 'MC' AND ${sql.raw(where)}`.execute(
       t.db.kysely,
     );
     return Number(rows[0]!.n);
