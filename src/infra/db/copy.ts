@@ -60,6 +60,11 @@ export const copiedTables: ReadonlyArray<{ name: string; key: readonly string[] 
   { name: 'monitors', key: ['id'] },
   { name: 'monitor_places', key: ['monitor_id', 'place_id'] },
   { name: 'monitor_events', key: ['id'] },
+  // Match jobs and their monthly rows (migration 0036), like export jobs and their rows.
+  { name: 'match_jobs', key: ['id'] },
+  { name: 'match_row_usage', key: ['account_id', 'month'] },
+  // The last DNS verdict of each email domain (migration 0037): what the trust pass judges emails by.
+  { name: 'email_domains', key: ['domain'] },
 ];
 
 /**
@@ -87,6 +92,8 @@ export const notCopiedTables: readonly string[] = [
   'place_hours',
   'place_open_intervals',
   'place_hours_state',
+  // The trust pass's position (migration 0037): without it the target's first pass judges every place again.
+  'trust_state',
 ];
 
 export interface TableCopy {

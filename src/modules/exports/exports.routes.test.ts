@@ -10,6 +10,7 @@ import { dialects } from '../../../test/helpers/databases.ts';
 import { munichExtract, saveSearch, type TestCity, topRestaurantCity } from '../../../test/helpers/exports.ts';
 import type { App } from '../../app.ts';
 import { type Place, type PlaceField, placeFields } from '../places/places.schema.ts';
+import { refreshTrust } from '../trust/trust.service.ts';
 import { exportBatchSize, startExport } from './exports.service.ts';
 import { guardFormula, listSeparator, tabularHeader } from './formats/cells.ts';
 
@@ -23,6 +24,8 @@ for (const dialect of dialects)
       t = await buildTestApp({ dialect: dialect.name, files: [munichExtract] });
       app = t.app;
       city = await topRestaurantCity(t.db);
+      // The trust pass by the test (TRUST_POLL_MS=0 in tests): the tabular trust columns read what it stored.
+      await refreshTrust(t.db);
       await app.ready();
     });
     after(async () => {
@@ -329,11 +332,23 @@ function tabularValues(p: Place): TabularValue[] {
     if (f !== 'contacts') return [p[f] as TabularValue];
     const list = (items: string[]) => (items.length > 0 ? items.join(listSeparator) : null);
     const c = p.contacts;
+    // The trust columns: the best value of each kind (highest confidence, the first on a tie), the latest check.
+    const best = <V extends { confidence: number }>(values: V[]): V | undefined =>
+      values.reduce<V | undefined>((b, v) => (b === undefined || v.confidence > b.confidence ? v : b), undefined);
+    const [email, phone, website] = [best(c.emails), best(c.phones), best(c.websites)];
+    const checks = [...c.emails, ...c.websites].map((v) => v.checked_at).filter((at) => at != null);
     return [
       list(c.emails.map((e) => e.address)),
       list(c.phones.map((x) => x.e164 ?? x.as_written ?? '')),
       list(c.socials.map((s) => s.url)),
       c.contact_url,
+      email?.status ?? null,
+      email?.confidence ?? null,
+      phone?.type ?? null,
+      phone?.confidence ?? null,
+      website?.status ?? null,
+      website?.confidence ?? null,
+      checks.length > 0 ? checks.reduce((a, b) => (a > b ? a : b)) : null,
     ];
   });
 }
