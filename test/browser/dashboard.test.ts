@@ -86,7 +86,7 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
   });
 
   test('a token is created, shown once and copied with the copy button', async () => {
-    await page.getByLabel('Name').fill('browser test');
+    await page.getByLabel('Name', { exact: true }).fill('browser test');
     await page.getByLabel(/^export/).check();
     await page.getByRole('button', { name: 'Create token' }).click();
     await page.getByRole('heading', { name: 'Your new token' }).waitFor();

@@ -338,6 +338,7 @@ for (const dialect of dialects)
           'review_count',
           'distance',
           'name',
+          'lead_score',
         ]);
       });
 
