@@ -118,7 +118,7 @@ describe('the MCP server at /mcp', () => {
     for (const client of clients) await client.close();
   });
 
-  test('lists the nine tools, their input schemas made of the route schemas', async () => {
+  test('lists the ten tools, their input schemas made of the route schemas', async () => {
     const client = await connect((await account()).authorization);
     assert.equal(client.getServerVersion()?.name, 'leadatlas');
     const { tools } = await client.listTools();
@@ -129,8 +129,8 @@ describe('the MCP server at /mcp', () => {
       'get_place',
       'list_categories',
       'list_countries',
-      'match_places',
       'lookup_place',
+      'match_places',
       'search_places',
       'start_export',
     ]);
@@ -448,6 +448,38 @@ describe('the TypeScript client against a live server', () => {
     assert.equal(paused.data!.status, 'paused');
     assert.ok(Array.isArray((await la.api.GET('/api/v2/monitors/{id}/events', { params: { path: { id } } })).data!.data));
     assert.equal((await la.api.DELETE('/api/v2/monitors/{id}', { params: { path: { id } } })).response.status, 204);
+  });
+
+  test('looks a place up by its phone, and matches a list: records in one call, then a file as a job', async () => {
+    const la = await client();
+    const search = await la.search({ type: 'pharmacy', country: 'MC', per_page: 50, fields: 'id,name,phone_e164' });
+    const place = search.data.find((p) => p.phone_e164 && search.data.filter((q) => q.phone_e164 === p.phone_e164).length === 1)!;
+    assert.ok(place, 'a pharmacy of Monaco with a phone of its own');
+    const found = await la.api.GET('/api/v2/lookup', { params: { query: { phone: place.phone_e164! } } });
+    assert.ok(found.data!.data.some((p) => p.id === place.id));
+    const record = { ref: 'crm-1', name: place.name!, phone: place.phone_e164!, country: 'MC' };
+    const matched = await la.api.POST('/api/v2/match', { body: { records: [record] } });
+    assert.equal(matched.data!.results[0]!.match?.place.id, place.id);
+    const form = new FormData();
+    form.append('file', new Blob([`name,phone,country\n"${place.name}",${place.phone_e164},MC\n`], { type: 'text/csv' }), 'accounts.csv');
+    const started = await la.api.POST('/api/v2/match/jobs', { body: form as never, bodySerializer: (body: unknown) => body as FormData });
+    const id = started.data!.id;
+    let job = (await la.api.GET('/api/v2/match/jobs/{id}', { params: { path: { id } } })).data!;
+    for (const until = Date.now() + 20_000; job.status !== 'succeeded' && job.status !== 'failed' && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      job = (await la.api.GET('/api/v2/match/jobs/{id}', { params: { path: { id } } })).data!;
+    }
+    assert.equal(job.status, 'succeeded', JSON.stringify(job));
+    assert.equal((await la.api.GET('/api/v2/match/jobs')).data!.data[0]!.id, id);
+    const link = new URL(job.download!.url);
+    const file = await la.api.GET('/api/v2/match/jobs/{id}/download', {
+      params: {
+        path: { id },
+        query: { expires: Number(link.searchParams.get('expires')), signature: link.searchParams.get('signature')! },
+      },
+      parseAs: 'text',
+    });
+    assert.ok(file.data!.includes(place.id!), 'the downloaded list names the place');
   });
 
   test('throws error answers as a typed LeadAtlasProblem', async () => {
