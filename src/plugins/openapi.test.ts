@@ -43,13 +43,25 @@ describe('/openapi.json', () => {
     assert.equal(perPage.schema?.minimum, 1);
     assert.equal(perPage.schema?.maximum, 100);
     assert.equal(perPage.schema?.default, 20);
-    assert.deepEqual(params.find((p) => p.name === 'sort')!.schema?.enum, ['relevance', 'rating', 'review_count', 'distance', 'name', 'lead_score']);
+    assert.deepEqual(params.find((p) => p.name === 'sort')!.schema?.enum, [
+      'relevance',
+      'rating',
+      'review_count',
+      'distance',
+      'name',
+      'lead_score',
+    ]);
   });
 
   test('describes every error a protected route can answer as a problem document, with the bearer scheme', () => {
     for (const [path, item] of Object.entries(doc.paths ?? {})) {
       // The health checks need no token; an export or match job's download link is its own credential (signed, expiring).
-      if (path === '/healthz' || path === '/readyz' || path === '/api/v2/exports/{id}/download' || path === '/api/v2/match/jobs/{id}/download')
+      if (
+        path === '/healthz' ||
+        path === '/readyz' ||
+        path === '/api/v2/exports/{id}/download' ||
+        path === '/api/v2/match/jobs/{id}/download'
+      )
         continue;
       for (const [method, op] of Object.entries(item)) {
         const statuses = Object.keys(op.responses ?? {});
