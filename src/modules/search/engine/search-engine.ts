@@ -1,5 +1,4 @@
-import type { RoaringBitmap32 } from 'roaring-wasm';
-import { roaringLibraryInitialize } from 'roaring-wasm';
+import { type RoaringBitmap32, roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
 import { currentDeadline } from '../../../infra/db/time-budget.ts';
@@ -16,19 +15,8 @@ import { finishesWithin, TrustGate } from '../trust-filter.ts';
 import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type IndexQuery } from './bitmap-index.ts';
 import { type ContactHit, ContactIndex } from './contact-index.ts';
 import { type PlaceFacts, placeFactsAfter, placeFactsByIds } from './engine.repository.ts';
+import type { EngineState } from './engine-state.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
-
-/** What `/readyz` shows of the engine. */
-export type EngineState =
-  | { engine: 'sql' }
-  | {
-      engine: 'memory';
-      status: 'building' | 'ready' | 'failed';
-      version: number | null;
-      places: number;
-      tail: number;
-      builtMs: number | null;
-    };
 
 /**
  * The one way search reads places: `search.service.ts` asks the engine, the engine answers from its index
