@@ -94,6 +94,18 @@ describe('/openapi.json', () => {
     }
     assert.ok(doc.paths?.['/api/v1/user-api/usage']?.get, 'the usage route is documented');
   });
+
+  test('announces 507 (the disk is full) on every operation that writes, and on the search that saves itself', () => {
+    const writes = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([method]) => method !== 'get' && method !== 'head')
+        .map(([method, op]) => [`${method} ${path}`, op] as const),
+    );
+    assert.ok(writes.length > 10, `${writes.length} writing operations`);
+    for (const [name, op] of writes) assert.ok(op.responses?.['507'], `${name} lacks 507`);
+    assert.ok(doc.paths!['/api/v2/map/search']!.get!.responses?.['507'], 'GET /api/v2/map/search saves the search');
+    assert.equal(doc.paths!['/api/v2/countries']!.get!.responses?.['507'], undefined, 'a read never writes');
+  });
 });
 
 describe('/docs', () => {

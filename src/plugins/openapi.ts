@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { diskFullDescription } from '../infra/http/problem.ts';
 import { scopeCosts } from '../infra/ratelimit/costs.ts';
 import { docsCss, type OpenApiDocument, renderDocsPage } from './openapi.docs.ts';
 
@@ -91,6 +92,9 @@ export const openapiPlugin = fp(async function openapiPlugin(app: FastifyInstanc
       if (validated) response['400'] ??= problem('Invalid request: `errors` lists each bad field and what is allowed');
       response['429'] ??= problem('Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back');
       response['500'] ??= problem('Internal server error (quote the request id)');
+      // Every route that writes can find the disk full; the GET routes that write (a saved search) say so in their own schema.
+      const methods = [route.method].flat();
+      if (methods.some((m) => m !== 'GET' && m !== 'HEAD')) response['507'] ??= problem(diskFullDescription);
       const described = scope
         ? {
             security: [{ bearerAuth: [] }],

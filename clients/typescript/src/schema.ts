@@ -1044,6 +1044,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+                507: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1463,6 +1474,17 @@ export interface paths {
                 };
                 /** @description Internal server error (quote the request id) */
                 500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+                507: {
                     headers: {
                         RateLimit: components["headers"]["RateLimit"];
                         "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2387,6 +2409,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+                507: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2685,6 +2718,17 @@ export interface paths {
                 };
                 /** @description Internal server error (quote the request id) */
                 500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+                507: {
                     headers: {
                         RateLimit: components["headers"]["RateLimit"];
                         "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3249,6 +3293,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+                507: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -3464,6 +3519,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+                507: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -3589,6 +3655,17 @@ export interface paths {
                 };
                 /** @description Internal server error (quote the request id) */
                 500: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+                507: {
                     headers: {
                         RateLimit: components["headers"]["RateLimit"];
                         "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4831,6 +4908,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+            507: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteAllSuppressions: {
@@ -4913,6 +5001,17 @@ export interface operations {
             };
             /** @description Internal server error (quote the request id) */
             500: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+            507: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5015,6 +5114,17 @@ export interface operations {
             };
             /** @description Internal server error (quote the request id) */
             500: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+            507: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6475,6 +6585,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+            507: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     searchPlacesInArea: {
@@ -7059,6 +7180,17 @@ export interface operations {
             };
             /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
             503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+            507: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8005,6 +8137,17 @@ export interface operations {
             };
             /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
             503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
+            507: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

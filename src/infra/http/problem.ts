@@ -36,6 +36,10 @@ export type Problem = Static<typeof ProblemSchema>;
 
 export const problemTypeBase = 'https://leadatlas.dev/problems/';
 
+/** A write the disk has no room for (`infra/storage.ts`): the path, the bytes free and needed; nothing half-written. */
+export const diskFullDescription =
+  'The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed';
+
 /** Response schema entries for the errors a route can answer, for the OpenAPI document. */
 export function problemResponses(...statuses: number[]): Record<number, unknown> {
   const descriptions: Record<number, string> = {
@@ -49,6 +53,7 @@ export function problemResponses(...statuses: number[]): Record<number, unknown>
     415: 'Unsupported media type',
     429: 'Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back',
     500: 'Internal server error',
+    507: diskFullDescription,
   };
   const out: Record<number, unknown> = {};
   for (const s of statuses) out[s] = Type.Ref('Problem', { description: descriptions[s] ?? 'Error' });

@@ -60,7 +60,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
           'continues with a keyset cursor (send only `cursor`, `per_page`, `fields` with it). At least one of `type`, `city`, `country`, `query`, ' +
           '`near`, `bbox` is required. An unknown `type` or `city` answers 400 with the closest `candidates`.',
         querystring: MapSearchQuerySchema,
-        response: { 200: SearchPageSchema, ...problemResponses(400, 404), ...overloadedOrPreparing },
+        response: { 200: SearchPageSchema, ...problemResponses(400, 404, 507), ...overloadedOrPreparing },
       },
     },
     async (request, reply) => {
