@@ -2,7 +2,7 @@
 // Runs every *.test.ts under src/ and test/ with Node's test runner (TypeScript through tsx).
 // `npm test -- tokens` runs only the files whose path contains "tokens".
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compiledBuildEnv } from './dist-digest.js';
 
@@ -12,11 +12,18 @@ function find(dir) {
   );
 }
 
+// Longest first: the files run TEST_CONCURRENCY at a time in the order given, so a long file started last
+// would run alone at the end. Each file's seconds come from `scripts/test-durations.json` (written by
+// `node scripts/test-times.js --durations`); a file it does not know yet goes first, as if it were long.
+const durationsFile = join(import.meta.dirname, 'test-durations.json');
+const durations = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
+const seconds = (f) => durations[f] ?? Number.POSITIVE_INFINITY;
 const filters = process.argv.slice(2);
 const files = ['src', 'test']
   .flatMap((d) => find(d))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+  .sort()
+  .sort((a, b) => seconds(b) - seconds(a));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);

@@ -5,6 +5,9 @@
 //
 //   node scripts/test-times.js [FILTER…] [--json OUT.json]
 //       TEST_CONCURRENCY files at a time (default 2, as run-tests.js)
+//   node scripts/test-times.js --durations
+//       every file, and each one's wall time written to scripts/test-durations.json, the order in which
+//       run-tests.js starts them (longest first); run it on a quiet machine after adding a slow test file
 //   node scripts/test-times.js [FILTER…] --against ../other-worktree [--json OUT.json]
 //       each file here and the same file in the other checkout (say, main before a change) at the same time,
 //       TEST_PAIRS pairs at a time (default 1), so that both sides of each figure ran under the same load
@@ -35,6 +38,8 @@ const option = (name) => {
   return at >= 0 ? args.splice(at, 2)[1] : undefined;
 };
 const jsonOut = option('--json');
+const writeDurations = args.includes('--durations');
+if (writeDurations) args.splice(args.indexOf('--durations'), 1);
 const against = option('--against');
 const testFiles = (root) =>
   ['src', 'test']
@@ -141,6 +146,10 @@ if (against) {
   );
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ total, startLoad, endLoad: load(), results }, null, 2));
+if (writeDurations && !against) {
+  const byFile = Object.fromEntries(results.map((r) => [r.file, Math.round(r.wall * 10) / 10]).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(join(import.meta.dirname, 'test-durations.json'), `${JSON.stringify(byFile, null, 2)}\n`);
+}
 for (const r of results.flatMap((x) => [x, x.against]).filter((x) => x && x.code !== 0))
   console.error(`\n--- ${r.file} failed:\n${r.output.slice(-4000)}`);
 process.exit(results.some((r) => r.code !== 0 || (r.against && r.against.code !== 0)) ? 1 : 0);
