@@ -1,3 +1,4 @@
+import { type AddressForm, addressForm } from './address.ts';
 import type { MatchRecord } from './matcher.ts';
 import { nameForms } from './names.ts';
 import { matchRules } from './rules.ts';
@@ -12,6 +13,9 @@ import { matchRules } from './rules.ts';
  *   in the first four letters.
  * - `p:<E.164>` and `d:<domain>`: the phone and website domain, wherever the place is (the rule that accepts
  *   a point kilometres off needs the phone).
+ * - `s:<street word>:<word>`: a distinctive word of the street (its kind taken off: `Hotterstraße` → `hotter`)
+ *   and a name word, wherever the place is. Conflation does not probe them; list matching (`../match/`) does,
+ *   for a record that has an address and no point or city the gazetteer knows.
  * Keys are plain strings: a table of (key, place) rows with an index on the key, or a Map in memory.
  */
 
@@ -59,12 +63,30 @@ function contactKeys(r: MatchRecord): string[] {
   return out;
 }
 
+/** Letters of a street word a street key keeps: enough to tell streets apart, few enough to survive a slip at the end. */
+const STREET_PREFIX = 5;
+
+/** The street's distinctive words as street keys keep them (`addressForm`: kinds and compound endings off). */
+export function streetKeyWords(form: AddressForm | null): string[] {
+  if (!form) return [];
+  return [...new Set(form.street.filter((w) => w.length >= 3 && !/^\d+$/.test(w)).map((w) => w.slice(0, STREET_PREFIX)))];
+}
+
+/** `s:<street word>:<name word>` keys of a place with a street address. */
+export function streetKeys(streetWords: readonly string[], nameWords: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const s of streetWords) for (const w of nameWords) out.push(`s:${s}:${w}`);
+  return out;
+}
+
 /** The keys to index a place under. */
 export function blockingKeys(r: MatchRecord): string[] {
   const out = contactKeys(r);
+  const words = nameKeys(r);
+  out.push(...streetKeys(streetKeyWords(addressForm(r)), words));
   if (r.lat !== null && r.lon !== null) {
     const cell = cellOf(r.lat, r.lon);
-    for (const k of nameKeys(r)) out.push(`c:${cell}:${k}`);
+    for (const k of words) out.push(`c:${cell}:${k}`);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.ts';
-import { cellsAround, cellsWithin } from '../conflation/blocking.ts';
+import { cellsAround, cellsWithin, streetKeys, streetKeyWords } from '../conflation/blocking.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import type { Search } from '../search/search.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
@@ -47,6 +47,8 @@ function recordKeys(r: PreparedRecord): string[] {
   const keys: string[] = [];
   if (r.phone) keys.push(`p:${r.phone}`);
   if (r.domain) keys.push(`d:${r.domain}`);
+  // Wherever the place is: an address is often all a record has besides its name (no city, or one the gazetteer spells otherwise).
+  keys.push(...streetKeys(streetKeyWords(r.address), [...words]));
   if (r.point) {
     for (const cell of cellsAround(r.point.lat, r.point.lon)) for (const w of words) keys.push(`c:${cell}:${w}`);
   } else if (r.city) {
