@@ -30,7 +30,7 @@ export interface MatchOptions {
 }
 
 /** The best candidate must beat the runner-up by this much to be the match: two close scores are a doubt, not an answer. */
-export const runnerUpMargin = 0.05;
+export const runnerUpMargin = 0.04;
 /** Candidates scored per record, those sharing the most keys with it first. */
 const candidatesPerRecord = 40;
 /** Candidates listed in a result. */
