@@ -52,6 +52,14 @@ try {
     const c = countsAt(set, results, osmIds, th);
     console.log(`| ${th.toFixed(2)} | ${pct(precision(c))} | ${pct(recall(c))} |`);
   }
+  console.log(`\nThe curve by the fields a record carries (precision / recall):\n\n| threshold | ${combos.join(' | ')} |\n| --- |${combos.map(() => ' --- |').join('')}`);
+  for (let th = 0.5; th <= 0.951; th += 0.05) {
+    const cells = combos.map((combo) => {
+      const c = countsAt(set, results, osmIds, th, (r) => r.combo === combo);
+      return `${pct(precision(c))} / ${pct(recall(c))}`;
+    });
+    console.log(`| ${th.toFixed(2)} | ${cells.join(' | ')} |`);
+  }
   console.log('\n| fields | records | held out | precision | recall |\n| --- | --- | --- | --- | --- |');
   for (const combo of combos) {
     const c = countsAt(set, results, osmIds, defaultMatchThreshold, (r) => r.combo === combo);
