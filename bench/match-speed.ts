@@ -120,7 +120,15 @@ try {
   const counts = emptyCounts();
   const cpu0 = process.cpuUsage();
   const started = performance.now();
-  await writeMatchedList({ deps, list, headers: list.headers, mapping, threshold: null, out, counts, batchSize });
+  // RSS as the job goes (a tenth of the list at a time): a job that streams its list stays flat.
+  let nextReport = rows / 10;
+  const onBatch = () => {
+    if (counts.rows_done < nextReport) return;
+    nextReport += rows / 10;
+    const s = (performance.now() - started) / 1000;
+    console.log(`  ${counts.rows_done} rows, ${s.toFixed(0)} s, ${(counts.rows_done / s).toFixed(0)} rows/s, RSS ${(process.memoryUsage.rss() / 2 ** 20).toFixed(0)} MB`);
+  };
+  await writeMatchedList({ deps, list, headers: list.headers, mapping, threshold: null, out, counts, batchSize, onBatch });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
   await out.close();
@@ -129,7 +137,7 @@ try {
     `catalog: ${Number(places.n)} places${catalogFile ? ` (${catalogFile})` : ' (the labelled set)'}; list: ${rows} rows, batches of ${batchSize}\n` +
       `matched ${counts.matched}, bad rows ${counts.bad_rows}: ${seconds.toFixed(1)} s wall, ${(rows / seconds).toFixed(0)} rows/s; ` +
       `CPU ${cpuSeconds.toFixed(1)} s (${(rows / cpuSeconds).toFixed(0)} rows per CPU-second); ` +
-      `peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
+      `peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (the whole process: the catalog's app and the job)`,
   );
 } finally {
   await close();
