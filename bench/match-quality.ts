@@ -53,7 +53,9 @@ try {
     const c = countsAt(set, results, osmIds, th);
     console.log(`| ${th.toFixed(2)} | ${pct(precision(c))} | ${pct(recall(c))} |`);
   }
-  console.log(`\nThe curve by the fields a record carries (precision / recall):\n\n| threshold | ${combos.join(' | ')} |\n| --- |${combos.map(() => ' --- |').join('')}`);
+  console.log(
+    `\nThe curve by the fields a record carries (precision / recall):\n\n| threshold | ${combos.join(' | ')} |\n| --- |${combos.map(() => ' --- |').join('')}`,
+  );
   for (let th = 0.5; th <= 0.951; th += 0.05) {
     const cells = combos.map((combo) => {
       const c = countsAt(set, results, osmIds, th, (r) => r.combo === combo);

@@ -118,6 +118,7 @@ try {
   const out = await open(join(dir, 'result.csv'), 'w');
   const list = await openList(listPath, 'csv');
   const counts = emptyCounts();
+  console.log(`RSS before the job: ${(process.memoryUsage.rss() / 2 ** 20).toFixed(0)} MB`);
   const cpu0 = process.cpuUsage();
   const started = performance.now();
   // RSS as the job goes (a tenth of the list at a time): a job that streams its list stays flat.
@@ -126,7 +127,9 @@ try {
     if (counts.rows_done < nextReport) return;
     nextReport += rows / 10;
     const s = (performance.now() - started) / 1000;
-    console.log(`  ${counts.rows_done} rows, ${s.toFixed(0)} s, ${(counts.rows_done / s).toFixed(0)} rows/s, RSS ${(process.memoryUsage.rss() / 2 ** 20).toFixed(0)} MB`);
+    console.log(
+      `  ${counts.rows_done} rows, ${s.toFixed(0)} s, ${(counts.rows_done / s).toFixed(0)} rows/s, RSS ${(process.memoryUsage.rss() / 2 ** 20).toFixed(0)} MB`,
+    );
   };
   await writeMatchedList({ deps, list, headers: list.headers, mapping, threshold: null, out, counts, batchSize, onBatch });
   const seconds = (performance.now() - started) / 1000;

@@ -108,7 +108,13 @@ const websiteOf = (p: OsmPoi): string | null => p.tags.website ?? p.tags['contac
 
 /** A number in [0, 1) from a POI id and a purpose: every choice is a function of the id, so the file is the same each run. */
 function draw(id: string, purpose: string): number {
-  return createHash('sha256').update(seed === undefined ? `${purpose}:${id}` : `${seed}:${purpose}:${id}`).digest().readUInt32BE(0) / 2 ** 32;
+  return (
+    createHash('sha256')
+      .update(seed === undefined ? `${purpose}:${id}` : `${seed}:${purpose}:${id}`)
+      .digest()
+      .readUInt32BE(0) /
+    2 ** 32
+  );
 }
 function pick<T>(id: string, purpose: string, items: readonly T[]): T {
   return items[Math.floor(draw(id, purpose) * items.length)]!;

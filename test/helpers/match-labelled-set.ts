@@ -18,7 +18,10 @@ export interface LabelledRecord {
 
 export const combos = ['name+city', 'name+phone', 'name+address', 'name+coordinates'] as const;
 
-export function loadLabelledSet(extracts?: readonly string[], file: string | URL = new URL('../../bench/data/match-labelled.ndjson', import.meta.url)): LabelledRecord[] {
+export function loadLabelledSet(
+  extracts?: readonly string[],
+  file: string | URL = new URL('../../bench/data/match-labelled.ndjson', import.meta.url),
+): LabelledRecord[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')

@@ -13,7 +13,10 @@ function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
  * The places indexed under each key (conflation's blocking keys, `place_match_keys`): an indexed look-up per
  * key, never a scan. A record of a place of several sources stands for its place (`merged_into`).
  */
-export async function placesByKey(db: Db, keys: readonly string[]): Promise<{ byKey: Map<string, number[]>; points: Map<number, [number, number]> }> {
+export async function placesByKey(
+  db: Db,
+  keys: readonly string[],
+): Promise<{ byKey: Map<string, number[]>; points: Map<number, [number, number]> }> {
   const out = new Map<string, number[]>();
   const points = new Map<number, [number, number]>();
   for (const part of slices([...new Set(keys)], MAX_PARAMS)) {
@@ -81,7 +84,11 @@ export async function candidateRows(db: Db, ids: readonly number[]): Promise<Map
 export async function publicRows(db: Db, ids: readonly number[]): Promise<Map<number, PublicPlaceRow>> {
   const out = new Map<number, PublicPlaceRow>();
   for (const part of slices(ids, MAX_PARAMS)) {
-    const rows = (await db.kysely.selectFrom('places').select(publicPlaceColumns).where('id', 'in', part).execute()) as unknown as PublicPlaceRow[];
+    const rows = (await db.kysely
+      .selectFrom('places')
+      .select(publicPlaceColumns)
+      .where('id', 'in', part)
+      .execute()) as unknown as PublicPlaceRow[];
     for (const r of rows) out.set(Number(r.id), r);
   }
   return out;
