@@ -1,7 +1,8 @@
 // Quality of list matching (issue 32) on the labelled set (bench/data/match-labelled.ndjson, built from the
 // OpenStreetMap extracts of ../shared/data by scripts/build-match-set.ts): precision and recall at the default
 // threshold, the curve over thresholds, and the breakdown by the fields a record carries.
-// Run: node --import tsx bench/match-quality.ts [--extracts a,b] [--show-errors]
+// Run: node --import tsx bench/match-quality.ts [--extracts a,b] [--set FILE] [--show-errors]
+// `--set`: another set built the same way (scripts/build-match-set.ts --seed S --out FILE).
 import { performance } from 'node:perf_hooks';
 import { defaultMatchThreshold, type MatchResult } from '../src/modules/match/match.schema.ts';
 import { matchDepsOf, matchRecords } from '../src/modules/match/match.service.ts';
@@ -26,7 +27,7 @@ const allExtracts = [
 ];
 const extracts = arg('--extracts')?.split(',') ?? allExtracts;
 
-const set = loadLabelledSet(extracts);
+const set = loadLabelledSet(extracts, arg('--set'));
 const t = await buildTestApp({ files: [writeCatalog(set, extracts)] });
 try {
   const resolver = createPlaceNameResolver(t.db);
@@ -51,6 +52,16 @@ try {
   for (let th = 0.5; th <= 0.951; th += 0.05) {
     const c = countsAt(set, results, osmIds, th);
     console.log(`| ${th.toFixed(2)} | ${pct(precision(c))} | ${pct(recall(c))} |`);
+  }
+  console.log(
+    `\nThe curve by the fields a record carries (precision / recall):\n\n| threshold | ${combos.join(' | ')} |\n| --- |${combos.map(() => ' --- |').join('')}`,
+  );
+  for (let th = 0.5; th <= 0.951; th += 0.05) {
+    const cells = combos.map((combo) => {
+      const c = countsAt(set, results, osmIds, th, (r) => r.combo === combo);
+      return `${pct(precision(c))} / ${pct(recall(c))}`;
+    });
+    console.log(`| ${th.toFixed(2)} | ${cells.join(' | ')} |`);
   }
   console.log('\n| fields | records | held out | precision | recall |\n| --- | --- | --- | --- | --- |');
   for (const combo of combos) {

@@ -3,7 +3,9 @@
 // them, for businesses the catalog holds and for businesses of the same streets held out of the catalog (any
 // match to those is a false positive: the business next door). Deterministic: the same input gives the same
 // file. How it is built and why: docs/matching.md, "The labelled set".
-// Run: node --import tsx scripts/build-match-set.ts
+// Run: node --import tsx scripts/build-match-set.ts [--seed S --out FILE]
+// `--seed` draws another set the same way (other businesses held out, other records, other typing): a check of
+// the matcher on a set its thresholds were not chosen on.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -11,7 +13,10 @@ import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js/
 import { registrableDomain } from '../src/infra/web-domain.ts';
 
 const source = new URL('../../shared/data/osm/osm-pois-all.ndjson.gz', import.meta.url);
-const target = new URL('../bench/data/match-labelled.ndjson', import.meta.url);
+const argv = process.argv.slice(2);
+const argOf = (name: string): string | undefined => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const seed = argOf('--seed');
+const target = argOf('--out') ?? new URL('../bench/data/match-labelled.ndjson', import.meta.url);
 
 interface OsmPoi {
   id: string;
@@ -103,7 +108,13 @@ const websiteOf = (p: OsmPoi): string | null => p.tags.website ?? p.tags['contac
 
 /** A number in [0, 1) from a POI id and a purpose: every choice is a function of the id, so the file is the same each run. */
 function draw(id: string, purpose: string): number {
-  return createHash('sha256').update(`${purpose}:${id}`).digest().readUInt32BE(0) / 2 ** 32;
+  return (
+    createHash('sha256')
+      .update(seed === undefined ? `${purpose}:${id}` : `${seed}:${purpose}:${id}`)
+      .digest()
+      .readUInt32BE(0) /
+    2 ** 32
+  );
 }
 function pick<T>(id: string, purpose: string, items: readonly T[]): T {
   return items[Math.floor(draw(id, purpose) * items.length)]!;

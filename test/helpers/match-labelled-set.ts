@@ -18,8 +18,11 @@ export interface LabelledRecord {
 
 export const combos = ['name+city', 'name+phone', 'name+address', 'name+coordinates'] as const;
 
-export function loadLabelledSet(extracts?: readonly string[]): LabelledRecord[] {
-  return readFileSync(new URL('../../bench/data/match-labelled.ndjson', import.meta.url), 'utf8')
+export function loadLabelledSet(
+  extracts?: readonly string[],
+  file: string | URL = new URL('../../bench/data/match-labelled.ndjson', import.meta.url),
+): LabelledRecord[] {
+  return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as LabelledRecord)

@@ -1979,7 +1979,7 @@ export interface paths {
         put?: never;
         /**
          * Find your own records (a CRM list) in the catalog, each with a score
-         * @description Up to 100 records; only `ref` and `name` are needed, any other field helps (a city in any language, an address, a phone as written in the country, a website or bare domain, coordinates). Each result, in the order of the request, has the matched place (as search returns it; closed and retired places match too, `status` says so) when the best candidate scores at least `threshold` (default 0.65) and clearly beats the runner-up, else `match: null` with the candidates. A record with a problem of its own (no name, an unknown country, coordinates out of range) gets an `error` in its result; the call answers 400 only for a body that is not a list of records, more than 100 records or a threshold outside 0–1. How the score is made and its measured precision: docs/matching.md.
+         * @description Up to 100 records; only `ref` and `name` are needed, any other field helps (a city in any language, an address, a phone as written in the country, a website or bare domain, coordinates). Each result, in the order of the request, has the matched place (as search returns it; closed and retired places match too, `status` says so) when the best candidate scores at least `threshold` (default 0.75) and clearly beats the runner-up, else `match: null` with the candidates. A record with a problem of its own (no name, an unknown country, coordinates out of range) gets an `error` in its result; the call answers 400 only for a body that is not a list of records, more than 100 records or a threshold outside 0–1. How the score is made and its measured precision: docs/matching.md.
          *
          *     Requires a token with the `match` scope.
          */
@@ -2061,7 +2061,7 @@ export interface paths {
                              */
                             website?: string;
                         }[];
-                        /** @description Score (0–1) a best candidate needs to be the match; default 0.65, whose precision docs/matching.md publishes */
+                        /** @description Score (0–1) a best candidate needs to be the match; default 0.75, whose precision docs/matching.md publishes */
                         threshold?: number;
                     };
                 };

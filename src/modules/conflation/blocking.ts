@@ -1,3 +1,4 @@
+import { type AddressForm, addressForm } from './address.ts';
 import type { MatchRecord } from './matcher.ts';
 import { nameForms } from './names.ts';
 import { matchRules } from './rules.ts';
@@ -12,21 +13,32 @@ import { matchRules } from './rules.ts';
  *   in the first four letters.
  * - `p:<E.164>` and `d:<domain>`: the phone and website domain, wherever the place is (the rule that accepts
  *   a point kilometres off needs the phone).
+ * - `g:<coarse cell>:<word>`: the same on a grid of `coarseCellM`, for list matching's records placed by a city.
+ * - `s:<street word>:<word>`: a distinctive word of the street (its kind taken off: `Hotterstraße` → `hotter`)
+ *   and a name word, wherever the place is. Conflation does not probe them; list matching (`../match/`) does,
+ *   for a record that has an address and no point or city the gazetteer knows.
  * Keys are plain strings: a table of (key, place) rows with an index on the key, or a Map in memory.
  */
 
 const METRES_PER_DEGREE = 111_320;
 const PREFIX = 4;
 
-function row(lat: number): number {
-  return Math.floor((lat * METRES_PER_DEGREE) / matchRules.blockingCellM);
+function row(lat: number, side: number = matchRules.blockingCellM): number {
+  return Math.floor((lat * METRES_PER_DEGREE) / side);
 }
 
 /** Column of a longitude within a row: cells of a row have the row's east-west scale (its middle latitude). */
-function column(lon: number, rowIndex: number): number {
-  const middle = ((rowIndex + 0.5) * matchRules.blockingCellM) / METRES_PER_DEGREE;
-  return Math.floor((lon * METRES_PER_DEGREE * Math.cos((middle * Math.PI) / 180)) / matchRules.blockingCellM);
+function column(lon: number, rowIndex: number, side: number = matchRules.blockingCellM): number {
+  const middle = ((rowIndex + 0.5) * side) / METRES_PER_DEGREE;
+  return Math.floor((lon * METRES_PER_DEGREE * Math.cos((middle * Math.PI) / 180)) / side);
 }
+
+/**
+ * Side of the coarse grid (`g:` keys): a city's whole area (list matching compares a record placed only by its
+ * city with the places within 10 km of the city's centre) spans at most 3×3 of its cells, where the fine grid
+ * would take 15×15.
+ */
+export const coarseCellM = 10_000;
 
 /** The grid cell of a point: `row/column`. */
 export function cellOf(lat: number, lon: number): string {
@@ -59,12 +71,32 @@ function contactKeys(r: MatchRecord): string[] {
   return out;
 }
 
+/** Letters of a street word a street key keeps: enough to tell streets apart, few enough to survive a slip at the end. */
+const STREET_PREFIX = 5;
+
+/** The street's distinctive words as street keys keep them (`addressForm`: kinds and compound endings off). */
+export function streetKeyWords(form: AddressForm | null): string[] {
+  if (!form) return [];
+  return [...new Set(form.street.filter((w) => w.length >= 3 && !/^\d+$/.test(w)).map((w) => w.slice(0, STREET_PREFIX)))];
+}
+
+/** `s:<street word>:<name word>` keys of a place with a street address. */
+export function streetKeys(streetWords: readonly string[], nameWords: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const s of streetWords) for (const w of nameWords) out.push(`s:${s}:${w}`);
+  return out;
+}
+
 /** The keys to index a place under. */
 export function blockingKeys(r: MatchRecord): string[] {
   const out = contactKeys(r);
+  const words = nameKeys(r);
+  out.push(...streetKeys(streetKeyWords(addressForm(r)), words));
   if (r.lat !== null && r.lon !== null) {
     const cell = cellOf(r.lat, r.lon);
-    for (const k of nameKeys(r)) out.push(`c:${cell}:${k}`);
+    const r0 = row(r.lat, coarseCellM);
+    const coarse = `${r0}/${column(r.lon, r0, coarseCellM)}`;
+    for (const k of words) out.push(`c:${cell}:${k}`, `g:${coarse}:${k}`);
   }
   return out;
 }
@@ -83,12 +115,12 @@ export function probeKeys(r: MatchRecord): string[] {
  * The cells whose area comes within `radiusM` of a point: what a record placed only by its city (a centre and
  * a radius) probes with its name words, instead of the 3×3 cells around a point of its own.
  */
-export function cellsWithin(lat: number, lon: number, radiusM: number): string[] {
-  const r = row(lat);
-  const span = Math.ceil(radiusM / matchRules.blockingCellM);
+export function cellsWithin(lat: number, lon: number, radiusM: number, side: number = matchRules.blockingCellM): string[] {
+  const r = row(lat, side);
+  const span = Math.ceil(radiusM / side);
   const out: string[] = [];
   for (let dr = -span; dr <= span; dr++) {
-    const c = column(lon, r + dr);
+    const c = column(lon, r + dr, side);
     for (let dc = -span; dc <= span; dc++) out.push(`${r + dr}/${c + dc}`);
   }
   return out;

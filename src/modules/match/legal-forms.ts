@@ -14,29 +14,42 @@ export interface LegalForms {
 }
 
 const csvPath = new URL('../../../data/elf/elf-code-list.csv', import.meta.url);
+/**
+ * Abbreviations in everyday use that GLEIF's list does not carry (its Portuguese rows carry none: `Lda` is
+ * nowhere on it), per country, with the ELF code of the form when the list has it (`data/elf/README.md`).
+ */
+const abbreviationsPath = new URL('../../../data/elf/abbreviations.csv', import.meta.url);
 
 /** Word sequences of the forms, longest first, by country code. */
 type FormsByCountry = Map<string, string[][]>;
 
-function readForms(text: string): FormsByCountry {
-  const rows = parse(text, { columns: true, skip_empty_lines: true, bom: true, relax_quotes: true }) as Array<Record<string, string>>;
+const readCsv = (text: string): Array<Record<string, string>> =>
+  parse(text, { columns: true, skip_empty_lines: true, bom: true, relax_quotes: true }) as Array<Record<string, string>>;
+
+function readForms(text: string, abbreviations: string): FormsByCountry {
   const sets = new Map<string, Set<string>>();
-  for (const row of rows) {
-    if (row['ELF Status ACTV/INAC'] !== 'ACTV') continue;
-    const country = row['Country Code (ISO 3166-1)'];
-    if (!country) continue;
+  const add = (country: string, written: readonly (string | undefined)[]): void => {
     const set = sets.get(country) ?? new Set<string>();
-    const written = [
-      row['Entity Legal Form name Local name'],
-      row['Entity Legal Form name Transliterated name (per ISO 01-140-10)'],
-      ...(row['Abbreviations Local language'] ?? '').split(';'),
-      ...(row['Abbreviations transliterated'] ?? '').split(';'),
-    ];
     for (const w of written) {
       const folded = w ? foldText(w) : '';
       if (folded !== '') set.add(folded);
     }
     sets.set(country, set);
+  };
+  for (const row of readCsv(abbreviations)) {
+    const country = row['Country Code (ISO 3166-1)'];
+    if (country) add(country, (row.Abbreviations ?? '').split(';'));
+  }
+  for (const row of readCsv(text)) {
+    if (row['ELF Status ACTV/INAC'] !== 'ACTV') continue;
+    const country = row['Country Code (ISO 3166-1)'];
+    if (!country) continue;
+    add(country, [
+      row['Entity Legal Form name Local name'],
+      row['Entity Legal Form name Transliterated name (per ISO 01-140-10)'],
+      ...(row['Abbreviations Local language'] ?? '').split(';'),
+      ...(row['Abbreviations transliterated'] ?? '').split(';'),
+    ]);
   }
   const out: FormsByCountry = new Map();
   const all = new Set<string>();
@@ -61,8 +74,11 @@ function startsWith(words: readonly string[], form: readonly string[]): boolean 
 }
 
 /** Forms of a country, or of every country the list has when the country is unknown or has none listed. */
-export function loadLegalForms(text: string = readFileSync(csvPath, 'utf8')): LegalForms {
-  const forms = readForms(text);
+export function loadLegalForms(
+  text: string = readFileSync(csvPath, 'utf8'),
+  abbreviations: string = readFileSync(abbreviationsPath, 'utf8'),
+): LegalForms {
+  const forms = readForms(text, abbreviations);
   return {
     strip(name, country) {
       const list = (country ? forms.get(country.toUpperCase()) : undefined) ?? forms.get('*') ?? [];

@@ -13,35 +13,82 @@ function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
  * The places indexed under each key (conflation's blocking keys, `place_match_keys`): an indexed look-up per
  * key, never a scan. A record of a place of several sources stands for its place (`merged_into`).
  */
-export async function placesByKey(db: Db, keys: readonly string[]): Promise<Map<string, number[]>> {
+export async function placesByKey(
+  db: Db,
+  keys: readonly string[],
+): Promise<{ byKey: Map<string, number[]>; points: Map<number, [number, number]> }> {
   const out = new Map<string, number[]>();
+  const points = new Map<number, [number, number]>();
   for (const part of slices([...new Set(keys)], MAX_PARAMS)) {
     const rows = await db.kysely
       .selectFrom('place_match_keys as k')
       .innerJoin('places as p', 'p.id', 'k.place_id')
-      .select(['k.key', sql<number>`coalesce(p.merged_into, p.id)`.as('place_id')])
+      .select(['k.key', sql<number>`coalesce(p.merged_into, p.id)`.as('place_id'), 'p.lat', 'p.lon'])
       .where('k.key', 'in', part)
       .execute();
     for (const r of rows) {
+      const id = Number(r.place_id);
       const list = out.get(r.key) ?? [];
-      list.push(Number(r.place_id));
+      list.push(id);
       out.set(r.key, list);
+      if (r.lat !== null && r.lon !== null) points.set(id, [r.lat, r.lon]);
     }
+  }
+  return { byKey: out, points };
+}
+
+/** What the matcher compares of a candidate place. */
+const candidateColumns = [
+  'id',
+  'public_id',
+  'name',
+  'names',
+  'country_code',
+  'street',
+  'housenumber',
+  'address',
+  'lat',
+  'lon',
+  'phone_e164',
+  'website_domain',
+  'city_id',
+] as const;
+
+export interface CandidateRow {
+  id: number;
+  public_id: string;
+  name: string;
+  names: string | null;
+  country_code: string | null;
+  street: string | null;
+  housenumber: string | null;
+  address: string | null;
+  lat: number | null;
+  lon: number | null;
+  phone_e164: string | null;
+  website_domain: string | null;
+  city_id: number | null;
+}
+
+/** The candidates' columns the matcher compares (a few; the public place is read for the matches only). */
+export async function candidateRows(db: Db, ids: readonly number[]): Promise<Map<number, CandidateRow>> {
+  const out = new Map<number, CandidateRow>();
+  for (const part of slices(ids, MAX_PARAMS)) {
+    const rows = (await db.kysely.selectFrom('places').select(candidateColumns).where('id', 'in', part).execute()) as CandidateRow[];
+    for (const r of rows) out.set(Number(r.id), r);
   }
   return out;
 }
 
-/** What the matcher compares of a candidate place, and what the answer shows of it. */
-export type CandidateRow = PublicPlaceRow & { names: string | null; city_id: number | null; website_domain: string | null };
-
-export async function candidateRows(db: Db, ids: readonly number[]): Promise<Map<number, CandidateRow>> {
-  const out = new Map<number, CandidateRow>();
+/** The public rows of the matched places. */
+export async function publicRows(db: Db, ids: readonly number[]): Promise<Map<number, PublicPlaceRow>> {
+  const out = new Map<number, PublicPlaceRow>();
   for (const part of slices(ids, MAX_PARAMS)) {
     const rows = (await db.kysely
       .selectFrom('places')
-      .select([...publicPlaceColumns, 'names', 'city_id', 'website_domain'])
+      .select(publicPlaceColumns)
       .where('id', 'in', part)
-      .execute()) as unknown as CandidateRow[];
+      .execute()) as unknown as PublicPlaceRow[];
     for (const r of rows) out.set(Number(r.id), r);
   }
   return out;

@@ -8,7 +8,7 @@ export const maxRecordsPerCall = 100;
  * The score at or above which the best candidate is a match (when it also clearly beats the runner-up): the
  * threshold whose precision and recall docs/matching.md publishes.
  */
-export const defaultMatchThreshold = 0.65;
+export const defaultMatchThreshold = 0.75;
 
 const text = (maxLength: number, description: string, examples?: string[]) =>
   Type.Optional(Type.String({ maxLength, description, ...(examples ? { examples } : {}) }));

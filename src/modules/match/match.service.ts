@@ -1,13 +1,14 @@
 import type { Db } from '../../infra/db/database.ts';
-import { cellsAround, cellsWithin } from '../conflation/blocking.ts';
+import { cellsAround, cellsWithin, coarseCellM, streetKeys, streetKeyWords } from '../conflation/blocking.ts';
+import { distanceM } from '../conflation/matcher.ts';
 import { placeRowToPlace } from '../places/places.schema.ts';
 import type { Search } from '../search/search.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
 import { type LegalForms, loadLegalForms } from './legal-forms.ts';
-import { candidateRows, placesByKey } from './match.repository.ts';
-import { defaultMatchThreshold, type MatchRecordInput, type MatchResult } from './match.schema.ts';
+import { type CandidateRow, candidateRows, placesByKey, publicRows } from './match.repository.ts';
+import { defaultMatchThreshold, type MatchRecordInput, type MatchResult, type RecordProblem } from './match.schema.ts';
 import { type PreparedRecord, prepareRecord } from './record.ts';
-import { type PreparedPlace, preparePlace, scoreCandidate } from './scoring.ts';
+import { type PreparedPlace, preparePlace, type Scored, scoreCandidate } from './scoring.ts';
 
 /**
  * What matching needs of the application: the database (blocking keys, candidate rows), the place-name
@@ -18,10 +19,44 @@ export interface MatchDeps {
   db: Db;
   places: () => PlaceNameResolver;
   legalForms: LegalForms;
+  /** Candidates' compared forms, kept across calls: the places of a list's town come back row after row. */
+  prepared: PreparedPlaces;
 }
 
 export function matchDepsOf(search: Pick<Search, 'db' | 'places'>): MatchDeps {
-  return { db: search.db, places: search.places, legalForms: loadLegalForms() };
+  const legalForms = loadLegalForms();
+  return { db: search.db, places: search.places, legalForms, prepared: new PreparedPlaces(legalForms) };
+}
+
+/**
+ * The compared forms of candidate places (names folded, legal forms off, street words), by place id, the most
+ * recently used kept. A place whose name or address changed since is prepared again.
+ */
+export class PreparedPlaces {
+  private readonly byId = new Map<number, PreparedPlace>();
+
+  constructor(
+    private readonly legalForms: LegalForms,
+    private readonly capacity = 50_000,
+  ) {}
+
+  of(row: CandidateRow): PreparedPlace {
+    const id = Number(row.id);
+    const kept = this.byId.get(id);
+    if (kept) this.byId.delete(id);
+    const same =
+      kept &&
+      kept.row.name === row.name &&
+      kept.row.names === row.names &&
+      kept.row.country_code === row.country_code &&
+      kept.row.street === row.street &&
+      kept.row.housenumber === row.housenumber &&
+      kept.row.address === row.address;
+    const prepared = same ? { ...kept, row } : preparePlace(row, this.legalForms);
+    this.byId.set(id, prepared);
+    if (this.byId.size > this.capacity) this.byId.delete(this.byId.keys().next().value!);
+    return prepared;
+  }
 }
 
 export interface MatchOptions {
@@ -30,7 +65,7 @@ export interface MatchOptions {
 }
 
 /** The best candidate must beat the runner-up by this much to be the match: two close scores are a doubt, not an answer. */
-export const runnerUpMargin = 0.05;
+export const runnerUpMargin = 0.04;
 /** Candidates scored per record, those sharing the most keys with it first. */
 const candidatesPerRecord = 40;
 /** Candidates listed in a result. */
@@ -47,6 +82,8 @@ function recordKeys(r: PreparedRecord): string[] {
   const keys: string[] = [];
   if (r.phone) keys.push(`p:${r.phone}`);
   if (r.domain) keys.push(`d:${r.domain}`);
+  // Wherever the place is: an address is often all a record has besides its name (no city, or one the gazetteer spells otherwise).
+  keys.push(...streetKeys(streetKeyWords(r.address), [...words]));
   if (r.point) {
     for (const cell of cellsAround(r.point.lat, r.point.lon)) for (const w of words) keys.push(`c:${cell}:${w}`);
   } else if (r.city) {
@@ -54,8 +91,9 @@ function recordKeys(r: PreparedRecord): string[] {
       .sort((a, b) => b.length - a.length)
       .slice(0, cityWords)
       .map((t) => t.slice(0, PREFIX));
-    const cells = cellsWithin(r.city.city.lat, r.city.city.lon, r.city.radiusM);
-    for (const cell of cells) for (const w of new Set(longest)) keys.push(`c:${cell}:${w}`);
+    // The coarse grid: a city's area is at most 3×3 of its cells.
+    const cells = cellsWithin(r.city.city.lat, r.city.city.lon, r.city.radiusM, coarseCellM);
+    for (const cell of cells) for (const w of new Set(longest)) keys.push(`g:${cell}:${w}`);
   }
   return keys;
 }
@@ -77,15 +115,23 @@ export async function matchRecords(
   const names = deps.places();
   const prepared = records.map((r) => prepareRecord(r, names, deps.legalForms));
   const keysOf = prepared.map((p) => ('record' in p ? recordKeys(p.record) : []));
-  const byKey = await placesByKey(deps.db, keysOf.flat());
+  const { byKey, points } = await placesByKey(deps.db, keysOf.flat());
 
-  const candidateIds = keysOf.map((keys) => {
+  const candidateIds = keysOf.map((keys, i) => {
+    const prep = prepared[i]!;
     const hits = new Map<number, number>();
     for (const k of keys) for (const id of byKey.get(k) ?? []) hits.set(id, (hits.get(id) ?? 0) + 1);
+    // A record placed by its city: the places within the city's radius before those of the coarse cells around it.
+    const city = 'record' in prep && !prep.record.point ? prep.record.city : null;
+    const inCity = (id: number): number => {
+      const p = city ? points.get(id) : undefined;
+      return p && distanceM(city!.city.lat, city!.city.lon, p[0], p[1]) <= city!.radiusM ? 1 : 0;
+    };
     return [...hits.entries()]
-      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      .map(([id, n]) => ({ id, n, near: inCity(id) }))
+      .sort((a, b) => b.n - a.n || b.near - a.near || a.id - b.id)
       .slice(0, candidatesPerRecord)
-      .map(([id]) => id);
+      .map((c) => c.id);
   });
   const rows = await candidateRows(deps.db, [...new Set(candidateIds.flat())]);
   const places = new Map<number, PreparedPlace>();
@@ -94,40 +140,60 @@ export async function matchRecords(
     if (!p) {
       const row = rows.get(id);
       if (!row) return null;
-      p = preparePlace(row, deps.legalForms);
+      p = deps.prepared.of(row);
       places.set(id, p);
     }
     return p;
   };
 
+  const decided = records.map((_, i) => decide(prepared[i]!, candidateIds[i]!, placeOf, threshold));
+  const matched = await publicRows(
+    deps.db,
+    decided.flatMap((d) => (d.best && d.isMatch ? [Number(d.best.place.row.id)] : [])),
+  );
   return records.map((input, i): MatchResult => {
-    const prep = prepared[i]!;
-    if ('problem' in prep) return { ref: input.ref, match: null, candidates: [], error: prep.problem };
-    const r = prep.record;
-    const candidates = candidateIds[i]!.flatMap((id) => {
-      const place = placeOf(id);
-      return place ? [place] : [];
-    });
-    const shared = {
-      phone: r.phone !== null && candidates.filter((c) => c.row.phone_e164 === r.phone).length > 1,
-      website: r.domain !== null && candidates.filter((c) => c.row.website_domain === r.domain).length > 1,
-    };
-    const scored = candidates.map((place) => ({ place, ...scoreCandidate(r, place, shared) }));
-    scored.sort((a, b) => b.score - a.score || a.place.row.public_id.localeCompare(b.place.row.public_id));
-    const best = scored[0];
-    const second = scored[1];
-    const isMatch = best !== undefined && best.score >= threshold && (second === undefined || best.score - second.score >= runnerUpMargin);
+    const d = decided[i]!;
+    if (d.problem) return { ref: input.ref, match: null, candidates: [], error: d.problem };
+    const row = d.isMatch && d.best ? matched.get(Number(d.best.place.row.id)) : undefined;
     return {
       ref: input.ref,
-      match: isMatch
-        ? {
-            place: placeRowToPlace(best.place.row),
-            score: round3(best.score),
-            evidence: best.evidence,
-            placeRowId: Number(best.place.row.id),
-          }
-        : null,
-      candidates: scored.slice(0, candidatesShown).map((s) => ({ id: s.place.row.public_id, score: round3(s.score) })),
+      match:
+        row && d.best
+          ? { place: placeRowToPlace(row), score: round3(d.best.score), evidence: d.best.evidence, placeRowId: Number(row.id) }
+          : null,
+      candidates: d.scored.slice(0, candidatesShown).map((s) => ({ id: s.place.row.public_id, score: round3(s.score) })),
     };
   });
+}
+
+interface Decided {
+  problem?: RecordProblem;
+  scored: Array<{ place: PreparedPlace } & Scored>;
+  best?: { place: PreparedPlace } & Scored;
+  isMatch: boolean;
+}
+
+/** A record's candidates scored, best first, and whether the best is its match. */
+function decide(
+  prep: ReturnType<typeof prepareRecord>,
+  ids: readonly number[],
+  placeOf: (id: number) => PreparedPlace | null,
+  threshold: number,
+): Decided {
+  if ('problem' in prep) return { problem: prep.problem, scored: [], isMatch: false };
+  const r = prep.record;
+  const candidates = ids.flatMap((id) => {
+    const place = placeOf(id);
+    return place ? [place] : [];
+  });
+  const shared = {
+    phone: r.phone !== null && candidates.filter((c) => c.row.phone_e164 === r.phone).length > 1,
+    website: r.domain !== null && candidates.filter((c) => c.row.website_domain === r.domain).length > 1,
+  };
+  const scored = candidates.map((place) => ({ place, ...scoreCandidate(r, place, shared) }));
+  scored.sort((a, b) => b.score - a.score || a.place.row.public_id.localeCompare(b.place.row.public_id));
+  const best = scored[0];
+  const second = scored[1];
+  const isMatch = best !== undefined && best.score >= threshold && (second === undefined || best.score - second.score >= runnerUpMargin);
+  return { scored, ...(best ? { best } : {}), isMatch };
 }

@@ -92,7 +92,7 @@ function withoutCity(forms: NameForm[], city: City | null, isCity: (word: string
 /** Validates and prepares one record: its problem, or what the matcher needs of it. */
 export function prepareRecord(
   r: MatchRecordInput,
-  names: Pick<PlaceNameResolver, 'resolveCountry' | 'resolveCity'>,
+  names: Pick<PlaceNameResolver, 'resolveCountry' | 'sameNamedCities'>,
   legalForms: LegalForms,
 ): { problem: RecordProblem } | { record: PreparedRecord } {
   if (blank(r.name)) return { problem: problem('name', 'required', 'the record has no name: a name is what is matched') };
@@ -129,7 +129,9 @@ export function prepareRecord(
   let city: PreparedRecord['city'] = null;
   for (const written of blank(r.city) ? (blank(r.address) ? [] : addressCities(r.address!)) : [r.city!.trim()]) {
     // A town over the border is filed under its own country (Beausoleil, France, for a business of Monaco).
-    const chosen = names.resolveCity(written, country).chosen ?? (country ? names.resolveCity(written, null).chosen : null);
+    // The gazetteer's own choice among the cities of that name (`resolveCity`'s), without its spelling suggestions: a
+    // record's city is matched as written or not at all, and suggesting costs a scan of every city name.
+    const chosen = names.sameNamedCities(written, country)[0] ?? (country ? names.sameNamedCities(written, null)[0] : undefined);
     if (chosen) {
       city = { city: chosen, radiusM: cityRadiusM(chosen.population) };
       country ??= chosen.countryCode;
@@ -139,7 +141,7 @@ export function prepareRecord(
   const forms = withoutCity(
     recordNameForms(r.name!, country, legalForms),
     city?.city ?? null,
-    (word) => names.resolveCity(word, city!.city.countryCode).chosen?.id === city!.city.id,
+    (word) => names.sameNamedCities(word, city!.city.countryCode)[0]?.id === city!.city.id,
   );
   if (forms.length === 0) return { problem: problem('name', 'no letters or digits', 'the name has no letters or digits') };
   const site = siteOf(blank(r.website) ? null : r.website!, blank(r.email) ? null : r.email!);

@@ -30,6 +30,7 @@ import * as m0031 from './0031_opening_hours.ts';
 import * as m0034 from './0034_import_run_parts.ts';
 import * as m0036 from './0036_match_jobs.ts';
 import * as m0037 from './0037_contact_trust.ts';
+import * as m0038 from './0038_match_street_keys.ts';
 
 /** The migration chain, in order. Append new migrations here. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '0034_import_run_parts': m0034,
   '0036_match_jobs': m0036,
   '0037_contact_trust': m0037,
+  '0038_match_street_keys': m0038,
 };
