@@ -5,6 +5,17 @@ import { IndexSnapshotFile } from './index-snapshot.ts';
 
 type Log = { warn(obj: unknown, msg: string): void; info(obj: unknown, msg: string): void };
 
+/**
+ * Where the snapshot of this database lives (`SEARCH_INDEX_SNAPSHOT`): beside an SQLite file, under `./var` for
+ * PostgreSQL; null for `off` and an in-memory database.
+ */
+export function snapshotPathOf(setting: string | undefined, db: Db): string | null {
+  if (setting === 'off') return null;
+  if (setting !== undefined) return setting;
+  if (db.dialect === 'postgres') return './var/search-index.snapshot';
+  return db.sqlitePath ? `${db.sqlitePath}.search-index` : null;
+}
+
 /** Facts at a places version: what the index is built from, read from the database or a snapshot. */
 export interface FactsAt {
   version: number;
