@@ -1,4 +1,5 @@
 import type { Db } from '../../../infra/db/database.ts';
+import { byDialect } from '../../../infra/db/dialect.ts';
 import { placeChangesSince, placesVersion } from '../../places/place-changes.repository.ts';
 import { countPlaces, factsShape, type PlaceFacts } from './engine.repository.ts';
 import { IndexSnapshotFile } from './index-snapshot.ts';
@@ -11,10 +12,13 @@ type Log = { warn(obj: unknown, msg: string): void; info(obj: unknown, msg: stri
  */
 export function snapshotPathOf(setting: string | undefined, db: Db): string | null {
   if (setting === 'off') return null;
-  if (setting !== undefined) return setting;
-  if (db.dialect === 'postgres') return './var/search-index.snapshot';
-  return db.sqlitePath ? `${db.sqlitePath}.search-index` : null;
+  return setting ?? defaultSnapshotPath(db);
 }
+
+const defaultSnapshotPath = byDialect<string | null>({
+  sqlite: ({ sqlitePath }) => (sqlitePath === undefined ? null : `${sqlitePath}.search-index`),
+  postgres: () => './var/search-index.snapshot',
+});
 
 /** Facts at a places version: what the index is built from, read from the database or a snapshot. */
 export interface FactsAt {
