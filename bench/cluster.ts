@@ -42,16 +42,25 @@ const db = openDatabase(catalog.url);
 const snapshotPath = resolve(root, 'var/bench/cluster-bench.search-index');
 const quiet = { info() {}, warn: (o: unknown, m: string) => console.warn(m, o) };
 const reads = createReadPool({ db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule });
-async function startEngine(): Promise<{ ms: number; from: string; places: number }> {
+/** What the engine and the snapshot logged, by message: the parts of a start (`ms` of the read, the build, the write). */
+async function startEngine(): Promise<{ ms: number; from: string; places: number; parts: Record<string, number> }> {
   let from = '';
-  const log = { info: (o: unknown, m: string) => m === 'search index built' && (from = (o as { from: string }).from), warn: quiet.warn };
+  const parts: Record<string, number> = {};
+  const log = {
+    info: (o: unknown, m: string) => {
+      const fields = o as { from?: string; ms?: number };
+      if (m === 'search index built') from = fields.from!;
+      if (fields.ms !== undefined) parts[m] = fields.ms;
+    },
+    warn: quiet.warn,
+  };
   const engine = new MemorySearchEngine({ db, reads, log, snapshot: new EngineSnapshot(db, snapshotPath, log) }, 3_600_000);
   const started = performance.now();
   await engine.start();
   const ms = performance.now() - started;
   const places = engine.state().engine === 'memory' ? (engine.state() as { places: number }).places : 0;
   await engine.close();
-  return { ms, from, places };
+  return { ms, from, places, parts };
 }
 const startTimes: Record<string, number[]> = { database: [], snapshot: [] };
 for (let r = 0; r < rounds; r++) {
@@ -65,6 +74,7 @@ for (let r = 0; r < rounds; r++) {
   log(
     `  round ${r + 1}: from the database ${(built.ms / 1000).toFixed(1)} s, from the snapshot ${(loaded.ms / 1000).toFixed(1)} s (${built.places} places; load ${loadAverage()})`,
   );
+  log(`    database start: ${JSON.stringify(built.parts)}; snapshot start: ${JSON.stringify(loaded.parts)} (ms)`);
 }
 const snapshotBytes = statSync(snapshotPath).size;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

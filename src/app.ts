@@ -70,6 +70,8 @@ export async function buildApp({ config, db, background = true }: AppOptions): P
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : `req_${randomBytesFromPool(9).toString('base64url')}`;
     },
     requestIdHeader: false,
+    // No limit on a hook: the search index's first build (onReady) takes what the catalog's size asks, and `listen` waits for it.
+    pluginTimeout: 0,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, verbose: true },
@@ -115,16 +117,8 @@ export async function buildApp({ config, db, background = true }: AppOptions): P
     onQueued: () => enrichment.poke(),
     onEvent: () => jobs.webhooks.poke(),
   });
-  if (background) {
-    app.addHook('onReady', async () => {
-      enrichment.start();
-      enrichmentJobs.start();
-    });
-    app.addHook('onClose', async () => {
-      await enrichmentJobs.close();
-      await enrichment.close();
-    });
-  }
+  if (background)
+    inBackground(app, { start: () => [enrichment.start(), enrichmentJobs.start()], close: () => closeInTurn(enrichmentJobs, enrichment) });
   await app.register(enrichmentJobsRoutes, { db, runner: enrichmentJobs });
   // Monitors are evaluated from the change log by every server, or (MONITOR_EVALUATOR=off) by none of them when
   // `leadatlas monitors` runs in a process of its own: an evaluation commits only when its monitor is still at
@@ -214,6 +208,11 @@ export async function buildApp({ config, db, background = true }: AppOptions): P
 function snapshotOf(config: Config, db: Db, app: App): { snapshot?: EngineSnapshot } {
   const path = snapshotPathOf(config.SEARCH_INDEX_SNAPSHOT, db);
   return path ? { snapshot: new EngineSnapshot(db, path, app.log) } : {};
+}
+
+/** Closes each worker after the one before it has closed. */
+async function closeInTurn(...workers: Array<{ close(): unknown }>): Promise<void> {
+  for (const worker of workers) await worker.close();
 }
 
 /** A worker of the server's background: started once the app is ready, stopped before the database closes. */
