@@ -81,7 +81,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 log(
   `snapshot: ${(snapshotBytes / 1e6).toFixed(0)} MB (${(snapshotBytes / catalog.rows).toFixed(0)} bytes/place); start from the database median ${(median(startTimes.database!) / 1000).toFixed(1)} s, from the snapshot ${(median(startTimes.snapshot!) / 1000).toFixed(1)} s (${(median(startTimes.database!) / median(startTimes.snapshot!)).toFixed(1)}x faster)`,
 );
-rmSync(snapshotPath, { force: true });
+// Kept: the servers below start from it.
 await reads.close();
 
 // ---------------------------------------------------------------- 2. one server process against two
@@ -212,4 +212,5 @@ const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 log(
   `\nsaturation: 1 process ${mean(one.map((r) => r.rps)).toFixed(0)} req/s, 2 processes ${mean(two.map((r) => r.rps)).toFixed(0)} req/s: ${(mean(two.map((r) => r.rps)) / mean(one.map((r) => r.rps))).toFixed(2)}x (target 1.6x)`,
 );
+rmSync(snapshotPath, { force: true });
 process.exit(0);
