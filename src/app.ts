@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type Config, trustProxyOption } from './config.ts';
-import { startCheckpointer } from './infra/db/checkpointer.ts';
+import { checkpointElsewhere, startCheckpointer } from './infra/db/checkpointer.ts';
 import { type Db, sizeCacheForRole } from './infra/db/database.ts';
 import { createReadPool } from './infra/db/read-pool.ts';
 import { finiteNumbersValidator } from './infra/http/finite-numbers.ts';
@@ -29,7 +29,9 @@ import { monitorWebhooks } from './modules/monitors/monitors.service.ts';
 import { PlaceMaintenance } from './modules/places/place-maintenance.ts';
 import { placesRoutes } from './modules/places/places.routes.ts';
 import { referenceRoutes } from './modules/reference/reference.routes.ts';
+import { EngineSnapshot, snapshotPathOf } from './modules/search/engine/engine-snapshot.ts';
 import type { EngineState } from './modules/search/engine/engine-state.ts';
+import { HoursFollower } from './modules/search/engine/hours-follower.ts';
 import { createSearchEngine } from './modules/search/engine/search-engine.ts';
 import { readCacheVersion } from './modules/search/open-filter.ts';
 import { createReadTasks, readTasksModule } from './modules/search/read-tasks.ts';
@@ -49,12 +51,18 @@ import { strictQueryPlugin } from './plugins/strict-query.ts';
 export interface AppOptions {
   config: Config;
   db: Db;
+  /**
+   * Whether this process runs the background work: export, match and enrichment jobs, monitors, the opening-hours
+   * and trust passes, re-verification, WAL checkpoints. True (the default) but in the other processes of a
+   * cluster (`WEB_CONCURRENCY`, serve-cluster.ts), where one process runs it for all of them.
+   */
+  background?: boolean;
 }
 
 export type App = FastifyInstance;
 
 /** Builds the HTTP application: plugins first, then one routes plugin per module. */
-export async function buildApp({ config, db }: AppOptions): Promise<App> {
+export async function buildApp({ config, db, background = true }: AppOptions): Promise<App> {
   const app = Fastify({
     logger: loggerOptions(config.LOG_LEVEL, config.LOG_FORMAT),
     genReqId: (req) => {
@@ -62,6 +70,8 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : `req_${randomBytesFromPool(9).toString('base64url')}`;
     },
     requestIdHeader: false,
+    // No limit on a hook: the search index's first build (onReady) takes what the catalog's size asks, and `listen` waits for it.
+    pluginTimeout: 0,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, verbose: true },
@@ -93,7 +103,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   // Export jobs run in the background from the database: started once the app is ready, stopped (their
   // jobs put back in the queue) before the database closes.
   const jobs = createExportJobs({ db, config, log: app.log, quotas: app.quotas });
-  inBackground(app, jobs);
+  if (background) inBackground(app, jobs);
   await app.register(exportJobsRoutes, { db, config, jobs });
   // Enrichment crawls places' websites in the background when ENRICH_WORKERS > 0, like export jobs:
   // started once the app is ready, stopped (its sites put back in the queue) before the database closes.
@@ -107,19 +117,13 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     onQueued: () => enrichment.poke(),
     onEvent: () => jobs.webhooks.poke(),
   });
-  app.addHook('onReady', async () => {
-    enrichment.start();
-    enrichmentJobs.start();
-  });
-  app.addHook('onClose', async () => {
-    await enrichmentJobs.close();
-    await enrichment.close();
-  });
+  if (background)
+    inBackground(app, { start: () => [enrichment.start(), enrichmentJobs.start()], close: () => closeInTurn(enrichmentJobs, enrichment) });
   await app.register(enrichmentJobsRoutes, { db, runner: enrichmentJobs });
   // Monitors are evaluated from the change log by every server, or (MONITOR_EVALUATOR=off) by none of them when
   // `leadatlas monitors` runs in a process of its own: an evaluation commits only when its monitor is still at
   // the version it read, so evaluators never record a change twice.
-  if (config.MONITOR_EVALUATOR === 'serve') {
+  if (config.MONITOR_EVALUATOR === 'serve' && background) {
     const monitors = new MonitorEvaluator({
       db,
       pollMs: config.MONITOR_POLL_MS,
@@ -150,7 +154,7 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     },
   });
   app.addHook('onClose', () => reads.close());
-  const checkpointer = startCheckpointer(db);
+  const checkpointer = background ? startCheckpointer(db) : checkpointElsewhere(db);
   if (checkpointer) app.addHook('onClose', () => checkpointer.stop());
   // The shared connection only appends (saved searches, leads) and looks up tokens and names.
   sizeCacheForRole(db, 'server');
@@ -173,15 +177,19 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
     maintenance,
     // A read with a trust filter that finds the pass behind the catalog runs it at once (`trustReady`).
     trustPassNow: () => refreshTrust(db),
+    ...snapshotOf(config, db, app),
   });
   engineState.current = () => engine.state();
   inBackground(app, engine);
-  inBackground(app, maintenance);
-  const trust = new TrustMaintenance({ db, pollMs: config.TRUST_POLL_MS, log: app.log });
-  inBackground(app, trust);
-  // Re-verification of email domains and websites in the background (VERIFY_INTERVAL_MS; off by default).
-  const verify = new VerifyLoop({ db, config, log: app.log });
-  inBackground(app, verify);
+  if (background) {
+    inBackground(app, maintenance);
+    inBackground(app, new TrustMaintenance({ db, pollMs: config.TRUST_POLL_MS, log: app.log }));
+    // Re-verification of email domains and websites in the background (VERIFY_INTERVAL_MS; off by default).
+    inBackground(app, new VerifyLoop({ db, config, log: app.log }));
+  } else {
+    // The background process runs the opening-hours pass; this one follows the tables it leaves.
+    inBackground(app, new HoursFollower(engine, config.OPENING_HOURS_CHECK_MS, app.log));
+  }
   // The one search object: the API's routes, the dashboard and MCP (through the routes) share its caches.
   const search = createSearch(db, reads, engine, config);
   await app.register(searchRoutes, { config, search });
@@ -189,11 +197,22 @@ export async function buildApp({ config, db }: AppOptions): Promise<App> {
   await app.register(referenceRoutes, { db, reads });
   // Match jobs run in the background as export jobs do, their ends told through the same webhook queue.
   const matchJobs = createMatchJobs({ db, config, log: app.log, search, allowance: app.quotas, onEvent: () => jobs.webhooks.poke() });
-  inBackground(app, matchJobs);
+  if (background) inBackground(app, matchJobs);
   await app.register(matchJobsRoutes, { db, config, jobs: matchJobs, allowance: app.quotas });
   await app.register(dashboardRoutes, { config, db, jobs, search, matchJobs });
   await app.register(mcpRoutes);
   return app;
+}
+
+/** The index snapshot of this database, when there is one (`SEARCH_INDEX_SNAPSHOT`). */
+function snapshotOf(config: Config, db: Db, app: App): { snapshot?: EngineSnapshot } {
+  const path = snapshotPathOf(config.SEARCH_INDEX_SNAPSHOT, db);
+  return path ? { snapshot: new EngineSnapshot(db, path, app.log) } : {};
+}
+
+/** Closes each worker after the one before it has closed. */
+async function closeInTurn(...workers: Array<{ close(): unknown }>): Promise<void> {
+  for (const worker of workers) await worker.close();
 }
 
 /** A worker of the server's background: started once the app is ready, stopped before the database closes. */

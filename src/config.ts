@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { maxRouteCost } from './infra/ratelimit/costs.ts';
@@ -17,6 +18,13 @@ export const ConfigSchema = Type.Object({
   }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  WEB_CONCURRENCY: Type.Integer({
+    default: availableParallelism(),
+    minimum: 1,
+    maximum: 64,
+    description:
+      'server processes of `serve`, sharing the port (node:cluster), each with its own search index; one of them runs the background work. Default: the number of cores',
+  }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -58,6 +66,13 @@ export const ConfigSchema = Type.Object({
     maximum: 60_000,
     description: 'how often the in-memory index checks the places version and applies the change log',
   }),
+  SEARCH_INDEX_SNAPSHOT: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'file the in-memory index starts from, written after each build from the database (docs/operations.md). Default: beside the SQLite file (`FILE.search-index`), `./var/search-index.snapshot` for PostgreSQL; `off`: none',
+    }),
+  ),
   SEARCH_TYPO_CANDIDATES: Type.Integer({
     default: 10_000,
     minimum: 1,

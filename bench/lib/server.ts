@@ -53,7 +53,8 @@ export function start(script: string[], env: Record<string, string>, nodeArgs: s
   const loader = script[0]!.endsWith('.ts') ? ['--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, ...script], {
     cwd: root,
-    env: { ...process.env, ...env },
+    // One server process unless the bench asks for more (`WEB_CONCURRENCY` defaults to the number of cores).
+    env: { ...process.env, WEB_CONCURRENCY: '1', ...env },
     stdio: ['ignore', out, out],
   });
   children.push(child);

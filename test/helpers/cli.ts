@@ -24,12 +24,13 @@ export function cliCommand(args: string[]): [string, string[]] {
   return [process.execPath, cliArgs(args)];
 }
 // No opening-hours or trust pass in the background unless a test asks for it (as `buildTestApp` does): it
-// would spend the CPU the other test files share.
+// would spend the CPU the other test files share. One server process unless a test asks for more.
 const cliEnv = (env: Record<string, string>) => ({
   ...process.env,
   LOG_LEVEL: 'warn',
   OPENING_HOURS_CHECK_MS: '0',
   TRUST_POLL_MS: '0',
+  WEB_CONCURRENCY: '1',
   ...env,
 });
 

@@ -63,3 +63,13 @@ export function startCheckpointer(db: Db, intervalMs = 1000): Checkpointer | nul
     },
   };
 }
+
+/**
+ * For a server process of a cluster that does not checkpoint (`WEB_CONCURRENCY`, app.ts): its commits do not
+ * checkpoint either, as the checkpointing process's thread copies every process's commits (the log is the
+ * database's, not a connection's). Nothing to do for PostgreSQL and `:memory:`; null: no thread of its own to stop.
+ */
+export function checkpointElsewhere(db: Db): null {
+  if (db.dialect === 'sqlite' && db.sqlite && db.sqlitePath) db.sqlite.pragma('wal_autocheckpoint = 0');
+  return null;
+}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/db/database.ts';
 import { foundValid, indexedPlaceFacts } from '../../places/place-facts.ts';
@@ -120,6 +121,26 @@ const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ?
 export async function placeFactsAfter(db: Db, afterId: number, limit: number): Promise<PlaceFacts[]> {
   const rows = await factsQuery(db).where('places.id', '>', afterId).orderBy('places.id').limit(limit).execute();
   return rows.map(asFacts);
+}
+
+/**
+ * What the index's facts are made by: a digest of the facts query's SQL and the columns of a row (null on an
+ * empty catalog). An index snapshot (`index-snapshot.ts`) made by another query is rebuilt, never read.
+ */
+export async function factsShape(db: Db): Promise<{ digest: string; columns: string[] } | null> {
+  const [sample] = await placeFactsAfter(db, 0, 1);
+  if (!sample) return null;
+  const digest = createHash('sha256').update(factsQuery(db).compile().sql).digest('hex');
+  return { digest, columns: Object.keys(sample) };
+}
+
+/** Every row of `places`, as the index counts them (`BitmapIndex.size`). */
+export async function countPlaces(db: Db): Promise<number> {
+  const row = await db.kysely
+    .selectFrom('places')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** The places of `ids` that exist (a deleted one is absent). */

@@ -15,8 +15,10 @@ import { finishesWithin, TrustGate } from '../trust-filter.ts';
 import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type IndexQuery } from './bitmap-index.ts';
 import { type ContactHit, ContactIndex } from './contact-index.ts';
 import { type PlaceFacts, placeFactsAfter, placeFactsByIds } from './engine.repository.ts';
+import type { EngineSnapshot, FactsAt } from './engine-snapshot.ts';
 import type { EngineState } from './engine-state.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
+import { recall, remember } from './small-lru.ts';
 
 /**
  * The one way search reads places: `search.service.ts` asks the engine, the engine answers from its index
@@ -57,6 +59,8 @@ interface EngineOptions {
    * that finds it behind (`trustReady`). Absent: such a read fails with 503 `not_ready` at once.
    */
   trustPassNow?: () => Promise<unknown>;
+  /** The first index from this snapshot when it can; each build from the database written to it (`engine-snapshot.ts`). */
+  snapshot?: EngineSnapshot;
 }
 
 /** How long a read with an open filter waits for the opening-hours pass when it has no time budget of its own. */
@@ -466,7 +470,10 @@ export class MemorySearchEngine extends SqlSearchEngine {
     await super.start();
     await roaringLibraryInitialize();
     try {
-      await this.rebuild();
+      const snapshot = this.options.snapshot;
+      const loaded = await snapshot?.load();
+      if (loaded) await this.rebuild(loaded).catch((error) => this.options.log?.warn({ err: error }, 'search index snapshot not used'));
+      if (!this.index || (loaded && !(await snapshot!.holdsCatalog(this.index.size)))) await this.rebuild();
       await this.followHours();
       this.status = 'ready';
     } catch (error) {
@@ -510,13 +517,14 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if (index.tailSize > limit) this.compactDue = true;
   }
 
-  /** Reads the whole catalog into a new index, brings it up to date, then puts it in place of the old one. */
-  async rebuild(): Promise<void> {
+  /** The whole catalog (or a snapshot's facts) into a new index, up to date, in place of the old one; see `engine-snapshot.ts`. */
+  async rebuild(from?: FactsAt): Promise<void> {
     const started = performance.now();
     const db = this.options.db;
-    const version = await placesVersion(db);
-    const batches: PlaceFacts[][] = [];
-    for (let after = 0; ; ) {
+    const first = !this.index;
+    const version = from?.version ?? (await placesVersion(db));
+    const batches: PlaceFacts[][] = from?.batches ?? [];
+    for (let after = 0; !from; ) {
       const batch = await placeFactsAfter(db, after, BUILD_BATCH);
       if (batch.length === 0) break;
       batches.push(batch);
@@ -536,33 +544,16 @@ export class MemorySearchEngine extends SqlSearchEngine {
     old?.dispose();
     this.builtMs = performance.now() - started;
     this.status = 'ready';
-    this.options.log?.info({ places: next.size, version: next.version, ms: Math.round(this.builtMs) }, 'search index built');
+    this.options.log?.info(
+      { places: next.size, version: next.version, ms: Math.round(this.builtMs), from: from ? 'snapshot' : 'database' },
+      'search index built',
+    );
+    // Awaited on the first build, so that the next process starts from it.
+    if (!from) await (first ? this.options.snapshot?.save({ version, batches }) : void this.options.snapshot?.save({ version, batches }));
   }
 }
-
-/** Moments whose open places the engine keeps (`open_now` moves every minute; `open_at` names any). */
-const MOMENTS_KEPT = 32;
 
 const momentOf = (open: OpenAt): string => `${open.clock}:${open.at}`;
-
-/** A value of a small LRU map (a Map keeps insertion order: the one read moves to the end). */
-function recall<V>(map: Map<string, V>, key: string): V | undefined {
-  const value = map.get(key);
-  if (value !== undefined) {
-    map.delete(key);
-    map.set(key, value);
-  }
-  return value;
-}
-
-/** Adds to a small LRU map; answers the value it pushed out, if any, for the caller to release. */
-function remember<V>(map: Map<string, V>, key: string, value: V): V | undefined {
-  map.set(key, value);
-  if (map.size <= MOMENTS_KEPT) return undefined;
-  const [oldest, evicted] = map.entries().next().value!;
-  map.delete(oldest);
-  return evicted;
-}
 
 /**
  * Applies the change log since the index's version (to the contact postings too); false when the log no longer
