@@ -12,7 +12,7 @@ import { type DrillInstallation, prepareInstallation, type RunningServer, startS
 /**
  * A full disk (issue 37): the database, the export files and the backups of an installation on a tmpfs the
  * test mounts (as root), filled to the last byte while `serve` runs. Writes answer 507 naming the path,
- * reads go on, `/readyz` says the disk is full, a backup and an import stop with the same sentence and
+ * reads go on, `/readyz` says the disk is full, export and match jobs fail naming the disk, a backup and an import stop with the same sentence and
  * leave no partial file, the database passes `PRAGMA integrity_check`, and all of it works again once
  * the filler file is removed.
  */
@@ -60,7 +60,7 @@ interface Problem {
   checks?: Record<string, string>;
 }
 
-test('on a full disk writes answer 507 naming the path, reads are served, backup and import stop cleanly, and everything resumes once there is room', {
+test('on a full disk writes answer 507 naming the path, reads are served, backup, import and match job stop cleanly, and everything resumes once there is room', {
   skip,
   timeout: 240_000,
 }, async () => {
@@ -71,6 +71,26 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
   const get = (path: string) => fetch(`${server!.base}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
   const post = (path: string, body: unknown) =>
     fetch(`${server!.base}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+  /** A list of a few thousand accounts, uploaded as a match job. */
+  const uploadList = () => {
+    const form = new FormData();
+    const rows = Array.from({ length: 3000 }, (_, i) => `"Account ${i} GmbH",München,DE`).join('\n');
+    form.append('file', new Blob([`name,city,country\n${rows}\n`], { type: 'text/csv' }), 'accounts.csv');
+    return fetch(`${server!.base}/api/v2/match/jobs`, {
+      method: 'POST',
+      headers: { authorization: installation!.authorization },
+      body: form,
+      signal: AbortSignal.timeout(30_000),
+    });
+  };
+  const matchJobEnd = async (id: string) => {
+    let state: { status: string; failure: string | null } = { status: 'queued', failure: null };
+    for (let i = 0; i < 600 && (state.status === 'queued' || state.status === 'running'); i++) {
+      await sleep(100);
+      state = (await (await get(`/api/v2/match/jobs/${id}`)).json()) as typeof state;
+    }
+    return state;
+  };
   const first = (await (await get('/api/v2/map/search?type=restaurant&city=M%C3%BCnchen&per_page=5')).json()) as {
     search_id: string;
     total: number;
@@ -132,6 +152,14 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
     }
     if (state.status === 'failed') assert.match(state.failure ?? '', /^insufficient_storage: .*is full/);
   }
+  // So does a match job: its upload is refused (507), or the job fails naming the disk.
+  const matchJob = await uploadList();
+  assert.ok(matchJob.status === 202 || matchJob.status === 201 || matchJob.status === 507, `match job: ${matchJob.status}`);
+  if (matchJob.status === 507) assert.equal(((await matchJob.json()) as Problem).reason, 'disk_full');
+  else {
+    const ended = await matchJobEnd(((await matchJob.json()) as { id: string }).id);
+    if (ended.status === 'failed') assert.match(ended.failure ?? '', /^insufficient_storage: .*is full/);
+  }
 
   // A backup and an import stop with the same sentence and leave nothing half-written.
   const backup = runCli(['db', 'backup', join(disk, 'backup.db')], env);
@@ -170,6 +198,9 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
   }
   assert.equal(state.status, 'succeeded');
   assert.equal(state.rows, first.total);
+  const matchAgain = await uploadList();
+  assert.ok(matchAgain.status < 300, `match job: ${matchAgain.status}`);
+  assert.equal((await matchJobEnd(((await matchAgain.json()) as { id: string }).id)).status, 'succeeded');
   const backupAgain = runCli(['db', 'backup', join(disk, 'backup.db')], env);
   assert.equal(backupAgain.status, 0, backupAgain.stderr);
   assert.ok(existsSync(join(disk, 'backup.db')));

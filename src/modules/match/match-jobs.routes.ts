@@ -62,7 +62,7 @@ export async function matchJobsRoutes(
           `${resultColumns.join(', ')}. A row that cannot be matched gets its reason, never a failed job.`,
         consumes: ['multipart/form-data'],
         body: { content: { 'multipart/form-data': { schema: Type.Unknown({ description: 'file, and the fields described above' }) } } },
-        response: { 202: MatchJobSchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
+        response: { 202: MatchJobSchema, ...problemResponses(400, 401, 403, 413, 415, 429, 507) },
       },
     },
     async (request, reply) => {

@@ -2,6 +2,8 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../infra/db/database.ts';
+import { AppError } from '../../infra/errors.ts';
+import { asDiskFull } from '../../infra/storage.ts';
 import { attachmentDisposition } from '../exports/content-disposition.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
 import { guardFormula } from '../exports/formats/cells.ts';
@@ -26,6 +28,8 @@ export interface MatchJobRunnerOptions {
   /** Told when a job ended with an event queued. */
   onEvent: () => void;
   dataDir: string;
+  /** Free bytes the data directory keeps (DISK_MIN_FREE_MB): a job that finds the disk full says so. */
+  minFreeBytes: number;
   perServer: number;
   leaseSeconds: number;
   /** Base of the download URLs in webhook events (PUBLIC_URL), empty for paths. */
@@ -147,7 +151,12 @@ export class MatchJobRunner {
       if (stop.aborted) return 'stopped';
       log.error({ err: error, job: job.public_id }, 'match job failed');
       await rm(join(dataDir, job.input_file), { force: true });
-      await this.end(job, runner, { status: 'failed', failure: 'internal: the list could not be matched; see the server log' }, counts);
+      const diskFull = asDiskFull(error, dataDir, this.o.minFreeBytes, `match job ${job.public_id}`);
+      const failure =
+        diskFull instanceof AppError
+          ? `${diskFull.code}: ${diskFull.message}`
+          : 'internal: the list could not be matched; see the server log';
+      await this.end(job, runner, { status: 'failed', failure }, counts);
       return 'ended';
     }
   }

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { decodeCursor, encodeCursor } from '../../infra/cursor.ts';
 import type { Db } from '../../infra/db/database.ts';
 import { AppError } from '../../infra/errors.ts';
+import { asDiskFull, isDiskFull } from '../../infra/storage.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
 import { type DeliveryView, deliveriesOfJobs } from '../webhooks/webhooks.service.ts';
 import { type ColumnMapping, type HeaderDictionary, listFields } from './match-headers.ts';
@@ -61,6 +62,8 @@ export async function receiveList(
     await pipeline(stream, createWriteStream(path));
   } catch (error) {
     await rm(path, { force: true });
+    // A full disk is the server's, not the upload's: 507 naming the directory and at least the bytes received.
+    if (isDiskFull(error)) throw asDiskFull(error, dataDir, Math.max(bytes, 1), 'match list upload');
     throw new AppError(
       'validation_failed',
       `file: the upload could not be read: ${error instanceof Error ? error.message : String(error)}`,

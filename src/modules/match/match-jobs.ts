@@ -44,6 +44,7 @@ export function createMatchJobs(o: {
     links,
     onEvent: o.onEvent,
     dataDir: config.EXPORT_DATA_DIR,
+    minFreeBytes: config.DISK_MIN_FREE_MB * 1048576,
     perServer: config.MATCH_JOBS_PER_SERVER,
     leaseSeconds: config.EXPORT_JOB_LEASE,
     baseUrl: config.PUBLIC_URL?.replace(/\/$/, '') ?? '',
