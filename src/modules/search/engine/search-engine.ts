@@ -10,12 +10,14 @@ import { placeChangesSince, placesVersion } from '../../places/place-changes.rep
 import { PlaceMaintenance } from '../../places/place-maintenance.ts';
 import { type PlaceCriteria, type PlaceKey, type PlaceSort, usesTrust } from '../query/criteria.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
-import type { PlacePage } from '../search.reads.ts';
+import { type PlacePage, polygonCandidateLimit } from '../search.reads.ts';
 import { finishesWithin, TrustGate } from '../trust-filter.ts';
 import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type IndexQuery } from './bitmap-index.ts';
 import { type ContactHit, ContactIndex } from './contact-index.ts';
 import { type PlaceFacts, placeFactsAfter, placeFactsByIds } from './engine.repository.ts';
 import type { EngineState } from './engine-state.ts';
+import { areaSlots, cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder } from './geo-search.ts';
+import { momentOf, recall, remember } from './moments.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
 
 /**
@@ -179,6 +181,7 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
   'minLeadScore',
   'updatedSince',
   'verifiedSince',
+  ...geoCriteria,
 ]);
 
 /**
@@ -188,7 +191,8 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
  * memory up to `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
-  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score') return null;
+  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score' && !ordersBy(sort, criteria))
+    return null;
   // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
@@ -248,6 +252,8 @@ const PAGE_ROWS_KEPT = 20_000;
  */
 export class MemorySearchEngine extends SqlSearchEngine {
   private index: BitmapIndex | null = null;
+  /** The coordinates and the name order of `index` (its extensions), swapped with it. */
+  private orders: IndexOrders | null = null;
   /** The contact postings, built and kept current with `index`. */
   private contacts: ContactIndex | null = null;
   private status: 'building' | 'ready' | 'failed' = 'building';
@@ -281,15 +287,19 @@ export class MemorySearchEngine extends SqlSearchEngine {
     limit: number,
     candidateLimit: number,
   ): Promise<PlacePage> {
-    const matched = after !== null && typeof after.key !== 'number' ? null : await this.match(criteria, sort);
+    const matched = cursorFits(sort, after) ? await this.match(criteria, sort, polygonCandidateLimit) : null;
     if (!matched) return super.searchPage(criteria, sort, after, limit, candidateLimit);
     const { index, result } = matched;
-    let keys: Array<{ key: number; id: number }>;
+    let keys: PlaceKey[];
     let total: number;
     try {
       total = result.size;
+      // A drawn area holding more candidates than the SQL checks is refused alike (the search service's 400).
+      if (matched.candidates > polygonCandidateLimit) return { total: 0, rows: [], next: null, candidateLimit: polygonCandidateLimit };
       const from = after as { key: number; id: number } | null;
-      if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
+      const ordered = pageInOrder(matched.orders, index, result, criteria, sort, after, limit + 1);
+      if (ordered) keys = ordered;
+      else if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
       else if (sort !== 'rating') keys = index.page(result, from, limit + 1);
       else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
       else return super.searchPage(criteria, sort, after, limit, candidateLimit);
@@ -297,7 +307,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
       result.dispose();
     }
     const page = keys.slice(0, limit);
-    const rows = await this.pageRows(page.map((k) => k.id));
+    const read = await this.pageRows(page.map((k) => k.id));
+    const rows = criteria.near ? read.map((r) => ({ ...r, distance_m: distanceToRow(criteria, r) })) : read;
     return { total, rows, next: keys.length > limit ? (page.at(-1) ?? null) : null };
   }
 
@@ -354,7 +365,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
   private async match(
     criteria: PlaceCriteria,
     sort: PlaceSort,
-  ): Promise<{ index: BitmapIndex; q: IndexQuery; result: RoaringBitmap32 } | null> {
+    polygonLimit = Number.POSITIVE_INFINITY,
+  ): Promise<{ index: BitmapIndex; orders: IndexOrders; q: IndexQuery; result: RoaringBitmap32; candidates: number } | null> {
     const q = this.index ? indexQueryOf(criteria, sort) : null;
     if (!q) return null;
     // The trust pass caught up at a version the index has not applied yet: SQL answers (the index holds nulls
@@ -364,10 +376,21 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if (q.open && !(await this.prepareOpen(q.open))) return null;
     // From here on synchronous: the index and the hours cannot change under the evaluation.
     const index = this.index;
-    if (!index) return null;
-    const within = q.open && recent ? this.openSlots(index, q.open, recent) : null;
-    if (q.open && !within) return null;
-    return { index, q, result: index.evaluate(q, within) };
+    const orders = this.orders;
+    if (!index || !orders) return null;
+    const open = q.open && recent ? this.openSlots(index, q.open, recent) : null;
+    if (q.open && !open) return null;
+    const area = areaSlots(orders, criteria);
+    if (area && open) area.andInPlace(open);
+    let result = index.evaluate(q, area ?? open);
+    area?.dispose();
+    const candidates = result.size;
+    if (criteria.polygon && candidates <= polygonLimit) {
+      const inside = insidePolygon(orders, result, criteria.polygon);
+      result.dispose();
+      result = inside;
+    }
+    return { index, orders, q, result, candidates: criteria.polygon ? candidates : 0 };
   }
 
   /**
@@ -459,7 +482,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
 
   /** The index's bytes (bench, `/readyz` leaves it out: it walks every bitmap). */
   indexBytes(): number {
-    return this.index?.bytes() ?? 0;
+    return (this.index?.bytes() ?? 0) + (this.orders?.bytes() ?? 0);
   }
 
   override async start(): Promise<void> {
@@ -489,6 +512,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     this.slots.bitmaps.clear();
     this.index?.dispose();
     this.index = null;
+    this.orders = null;
     this.contacts = null;
   }
 
@@ -507,7 +531,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if ((await placesVersion(this.options.db)) === index.version) return;
     if (!(await applyChanges(this.options.db, index, (ids) => this.rows.forget(ids), this.contacts ?? undefined))) return this.rebuild();
     const limit = this.options.tailLimit?.(index.size) ?? Math.max(50_000, index.size / 20);
-    if (index.tailSize > limit) this.compactDue = true;
+    if (index.unsortedSize > limit) this.compactDue = true;
   }
 
   /** Reads the whole catalog into a new index, brings it up to date, then puts it in place of the old one. */
@@ -522,7 +546,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
       batches.push(batch);
       after = batch.at(-1)!.id;
     }
-    const next = BitmapIndex.build(version, batches);
+    const orders = new IndexOrders();
+    const next = BitmapIndex.build(version, batches, (index) => orders.attach(index));
     const contacts = ContactIndex.build(batches);
     if (!(await applyChanges(db, next, undefined, contacts))) {
       next.dispose();
@@ -530,6 +555,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     }
     const old = this.index;
     this.index = next;
+    this.orders = orders;
     this.contacts = contacts;
     // Rows read before the new index's version may predate changes it holds.
     this.rows.clear();
@@ -538,30 +564,6 @@ export class MemorySearchEngine extends SqlSearchEngine {
     this.status = 'ready';
     this.options.log?.info({ places: next.size, version: next.version, ms: Math.round(this.builtMs) }, 'search index built');
   }
-}
-
-/** Moments whose open places the engine keeps (`open_now` moves every minute; `open_at` names any). */
-const MOMENTS_KEPT = 32;
-
-const momentOf = (open: OpenAt): string => `${open.clock}:${open.at}`;
-
-/** A value of a small LRU map (a Map keeps insertion order: the one read moves to the end). */
-function recall<V>(map: Map<string, V>, key: string): V | undefined {
-  const value = map.get(key);
-  if (value !== undefined) {
-    map.delete(key);
-    map.set(key, value);
-  }
-  return value;
-}
-
-/** Adds to a small LRU map; answers the value it pushed out, if any, for the caller to release. */
-function remember<V>(map: Map<string, V>, key: string, value: V): V | undefined {
-  map.set(key, value);
-  if (map.size <= MOMENTS_KEPT) return undefined;
-  const [oldest, evicted] = map.entries().next().value!;
-  map.delete(oldest);
-  return evicted;
 }
 
 /**
