@@ -2,7 +2,7 @@ import { RoaringBitmap32 } from 'roaring-wasm';
 import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
-import type { SlotExtension } from './slot-extension.ts';
+import type { SlotExtension, SlotExtensionsOf } from './slot-extension.ts';
 
 /** The boolean filters the index holds, by their facet name. */
 export const flagNames = ['has_phone', 'has_website', 'has_email', 'has_social'] as const;
@@ -150,11 +150,7 @@ export class BitmapIndex {
   /**
    * Builds the index from every place (any order): slots in the default order, each bitmap made in one go.
    */
-  static build(
-    version: number,
-    places: PlaceFacts[][],
-    extensions: (index: BitmapIndex) => readonly SlotExtension[] = () => [],
-  ): BitmapIndex {
+  static build(version: number, places: PlaceFacts[][], extensions: SlotExtensionsOf = () => []): BitmapIndex {
     const index = new BitmapIndex(version);
     index.extensions = extensions(index);
     const all = places.flat();

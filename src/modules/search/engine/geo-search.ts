@@ -23,7 +23,7 @@ export class IndexOrders {
   names: NameOrder | null = null;
 
   /** For `BitmapIndex.build`: the extensions of the index being built. */
-  attach(index: BitmapIndex): readonly SlotExtension[] {
+  attach(index: { placeIdOf(slot: number): number }): readonly SlotExtension[] {
     this.names = new NameOrder((slot) => index.placeIdOf(slot));
     return [this.geo, this.names];
   }

@@ -10,3 +10,6 @@ export interface SlotExtension {
   /** Slots filled after `seal` that the extension's order does not place (the owner rebuilds when they grow). */
   readonly looseSize: number;
 }
+
+/** The extensions of an index being built (`BitmapIndex.build`), which may ask it a slot's place id. */
+export type SlotExtensionsOf = (index: { placeIdOf(slot: number): number }) => readonly SlotExtension[];
