@@ -35,7 +35,7 @@ export interface FacetValue {
   count: number;
 }
 
-/** What the index can answer: a search without text, geography or an account's exclusion. */
+/** What the bitmaps answer of a search without text or an account's exclusion (its area: `geo-search.ts`, as `within`). */
 export interface IndexQuery {
   categories: string[] | null;
   cityId: number | null;

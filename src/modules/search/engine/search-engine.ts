@@ -185,10 +185,10 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
 ]);
 
 /**
- * What the index answers, as its query, or null when SQL must: text, geography (near, bbox, a drawn area),
- * an account's exclusions, and orders other than the default one (relevance without text or `near`, which
- * is the most reviewed first, and `review_count`, the same order) and `rating` (which `searchPage` orders in
- * memory up to `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
+ * What the index answers, as its query, or null when SQL must: text, an account's exclusions, and orders other
+ * than the default one (relevance without text, which is the most reviewed first or with `near` the nearest,
+ * and `review_count`), `rating` (ordered in memory up to `RATING_ORDER_MAX_MATCHES` matches, by SQL above),
+ * `lead_score`, `distance` with a point and `name` (`geo-search.ts`).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score' && !ordersBy(sort, criteria))
