@@ -6,7 +6,8 @@
  *
  * The catalog is bench/lib/catalog.ts's (SQLite, cached in var/bench). Two apps run in process on it, one with
  * `SEARCH_ENGINE=memory` and one with `SEARCH_ENGINE=sql`, each with two read threads, and a bare Fastify route
- * answering a fixed page of 20 places (the JSON of a real page). Requests go one at a time through `app.inject`,
+ * answering a fixed page of 20 places (the JSON of a real page). Requests (`GET` and `POST /api/v2/map/search`, which
+ * save the search as every search does) go one at a time through `app.inject`,
  * the classes interleaved, every request with a centre, box or city not asked before (no cache answers):
  * a radius (relevance, which is nearest first), a radius of a type by distance, a bounding box, a drawn polygon
  * (`POST /api/v2/map/search`), a city by name (`sort=name`), and a type + city search as the reference. Per class:
@@ -66,7 +67,7 @@ const { rows: pairs } = await sql<{ city: string; category: string }>`SELECT cit
 const { rows: cities } = await sql<{ city: string }>`SELECT city FROM places WHERE city IS NOT NULL AND closed_at IS NULL
   GROUP BY city ORDER BY count(*) DESC LIMIT ${perClass}`.execute(db.kysely);
 
-const q = (params: Record<string, string>) => `/v1/search?${new URLSearchParams({ per_page: '20', ...params })}`;
+const q = (params: Record<string, string>) => `/api/v2/map/search?${new URLSearchParams({ per_page: '20', ...params })}`;
 const at = (i: number) => centres[i % centres.length]!;
 const hexagon = (lat: number, lon: number, d: number) => {
   const ring = Array.from({ length: 6 }, (_, k) => [lon + d * Math.cos((k * Math.PI) / 3), lat + d * Math.sin((k * Math.PI) / 3) * 0.7]);
@@ -109,17 +110,18 @@ const body = page.json();
 bare.get('/', async () => body);
 await bare.ready();
 
-type Stats = { cpu: number[]; wall: number[]; errors: number };
+type Stats = { cpu: number[]; wall: number[]; errors: number; totals: number[] };
 const stats = new Map<string, Stats>();
-const record = async (name: string, run: () => Promise<{ statusCode: number }>) => {
+const record = async (name: string, run: () => Promise<{ statusCode: number; body: string }>) => {
   const cpu = process.cpuUsage();
   const started = performance.now();
   const res = await run();
   const wall = performance.now() - started;
   const used = process.cpuUsage(cpu);
   let s = stats.get(name);
-  if (!s) stats.set(name, (s = { cpu: [], wall: [], errors: 0 }));
+  if (!s) stats.set(name, (s = { cpu: [], wall: [], errors: 0, totals: [] }));
   if (res.statusCode !== 200) s.errors++;
+  else if (name !== 'bare route') s.totals.push(Number((JSON.parse(res.body) as { total?: number }).total ?? 0));
   s.cpu.push((used.user + used.system) / 1000);
   s.wall.push(wall);
 };
@@ -151,12 +153,12 @@ const quantile = (values: number[], p: number) =>
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
 const bareCpu = mean(stats.get('bare route')!.cpu);
 console.log(`${catalog.path}: ${catalog.rows} places; radius ${radius} m; ${new Date().toISOString()}`);
-console.log('| class | engine | requests | CPU/request mean | × bare | p50 | p95 | wall p50 | not 200 |');
-console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+console.log('| class | engine | requests | matches (mean) | CPU/request mean | × bare | p50 | p95 | wall p50 | not 200 |');
+console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const [name, s] of stats) {
   const [cls, engine = ''] = name.split(' · ');
   console.log(
-    `| ${cls} | ${engine} | ${s.cpu.length} | ${mean(s.cpu).toFixed(3)} ms | ${(mean(s.cpu) / bareCpu).toFixed(1)}× | ${quantile(s.cpu, 0.5).toFixed(3)} | ${quantile(s.cpu, 0.95).toFixed(3)} | ${quantile(s.wall, 0.5).toFixed(3)} ms | ${s.errors} |`,
+    `| ${cls} | ${engine} | ${s.cpu.length} | ${Math.round(mean(s.totals))} | ${mean(s.cpu).toFixed(3)} ms | ${(mean(s.cpu) / bareCpu).toFixed(1)}× | ${quantile(s.cpu, 0.5).toFixed(3)} | ${quantile(s.cpu, 0.95).toFixed(3)} | ${quantile(s.wall, 0.5).toFixed(3)} ms | ${s.errors} |`,
   );
 }
 await Promise.all([memory.app.close(), bySql.app.close(), bare.close()]);
