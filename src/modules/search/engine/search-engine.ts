@@ -193,7 +193,7 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score' && !ordersBy(sort, criteria))
     return null;
-  // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
+  // Any criterion set that the index does not hold goes to SQL: text, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
     if (value !== null && value !== undefined && !indexedCriteria.has(name as keyof PlaceCriteria)) return null;
@@ -382,8 +382,12 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if (q.open && !open) return null;
     const area = areaSlots(orders, criteria);
     if (area && open) area.andInPlace(open);
-    let result = index.evaluate(q, area ?? open);
-    area?.dispose();
+    let result: RoaringBitmap32;
+    try {
+      result = index.evaluate(q, area ?? open);
+    } finally {
+      area?.dispose();
+    }
     const candidates = result.size;
     if (criteria.polygon && candidates <= polygonLimit) {
       const inside = insidePolygon(orders, result, criteria.polygon);
