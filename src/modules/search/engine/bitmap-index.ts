@@ -2,6 +2,7 @@ import { RoaringBitmap32 } from 'roaring-wasm';
 import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
+import type { SlotExtension, SlotExtensionsOf } from './slot-extension.ts';
 
 /** The boolean filters the index holds, by their facet name. */
 export const flagNames = ['has_phone', 'has_website', 'has_email', 'has_social'] as const;
@@ -34,7 +35,7 @@ export interface FacetValue {
   count: number;
 }
 
-/** What the index can answer: a search without text, geography or an account's exclusion. */
+/** What the bitmaps answer of a search without text or an account's exclusion (its area: `geo-search.ts`, as `within`). */
 export interface IndexQuery {
   categories: string[] | null;
   cityId: number | null;
@@ -116,6 +117,8 @@ export class BitmapIndex {
   /** The slots at or above a threshold (`atLeast`), by `dim>=min`, least recently used first. */
   private readonly thresholds = new Map<string, { dim: ScoreDim; min: number; bitmap: RoaringBitmap32 }>();
   private disposed = false;
+  /** The extensions told of every slot (`SlotExtension`), given to `build`. */
+  private extensions: readonly SlotExtension[] = [];
 
   constructor(
     /** The places version the index holds the catalog at. */
@@ -134,11 +137,22 @@ export class BitmapIndex {
     return this.slots - this.sorted;
   }
 
+  /** Slots out of an order (the tail, or an extension's loose slots): what a rebuild puts back. */
+  get unsortedSize(): number {
+    return Math.max(this.tailSize, ...this.extensions.map((e) => e.looseSize));
+  }
+
+  /** The place id of a slot. */
+  placeIdOf(slot: number): number {
+    return this.extId[slot]!;
+  }
+
   /**
    * Builds the index from every place (any order): slots in the default order, each bitmap made in one go.
    */
-  static build(version: number, places: PlaceFacts[][]): BitmapIndex {
+  static build(version: number, places: PlaceFacts[][], extensions: SlotExtensionsOf = () => []): BitmapIndex {
     const index = new BitmapIndex(version);
+    index.extensions = extensions(index);
     const all = places.flat();
     all.sort((a, b) => b.review_key - a.review_key || b.id - a.id);
     index.ensureCapacity(
@@ -157,6 +171,7 @@ export class BitmapIndex {
       for (const bitmap of index.bitmapsOf(s)) listOf(bitmap).push(s);
     }
     index.sorted = index.slots;
+    for (const extension of index.extensions) extension.seal(index.sorted);
     for (const [bitmap, list] of lists) {
       (bitmap as RoaringBitmap32).addMany(Uint32Array.from(list));
       (bitmap as RoaringBitmap32).runOptimize();
@@ -523,6 +538,7 @@ export class BitmapIndex {
     for (const dim of scoreDims) this.score[dim][s] = f[dim] ?? Number.NaN;
     this.slotOf[f.id] = s;
     this.places++;
+    for (const extension of this.extensions) extension.fill(s, f);
   }
 
   /** Every bitmap slot `s` belongs to, from its stored values. */

@@ -33,6 +33,10 @@ export interface PlaceFacts extends PlaceContactFacts {
   verified_at: number | null;
   city: string | null;
   postcode: string | null;
+  /** The display name and coordinates, for the name order and the geography (`name-order.ts`, `geo-index.ts`). */
+  name: string;
+  lat: number | null;
+  lon: number | null;
 }
 
 /** What enrichment found counts only while it is still valid (`foundValid`): else null, as if never found. */
@@ -44,6 +48,7 @@ function factsQuery(db: Db) {
   return db.kysely
     .selectFrom('places')
     .select(['places.id', 'places.category', 'places.city_id', 'places.country_code', 'places.rating'])
+    .select(['places.name', 'places.lat', 'places.lon'])
     .select([
       'places.email_status',
       'places.phone_type',
@@ -106,6 +111,9 @@ const asFacts = (r: Record<string, unknown>): PlaceFacts => ({
   housenumber: text(r.housenumber),
   postcode: text(r.postcode),
   city: text(r.city),
+  name: String(r.name),
+  lat: numberOrNull(r.lat),
+  lon: numberOrNull(r.lon),
 });
 
 const numberOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
