@@ -2,6 +2,7 @@ import { RoaringBitmap32 } from 'roaring-wasm';
 import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
+import { TextIndex } from './text-index.ts';
 
 /** The boolean filters the index holds, by their facet name. */
 export const flagNames = ['has_phone', 'has_website', 'has_email', 'has_social'] as const;
@@ -51,6 +52,16 @@ export interface IndexQuery {
    * and hands them to `evaluate` as `within`.
    */
   open: OpenAt | null;
+  /**
+   * Names holding every word (`PlaceCriteria.text`, substring mode), or, with `kind`, the places of the kind of
+   * business the text named (`PlaceCriteria.textKind`) whose names hold its other words, in its city if any.
+   */
+  text: IndexText | null;
+}
+
+export interface IndexText {
+  words: string[];
+  kind: { categories: string[]; words: string[]; cityId: number | null } | null;
 }
 
 /** A position in the default order: its key (`coalesce(review_count, -1)`, descending) and the place id (descending). */
@@ -113,6 +124,8 @@ export class BitmapIndex {
     StatusDim,
     RoaringBitmap32[]
   >;
+  /** The names of every slot and their trigrams (`text-index.ts`). */
+  private readonly text = new TextIndex();
   /** The slots at or above a threshold (`atLeast`), by `dim>=min`, least recently used first. */
   private readonly thresholds = new Map<string, { dim: ScoreDim; min: number; bitmap: RoaringBitmap32 }>();
   private disposed = false;
@@ -157,6 +170,7 @@ export class BitmapIndex {
       for (const bitmap of index.bitmapsOf(s)) listOf(bitmap).push(s);
     }
     index.sorted = index.slots;
+    index.text.load(all.map((f) => f.document));
     for (const [bitmap, list] of lists) {
       (bitmap as RoaringBitmap32).addMany(Uint32Array.from(list));
       (bitmap as RoaringBitmap32).runOptimize();
@@ -177,6 +191,7 @@ export class BitmapIndex {
       const f = now.get(id);
       if (s !== NONE) {
         for (const bitmap of this.bitmapsOf(s)) bitmap.delete(s);
+        this.text.remove(s);
         this.slotOf[id] = NONE;
         this.places--;
       }
@@ -189,6 +204,7 @@ export class BitmapIndex {
       }
       this.fill(target, f);
       for (const bitmap of this.bitmapsOf(target)) bitmap.add(target);
+      this.text.set(target, f.document);
     }
     this.version = version;
     return moved;
@@ -283,11 +299,55 @@ export class BitmapIndex {
         }
       }
       for (const b of exclude) result.andNotInPlace(b);
+      if (!q.text) return result;
+      const named = this.named(q.text, result);
+      result.dispose();
+      result = named;
       return result;
     } catch (error) {
       result.dispose();
       throw error;
     }
+  }
+
+  /**
+   * The slots of `within` that match a search's text: names holding its words, and with a kind of business, that
+   * kind's places (in its city, their names holding its other words): SQL's OR of the two in `whereCriteria`.
+   */
+  private named(text: IndexText, within: RoaringBitmap32): RoaringBitmap32 {
+    const byName = this.text.matching(text.words, within);
+    const { kind } = text;
+    if (!kind) return byName;
+    const parts: RoaringBitmap32[] = [byName];
+    try {
+      for (const c of new Set(kind.categories)) {
+        const code = this.categoryCode.get(c);
+        if (code !== undefined) parts.push(RoaringBitmap32.and(within, this.byCategory[code]!));
+      }
+      let ofKind = RoaringBitmap32.orMany(parts.slice(1));
+      if (kind.cityId !== null) {
+        const city = this.byCity.get(kind.cityId);
+        if (city) ofKind.andInPlace(city);
+        else ofKind.clear();
+      }
+      if (kind.words.length > 0) {
+        const worded = this.text.matching(kind.words, ofKind);
+        ofKind.dispose();
+        ofKind = worded;
+      }
+      ofKind.orInPlace(byName);
+      return ofKind;
+    } finally {
+      for (const part of parts) part.dispose();
+    }
+  }
+
+  /**
+   * The first `limit` matches of `result` strictly after `after` in text relevance (SQL's `relevance` with text:
+   * `textTiers`, ties by place id ascending); the keys are the tiers.
+   */
+  pageByText(result: RoaringBitmap32, text: IndexText, after: OrderKey | null, limit: number): OrderKey[] {
+    return this.text.pageByRelevance(result, text.words, text.kind !== null, (s) => this.extId[s]!, after, limit);
   }
 
   /**
@@ -460,13 +520,14 @@ export class BitmapIndex {
       ...Object.values(this.score),
     ];
     for (const a of arrays) total += a.byteLength;
-    return total;
+    return total + this.text.bytes();
   }
 
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
     for (const b of this.allBitmaps()) b.dispose();
+    this.text.dispose();
   }
 
   private allBitmaps(): RoaringBitmap32[] {

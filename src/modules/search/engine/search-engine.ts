@@ -179,16 +179,21 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
   'minLeadScore',
   'updatedSince',
   'verifiedSince',
+  'text',
+  'textKind',
 ]);
 
 /**
- * What the index answers, as its query, or null when SQL must: text, geography (near, bbox, a drawn area),
- * an account's exclusions, and orders other than the default one (relevance without text or `near`, which
- * is the most reviewed first, and `review_count`, the same order) and `rating` (which `searchPage` orders in
- * memory up to `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
+ * What the index answers, as its query, or null when SQL must: typo-tolerant text, a contact in the text,
+ * geography (near, bbox, a drawn area), an account's exclusions, and orders other than the default one
+ * (relevance without text or `near`, which is the most reviewed first, and `review_count`, the same order),
+ * text relevance (`pageByText`) and `rating` (which `searchPage` orders in memory up to
+ * `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score') return null;
+  // Typo-tolerant text is decided by edit distances on the names (`search.reads.ts`): SQL.
+  if (criteria.text && criteria.text.mode !== 'substring') return null;
   // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
@@ -224,8 +229,11 @@ export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQue
     atLeast,
     includeClosed: criteria.includeClosed === true,
     open: criteria.open ?? null,
+    text: criteria.text ? { words: criteria.text.words, kind: criteria.textKind ?? null } : null,
   };
 }
+
+const numeric = /^-?\d+(\.\d+)?$/;
 
 /** Places read per statement while building, and ids per statement while applying changes. */
 const BUILD_BATCH = 50_000;
@@ -281,6 +289,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
     limit: number,
     candidateLimit: number,
   ): Promise<PlacePage> {
+    // PostgreSQL's text relevance comes back as text (`'1'`): a cursor it made is continued from the index too.
+    if (after !== null && typeof after.key === 'string' && sort !== 'name' && numeric.test(after.key)) after = { ...after, key: Number(after.key) };
     const matched = after !== null && typeof after.key !== 'number' ? null : await this.match(criteria, sort);
     if (!matched) return super.searchPage(criteria, sort, after, limit, candidateLimit);
     const { index, result } = matched;
@@ -289,7 +299,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
     try {
       total = result.size;
       const from = after as { key: number; id: number } | null;
-      if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
+      if (sort === 'relevance' && matched.q.text) keys = index.pageByText(result, matched.q.text, from, limit + 1);
+      else if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
       else if (sort !== 'rating') keys = index.page(result, from, limit + 1);
       else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
       else return super.searchPage(criteria, sort, after, limit, candidateLimit);
