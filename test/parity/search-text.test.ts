@@ -61,7 +61,19 @@ async function textQueries(db: Db): Promise<string[][]> {
     if (i % 6 === 0 && letters.length > 1) add([letters[1]!]);
     if (i % 4 === 1) add([foldText(words.at(-1) ?? '').toUpperCase()]);
   }
-  for (const words of [['café'], ['CAFE'], ['Straße'], ['Ø'], ['zzzqx'], ['de', 'la'], ['!!'], ['ラーメン'], ['新宿'], ['駅'], ['bar', 'x']])
+  for (const words of [
+    ['café'],
+    ['CAFE'],
+    ['Straße'],
+    ['Ø'],
+    ['zzzqx'],
+    ['de', 'la'],
+    ['!!'],
+    ['ラーメン'],
+    ['新宿'],
+    ['駅'],
+    ['bar', 'x'],
+  ])
     add(words);
   return [...out].map((w) => JSON.parse(w) as string[]);
 }
@@ -186,7 +198,11 @@ for (const dialect of dialects) {
         assert.equal(await memory.countMatches(criteria), await sqlEngine.countMatches(criteria));
         if (i % 15 === 0)
           for (const by of facetDimensions)
-            assert.deepEqual(await memory.facets(criteria, by), await sqlEngine.facets(criteria, by), `facets by ${by} of ${JSON.stringify(criteria)}`);
+            assert.deepEqual(
+              await memory.facets(criteria, by),
+              await sqlEngine.facets(criteria, by),
+              `facets by ${by} of ${JSON.stringify(criteria)}`,
+            );
       }
       return found;
     }
@@ -197,7 +213,13 @@ for (const dialect of dialects) {
     });
 
     test('follows renamed and new places through the change log', async () => {
-      const { rows } = await sql<{ id: number; name: string; category: string | null; city_id: number | null; country_code: string | null }>`
+      const { rows } = await sql<{
+        id: number;
+        name: string;
+        category: string | null;
+        city_id: number | null;
+        country_code: string | null;
+      }>`
         SELECT id, name, category, city_id, country_code FROM places WHERE id % 11 = 0 ORDER BY id LIMIT 200`.execute(t.db.kysely);
       const built = (memory.state() as { builtMs?: number | null }).builtMs;
       // New places named after existing ones (whole names, so the first tier moves).
@@ -239,7 +261,10 @@ for (const dialect of dialects) {
 
     test('leaves typo-tolerant text and a contact in the text to SQL', () => {
       assert.equal(indexQueryOf({ ...noCriteria, text: { words: ['resturant'], mode: 'fuzzy' } }, 'relevance'), null);
-      assert.equal(indexQueryOf({ ...noCriteria, text: { words: ['bar'], mode: 'substring' }, contact: { ids: [1], related: [] } }, 'relevance'), null);
+      assert.equal(
+        indexQueryOf({ ...noCriteria, text: { words: ['bar'], mode: 'substring' }, contact: { ids: [1], related: [] } }, 'relevance'),
+        null,
+      );
       assert.ok(indexQueryOf({ ...noCriteria, text: { words: ['bar'], mode: 'substring' } }, 'relevance'));
     });
   });

@@ -119,7 +119,8 @@ const asFacts = (r: Record<string, unknown>): PlaceFacts => ({
   housenumber: text(r.housenumber),
   postcode: text(r.postcode),
   city: text(r.city),
-  document: typeof r.search_document === 'string' ? r.search_document : searchDocument(String(r.name ?? ''), (r.names as string | null) ?? null),
+  document:
+    typeof r.search_document === 'string' ? r.search_document : searchDocument(String(r.name ?? ''), (r.names as string | null) ?? null),
 });
 
 const numberOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

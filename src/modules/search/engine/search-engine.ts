@@ -290,7 +290,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
     candidateLimit: number,
   ): Promise<PlacePage> {
     // PostgreSQL's text relevance comes back as text (`'1'`): a cursor it made is continued from the index too.
-    if (after !== null && typeof after.key === 'string' && sort !== 'name' && numeric.test(after.key)) after = { ...after, key: Number(after.key) };
+    if (after !== null && typeof after.key === 'string' && sort !== 'name' && numeric.test(after.key))
+      after = { ...after, key: Number(after.key) };
     const matched = after !== null && typeof after.key !== 'number' ? null : await this.match(criteria, sort);
     if (!matched) return super.searchPage(criteria, sort, after, limit, candidateLimit);
     const { index, result } = matched;
