@@ -2,7 +2,12 @@ import { RoaringBitmap32 } from 'roaring-wasm';
 import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
-import { TextIndex } from './text-index.ts';
+import { before, keepFirst, type OrderKey } from './order-keys.ts';
+import { type IndexText, TextIndex } from './text-index.ts';
+
+export type { OrderKey } from './order-keys.ts';
+
+export type { IndexText } from './text-index.ts';
 
 /** The boolean filters the index holds, by their facet name. */
 export const flagNames = ['has_phone', 'has_website', 'has_email', 'has_social'] as const;
@@ -57,17 +62,6 @@ export interface IndexQuery {
    * business the text named (`PlaceCriteria.textKind`) whose names hold its other words, in its city if any.
    */
   text: IndexText | null;
-}
-
-export interface IndexText {
-  words: string[];
-  kind: { categories: string[]; words: string[]; cityId: number | null } | null;
-}
-
-/** A position in the default order: its key (`coalesce(review_count, -1)`, descending) and the place id (descending). */
-export interface OrderKey {
-  key: number;
-  id: number;
 }
 
 const NONE = -1;
@@ -310,36 +304,15 @@ export class BitmapIndex {
     }
   }
 
-  /**
-   * The slots of `within` that match a search's text: names holding its words, and with a kind of business, that
-   * kind's places (in its city, their names holding its other words): SQL's OR of the two in `whereCriteria`.
-   */
+  /** The slots of `within` that match a search's text (`TextIndex.named`), a kind's places from the bitmaps here. */
   private named(text: IndexText, within: RoaringBitmap32): RoaringBitmap32 {
-    const byName = this.text.matching(text.words, within);
-    const { kind } = text;
-    if (!kind) return byName;
-    const parts: RoaringBitmap32[] = [byName];
-    try {
-      for (const c of new Set(kind.categories)) {
-        const code = this.categoryCode.get(c);
-        if (code !== undefined) parts.push(RoaringBitmap32.and(within, this.byCategory[code]!));
-      }
-      let ofKind = RoaringBitmap32.orMany(parts.slice(1));
-      if (kind.cityId !== null) {
-        const city = this.byCity.get(kind.cityId);
-        if (city) ofKind.andInPlace(city);
-        else ofKind.clear();
-      }
-      if (kind.words.length > 0) {
-        const worded = this.text.matching(kind.words, ofKind);
-        ofKind.dispose();
-        ofKind = worded;
-      }
-      ofKind.orInPlace(byName);
-      return ofKind;
-    } finally {
-      for (const part of parts) part.dispose();
-    }
+    return this.text.named(text, within, (categories) => {
+      const codes = [...new Set(categories)].map((c) => this.categoryCode.get(c)).filter((c) => c !== undefined);
+      return {
+        categories: codes.map((c) => this.byCategory[c]!),
+        city: text.kind?.cityId == null ? null : (this.byCity.get(text.kind.cityId) ?? new RoaringBitmap32()),
+      };
+    });
   }
 
   /**
@@ -381,26 +354,17 @@ export class BitmapIndex {
   }
 
   /**
-   * The first `limit` matches of `result` strictly after `after` by lead score (`coalesce(lead_score, -1)`
-   * descending, then the place id descending, as SQL's `sort=lead_score`): one pass over the matches keeping the
-   * best `limit`, so it costs the matches' count, not a sort of them.
+   * The first `limit` matches of `result` strictly after `after` by lead score or rating (`coalesce(value, -1)`
+   * descending, then the place id descending, as SQL's `sort=lead_score` and `sort=rating`): one pass over the
+   * matches keeping the best `limit`, so it costs the matches' count, not a sort of them.
    */
-  pageByScore(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
-    const values = this.score.lead_score;
+  pageByValue(by: 'lead_score' | 'rating', result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
+    const values = by === 'rating' ? this.rating : this.score.lead_score;
     const best: OrderKey[] = [];
     for (const s of result.toUint32Array()) {
       const v = values[s]!;
       const k = { key: Number.isNaN(v) ? -1 : v, id: this.extId[s]! };
-      if (after && !before(after, k)) continue;
-      // `before(k, x)`: x comes after k, so k belongs ahead of x.
-      if (best.length === limit && !before(k, best[limit - 1]!)) continue;
-      let i = best.length === limit ? limit - 1 : best.length;
-      while (i > 0 && before(k, best[i - 1]!)) {
-        best[i] = best[i - 1]!;
-        i--;
-      }
-      best[i] = k;
-      if (best.length > limit) best.length = limit;
+      if (!after || before(after, k)) keepFirst(best, k, limit, before);
     }
     return best;
   }
@@ -439,21 +403,6 @@ export class BitmapIndex {
       if (!after || before(after, k)) tail.push(k);
     }
     return [...out, ...tail].sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
-  }
-
-  /**
-   * The first `limit` matches of `result` strictly after `after` by rating (`coalesce(rating, -1)`
-   * descending, then the place id descending, as SQL's `sort=rating`): every match's key is read from the
-   * per-slot arrays and sorted, so the caller keeps this to searches with few matches.
-   */
-  pageByRating(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
-    const keys: OrderKey[] = [];
-    for (const s of result.toUint32Array()) {
-      const rating = this.rating[s]!;
-      const k = { key: Number.isNaN(rating) ? -1 : rating, id: this.extId[s]! };
-      if (!after || before(after, k)) keys.push(k);
-    }
-    return keys.sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
   }
 
   /**
@@ -636,9 +585,4 @@ export class BitmapIndex {
     for (const dim of scoreDims) this.score[dim] = grow(this.score[dim], (n) => new Float64Array(n));
     this.capacity = capacity;
   }
-}
-
-/** Whether `k` comes strictly after `after` in the default order (descending key, then descending id). */
-function before(after: OrderKey, k: OrderKey): boolean {
-  return k.key < after.key || (k.key === after.key && k.id < after.id);
 }

@@ -16,6 +16,7 @@ import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type Inde
 import { type ContactHit, ContactIndex } from './contact-index.ts';
 import { type PlaceFacts, placeFactsAfter, placeFactsByIds } from './engine.repository.ts';
 import type { EngineState } from './engine-state.ts';
+import { numericAfter } from './order-keys.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
 
 /**
@@ -184,15 +185,13 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
 ]);
 
 /**
- * What the index answers, as its query, or null when SQL must: typo-tolerant text, a contact in the text,
- * geography (near, bbox, a drawn area), an account's exclusions, and orders other than the default one
- * (relevance without text or `near`, which is the most reviewed first, and `review_count`, the same order),
- * text relevance (`pageByText`) and `rating` (which `searchPage` orders in memory up to
- * `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
+ * What the index answers, as its query, or null when SQL must: typo-tolerant text (edit distances on the names,
+ * `search.reads.ts`), a contact in the text, geography (near, bbox, a drawn area), an account's exclusions, and
+ * orders other than the default one (most reviewed first; `review_count` the same), text relevance (`pageByText`)
+ * and `rating` (ordered in memory up to `RATING_ORDER_MAX_MATCHES` matches, by SQL above).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score') return null;
-  // Typo-tolerant text is decided by edit distances on the names (`search.reads.ts`): SQL.
   if (criteria.text && criteria.text.mode !== 'substring') return null;
   // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
@@ -232,8 +231,6 @@ export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQue
     text: criteria.text ? { words: criteria.text.words, kind: criteria.textKind ?? null } : null,
   };
 }
-
-const numeric = /^-?\d+(\.\d+)?$/;
 
 /** Places read per statement while building, and ids per statement while applying changes. */
 const BUILD_BATCH = 50_000;
@@ -289,9 +286,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     limit: number,
     candidateLimit: number,
   ): Promise<PlacePage> {
-    // PostgreSQL's text relevance comes back as text (`'1'`): a cursor it made is continued from the index too.
-    if (after !== null && typeof after.key === 'string' && sort !== 'name' && numeric.test(after.key))
-      after = { ...after, key: Number(after.key) };
+    after = numericAfter(after, sort);
     const matched = after !== null && typeof after.key !== 'number' ? null : await this.match(criteria, sort);
     if (!matched) return super.searchPage(criteria, sort, after, limit, candidateLimit);
     const { index, result } = matched;
@@ -301,9 +296,9 @@ export class MemorySearchEngine extends SqlSearchEngine {
       total = result.size;
       const from = after as { key: number; id: number } | null;
       if (sort === 'relevance' && matched.q.text) keys = index.pageByText(result, matched.q.text, from, limit + 1);
-      else if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
+      else if (sort === 'lead_score') keys = index.pageByValue('lead_score', result, from, limit + 1);
       else if (sort !== 'rating') keys = index.page(result, from, limit + 1);
-      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
+      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByValue('rating', result, from, limit + 1);
       else return super.searchPage(criteria, sort, after, limit, candidateLimit);
     } finally {
       result.dispose();

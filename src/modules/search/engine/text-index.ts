@@ -1,7 +1,13 @@
 import { RoaringBitmap32 } from 'roaring-wasm';
 import { nameMark, searchForm } from '../../../infra/text.ts';
 import { textTiers, wordPhrase } from '../query/criteria.sql.ts';
-import type { OrderKey } from './bitmap-index.ts';
+import { keepFirst, type OrderKey } from './order-keys.ts';
+
+/** A search's text as the index answers it (`IndexQuery.text`). */
+export interface IndexText {
+  words: string[];
+  kind: { categories: string[]; words: string[]; cityId: number | null } | null;
+}
 
 /**
  * The names of every place as the SQLite full-text index holds them, in the search engine's slots: each slot's
@@ -98,6 +104,34 @@ export class TextIndex {
     } catch (error) {
       result.dispose();
       throw error;
+    }
+  }
+
+  /**
+   * The slots of `within` that match a search's text: names holding its words, and with a kind of business, that
+   * kind's places (`kindOf`: the bitmaps of its categories and of its city), their names holding its other words:
+   * SQL's OR of the two in `whereCriteria`. A new bitmap the caller disposes.
+   */
+  named(
+    text: IndexText,
+    within: RoaringBitmap32,
+    kindOf: (categories: string[]) => { categories: RoaringBitmap32[]; city: RoaringBitmap32 | null },
+  ): RoaringBitmap32 {
+    const byName = this.matching(text.words, within);
+    if (!text.kind) return byName;
+    const bitmaps = kindOf(text.kind.categories);
+    const parts = bitmaps.categories.map((b) => RoaringBitmap32.and(within, b));
+    let ofKind = RoaringBitmap32.orMany(parts);
+    try {
+      if (bitmaps.city) ofKind.andInPlace(bitmaps.city);
+      if (text.kind.words.length > 0) {
+        const worded = this.matching(text.kind.words, ofKind);
+        ofKind.dispose();
+        ofKind = worded;
+      }
+      return ofKind.orInPlace(byName);
+    } finally {
+      for (const part of [...parts, byName]) part.dispose();
     }
   }
 
@@ -220,18 +254,10 @@ function trigramsOf(text: string): TrigramKey[] {
   return [...keys];
 }
 
-/**
- * Keeps `best` the first `limit` keys in ascending (key, id) order strictly after `after`, inserting `k` in place:
- * one pass over the matches, no sort of them all.
- */
+const ahead = (x: OrderKey, y: OrderKey) => x.key < y.key || (x.key === y.key && x.id < y.id);
+
+/** Keeps `best` the first `limit` keys in ascending (key, id) order strictly after `after`. */
 function keepBest(best: OrderKey[], k: OrderKey, after: OrderKey | null, limit: number): void {
-  if (after && !(k.key > after.key || (k.key === after.key && k.id > after.id))) return;
-  const ahead = (x: OrderKey, y: OrderKey) => x.key < y.key || (x.key === y.key && x.id < y.id);
-  if (best.length === limit && !ahead(k, best[limit - 1]!)) return;
-  let i = best.length === limit ? limit - 1 : best.length;
-  while (i > 0 && ahead(k, best[i - 1]!)) {
-    best[i] = best[i - 1]!;
-    i--;
-  }
-  best[i] = k;
+  if (after && !ahead(after, k)) return;
+  keepFirst(best, k, limit, ahead);
 }
