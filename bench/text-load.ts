@@ -117,7 +117,7 @@ const ceilingPort = await freePort();
 const ceiling = start(['bench/lib/ceiling-server.ts'], { PORT: String(ceilingPort) });
 await waitFor(`http://127.0.0.1:${ceilingPort}/`, ceiling);
 await paced(ceiling.pid!, ceilingPort, ['/'], 0, 3);
-const bare = await paced(ceiling.pid!, ceilingPort, ['/'], 0, 3);
+const bare = await paced(ceiling.pid!, ceilingPort, ['/'], 0);
 await stop(ceiling);
 show('bare route (fixed JSON)', bare, null);
 
