@@ -196,6 +196,10 @@ console.log(`catalog: ${catalog.rows} rows (${places} in the index), ${searches.
 console.log(
   `index build: ${Math.round(buildMs)} ms; ${round(indexBytes / places)} bytes/place (bitmaps + arrays); heap +${Math.round((heapAfter.heapUsed - heapBefore.heapUsed) / 1e6)} MB, external +${Math.round((heapAfter.external + heapAfter.arrayBuffers - heapBefore.external - heapBefore.arrayBuffers) / 1e6)} MB`,
 );
+const textIndex = (index as unknown as { text: import('../src/modules/search/engine/text-index.ts').TextIndex }).text;
+console.log(
+  `of which full text: ${round(textIndex.bytes() / places)} bytes/place (documents, ${textIndex.trigrams} trigram bitmaps and their postings)`,
+);
 console.log(`inside the index (count + first page): ${fmt(summary(inIndex))}`);
 console.log(`engine answer (index + 20 rows):       ${fmt(summary(engineWhole))}`);
 console.log(`SQL answer (count + page):             ${fmt(summary(sqlWhole))}`);
