@@ -20,6 +20,7 @@ import type { EngineSnapshot, FactsAt } from './engine-snapshot.ts';
 import type { EngineState } from './engine-state.ts';
 import { areaSlots, cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder } from './geo-search.ts';
 import { momentOf, recall, remember } from './moments.ts';
+import { numericAfter } from './order-keys.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
 
 /**
@@ -186,18 +187,22 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
   'updatedSince',
   'verifiedSince',
   ...geoCriteria,
+  'text',
+  'textKind',
 ]);
 
 /**
- * What the index answers, as its query, or null when SQL must: text, an account's exclusions, and orders other
- * than the default one (relevance without text, which is the most reviewed first or with `near` the nearest,
- * and `review_count`), `rating` (ordered in memory up to `RATING_ORDER_MAX_MATCHES` matches, by SQL above),
- * `lead_score`, `distance` with a point and `name` (`geo-search.ts`).
+ * What the index answers, as its query, or null when SQL must: typo-tolerant text (edit distances on the names,
+ * `search.reads.ts`), a contact in the text, an account's exclusions, and orders other than the default one
+ * (relevance without text, which is the most reviewed first or with `near` the nearest, and `review_count`),
+ * text relevance (`pageByText`), `rating` (ordered in memory up to `RATING_ORDER_MAX_MATCHES` matches, by SQL
+ * above), `lead_score`, `distance` with a point and `name` (`geo-search.ts`).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
   if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score' && !ordersBy(sort, criteria))
     return null;
-  // Any criterion set that the index does not hold goes to SQL: text, exclusions, and whatever
+  if (criteria.text && criteria.text.mode !== 'substring') return null;
+  // Any criterion set that the index does not hold goes to SQL: typo-tolerant text, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
     if (value !== null && value !== undefined && !indexedCriteria.has(name as keyof PlaceCriteria)) return null;
@@ -232,6 +237,7 @@ export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQue
     atLeast,
     includeClosed: criteria.includeClosed === true,
     open: criteria.open ?? null,
+    text: criteria.text ? { words: criteria.text.words, kind: criteria.textKind ?? null } : null,
   };
 }
 
@@ -288,6 +294,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     limit: number,
     candidateLimit: number,
   ): Promise<PlacePage> {
+    after = numericAfter(after, sort);
     const matched = cursorFits(sort, after) ? await this.match(criteria, sort, polygonCandidateLimit) : null;
     if (!matched) return super.searchPage(criteria, sort, after, limit, candidateLimit);
     const { index, result } = matched;
@@ -298,11 +305,14 @@ export class MemorySearchEngine extends SqlSearchEngine {
       // A drawn area holding more candidates than the SQL checks is refused alike (the search service's 400).
       if (matched.candidates > polygonCandidateLimit) return { total: 0, rows: [], next: null, candidateLimit: polygonCandidateLimit };
       const from = after as { key: number; id: number } | null;
-      const ordered = pageInOrder(matched.orders, index, result, criteria, sort, after, limit + 1);
-      if (ordered) keys = ordered;
-      else if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
+      // With text, relevance is the text's tiers even with `near` (criteria.sql.ts's order).
+      const byText = sort === 'relevance' && matched.q.text;
+      const ordered = byText ? null : pageInOrder(matched.orders, index, result, criteria, sort, after, limit + 1);
+      if (byText) keys = index.pageByText(result, matched.q.text!, from, limit + 1);
+      else if (ordered) keys = ordered;
+      else if (sort === 'lead_score') keys = index.pageByValue('lead_score', result, from, limit + 1);
       else if (sort !== 'rating') keys = index.page(result, from, limit + 1);
-      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
+      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByValue('rating', result, from, limit + 1);
       else return super.searchPage(criteria, sort, after, limit, candidateLimit);
     } finally {
       result.dispose();
