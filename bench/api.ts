@@ -40,10 +40,9 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/infra/db/database.ts';
-import { scopes } from '../src/modules/auth/auth.types.ts';
-import { TokenService } from '../src/modules/auth/tokens.service.ts';
 import { placeFields } from '../src/modules/places/places.schema.ts';
 import { noCriteria } from '../src/modules/search/query/criteria.ts';
+import { credentials } from './lib/bench-account.ts';
 import { buildCatalog } from './lib/catalog.ts';
 import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
 import { mulberry32 } from './lib/random.ts';
@@ -94,31 +93,6 @@ log(
 );
 
 const db = openDatabase(catalog.url);
-/** A bench account with a token in the database at `url`: its id and the Authorization header. */
-async function credentials(url: string): Promise<{ accountId: number; authorization: string }> {
-  const target = openDatabase(url);
-  try {
-    const now = new Date().toISOString();
-    const email = `bench-${Date.now()}@example.com`;
-    const account = await target.kysely
-      .insertInto('accounts')
-      .values({
-        email,
-        email_norm: email,
-        password_hash: 'unused: the benchmark authenticates with a token',
-        created_at: now,
-        password_changed_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const tokens = new TokenService(target);
-    const { token } = await tokens.createToken({ accountId: Number(account.id), name: 'bench', scopes: [...scopes], expiresInDays: 1 });
-    await tokens.close();
-    return { accountId: Number(account.id), authorization: `Bearer ${token}` };
-  } finally {
-    await target.close();
-  }
-}
 /** The Authorization header of the database whose server is measured now. */
 let authorization = '';
 

@@ -4,7 +4,8 @@
  * - distinct type+city searches (every pair of the catalog's most common categories and cities, each asked
  *   once, so no cache helps): the time inside the index (bitmaps only), the engine's whole answer (index +
  *   reading the page's 20 rows), and SQL's (count + page, the read pool run inline, its cache off);
- * - the index's size per place and its build time;
+ * - distinct full-text queries, through the index and through SQL (FTS5);
+ * - the index's size per place (its text part included) and its build time;
  * - a change of 100,000 places (their review counts, so each moves in the order) reaching the index through
  *   the change log, without a rebuild.
  *
@@ -117,6 +118,27 @@ for (let i = 0; i < 50; i++) {
   facetSql.push(performance.now() - t0);
 }
 
+// Full text (issue 35): distinct queries (words of five letters or more from real names, and two-word name starts),
+// through the index and through SQL (SQLite FTS5), each asked once.
+const nameRows = (await sql<{ name: string }>`SELECT name FROM places WHERE id % 53 = 0 ORDER BY id LIMIT 4000`.execute(db.kysely)).rows;
+const textQueries = [
+  ...new Set([
+    ...nameRows.flatMap((r) => r.name.split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 5 && /^\p{L}+$/u.test(w)),
+    ...nameRows.map((r) => r.name.split(/\s+/).slice(0, 2).join(' ')).filter((n) => /^[\p{L}'-]{3,} [\p{L}'-]{3,}$/u.test(n)),
+  ]),
+].slice(0, wanted);
+const textMemory: number[] = [];
+const textSql: number[] = [];
+for (const query of textQueries) {
+  const criteria: PlaceCriteria = { ...noCriteria, text: { words: query.split(' '), mode: 'substring' } };
+  let t1 = performance.now();
+  await memory.searchPage(criteria, 'relevance', null, 20, 10_000);
+  textMemory.push(performance.now() - t1);
+  t1 = performance.now();
+  await sqlEngine.searchPage(criteria, 'relevance', null, 20, 10_000);
+  textSql.push(performance.now() - t1);
+}
+
 // The trust filters against has_email on the same searches (issue 33's target: no more than 1.2× has_email).
 const trustVariants: Array<[string, Partial<PlaceCriteria>]> = [
   ['has_email=true', { hasEmail: true }],
@@ -174,12 +196,17 @@ console.log(`catalog: ${catalog.rows} rows (${places} in the index), ${searches.
 console.log(
   `index build: ${Math.round(buildMs)} ms; ${round(indexBytes / places)} bytes/place (bitmaps + arrays); heap +${Math.round((heapAfter.heapUsed - heapBefore.heapUsed) / 1e6)} MB, external +${Math.round((heapAfter.external + heapAfter.arrayBuffers - heapBefore.external - heapBefore.arrayBuffers) / 1e6)} MB`,
 );
+const textIndex = (index as unknown as { text: import('../src/modules/search/engine/text-index.ts').TextIndex }).text;
+console.log(
+  `of which full text: ${round(textIndex.bytes() / places)} bytes/place (documents, ${textIndex.trigrams} trigram bitmaps and their postings)`,
+);
 console.log(`inside the index (count + first page): ${fmt(summary(inIndex))}`);
 console.log(`engine answer (index + 20 rows):       ${fmt(summary(engineWhole))}`);
 console.log(`SQL answer (count + page):             ${fmt(summary(sqlWhole))}`);
 console.log(
   `ratio SQL / engine at p99: ${round(summary(sqlWhole).p99 / summary(engineWhole).p99)}×, mean ${round(summary(sqlWhole).mean / summary(engineWhole).mean)}×`,
 );
+console.log(`full text, ${textQueries.length} distinct queries: engine ${fmt(summary(textMemory))}; SQL ${fmt(summary(textSql))}`);
 console.log(`facet by city over ${country}: engine ${fmt(summary(facetMemory))}; SQL ${fmt(summary(facetSql))}`);
 console.log(
   `change of ${changed} places: UPDATE committed in ${Math.round(committed - t0)} ms, searchable ${Math.round(applied - committed)} ms later (tail ${after.engine === 'memory' ? after.tail : 0}, rebuilt: ${after.engine === 'memory' && state.engine === 'memory' && after.builtMs !== state.builtMs}); next round: ${afterCompaction.engine === 'memory' && after.engine === 'memory' && afterCompaction.builtMs !== after.builtMs ? `rebuilt in ${Math.round(compacted - applied)} ms, tail ${afterCompaction.tail}` : 'no rebuild'}`,

@@ -58,7 +58,7 @@ export const ConfigSchema = Type.Object({
   SEARCH_ENGINE: Type.Union([Type.Literal('memory'), Type.Literal('sql')], {
     default: 'memory',
     description:
-      'memory: searches the index holds (type, city, country, boolean filters, rating, open/closed) are answered from compressed bitmaps in memory, the rest by SQL; sql: every search by SQL',
+      'memory: searches the index holds (type, city, country, boolean filters, rating, open/closed, full text, geography, sort by distance or name) are answered from compressed bitmaps in memory, the rest by SQL; sql: every search by SQL',
   }),
   SEARCH_ENGINE_POLL_MS: Type.Integer({
     default: 250,

@@ -2,6 +2,9 @@ import { RoaringBitmap32 } from 'roaring-wasm';
 import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
+import { before, keepFirst, type OrderKey } from './order-keys.ts';
+import type { SlotExtension, SlotExtensionsOf } from './slot-extension.ts';
+import { type IndexText, TextIndex } from './text-index.ts';
 
 /** The boolean filters the index holds, by their facet name. */
 export const flagNames = ['has_phone', 'has_website', 'has_email', 'has_social'] as const;
@@ -34,7 +37,7 @@ export interface FacetValue {
   count: number;
 }
 
-/** What the index can answer: a search without text, geography or an account's exclusion. */
+/** What the bitmaps answer of a search without text or an account's exclusion (its area: `geo-search.ts`, as `within`). */
 export interface IndexQuery {
   categories: string[] | null;
   cityId: number | null;
@@ -51,12 +54,11 @@ export interface IndexQuery {
    * and hands them to `evaluate` as `within`.
    */
   open: OpenAt | null;
-}
-
-/** A position in the default order: its key (`coalesce(review_count, -1)`, descending) and the place id (descending). */
-export interface OrderKey {
-  key: number;
-  id: number;
+  /**
+   * Names holding every word (`PlaceCriteria.text`, substring mode), or, with `kind`, the places of the kind of
+   * business the text named (`PlaceCriteria.textKind`) whose names hold its other words, in its city if any.
+   */
+  text: IndexText | null;
 }
 
 const NONE = -1;
@@ -113,9 +115,13 @@ export class BitmapIndex {
     StatusDim,
     RoaringBitmap32[]
   >;
+  /** The names of every slot and their trigrams (`text-index.ts`). */
+  private readonly text = new TextIndex();
   /** The slots at or above a threshold (`atLeast`), by `dim>=min`, least recently used first. */
   private readonly thresholds = new Map<string, { dim: ScoreDim; min: number; bitmap: RoaringBitmap32 }>();
   private disposed = false;
+  /** The extensions told of every slot (`SlotExtension`), given to `build`. */
+  private extensions: readonly SlotExtension[] = [];
 
   constructor(
     /** The places version the index holds the catalog at. */
@@ -134,11 +140,22 @@ export class BitmapIndex {
     return this.slots - this.sorted;
   }
 
+  /** Slots out of an order (the tail, or an extension's loose slots): what a rebuild puts back. */
+  get unsortedSize(): number {
+    return Math.max(this.tailSize, ...this.extensions.map((e) => e.looseSize));
+  }
+
+  /** The place id of a slot. */
+  placeIdOf(slot: number): number {
+    return this.extId[slot]!;
+  }
+
   /**
    * Builds the index from every place (any order): slots in the default order, each bitmap made in one go.
    */
-  static build(version: number, places: PlaceFacts[][]): BitmapIndex {
+  static build(version: number, places: PlaceFacts[][], extensions: SlotExtensionsOf = () => []): BitmapIndex {
     const index = new BitmapIndex(version);
+    index.extensions = extensions(index);
     const all = places.flat();
     all.sort((a, b) => b.review_key - a.review_key || b.id - a.id);
     index.ensureCapacity(
@@ -157,6 +174,8 @@ export class BitmapIndex {
       for (const bitmap of index.bitmapsOf(s)) listOf(bitmap).push(s);
     }
     index.sorted = index.slots;
+    for (const extension of index.extensions) extension.seal(index.sorted);
+    index.text.load(all.map((f) => f.document));
     for (const [bitmap, list] of lists) {
       (bitmap as RoaringBitmap32).addMany(Uint32Array.from(list));
       (bitmap as RoaringBitmap32).runOptimize();
@@ -177,6 +196,7 @@ export class BitmapIndex {
       const f = now.get(id);
       if (s !== NONE) {
         for (const bitmap of this.bitmapsOf(s)) bitmap.delete(s);
+        this.text.remove(s);
         this.slotOf[id] = NONE;
         this.places--;
       }
@@ -189,6 +209,7 @@ export class BitmapIndex {
       }
       this.fill(target, f);
       for (const bitmap of this.bitmapsOf(target)) bitmap.add(target);
+      this.text.set(target, f.document);
     }
     this.version = version;
     return moved;
@@ -283,11 +304,34 @@ export class BitmapIndex {
         }
       }
       for (const b of exclude) result.andNotInPlace(b);
+      if (!q.text) return result;
+      const named = this.named(q.text, result);
+      result.dispose();
+      result = named;
       return result;
     } catch (error) {
       result.dispose();
       throw error;
     }
+  }
+
+  /** The slots of `within` that match a search's text (`TextIndex.named`), a kind's places from the bitmaps here. */
+  private named(text: IndexText, within: RoaringBitmap32): RoaringBitmap32 {
+    return this.text.named(text, within, (categories) => {
+      const codes = [...new Set(categories)].map((c) => this.categoryCode.get(c)).filter((c) => c !== undefined);
+      return {
+        categories: codes.map((c) => this.byCategory[c]!),
+        city: text.kind?.cityId == null ? null : (this.byCity.get(text.kind.cityId) ?? new RoaringBitmap32()),
+      };
+    });
+  }
+
+  /**
+   * The first `limit` matches of `result` strictly after `after` in text relevance (SQL's `relevance` with text:
+   * `textTiers`, ties by place id ascending); the keys are the tiers.
+   */
+  pageByText(result: RoaringBitmap32, text: IndexText, after: OrderKey | null, limit: number): OrderKey[] {
+    return this.text.pageByRelevance(result, text.words, text.kind !== null, (s) => this.extId[s]!, after, limit);
   }
 
   /**
@@ -321,26 +365,17 @@ export class BitmapIndex {
   }
 
   /**
-   * The first `limit` matches of `result` strictly after `after` by lead score (`coalesce(lead_score, -1)`
-   * descending, then the place id descending, as SQL's `sort=lead_score`): one pass over the matches keeping the
-   * best `limit`, so it costs the matches' count, not a sort of them.
+   * The first `limit` matches of `result` strictly after `after` by lead score or rating (`coalesce(value, -1)`
+   * descending, then the place id descending, as SQL's `sort=lead_score` and `sort=rating`): one pass over the
+   * matches keeping the best `limit`, so it costs the matches' count, not a sort of them.
    */
-  pageByScore(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
-    const values = this.score.lead_score;
+  pageByValue(by: 'lead_score' | 'rating', result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
+    const values = by === 'rating' ? this.rating : this.score.lead_score;
     const best: OrderKey[] = [];
     for (const s of result.toUint32Array()) {
       const v = values[s]!;
       const k = { key: Number.isNaN(v) ? -1 : v, id: this.extId[s]! };
-      if (after && !before(after, k)) continue;
-      // `before(k, x)`: x comes after k, so k belongs ahead of x.
-      if (best.length === limit && !before(k, best[limit - 1]!)) continue;
-      let i = best.length === limit ? limit - 1 : best.length;
-      while (i > 0 && before(k, best[i - 1]!)) {
-        best[i] = best[i - 1]!;
-        i--;
-      }
-      best[i] = k;
-      if (best.length > limit) best.length = limit;
+      if (!after || before(after, k)) keepFirst(best, k, limit, before);
     }
     return best;
   }
@@ -379,21 +414,6 @@ export class BitmapIndex {
       if (!after || before(after, k)) tail.push(k);
     }
     return [...out, ...tail].sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
-  }
-
-  /**
-   * The first `limit` matches of `result` strictly after `after` by rating (`coalesce(rating, -1)`
-   * descending, then the place id descending, as SQL's `sort=rating`): every match's key is read from the
-   * per-slot arrays and sorted, so the caller keeps this to searches with few matches.
-   */
-  pageByRating(result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
-    const keys: OrderKey[] = [];
-    for (const s of result.toUint32Array()) {
-      const rating = this.rating[s]!;
-      const k = { key: Number.isNaN(rating) ? -1 : rating, id: this.extId[s]! };
-      if (!after || before(after, k)) keys.push(k);
-    }
-    return keys.sort((a, b) => b.key - a.key || b.id - a.id).slice(0, limit);
   }
 
   /**
@@ -460,13 +480,14 @@ export class BitmapIndex {
       ...Object.values(this.score),
     ];
     for (const a of arrays) total += a.byteLength;
-    return total;
+    return total + this.text.bytes();
   }
 
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
     for (const b of this.allBitmaps()) b.dispose();
+    this.text.dispose();
   }
 
   private allBitmaps(): RoaringBitmap32[] {
@@ -523,6 +544,7 @@ export class BitmapIndex {
     for (const dim of scoreDims) this.score[dim][s] = f[dim] ?? Number.NaN;
     this.slotOf[f.id] = s;
     this.places++;
+    for (const extension of this.extensions) extension.fill(s, f);
   }
 
   /** Every bitmap slot `s` belongs to, from its stored values. */
@@ -575,9 +597,4 @@ export class BitmapIndex {
     for (const dim of scoreDims) this.score[dim] = grow(this.score[dim], (n) => new Float64Array(n));
     this.capacity = capacity;
   }
-}
-
-/** Whether `k` comes strictly after `after` in the default order (descending key, then descending id). */
-function before(after: OrderKey, k: OrderKey): boolean {
-  return k.key < after.key || (k.key === after.key && k.id < after.id);
 }

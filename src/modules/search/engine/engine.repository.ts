@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../../infra/db/database.ts';
+import { byDialect } from '../../../infra/db/dialect.ts';
+import { searchDocument } from '../../../infra/text.ts';
 import { foundValid, indexedPlaceFacts } from '../../places/place-facts.ts';
 import type { PlaceContactFacts } from '../contact-keys.ts';
 
@@ -33,17 +35,34 @@ export interface PlaceFacts extends PlaceContactFacts {
   verified_at: number | null;
   city: string | null;
   postcode: string | null;
+  /** The display name and coordinates, for the name order and the geography (`name-order.ts`, `geo-index.ts`). */
+  name: string;
+  lat: number | null;
+  lon: number | null;
+  /** The place's search document (`searchDocument`: its names in search form), for the text index (`text-index.ts`). */
+  document: string;
 }
 
 /** What enrichment found counts only while it is still valid (`foundValid`): else null, as if never found. */
 const stillFound = (column: 'found_phone' | 'found_email') =>
   sql<string | null>`(CASE WHEN ${foundValid} THEN places.${sql.ref(column)} ELSE NULL END)`;
 
+/**
+ * The stored search document where the dialect keeps one (SQLite, migration 0027: what `places_fts` holds), else
+ * null, and the document is made from the names as SQLite's writers make it.
+ */
+const storedDocument = byDialect<RawBuilder<string | null>>({
+  sqlite: () => sql<string | null>`places.search_document`,
+  postgres: () => sql<null>`NULL`,
+});
+
 function factsQuery(db: Db) {
   const f = indexedPlaceFacts;
   return db.kysely
     .selectFrom('places')
-    .select(['places.id', 'places.category', 'places.city_id', 'places.country_code', 'places.rating'])
+    .select(['places.id', 'places.category', 'places.city_id', 'places.country_code', 'places.rating', 'places.name', 'places.names'])
+    .select(['places.lat', 'places.lon'])
+    .select(storedDocument(db).as('search_document'))
     .select([
       'places.email_status',
       'places.phone_type',
@@ -106,6 +125,11 @@ const asFacts = (r: Record<string, unknown>): PlaceFacts => ({
   housenumber: text(r.housenumber),
   postcode: text(r.postcode),
   city: text(r.city),
+  name: String(r.name),
+  lat: numberOrNull(r.lat),
+  lon: numberOrNull(r.lon),
+  document:
+    typeof r.search_document === 'string' ? r.search_document : searchDocument(String(r.name ?? ''), (r.names as string | null) ?? null),
 });
 
 const numberOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

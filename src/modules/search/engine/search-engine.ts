@@ -6,19 +6,22 @@ import { PollLoop } from '../../../infra/poll-loop.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import { type HoursState, type PlaceSchedules, placeSchedules, readHoursState, schedulesOpenAt } from '../../places/opening-hours.reads.ts';
 import { type HoursReadiness, hoursNotReady, hoursReadiness, type RecentHours, recentMatches } from '../../places/opening-hours.recent.ts';
-import { placeChangesSince, placesVersion } from '../../places/place-changes.repository.ts';
+import { placesVersion } from '../../places/place-changes.repository.ts';
 import { PlaceMaintenance } from '../../places/place-maintenance.ts';
 import { type PlaceCriteria, type PlaceKey, type PlaceSort, usesTrust } from '../query/criteria.ts';
 import type { ApiReadTasks } from '../read-tasks.ts';
-import type { PlacePage } from '../search.reads.ts';
+import { type PlacePage, polygonCandidateLimit } from '../search.reads.ts';
 import { finishesWithin, TrustGate } from '../trust-filter.ts';
+import { applyChanges } from './apply-changes.ts';
 import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type IndexQuery } from './bitmap-index.ts';
 import { type ContactHit, ContactIndex } from './contact-index.ts';
-import { type PlaceFacts, placeFactsAfter, placeFactsByIds } from './engine.repository.ts';
+import { type PlaceFacts, placeFactsAfter } from './engine.repository.ts';
 import type { EngineSnapshot, FactsAt } from './engine-snapshot.ts';
 import type { EngineState } from './engine-state.ts';
+import { areaSlots, cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder } from './geo-search.ts';
+import { momentOf, recall, remember } from './moments.ts';
+import { numericAfter } from './order-keys.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
-import { recall, remember } from './small-lru.ts';
 
 /**
  * The one way search reads places: `search.service.ts` asks the engine, the engine answers from its index
@@ -183,17 +186,23 @@ const indexedCriteria: ReadonlySet<keyof PlaceCriteria> = new Set<keyof PlaceCri
   'minLeadScore',
   'updatedSince',
   'verifiedSince',
+  ...geoCriteria,
+  'text',
+  'textKind',
 ]);
 
 /**
- * What the index answers, as its query, or null when SQL must: text, geography (near, bbox, a drawn area),
- * an account's exclusions, and orders other than the default one (relevance without text or `near`, which
- * is the most reviewed first, and `review_count`, the same order) and `rating` (which `searchPage` orders in
- * memory up to `RATING_ORDER_MAX_MATCHES` matches, and hands to SQL above).
+ * What the index answers, as its query, or null when SQL must: typo-tolerant text (edit distances on the names,
+ * `search.reads.ts`), a contact in the text, an account's exclusions, and orders other than the default one
+ * (relevance without text, which is the most reviewed first or with `near` the nearest, and `review_count`),
+ * text relevance (`pageByText`), `rating` (ordered in memory up to `RATING_ORDER_MAX_MATCHES` matches, by SQL
+ * above), `lead_score`, `distance` with a point and `name` (`geo-search.ts`).
  */
 export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQuery | null {
-  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score') return null;
-  // Any criterion set that the index does not hold goes to SQL: text, geography, exclusions, and whatever
+  if (sort !== 'relevance' && sort !== 'review_count' && sort !== 'rating' && sort !== 'lead_score' && !ordersBy(sort, criteria))
+    return null;
+  if (criteria.text && criteria.text.mode !== 'substring') return null;
+  // Any criterion set that the index does not hold goes to SQL: typo-tolerant text, exclusions, and whatever
   // criterion is added later, which the index must never ignore silently.
   for (const [name, value] of Object.entries(criteria)) {
     if (value !== null && value !== undefined && !indexedCriteria.has(name as keyof PlaceCriteria)) return null;
@@ -228,14 +237,12 @@ export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQue
     atLeast,
     includeClosed: criteria.includeClosed === true,
     open: criteria.open ?? null,
+    text: criteria.text ? { words: criteria.text.words, kind: criteria.textKind ?? null } : null,
   };
 }
 
-/** Places read per statement while building, and ids per statement while applying changes. */
+/** Places read per statement while building. */
 const BUILD_BATCH = 50_000;
-const APPLY_BATCH = 5_000;
-/** Change-log rows read per round. */
-const CHANGES_PER_READ = 200_000;
 /**
  * Matches a search ordered by rating may have to be ordered in memory (each one's key read and sorted); SQL's
  * covering index (category or city, then rating) reads only a page of a larger one.
@@ -252,6 +259,8 @@ const PAGE_ROWS_KEPT = 20_000;
  */
 export class MemorySearchEngine extends SqlSearchEngine {
   private index: BitmapIndex | null = null;
+  /** The coordinates and the name order of `index` (its extensions), swapped with it. */
+  private orders: IndexOrders | null = null;
   /** The contact postings, built and kept current with `index`. */
   private contacts: ContactIndex | null = null;
   private status: 'building' | 'ready' | 'failed' = 'building';
@@ -285,23 +294,32 @@ export class MemorySearchEngine extends SqlSearchEngine {
     limit: number,
     candidateLimit: number,
   ): Promise<PlacePage> {
-    const matched = after !== null && typeof after.key !== 'number' ? null : await this.match(criteria, sort);
+    after = numericAfter(after, sort);
+    const matched = cursorFits(sort, after) ? await this.match(criteria, sort, polygonCandidateLimit) : null;
     if (!matched) return super.searchPage(criteria, sort, after, limit, candidateLimit);
     const { index, result } = matched;
-    let keys: Array<{ key: number; id: number }>;
+    let keys: PlaceKey[];
     let total: number;
     try {
       total = result.size;
+      // A drawn area holding more candidates than the SQL checks is refused alike (the search service's 400).
+      if (matched.candidates > polygonCandidateLimit) return { total: 0, rows: [], next: null, candidateLimit: polygonCandidateLimit };
       const from = after as { key: number; id: number } | null;
-      if (sort === 'lead_score') keys = index.pageByScore(result, from, limit + 1);
+      // With text, relevance is the text's tiers even with `near` (criteria.sql.ts's order).
+      const byText = sort === 'relevance' && matched.q.text;
+      const ordered = byText ? null : pageInOrder(matched.orders, index, result, criteria, sort, after, limit + 1);
+      if (byText) keys = index.pageByText(result, matched.q.text!, from, limit + 1);
+      else if (ordered) keys = ordered;
+      else if (sort === 'lead_score') keys = index.pageByValue('lead_score', result, from, limit + 1);
       else if (sort !== 'rating') keys = index.page(result, from, limit + 1);
-      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByRating(result, from, limit + 1);
+      else if (total <= RATING_ORDER_MAX_MATCHES) keys = index.pageByValue('rating', result, from, limit + 1);
       else return super.searchPage(criteria, sort, after, limit, candidateLimit);
     } finally {
       result.dispose();
     }
     const page = keys.slice(0, limit);
-    const rows = await this.pageRows(page.map((k) => k.id));
+    const read = await this.pageRows(page.map((k) => k.id));
+    const rows = criteria.near ? read.map((r) => ({ ...r, distance_m: distanceToRow(criteria, r) })) : read;
     return { total, rows, next: keys.length > limit ? (page.at(-1) ?? null) : null };
   }
 
@@ -358,7 +376,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
   private async match(
     criteria: PlaceCriteria,
     sort: PlaceSort,
-  ): Promise<{ index: BitmapIndex; q: IndexQuery; result: RoaringBitmap32 } | null> {
+    polygonLimit = Number.POSITIVE_INFINITY,
+  ): Promise<{ index: BitmapIndex; orders: IndexOrders; q: IndexQuery; result: RoaringBitmap32; candidates: number } | null> {
     const q = this.index ? indexQueryOf(criteria, sort) : null;
     if (!q) return null;
     // The trust pass caught up at a version the index has not applied yet: SQL answers (the index holds nulls
@@ -368,10 +387,25 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if (q.open && !(await this.prepareOpen(q.open))) return null;
     // From here on synchronous: the index and the hours cannot change under the evaluation.
     const index = this.index;
-    if (!index) return null;
-    const within = q.open && recent ? this.openSlots(index, q.open, recent) : null;
-    if (q.open && !within) return null;
-    return { index, q, result: index.evaluate(q, within) };
+    const orders = this.orders;
+    if (!index || !orders) return null;
+    const open = q.open && recent ? this.openSlots(index, q.open, recent) : null;
+    if (q.open && !open) return null;
+    const area = areaSlots(orders, criteria);
+    if (area && open) area.andInPlace(open);
+    let result: RoaringBitmap32;
+    try {
+      result = index.evaluate(q, area ?? open);
+    } finally {
+      area?.dispose();
+    }
+    const candidates = result.size;
+    if (criteria.polygon && candidates <= polygonLimit) {
+      const inside = insidePolygon(orders, result, criteria.polygon);
+      result.dispose();
+      result = inside;
+    }
+    return { index, orders, q, result, candidates: criteria.polygon ? candidates : 0 };
   }
 
   /**
@@ -463,7 +497,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
 
   /** The index's bytes (bench, `/readyz` leaves it out: it walks every bitmap). */
   indexBytes(): number {
-    return this.index?.bytes() ?? 0;
+    return (this.index?.bytes() ?? 0) + (this.orders?.bytes() ?? 0);
   }
 
   override async start(): Promise<void> {
@@ -496,6 +530,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     this.slots.bitmaps.clear();
     this.index?.dispose();
     this.index = null;
+    this.orders = null;
     this.contacts = null;
   }
 
@@ -514,7 +549,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if ((await placesVersion(this.options.db)) === index.version) return;
     if (!(await applyChanges(this.options.db, index, (ids) => this.rows.forget(ids), this.contacts ?? undefined))) return this.rebuild();
     const limit = this.options.tailLimit?.(index.size) ?? Math.max(50_000, index.size / 20);
-    if (index.tailSize > limit) this.compactDue = true;
+    if (index.unsortedSize > limit) this.compactDue = true;
   }
 
   /** The whole catalog (or a snapshot's facts) into a new index, up to date, in place of the old one; see `engine-snapshot.ts`. */
@@ -530,7 +565,8 @@ export class MemorySearchEngine extends SqlSearchEngine {
       batches.push(batch);
       after = batch.at(-1)!.id;
     }
-    const next = BitmapIndex.build(version, batches);
+    const orders = new IndexOrders();
+    const next = BitmapIndex.build(version, batches, (index) => orders.attach(index));
     const contacts = ContactIndex.build(batches);
     if (!(await applyChanges(db, next, undefined, contacts))) {
       next.dispose();
@@ -538,6 +574,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     }
     const old = this.index;
     this.index = next;
+    this.orders = orders;
     this.contacts = contacts;
     // Rows read before the new index's version may predate changes it holds.
     this.rows.clear();
@@ -550,31 +587,6 @@ export class MemorySearchEngine extends SqlSearchEngine {
     );
     // Awaited on the first build, so that the next process starts from it.
     if (!from) await (first ? this.options.snapshot?.save({ version, batches }) : void this.options.snapshot?.save({ version, batches }));
-  }
-}
-
-const momentOf = (open: OpenAt): string => `${open.clock}:${open.at}`;
-
-/**
- * Applies the change log since the index's version (to the contact postings too); false when the log no longer
- * reaches back to it. `changed` hears each round's place ids before their facts are read.
- */
-export async function applyChanges(
-  db: Db,
-  index: BitmapIndex,
-  changed?: (placeIds: readonly number[]) => void,
-  contacts?: ContactIndex,
-): Promise<boolean> {
-  for (;;) {
-    const changes = await placeChangesSince(db, index.version, CHANGES_PER_READ);
-    if (!changes.complete) return false;
-    changed?.(changes.placeIds);
-    const facts: PlaceFacts[] = [];
-    for (let i = 0; i < changes.placeIds.length; i += APPLY_BATCH)
-      facts.push(...(await placeFactsByIds(db, changes.placeIds.slice(i, i + APPLY_BATCH))));
-    index.apply(changes.placeIds, facts, changes.through);
-    contacts?.apply(changes.placeIds, facts);
-    if (!changes.more) return true;
   }
 }
 

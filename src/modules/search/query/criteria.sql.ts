@@ -329,7 +329,7 @@ const postgresTextGeo: PlaceTextGeo = {
 
 const textGeo = byDialect<PlaceTextGeo>({ sqlite: () => sqliteTextGeo, postgres: () => postgresTextGeo });
 
-const earthRadiusM = 6_371_008.8;
+export const earthRadiusM = 6_371_008.8;
 
 /** Great-circle distance in metres from (lat, lon) to the place (haversine; both dialects have the math functions). */
 export function distanceExpr(lat: number, lon: number) {
@@ -337,7 +337,7 @@ export function distanceExpr(lat: number, lon: number) {
 }
 
 /** Degrees of latitude/longitude that cover `radiusM` around a point: the index pre-filter of `near`. */
-function boxAround(lat: number, lon: number, radiusM: number): [number, number, number, number] {
+export function boxAround(lat: number, lon: number, radiusM: number): [number, number, number, number] {
   const dLat = (radiusM / earthRadiusM) * (180 / Math.PI);
   const cosLat = Math.cos((lat * Math.PI) / 180);
   const dLon = cosLat < 1e-6 ? 180 : Math.min(180, dLat / cosLat);
