@@ -61,11 +61,7 @@ export class GeoIndex implements SlotExtension {
   /** The slots whose coordinates lie in the box, bounds included (`lon BETWEEN … AND lat BETWEEN …`), as a bitmap the caller disposes. */
   inBox(minLon: number, minLat: number, maxLon: number, maxLat: number): RoaringBitmap32 {
     const out: number[] = [];
-    const inside = (s: number) => {
-      const lat = this.lat[s]!;
-      const lon = this.lon[s]!;
-      return lat >= minLat && lat <= maxLat && lon >= minLon && lon <= maxLon;
-    };
+    const inside = (s: number) => this.inside(s, minLon, minLat, maxLon, maxLat);
     if (this.tree && minLon <= maxLon && minLat <= maxLat) {
       const m = TREE_MARGIN_DEG;
       for (const s of this.tree.range(minLon - m, minLat - m, maxLon + m, maxLat + m)) if (s < this.sealed && inside(s)) out.push(s);
@@ -75,6 +71,13 @@ export class GeoIndex implements SlotExtension {
     const bitmap = new RoaringBitmap32();
     bitmap.addMany(sorted);
     return bitmap;
+  }
+
+  /** Whether the slot's coordinates lie in the box, bounds included (the SQL's comparisons). */
+  inside(slot: number, minLon: number, minLat: number, maxLon: number, maxLat: number): boolean {
+    const lat = this.lat[slot]!;
+    const lon = this.lon[slot]!;
+    return lat >= minLat && lat <= maxLat && lon >= minLon && lon <= maxLon;
   }
 
   /**

@@ -46,8 +46,37 @@ export function cursorFits(sort: PlaceSort, after: PlaceKey | null): boolean {
   return after === null || typeof after.key === (sort === 'name' ? 'string' : 'number');
 }
 
+/**
+ * The matches of `base` (the other criteria's) inside the search's area: bbox, and the box around `near` with the
+ * distance at most its radius; null when the search sets no area. The caller disposes both. Few matches (an
+ * eighth of the places or fewer) are each tested on their coordinates; more, intersected with the area's slots
+ * from the k-d tree (`areaSlots`), whose cost is the places in the area's box.
+ */
+export function withinArea(orders: IndexOrders, base: RoaringBitmap32, criteria: PlaceCriteria, places: number): RoaringBitmap32 | null {
+  const { bbox, near } = criteria;
+  if (!bbox && !near) return null;
+  if (base.size * 8 > places) {
+    const area = areaSlots(orders, criteria)!;
+    try {
+      return RoaringBitmap32.and(base, area);
+    } finally {
+      area.dispose();
+    }
+  }
+  const around = near ? boxAround(near.lat, near.lon, near.radiusM) : null;
+  return RoaringBitmap32.from(
+    base
+      .toUint32Array()
+      .filter(
+        (s) =>
+          (!bbox || orders.geo.inside(s, ...bbox)) &&
+          (!near || (orders.geo.inside(s, ...around!) && orders.geo.distance(s, near.lat, near.lon) <= near.radiusM)),
+      ),
+  );
+}
+
 /** The slots in the search's area (bbox, and the box around `near` with its radius), or null when it sets none. The caller disposes it. */
-export function areaSlots(orders: IndexOrders, criteria: PlaceCriteria): RoaringBitmap32 | null {
+function areaSlots(orders: IndexOrders, criteria: PlaceCriteria): RoaringBitmap32 | null {
   const { bbox, near } = criteria;
   if (!bbox && !near) return null;
   let slots = bbox ? orders.geo.inBox(...bbox) : null;

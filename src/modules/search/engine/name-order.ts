@@ -30,6 +30,8 @@ export class NameOrder implements SlotExtension {
   /** The current names of build slots renamed since the order was made. */
   private readonly renamed = new Map<number, Uint8Array>();
   private sealed = -1;
+  /** The build's names as strings until `seal` sorts them (a native string comparison sorts far faster than bytes). */
+  private pending: string[] = [];
 
   constructor(
     /** The place id of a slot (the index's). */
@@ -55,6 +57,7 @@ export class NameOrder implements SlotExtension {
       return;
     }
     if (this.sealed >= 0) this.loose.add(slot);
+    else this.pending[slot] = facts.name;
     if (this.used + encoded.length > this.bytes.length) {
       const next = new Uint8Array(Math.max(this.used + encoded.length, Math.ceil(this.bytes.length * 1.5), 1 << 16));
       next.set(this.bytes.subarray(0, this.used));
@@ -71,7 +74,17 @@ export class NameOrder implements SlotExtension {
     this.sealed = sorted;
     const order = new Int32Array(sorted);
     for (let s = 0; s < sorted; s++) order[s] = s;
-    order.sort((a, b) => this.compareSlots(a, b));
+    const names = this.pending;
+    // UTF-16 order (`<`) is code point order unless both strings hold a unit at or above U+D800 (a surrogate
+    // against U+E000–U+FFFF): only such pairs are compared by their bytes.
+    const high = Uint8Array.from(names, (n) => (/[\uD800-\uFFFF]/.test(n) ? 1 : 0));
+    order.sort((a, b) => {
+      if (high[a] === 1 && high[b] === 1) return this.compareSlots(a, b);
+      const x = names[a]!;
+      const y = names[b]!;
+      return x < y ? -1 : x > y ? 1 : this.idOf(a) - this.idOf(b);
+    });
+    this.pending = [];
     this.order = order;
     this.rank = new Int32Array(sorted);
     for (let r = 0; r < sorted; r++) this.rank[order[r]!] = r;

@@ -18,7 +18,7 @@ import { type ContactHit, ContactIndex } from './contact-index.ts';
 import { type PlaceFacts, placeFactsAfter } from './engine.repository.ts';
 import type { EngineSnapshot, FactsAt } from './engine-snapshot.ts';
 import type { EngineState } from './engine-state.ts';
-import { areaSlots, cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder } from './geo-search.ts';
+import { cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder, withinArea } from './geo-search.ts';
 import { momentOf, recall, remember } from './moments.ts';
 import { numericAfter } from './order-keys.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
@@ -391,13 +391,11 @@ export class MemorySearchEngine extends SqlSearchEngine {
     if (!index || !orders) return null;
     const open = q.open && recent ? this.openSlots(index, q.open, recent) : null;
     if (q.open && !open) return null;
-    const area = areaSlots(orders, criteria);
-    if (area && open) area.andInPlace(open);
-    let result: RoaringBitmap32;
-    try {
-      result = index.evaluate(q, area ?? open);
-    } finally {
-      area?.dispose();
+    let result = index.evaluate(q, open);
+    const inArea = withinArea(orders, result, criteria, index.size);
+    if (inArea) {
+      result.dispose();
+      result = inArea;
     }
     const candidates = result.size;
     if (criteria.polygon && candidates <= polygonLimit) {
