@@ -128,6 +128,29 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     assert.equal(((await res.json()) as { reason: string }).reason, 'revoked');
   });
 
+  test('the search form suggests kinds of business, cities and names from the catalog as one types', async () => {
+    await page.goto(`${origin}/search`);
+    const options = (list: string) =>
+      page
+        .locator(`datalist#${list} option`)
+        .evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, Number((o as HTMLOptionElement).dataset.count)]));
+    await page.getByLabel('Type of business').pressSequentially('restaur');
+    await page.waitForFunction(() => document.querySelector('datalist#type-suggestions option[data-count]') !== null);
+    const types = await options('type-suggestions');
+    assert.ok(
+      types.some(([value, count]) => value === 'Restaurant' && Number(count) > 10),
+      JSON.stringify(types),
+    );
+    await page.getByLabel('City').pressSequentially('Mona');
+    await page.waitForFunction(() => document.querySelector('datalist#city-suggestions option') !== null);
+    assert.equal((await options('city-suggestions'))[0]![0], 'Monaco');
+    await page.getByLabel('Name contains').pressSequentially('pharm');
+    await page.waitForFunction(() => document.querySelector('datalist#name-suggestions option') !== null);
+    const names = await options('name-suggestions');
+    assert.ok(names.length > 0 && names.every(([value]) => /pharm/i.test(String(value))), JSON.stringify(names));
+    await shot('05b-search-suggestions');
+  });
+
   test('a search shows the exact total, a table and the map, and its CSV has that many rows', async () => {
     await page.goto(`${origin}/search`);
     await shot('06-search');
