@@ -130,22 +130,24 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
 
   test('the search form suggests kinds of business, cities and names from the catalog as one types', async () => {
     await page.goto(`${origin}/search`);
-    const options = (list: string) =>
-      page
-        .locator(`datalist#${list} option`)
-        .evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, Number((o as HTMLOptionElement).dataset.count)]));
+    // Each option of a datalist as [value, its data-count].
+    const options = async (list: string) =>
+      (await page.evaluate(
+        `[...document.querySelectorAll('datalist#${list} option')].map((o) => [o.value, Number(o.dataset.count)])`,
+      )) as Array<[string, number]>;
+    const filled = (list: string) => page.locator(`datalist#${list} option[data-count]`).first().waitFor({ state: 'attached' });
     await page.getByLabel('Type of business').pressSequentially('restaur');
-    await page.waitForFunction(() => document.querySelector('datalist#type-suggestions option[data-count]') !== null);
+    await filled('type-suggestions');
     const types = await options('type-suggestions');
     assert.ok(
-      types.some(([value, count]) => value === 'Restaurant' && Number(count) > 10),
+      types.some(([value, count]) => value === 'Restaurant' && count > 10),
       JSON.stringify(types),
     );
     await page.getByLabel('City').pressSequentially('Mona');
-    await page.waitForFunction(() => document.querySelector('datalist#city-suggestions option') !== null);
+    await filled('city-suggestions');
     assert.equal((await options('city-suggestions'))[0]![0], 'Monaco');
     await page.getByLabel('Name contains').pressSequentially('pharm');
-    await page.waitForFunction(() => document.querySelector('datalist#name-suggestions option') !== null);
+    await filled('name-suggestions');
     const names = await options('name-suggestions');
     assert.ok(names.length > 0 && names.every(([value]) => /pharm/i.test(String(value))), JSON.stringify(names));
     await shot('05b-search-suggestions');
