@@ -3,21 +3,26 @@
  * route in the same run, and latency under Poisson arrivals (lib/open-loop.ts: from each request's scheduled
  * time), both with a distinct mix drawn from the catalog:
  *
- *   node --import tsx bench/autocomplete.ts [--size 1000000] [--rate 200] [--seconds 30] [--requests 3000] [--postgres]
+ *   node --expose-gc --import tsx bench/autocomplete.ts [--size 1000000] [--rate 200] [--seconds 30] [--requests 3000] [--postgres]
  *
  * The mix: prefixes (1–6 letters) of a word of a place's name (60 %), of a category's name in one of ten
  * languages (20 %), of a city's name or exonym among the cities with places (20 %); a third of them within the
  * place's country. Each path is sent once at most (the first `--requests` for CPU, the rest for the open loop).
  * CPU is the server process's (every thread: utime + stime of /proc/PID/stat) over requests sent one at a
  * time, divided by the requests. `--postgres`: the same catalog copied into a schema of the local PostgreSQL
- * (BENCH_PG_URL), measured the same way (the database's own CPU is not in the server's figure).
+ * (BENCH_PG_URL), measured the same way (the database's own CPU is not in the server's figure). First, in
+ * process: the build's and a rebuild's time, and the heap it holds.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { openDatabase } from '../src/infra/db/database.ts';
+import { migrateToLatest } from '../src/infra/db/migrate.ts';
+import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { scopes } from '../src/modules/auth/auth.types.ts';
 import { TokenService } from '../src/modules/auth/tokens.service.ts';
+import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
+import { createSearch } from '../src/modules/search/search.ts';
 import { argValue } from './lib/args.ts';
 import { buildCatalog } from './lib/catalog.ts';
 import { openLoop, percentile } from './lib/open-loop.ts';
@@ -148,6 +153,35 @@ const latencies = (r: Awaited<ReturnType<typeof openLoop>>) => {
   const p = (q: number) => percentile(r.latenciesMs, q).toFixed(2);
   return `${r.sent} requests, ${r.errors} errors: p50 ${p(50)} ms, p90 ${p(90)} ms, p99 ${p(99)} ms, max ${p(100)} ms`;
 };
+
+// ---------------------------------------------------------------- in process: build time and memory
+{
+  const db = openDatabase(catalog.url);
+  await migrateToLatest(db);
+  const search = createSearch(db, createReadPool({ db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
+  const held = () => {
+    globalThis.gc?.();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  const before = held();
+  let started = performance.now();
+  await search.autocomplete.refresh();
+  const firstMs = performance.now() - started;
+  const bytes = held() - before;
+  started = performance.now();
+  await search.autocomplete.refresh({ force: true });
+  const rebuildMs = performance.now() - started;
+  const s = search.autocomplete.stats();
+  log(
+    `in process: first build ${(firstMs / 1000).toFixed(1)} s (with the taxonomy's names), a rebuild ${(rebuildMs / 1000).toFixed(1)} s; ` +
+      `${s.names} distinct names, ${s.keys} keys, ${s.cities} cities; heap held ${(bytes / 1e6).toFixed(0)} MB ` +
+      `(${(bytes / catalog.rows).toFixed(0)} bytes a place; the typed arrays and keys alone ${(s.bytes / 1e6).toFixed(0)} MB)` +
+      (globalThis.gc ? '' : ' (run with --expose-gc for exact heap figures)'),
+  );
+  await search.reads.close();
+  await db.close();
+}
 
 // ---------------------------------------------------------------- the bare route (the same load generator)
 const ceilingPort = await freePort();

@@ -93,13 +93,16 @@ export class Autocomplete {
     return data;
   }
 
-  /** Rebuilds when the places version moved since the current build and the spacing allows it. Public for tests and the bench. */
+  /**
+   * Rebuilds when the places version moved since the current build and the spacing allows it; `force`: now,
+   * whatever the version (the bench times a rebuild).
+   */
   async refresh(options: { force?: boolean } = {}): Promise<void> {
-    if (!this.data) {
+    if (!this.data || options.force) {
       await this.build();
       return;
     }
-    if (!options.force && Date.now() < this.nextBuildAt) return;
+    if (Date.now() < this.nextBuildAt) return;
     if ((await placesVersion(this.options.db)) !== this.data.version) await this.build();
   }
 
