@@ -1,11 +1,12 @@
 import type { Db } from '../../infra/db/database.ts';
+import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { namesOfCities } from '../geo/geo.ts';
 import { placesVersion } from '../places/place-changes.repository.ts';
 import { categoryNamesInEveryLocale } from '../taxonomy/taxonomy.ts';
-import { namedPlacesAfter } from './autocomplete.repository.ts';
 import { foldQuery, nameKeys, PrefixIndex } from './autocomplete-index.ts';
 import type { SearchEngine } from './engine/search-engine.ts';
 import { noCriteria } from './query/criteria.ts';
+import type { ApiReadTasks } from './read-tasks.ts';
 
 /** Places' names as suggestions: one entry per folded name, most places first. */
 interface NameEntries {
@@ -48,13 +49,18 @@ export interface AutocompleteData {
   builtMs: number;
 }
 
-/** Places read per statement while building. */
-const BUILD_BATCH = 50_000;
+/**
+ * Places read per statement while building, in the read pool; the main thread folds and counts each batch,
+ * then lets requests through before the next.
+ */
+const BUILD_BATCH = 10_000;
 /** A rebuild waits at least this many times the last one's duration after it: at most a tenth of a core. */
 const REBUILD_SPACING = 9;
 
 export interface AutocompleteOptions {
   db: Db;
+  /** Where the names are read, off the event loop's thread. */
+  reads: ReadPool<ApiReadTasks>;
   engine: SearchEngine;
   /** How often a request may check the places version (the engine's poll period). */
   checkMs: number;
@@ -146,13 +152,13 @@ export class Autocomplete {
 /** Reads the catalog's names, the engine's counts per city and the taxonomy's names into a new build. */
 async function buildAutocomplete(options: AutocompleteOptions, categoriesHeld?: CategoryEntries): Promise<AutocompleteData> {
   const started = performance.now();
-  const { db, engine } = options;
+  const { db, engine, reads } = options;
   // The version first: a change committed while reading is seen by the next check.
   const version = await placesVersion(db);
   const groups = new Map<string, NameGroup>();
   const byCountry = new Map<string, Map<string, NameGroup>>();
   for (let after = 0; ; ) {
-    const batch = await namedPlacesAfter(db, after, BUILD_BATCH);
+    const batch = await reads.run('namedPlacesAfter', after, BUILD_BATCH);
     if (batch.length === 0) break;
     for (const p of batch) {
       const key = foldQuery(p.name);
@@ -165,9 +171,14 @@ async function buildAutocomplete(options: AutocompleteOptions, categoriesHeld?: 
       }
     }
     after = batch.at(-1)!.id;
+    await yieldToRequests();
   }
   const names = nameEntries(groups);
-  const namesByCountry = new Map([...byCountry].map(([country, own]) => [country, nameEntries(own)]));
+  const namesByCountry = new Map<string, NameEntries>();
+  for (const [country, own] of byCountry) {
+    await yieldToRequests();
+    namesByCountry.set(country, nameEntries(own));
+  }
   // The taxonomy does not change while the process runs: its names are read once.
   const [cities, categories] = await Promise.all([cityEntries(db, engine), categoriesHeld ?? categoryEntries(db)]);
   const data: AutocompleteData = {
@@ -182,6 +193,9 @@ async function buildAutocomplete(options: AutocompleteOptions, categoriesHeld?: 
   options.log?.info({ names: names.names.length, cities: cities.ids.length, version, ms: Math.round(data.builtMs) }, 'autocomplete built');
   return data;
 }
+
+/** Lets the requests waiting on the event loop through between two steps of a build. */
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface NameGroup {
   name: string;

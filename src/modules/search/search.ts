@@ -52,6 +52,7 @@ export function createSearch(
     saveSearch: createSearchInserter(db),
     autocomplete: new Autocomplete({
       db,
+      reads,
       engine,
       checkMs: config.SEARCH_ENGINE_POLL_MS ?? 250,
     }),
