@@ -11,7 +11,7 @@
  * CPU is the server process's (every thread: utime + stime of /proc/PID/stat) over requests sent one at a
  * time, divided by the requests. `--postgres`: the same catalog copied into a schema of the local PostgreSQL
  * (BENCH_PG_URL), measured the same way (the database's own CPU is not in the server's figure). First, in
- * process: the build's and a rebuild's time, and the heap it holds.
+ * process (`--no-in-process` skips it): the build's and a rebuild's time, and the heap it holds.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -37,6 +37,7 @@ const rate = Number(argValue('--rate', '200'));
 const seconds = Number(argValue('--seconds', '30'));
 const cpuRequests = Number(argValue('--requests', '3000'));
 const withPostgres = process.argv.includes('--postgres');
+const inProcess = !process.argv.includes('--no-in-process');
 const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const log = (m: string) => console.log(m);
 
@@ -157,7 +158,7 @@ const latencies = (r: Awaited<ReturnType<typeof openLoop>>) => {
 };
 
 // ---------------------------------------------------------------- in process: build time and memory
-{
+if (inProcess) {
   const db = openDatabase(catalog.url);
   await migrateToLatest(db);
   const search = createSearch(db, createReadPool({ db, workers: 0, tasks: createReadTasks(), tasksModule: readTasksModule }));
@@ -221,6 +222,8 @@ for (const target of targets) {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     IMPORT_DEMO_DATA: 'false',
+    TRUST_POLL_MS: '0',
+    OPENING_HOURS_CHECK_MS: '0',
     ...unlimited,
   });
   try {
@@ -236,11 +239,13 @@ for (const target of targets) {
     const cpu = await cpuPerRequest(app, base, paths.slice(0, cpuRequests), authorization);
     const rest = paths.slice(cpuRequests, -500);
     const load = await openLoop(rate, seconds, (i) => send(base, rest[i % rest.length]!, authorization));
+    const health = await openLoop(rate, seconds, () => send(base, '/healthz', ''));
     log(
       `\n${target.name}, ${catalog.rows} places: first answer after ${(firstMs / 1000).toFixed(1)} s (the build), RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MB`,
     );
     log(`  CPU ${cpu.toFixed(0)} µs a request (${(cpu / bareCpu).toFixed(1)}× the bare route's ${bareCpu.toFixed(0)} µs)`);
     log(`  Poisson ${rate}/s for ${seconds} s: ${latencies(load)} (target p99 < 5 ms)`);
+    log(`  /healthz of the same server, the same arrivals: ${latencies(health)}`);
   } finally {
     await stop(app);
     await target.drop?.();
