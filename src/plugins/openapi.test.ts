@@ -28,7 +28,8 @@ describe('/openapi.json', () => {
   test('is an OpenAPI 3.1 document of the public API routes, without the dashboard pages', () => {
     assert.equal(doc.openapi, '3.1.0');
     const paths = Object.keys(doc.paths ?? {});
-    for (const p of ['/api/v2/map/search', '/v1/search', '/api/v2/categories', '/api/v2/countries']) assert.ok(paths.includes(p), p);
+    for (const p of ['/api/v2/map/search', '/v1/search', '/api/v2/categories', '/api/v2/countries', '/api/v2/autocomplete'])
+      assert.ok(paths.includes(p), p);
     assert.ok(
       paths.every((p) => /^\/(api|v1)\//.test(p) || p === '/healthz' || p === '/readyz'),
       paths.join(' '),

@@ -128,6 +128,31 @@ describe('the dashboard in a real browser', { timeout: 240_000 }, () => {
     assert.equal(((await res.json()) as { reason: string }).reason, 'revoked');
   });
 
+  test('the search form suggests kinds of business, cities and names from the catalog as one types', async () => {
+    await page.goto(`${origin}/search`);
+    // Each option of a datalist as [value, its data-count].
+    const options = async (list: string) =>
+      (await page.evaluate(
+        `[...document.querySelectorAll('datalist#${list} option')].map((o) => [o.value, Number(o.dataset.count)])`,
+      )) as Array<[string, number]>;
+    const filled = (list: string) => page.locator(`datalist#${list} option[data-count]`).first().waitFor({ state: 'attached' });
+    await page.getByLabel('Type of business').pressSequentially('restaur');
+    await filled('type-suggestions');
+    const types = await options('type-suggestions');
+    assert.ok(
+      types.some(([value, count]) => value === 'Restaurant' && count > 10),
+      JSON.stringify(types),
+    );
+    await page.getByLabel('City').pressSequentially('Mona');
+    await filled('city-suggestions');
+    assert.equal((await options('city-suggestions'))[0]![0], 'Monaco');
+    await page.getByLabel('Name contains').pressSequentially('pharm');
+    await filled('name-suggestions');
+    const names = await options('name-suggestions');
+    assert.ok(names.length > 0 && names.every(([value]) => /pharm/i.test(String(value))), JSON.stringify(names));
+    await shot('05b-search-suggestions');
+  });
+
   test('a search shows the exact total, a table and the map, and its CSV has that many rows', async () => {
     await page.goto(`${origin}/search`);
     await shot('06-search');

@@ -118,12 +118,13 @@ describe('the MCP server at /mcp', () => {
     for (const client of clients) await client.close();
   });
 
-  test('lists the ten tools, their input schemas made of the route schemas', async () => {
+  test('lists the eleven tools, their input schemas made of the route schemas', async () => {
     const client = await connect((await account()).authorization);
     assert.equal(client.getServerVersion()?.name, 'leadatlas');
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((tool) => tool.name).sort(), [
       'add_suppressions',
+      'autocomplete',
       'count_places',
       'get_export',
       'get_place',
@@ -172,6 +173,14 @@ describe('the MCP server at /mcp', () => {
 
     const place = ok<{ id: string; name: string }>(await call(client, 'get_place', { id: first.data[0]!.id }));
     assert.equal(place.name, first.data[0]!.name);
+
+    const suggested = ok<{ data: Array<{ value: string; slug?: string; count: number }> }>(
+      await call(client, 'autocomplete', { q: 'restau', kind: 'category', country: 'MC' }),
+    );
+    const viaRestSuggested = await rest<typeof suggested>(user, '/api/v2/autocomplete?q=restau&kind=category&country=MC');
+    assert.deepEqual(suggested, viaRestSuggested);
+    const restaurants = await rest<SearchPage>(user, '/api/v2/map/search?type=restaurant&country=MC&per_page=1');
+    assert.equal(suggested.data.find((s) => s.slug === 'restaurant')?.count, restaurants.total, 'a category counts what its search finds');
   });
 
   test('exports a search: starts the job, reads it until it has succeeded, and its link downloads the file', async () => {
@@ -457,6 +466,11 @@ describe('the TypeScript client against a live server', () => {
     assert.ok(place, 'a pharmacy of Monaco with a phone of its own');
     const found = await la.api.GET('/api/v2/lookup', { params: { query: { phone: place.phone_e164! } } });
     assert.ok(found.data!.data.some((p) => p.id === place.id));
+    const names = await la.api.GET('/api/v2/autocomplete', { params: { query: { q: place.name!, country: 'MC', limit: 50 } } });
+    assert.ok(
+      names.data!.data.some((s) => s.value === place.name),
+      `${place.name} among ${JSON.stringify(names.data!.data.map((s) => s.value))}`,
+    );
     const record = { ref: 'crm-1', name: place.name!, phone: place.phone_e164!, country: 'MC' };
     const matched = await la.api.POST('/api/v2/match', { body: { records: [record] } });
     assert.equal(matched.data!.results[0]!.match?.place.id, place.id);

@@ -734,6 +734,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/autocomplete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Suggest place names, categories or cities for what the user typed so far
+         * @description Suggestions for a search field, most places first: `kind=name` (default) the names of places (a prefix of any word, or of several words in order; every script), `kind=category` the categories by their names and aliases in every language the taxonomy ships (the name in the request's `Accept-Language` when the prefix matches one; `slug` is what `type=` takes), `kind=city` the cities with places by any of their names (exonyms: `Cologne` finds Köln, `matched` says which). `count` is the number of open places each finds (in `country` when given). Answered from memory, rebuilt when the catalog changes (within seconds); not saved.
+         *
+         *     Requires a token with the `search` scope.
+         */
+        get: operations["autocomplete"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/categories": {
         parameters: {
             query?: never;
@@ -5125,6 +5147,131 @@ export interface operations {
             };
             /** @description The disk is full (`insufficient_storage`): `path`, `free_bytes` and `needed_bytes` say where and how much; nothing was half-written, retry once space is freed */
             507: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    autocomplete: {
+        parameters: {
+            query: {
+                /**
+                 * @description ISO 3166-1 alpha-2/alpha-3 code or a country name: only places (and cities) of that country, counted there
+                 * @example DE
+                 */
+                country?: string;
+                /** @description What to suggest: names of places (default), categories (in every language the taxonomy ships) or cities (with their exonyms). One of: name, category, city */
+                kind?: "name" | "category" | "city";
+                /** @description Suggestions at most (1–50) */
+                limit?: number;
+                /** @description What the user typed so far: a prefix of any word of a name, or of several words in order (case, accents, width and script folded) */
+                q: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The country the suggestions were limited to (ISO 3166-1 alpha-2) */
+                        country: string | null;
+                        /** @description Most places first */
+                        data: {
+                            /** @description kind=city: the GeoNames id */
+                            city_id?: number;
+                            /** @description Open places in the catalog it finds (in `country` when given): what the suggestions are ranked by */
+                            count: number;
+                            /** @description kind=city: ISO 3166-1 alpha-2 */
+                            country?: string;
+                            /** @description kind=category: the language of `value` */
+                            lang?: string;
+                            /** @description kind=city: the other name (an exonym, folded) the prefix matched, when not the city’s own */
+                            matched?: string;
+                            /** @description kind=name: the most reviewed place of that name (`GET /api/v1/places/{id}`) */
+                            place_id?: string;
+                            /** @description kind=category: the category (`type=` takes it); count includes its subcategories */
+                            slug?: string;
+                            /** @description What to show and to search with: a name (`query=`), a category name (`type=` takes it, or `slug`), a city name (`city=`) */
+                            value: string;
+                        }[];
+                        /** @description What was suggested */
+                        kind: "name" | "category" | "city";
+                    };
+                };
+            };
+            /** @description Invalid request: `errors` lists each bad field and what is allowed */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the `search` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit or a quota: `violated-policies` names it, `Retry-After` says when to come back */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error (quote the request id) */
+            500: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Retry after the Retry-After header (seconds): too many reads are waiting for the database (`unavailable`), the search ran past its time budget (`time_budget_exceeded`), or what it needs is being prepared (`not_ready`, `preparing: opening_hours`: the opening hours after a start, an import or a new day) */
+            503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../infra/errors.ts';
+import { requestLang } from '../../infra/http/request-lang.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { sendExport } from '../exports/exports.http.ts';
 import { startExport } from '../exports/exports.service.ts';
+import { AutocompleteQuerySchema } from '../search/autocomplete.schema.ts';
+import { autocomplete } from '../search/autocomplete.service.ts';
 import { parseSearchParams } from '../search/resolve.ts';
 import { searchPlaces } from '../search/search.service.ts';
 import { ExportFormSchema, IdParamsSchema, ResultsQuerySchema } from './dashboard.schema.ts';
@@ -36,6 +39,13 @@ export async function searchPageRoutes(appBase: FastifyInstance, { kit, config, 
       return kit.send(reply, searchPage(kit.ctx(request), searchFormError(error, values), recent), statusOf(error));
     }
   });
+
+  // The search form's suggestions as one types (public/suggest.js): the API's autocomplete, for the signed-in account.
+  app.get('/search/suggest', { schema: { querystring: AutocompleteQuerySchema } }, async (request, reply) =>
+    reply
+      .header('cache-control', 'private, max-age=60')
+      .send(await autocomplete(searchDeps, request.query, requestLang(request, undefined))),
+  );
 
   app.get('/searches', async (request, reply) => {
     const { searches, exports } = await searchesAndExports(db, kit.session(request).accountId, 50);

@@ -51,7 +51,7 @@ function textField(
   name: string,
   label: string,
   hint: string,
-  options: { list?: string; required?: boolean; type?: 'text' | 'datetime-local' } = {},
+  options: { list?: string; required?: boolean; type?: 'text' | 'datetime-local'; suggest?: 'name' | 'category' | 'city' } = {},
 ): SafeHtml {
   const error = errorFor(form, name);
   const id = `f-${name}`;
@@ -62,7 +62,7 @@ function textField(
     <label for="${id}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
     <p class="hint" id="${id}-hint">${hint}</p>
     ${error ? html`<p class="error" id="${id}-error"><span class="visually-hidden">Error:</span> ${error.message}${allowed.length > 0 ? html`. Did you mean: ${allowed.join(', ')}?` : ''}</p>` : ''}
-    <input id="${id}" name="${name}" type="${options.type ?? 'text'}" value="${str(form.values[name])}"${options.list ? html` list="${options.list}"` : ''} aria-describedby="${id}-hint${error ? ` ${id}-error` : ''}"${error ? html` aria-invalid="true"` : ''}>
+    <input id="${id}" name="${name}" type="${options.type ?? 'text'}" value="${str(form.values[name])}"${options.list ? html` list="${options.list}"` : ''}${options.suggest ? html` data-suggest="${options.suggest}" autocomplete="off"` : ''} aria-describedby="${id}-hint${error ? ` ${id}-error` : ''}"${error ? html` aria-invalid="true"` : ''}>
   </div>`;
 }
 
@@ -134,11 +134,13 @@ export function searchForm(ctx: PageContext, form: FormState): SafeHtml {
   const sort = str(form.values.sort) || 'relevance';
   return html`<form method="post" action="/search" class="card search-form" novalidate aria-label="Search places">
     ${csrfField(ctx)}
-    ${textField(form, 'type', 'Type of business', 'Any language: restaurant, Friseur…', { list: 'type-suggestions', required: true })}
+    ${textField(form, 'type', 'Type of business', 'Any language: restaurant, Friseur…', { list: 'type-suggestions', required: true, suggest: 'category' })}
     <datalist id="type-suggestions">${typeSuggestions.map((t) => html`<option value="${t}"></option>`)}</datalist>
-    ${textField(form, 'city', 'City', 'e.g. Monaco, München, Porto', { required: true })}
+    ${textField(form, 'city', 'City', 'e.g. Monaco, München, Porto', { list: 'city-suggestions', required: true, suggest: 'city' })}
+    <datalist id="city-suggestions"></datalist>
     ${textField(form, 'country', 'Country', 'Picks between cities of one name')}
-    ${textField(form, 'query', 'Name contains', 'Words in the name')}
+    ${textField(form, 'query', 'Name contains', 'Words in the name', { list: 'name-suggestions', suggest: 'name' })}
+    <datalist id="name-suggestions"></datalist>
     <fieldset class="filters">
       <legend>Only places with</legend>
       ${checkbox(form, 'has_phone', 'a phone number')}
@@ -206,6 +208,7 @@ export function searchPage(ctx: PageContext, form: FormState, recent: SearchSumm
     ${errorSummary(form.errors, form.general)}
     ${searchForm(ctx, form)}
     ${recent.length > 0 ? html`<h2>Recent searches</h2>${searchesTable(ctx, recent, 'Your recent searches')}<p><a href="/searches">All searches and exports</a></p>` : ''}`,
+    { scripts: ['suggest.js'] },
   );
 }
 

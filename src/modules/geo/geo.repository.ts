@@ -169,3 +169,24 @@ export function citiesByIds(db: Db, ids: readonly number[]): Promise<Array<{ id:
     .where('id', 'in', [...ids])
     .execute();
 }
+
+/**
+ * Every folded name (exonyms included) of the cities of `ids` with each city's own name and country, in batches
+ * (`city_names` has no index on the city: one scan of it per batch).
+ */
+export async function namesOfCities(
+  db: Db,
+  ids: readonly number[],
+): Promise<Array<{ id: number; name: string; country_code: string; name_norm: string }>> {
+  const out: Array<{ id: number; name: string; country_code: string; name_norm: string }> = [];
+  for (let i = 0; i < ids.length; i += 5000) {
+    const rows = await db.kysely
+      .selectFrom('city_names')
+      .innerJoin('cities', 'cities.id', 'city_names.city_id')
+      .select(['cities.id', 'cities.name', 'cities.country_code', 'city_names.name_norm'])
+      .where('city_names.city_id', 'in', ids.slice(i, i + 5000))
+      .execute();
+    for (const r of rows) out.push({ id: Number(r.id), name: r.name, country_code: r.country_code, name_norm: r.name_norm });
+  }
+  return out;
+}

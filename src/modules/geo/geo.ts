@@ -13,7 +13,7 @@ export {
   loadGazetteer,
   NEAREST_MAX_KM,
 } from './gazetteer.ts';
-export { citiesByIds, largestCitiesInBox } from './geo.repository.ts';
+export { citiesByIds, largestCitiesInBox, namesOfCities } from './geo.repository.ts';
 export { normalisePhone } from './phone.ts';
 
 /**

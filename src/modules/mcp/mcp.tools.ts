@@ -3,6 +3,7 @@ import { CreateJobSchema, JobIdParamsSchema } from '../exports/export-jobs.schem
 import { MatchRequestSchema } from '../match/match.schema.ts';
 import { PlaceParamsSchema } from '../places/places.routes.ts';
 import { CategoriesQuerySchema, CountriesQuerySchema } from '../reference/reference.schema.ts';
+import { AutocompleteQuerySchema } from '../search/autocomplete.schema.ts';
 import { FacetsQuerySchema, LookupQuerySchema, MapSearchQuerySchema } from '../search/search.schema.ts';
 import { SuppressionsBodySchema, SuppressionsUploadQuerySchema } from '../suppressions/suppressions.schema.ts';
 
@@ -64,6 +65,19 @@ export const toolRoutes: readonly ToolRoute[] = [
     method: 'GET',
     url: '/api/v2/lookup',
     schemas: { querystring: LookupQuerySchema },
+  },
+  {
+    name: 'autocomplete',
+    title: 'Suggest names, categories or cities',
+    description:
+      'What the catalog holds that starts like a word the user typed, most places first: `kind` `name` (default: names of businesses, ' +
+      'any word or several in order, any script), `category` (kinds of business by their names in every language; `slug` is what ' +
+      '`search_places` takes as `type`) or `city` (cities with places, by any of their names: "Cologne" finds Köln). `count` is the ' +
+      'number of open places each finds, in `country` when given. Use it to turn a vague or misspelt start into the exact `type`, `city` ' +
+      'or `query` of a search. Answers `{kind, country, data: [{value, count, …}]}`. Mirrors GET /api/v2/autocomplete (scope `search`).',
+    method: 'GET',
+    url: '/api/v2/autocomplete',
+    schemas: { querystring: AutocompleteQuerySchema },
   },
   {
     name: 'get_place',

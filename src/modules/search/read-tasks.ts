@@ -1,4 +1,5 @@
 import { referenceReadTasks } from '../reference/reference.reads.ts';
+import { namedPlacesAfter } from './autocomplete.repository.ts';
 import { createSearchReads } from './search.reads.ts';
 
 /**
@@ -7,7 +8,7 @@ import { createSearchReads } from './search.reads.ts';
  * so it must only pull in the read side (no HTTP, no resolvers).
  */
 export function createReadTasks() {
-  return { ...createSearchReads(), ...referenceReadTasks };
+  return { ...createSearchReads(), ...referenceReadTasks, namedPlacesAfter };
 }
 export type ApiReadTasks = ReturnType<typeof createReadTasks>;
 export const readTasksModule = new URL(import.meta.url);

@@ -6,6 +6,7 @@ import { readJsonGetBody } from '../../infra/http/get-body.ts';
 import { overloadedOrPreparing, problemResponses } from '../../infra/http/problem.ts';
 import { requestLang } from '../../infra/http/request-lang.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
+import { autocompleteRoute } from './autocomplete.routes.ts';
 import { lookupPlaces } from './contact-lookup.ts';
 import { lookupJson, searchPageJson, v1SearchJson } from './search.json.ts';
 import {
@@ -45,6 +46,7 @@ export async function searchRoutes(appBase: FastifyInstance, options: SearchRout
 
   facetsRoute(app, deps);
   lookupRoute(app, deps);
+  autocompleteRoute(app, deps);
 
   app.get(
     '/api/v2/map/search',

@@ -3,6 +3,7 @@ import type { Db } from '../../infra/db/database.ts';
 import type { ReadPool } from '../../infra/db/read-pool.ts';
 import { Lru } from '../../infra/lru.ts';
 import { loadCountryRows } from '../geo/geo.data.ts';
+import { Autocomplete } from './autocomplete.ts';
 import { type SearchEngine, SqlSearchEngine } from './engine/search-engine.ts';
 import { fuzzyCandidateLimit } from './query/typos.ts';
 import type { ApiReadTasks } from './read-tasks.ts';
@@ -11,12 +12,14 @@ import type { PlaceNameResolver, SearchDeps, TypeResolver } from './search.types
 import { createPlaceNameResolver, createTypeResolver } from './type-resolver.ts';
 
 /** What the search object reads of the configuration. */
-export type SearchConfig = Partial<Pick<Config, 'SEARCH_TYPO_CANDIDATES' | 'OPENING_HOURS_WINDOW_DAYS'>>;
+export type SearchConfig = Partial<Pick<Config, 'SEARCH_TYPO_CANDIDATES' | 'OPENING_HOURS_WINDOW_DAYS' | 'SEARCH_ENGINE_POLL_MS'>>;
 
 /** The one search object of a process: what every search service function takes, with every cache of search. */
 export interface Search extends SearchDeps {
   /** Makes the resolvers in the background (seconds for the in-memory ones): once a server listens, not on a client's first search. */
   warm(): void;
+  /** The suggestions of `GET /api/v2/autocomplete` (`autocomplete.ts`), built at `warm` or on first use. */
+  autocomplete: Autocomplete;
 }
 
 /** Names resolved per parameters and language, kept (`resolveSearchCached`). */
@@ -47,10 +50,17 @@ export function createSearch(
     resolvedNames: new Lru(resolvedNamesEntries),
     renderedPages: new WeakMap(),
     saveSearch: createSearchInserter(db),
+    autocomplete: new Autocomplete({
+      db,
+      reads,
+      engine,
+      checkMs: config.SEARCH_ENGINE_POLL_MS ?? 250,
+    }),
     warm() {
       setImmediate(() => {
         void search.types();
         loadCountryRows();
+        search.autocomplete.warm();
       });
     },
   };

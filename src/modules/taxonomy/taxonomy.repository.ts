@@ -188,3 +188,8 @@ export class SqlCategoryNames implements CategoryNames {
 }
 
 const baseLang = (lang: string): string => lang.split('-')[0]!;
+
+/** The categories' own names and aliases in every locale, as written (autocomplete's category suggestions). */
+export function categoryNameRows(db: Db): Promise<Array<{ slug: string; lang: string; name: string }>> {
+  return db.kysely.selectFrom('category_names').select(['slug', 'lang', 'name']).where('kind', 'in', ['name', 'alias']).execute();
+}

@@ -2,7 +2,7 @@ import type { Db } from '../../infra/db/database.ts';
 import { byDialect } from '../../infra/db/dialect.ts';
 import { type CategoryIndex, createCategoryIndex, namesInMemory } from './category-index.ts';
 import { loadTaxonomy, loadTaxonomyNames, readTaxonomyNames, taxonomyVersion } from './taxonomy.build.ts';
-import { findTaxonomyVersion, SqlCategoryNames, taxonomyStore } from './taxonomy.repository.ts';
+import { categoryNameRows, findTaxonomyVersion, SqlCategoryNames, taxonomyStore } from './taxonomy.repository.ts';
 
 export type { Category, CategoryCandidate, CategoryIndex, ResolveResult } from './category-index.ts';
 export { loadClassifier } from './classifier.ts';
@@ -54,4 +54,16 @@ export function categoryIndexFor(db: Db): CategoryIndex {
     indexes.set(db, made);
   }
   return made;
+}
+
+/**
+ * The categories' own names and aliases in every locale the taxonomy ships, as written: from `category_names`,
+ * or from the package when the table was never filled (a database only migrated).
+ */
+export async function categoryNamesInEveryLocale(db: Db): Promise<Array<{ slug: string; lang: string; name: string }>> {
+  const rows = await categoryNameRows(db);
+  if (rows.length > 0) return rows;
+  return loadTaxonomyNames()
+    .filter((n) => n.kind === 'name' || n.kind === 'alias')
+    .map((n) => ({ slug: n.slug, lang: n.lang, name: n.name }));
 }
