@@ -77,6 +77,8 @@ async function searches(db: Db): Promise<Array<[PlaceCriteria, PlaceSort[]]>> {
     { categories: [first!] },
     { categories: [first!, second!], hasPhone: false },
     { minRating: 3, includeClosed: true },
+    // Text with an area: its relevance (the text's tiers, even with `near`), the name and distance orders over the text index's matches.
+    { text: { words: ['cafe'], mode: 'substring' } },
   ];
   const out: Array<[PlaceCriteria, PlaceSort[]]> = [];
   for (const area of areas)
