@@ -31,10 +31,10 @@ if (files.length === 0) {
 // A test that hangs fails after 5 minutes, naming itself; a test file whose process does not exit after its
 // tests (a handle left open) stops the whole run after 45 minutes instead of holding CI until its limit.
 const testTimeoutMs = 5 * 60_000;
-// Two files at a time: much of a file's time is spent waiting (child processes, servers, PostgreSQL, deadlines
-// under test), so two share the machine's two cores well. Every file has its own databases, ports and Redis
-// prefixes, so files do not depend on each other. TEST_CONCURRENCY=1 runs them one by one.
-const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);
+// Three files at a time on the two cores: much of a file's time is spent waiting (child processes, servers,
+// PostgreSQL, deadlines under test), and the third file fills those waits. Every file has its own databases,
+// ports and Redis prefixes, so files do not depend on each other. TEST_CONCURRENCY=1 runs them one by one.
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? 3);
 const runTimeoutMs = Number(process.env.TEST_RUN_TIMEOUT_MS ?? 45 * 60_000);
 const result = spawnSync(
   process.execPath,
