@@ -391,7 +391,7 @@ describe('API9:2023 Improper Inventory Management', () => {
     // Routes as Fastify has them, in the document's {param} form; the dashboard pages and the documents themselves are not API routes,
     // and /mcp is one JSON-RPC endpoint whose inventory is its own tools/list (each tool a documented route).
     const notApi =
-      /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/searches.*|\/exports.*|\/suppressions.*|\/monitors.*|\/match.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/mcp|\/\*)$/;
+      /^(\/|\/signin|\/signup|\/signout|\/tokens.*|\/search|\/search\/suggest|\/searches.*|\/exports.*|\/suppressions.*|\/monitors.*|\/match.*|\/usage|\/account.*|\/assets.*|\/docs|\/openapi\.json|\/mcp|\/\*)$/;
     const registered = new Set<string>();
     for (const r of registeredRoutes(t.app.printRoutes({ commonPrefix: false }))) {
       if (notApi.test(r.url) || r.method === 'HEAD') continue;

@@ -17,33 +17,13 @@ import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type Inde
 import { type ContactHit, ContactIndex } from './contact-index.ts';
 import { type PlaceFacts, placeFactsAfter } from './engine.repository.ts';
 import type { EngineSnapshot, FactsAt } from './engine-snapshot.ts';
-import type { EngineState } from './engine-state.ts';
+import type { EngineState, SearchEngine } from './engine-state.ts';
 import { cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder, withinArea } from './geo-search.ts';
 import { momentOf, recall, remember } from './moments.ts';
 import { numericAfter } from './order-keys.ts';
 import { type PageRow, PageRowCache } from './row-cache.ts';
 
-/**
- * The one way search reads places: `search.service.ts` asks the engine, the engine answers from its index
- * or hands the read to SQL (the read pool: `search.reads.ts`).
- */
-export interface SearchEngine {
-  /** One page in `sort` after `after`, with the exact total (see `searchPage` in search.reads.ts). */
-  searchPage(criteria: PlaceCriteria, sort: PlaceSort, after: PlaceKey | null, limit: number, candidateLimit: number): Promise<PlacePage>;
-  countMatches(criteria: PlaceCriteria): Promise<number>;
-  /** Exact matches per value of a dimension, largest first. */
-  facets(criteria: PlaceCriteria, by: FacetDimension): Promise<FacetValue[]>;
-  /** The open places carrying each contact key (`contact-keys.ts`), in the order of the keys, each place once. */
-  contactHits(keys: string[]): Promise<ContactHit[]>;
-  state(): EngineState;
-  /** When the opening-hours pass that the open filter answers from ran (ISO), null before the first. */
-  hoursComputedAt(): Promise<string | null>;
-  /** Reloads what the engine holds of the opening-hours tables when a pass replaced them (`PlaceMaintenance`, after each check). */
-  followHours(): Promise<void>;
-  /** Builds the index (memory) and starts following the catalog; resolves once the first build is done. */
-  start(): Promise<void>;
-  close(): Promise<void>;
-}
+export type { SearchEngine } from './engine-state.ts';
 
 interface EngineOptions {
   db: Db;
@@ -345,7 +325,17 @@ export class MemorySearchEngine extends SqlSearchEngine {
   }
 
   override async contactHits(keys: string[]): Promise<ContactHit[]> {
-    return this.contacts ? this.contacts.lookup(keys) : super.contactHits(keys);
+    return this.contacts && (await this.current()) ? this.contacts.lookup(keys) : super.contactHits(keys);
+  }
+
+  /**
+   * Whether the index holds the catalog as it is now. One behind it (a write since the last round) never answers:
+   * SQL does, up to date, and the index catches up at once, so a search right after a write sees it.
+   */
+  private async current(): Promise<boolean> {
+    if (this.index && (await placesVersion(this.options.db)) === this.index.version) return true;
+    this.loop?.schedule(0);
+    return false;
   }
 
   override async countMatches(criteria: PlaceCriteria): Promise<number> {
@@ -379,7 +369,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     polygonLimit = Number.POSITIVE_INFINITY,
   ): Promise<{ index: BitmapIndex; orders: IndexOrders; q: IndexQuery; result: RoaringBitmap32; candidates: number } | null> {
     const q = this.index ? indexQueryOf(criteria, sort) : null;
-    if (!q) return null;
+    if (!q || !(await this.current())) return null;
     // The trust pass caught up at a version the index has not applied yet: SQL answers (the index holds nulls
     // or stale statuses for the places the pass just wrote).
     if (usesTrust(criteria, sort) && (await this.trustReady()) !== this.index?.version) return null;
