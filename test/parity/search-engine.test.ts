@@ -14,6 +14,7 @@ import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '.
 import { type ApiReadTasks, createReadTasks, readTasksModule } from '../../src/modules/search/read-tasks.ts';
 import type { PlacePage } from '../../src/modules/search/search.reads.ts';
 import { dialects, type TestDatabase } from '../helpers/databases.ts';
+import { indexOnly } from '../helpers/index-only.ts';
 import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
 
 type PlaceRecordRow = {
@@ -85,19 +86,6 @@ async function searches(db: Db): Promise<PlaceCriteria[]> {
   }
   out.push({ ...none, categories: ['no-such-category'] }, { ...none, cityId: -1 }, { ...none, categories: [] });
   return out;
-}
-
-/** The read pool with only the engine's own read (a page's rows by id) allowed: a search handed to SQL throws. */
-function indexOnly(reads: ReadPool<ApiReadTasks>): ReadPool<ApiReadTasks> {
-  return new Proxy(reads, {
-    get(target, name, receiver) {
-      if (name !== 'run') return Reflect.get(target, name, receiver);
-      return (task: string, ...args: unknown[]) => {
-        if (task !== 'placesByIds') throw new Error(`the engine handed ${task} to SQL`);
-        return (target.run as (task: string, ...args: unknown[]) => unknown)(task, ...args);
-      };
-    },
-  });
 }
 
 const tailLimit = 100;

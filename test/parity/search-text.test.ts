@@ -11,6 +11,7 @@ import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '.
 import { type ApiReadTasks, createReadTasks, readTasksModule } from '../../src/modules/search/read-tasks.ts';
 import type { PlacePage } from '../../src/modules/search/search.reads.ts';
 import { dialects, type TestDatabase } from '../helpers/databases.ts';
+import { indexOnly } from '../helpers/index-only.ts';
 import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
 
 /**
@@ -26,19 +27,6 @@ import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
 
 const data = new URL('../../../shared/data/', import.meta.url);
 const files = ['osm/monaco-2026.osm.pbf', 'osm/tokyo-center.osm.pbf'].map((f) => new URL(f, data).pathname);
-
-/** The read pool allowing only the engine's own read (a page's rows by id): a search handed to SQL throws. */
-function indexOnly(reads: ReadPool<ApiReadTasks>): ReadPool<ApiReadTasks> {
-  return new Proxy(reads, {
-    get(target, name, receiver) {
-      if (name !== 'run') return Reflect.get(target, name, receiver);
-      return (task: string, ...args: unknown[]) => {
-        if (task !== 'placesByIds') throw new Error(`the engine handed ${task} to SQL`);
-        return (target.run as (task: string, ...args: unknown[]) => unknown)(task, ...args);
-      };
-    },
-  });
-}
 
 /** The text queries of the sweep, from the names the catalog holds (every 7th name: a spread of both extracts). */
 async function textQueries(db: Db): Promise<string[][]> {

@@ -12,6 +12,7 @@ import { noCriteria, type PlaceCriteria, type PlaceKey, type PlaceSort } from '.
 import { type ApiReadTasks, createReadTasks, readTasksModule } from '../../src/modules/search/read-tasks.ts';
 import type { PlacePage } from '../../src/modules/search/search.reads.ts';
 import { dialects, type TestDatabase } from '../helpers/databases.ts';
+import { indexOnly } from '../helpers/index-only.ts';
 import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
 
 /**
@@ -89,19 +90,6 @@ function searches(categories: string[]): Array<[PlaceCriteria, PlaceSort]> {
     for (const c of categories) out.push([{ ...none, ...f, categories: [c] }, f.minLeadScore ? 'lead_score' : 'rating']);
   }
   return out;
-}
-
-/** A read pool that lets the engine read only a page's rows: a search it handed to SQL throws. */
-function indexOnly(reads: ReadPool<ApiReadTasks>): ReadPool<ApiReadTasks> {
-  return new Proxy(reads, {
-    get(target, name, receiver) {
-      if (name !== 'run') return Reflect.get(target, name, receiver);
-      return (task: string, ...args: unknown[]) => {
-        if (task !== 'placesByIds') throw new Error(`the engine handed ${task} to SQL`);
-        return (target.run as (task: string, ...args: unknown[]) => unknown)(task, ...args);
-      };
-    },
-  });
 }
 
 /** Every dialect's answers, by search: totals and the ids of the first pages, compared across dialects at the end. */
