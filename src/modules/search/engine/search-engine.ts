@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { type RoaringBitmap32, roaringLibraryInitialize } from 'roaring-wasm';
 import type { Db } from '../../../infra/db/database.ts';
 import type { ReadPool } from '../../../infra/db/read-pool.ts';
@@ -46,6 +47,8 @@ interface EngineOptions {
   snapshot?: EngineSnapshot;
 }
 
+/** How long a search on an index behind the places version waits for it to catch up before SQL answers. */
+const CATCH_UP_WAIT_MS = 100;
 /** How long a read with an open filter waits for the opening-hours pass when it has no time budget of its own. */
 const HOURS_WAIT_MS = 5000;
 
@@ -249,6 +252,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
   /** `place_hours` as the last pass left it, with the sets of schedules open at recent moments. */
   private hours: (PlaceSchedules & { maxSchedule: number; moments: Map<string, Uint8Array> }) | null = null;
   private following: Promise<void> | undefined;
+  private catching: Promise<void> | undefined;
   /** The places open at recent moments as slots of one state of the index and of the hours. */
   private slots: { index: BitmapIndex | null; version: number; hours: unknown; bitmaps: Map<string, RoaringBitmap32> } = {
     index: null,
@@ -329,13 +333,17 @@ export class MemorySearchEngine extends SqlSearchEngine {
   }
 
   /**
-   * Whether the index holds the catalog as it is now. One behind it (a write since the last round) never answers:
-   * SQL does, up to date, and the index catches up at once, so a search right after a write sees it.
+   * Whether the index holds the catalog as it is now. One behind it (a write since the last round) catches up at once and
+   * answers if that takes at most `CATCH_UP_WAIT_MS`, else SQL does: a search right after a write never reads the index from before it.
    */
   private async current(): Promise<boolean> {
-    if (this.index && (await placesVersion(this.options.db)) === this.index.version) return true;
-    this.loop?.schedule(0);
-    return false;
+    if (!this.index) return false;
+    const version = await placesVersion(this.options.db);
+    if (this.index.version === version) return true;
+    const caughtUp = this.catchUp()
+      .then(() => this.index !== null && this.index.version >= version)
+      .catch(() => false);
+    return Promise.race([caughtUp, delay(CATCH_UP_WAIT_MS, false, { ref: false })]);
   }
 
   override async countMatches(criteria: PlaceCriteria): Promise<number> {
@@ -528,6 +536,12 @@ export class MemorySearchEngine extends SqlSearchEngine {
    * the next round's work, so a change never waits behind it. Public for tests and the bench.
    */
   async catchUp(): Promise<void> {
+    this.catching ??= this.catchUpRound().finally(() => (this.catching = undefined));
+    return this.catching;
+  }
+
+  /** One catch-up; never two at once (`catchUp`: the poll loop's rounds and a search's share it). */
+  private async catchUpRound(): Promise<void> {
     const index = this.index;
     if (!index) return this.rebuild();
     if (this.compactDue) {
