@@ -20,7 +20,7 @@ after(async () => {
 });
 
 test('after kill -9 under a writing load, every write answered with a 2xx is there, every job ends and every webhook arrives with one delivery id', {
-  timeout: 240_000,
+  timeout: 420_000,
 }, async () => {
   installation = await prepareInstallation(dir);
   server = await startServer(installation.env);

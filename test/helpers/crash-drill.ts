@@ -297,7 +297,8 @@ export async function crashRepetition(
         const whole = lines.length === job.rows && lines.every((l) => l.startsWith('{') && l.endsWith('}'));
         if (!whole) problems.push(`export job ${id}: the download has ${lines.length} lines for ${job.rows} rows`);
       }
-      const ids = await within(30_000, async () => {
+      // A delivery in flight at the kill is leased for the outbound timeout + 30 s before it is tried again.
+      const ids = await within(90_000, async () => {
         const seen = installation.receiver.byJob.get(id);
         return seen && seen.length > 0 ? seen : undefined;
       });
