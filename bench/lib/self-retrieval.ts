@@ -192,6 +192,7 @@ export async function ask(
   query: string,
   city: string,
   perPage = TOP,
+  retries = 3,
 ): Promise<Answer> {
   const res =
     endpoint === 'v1'
@@ -201,6 +202,11 @@ export async function ask(
           url: `/api/v2/map/search?${new URLSearchParams({ query, city, per_page: String(perPage), fields: 'id,name' })}`,
           headers: { authorization },
         });
+  // A 503 (a read shed, or what the search needs still being prepared) says when to come back: a client does.
+  if (res.statusCode === 503 && retries > 0) {
+    await new Promise((r) => setTimeout(r, Math.min(Number(res.headers['retry-after'] ?? 1), 2) * 1000));
+    return ask(app, authorization, endpoint, query, city, perPage, retries - 1);
+  }
   if (res.statusCode !== 200) {
     const problem = res.json() as { errors?: Array<{ field: string }> };
     return {
