@@ -43,7 +43,7 @@ import { openDatabase } from '../src/infra/db/database.ts';
 import { placeFields } from '../src/modules/places/places.schema.ts';
 import { noCriteria } from '../src/modules/search/query/criteria.ts';
 import { credentials } from './lib/bench-account.ts';
-import { buildCatalog } from './lib/catalog.ts';
+import { buildCatalog, typeCityPairs } from './lib/catalog.ts';
 import { dropSchema, loadCatalogIntoPostgres } from './lib/postgres-catalog.ts';
 import { mulberry32 } from './lib/random.ts';
 import { buildServer, freePort, procStatus, serverLog, serverScript, start, stop, unlimited, waitFor } from './lib/server.ts';
@@ -113,15 +113,7 @@ const exportColumns = placeFields;
 
 // The diverse workload: distinct requests, more than a run sends, in a shuffled order (seeded, so two runs
 // send the same requests).
-const diversePairs = await db.kysely
-  .selectFrom('places')
-  .innerJoin('cities', 'cities.id', 'places.city_id')
-  .select(['cities.name as city', 'cities.country_code as country', 'places.category as type', (eb) => eb.fn.countAll<number>().as('n')])
-  .where('places.category', 'is not', null)
-  .groupBy(['cities.name', 'cities.country_code', 'places.category'])
-  .orderBy('n', 'desc')
-  .limit(1500)
-  .execute();
+const diversePairs = await typeCityPairs(db, 1500);
 const variants: Array<Record<string, string>> = [
   {},
   { has_phone: 'true' },

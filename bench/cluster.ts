@@ -23,7 +23,7 @@ import { EngineSnapshot } from '../src/modules/search/engine/engine-snapshot.ts'
 import { MemorySearchEngine } from '../src/modules/search/engine/search-engine.ts';
 import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import { argValue } from './lib/args.ts';
-import { buildCatalog } from './lib/catalog.ts';
+import { buildCatalog, typeCityPairs } from './lib/catalog.ts';
 import { mulberry32 } from './lib/random.ts';
 import { buildServer, freePort, root, serverScript, start, stop, unlimited, waitFor } from './lib/server.ts';
 
@@ -85,15 +85,7 @@ log(
 await reads.close();
 
 // ---------------------------------------------------------------- 2. one server process against two
-const pairs = await db.kysely
-  .selectFrom('places')
-  .innerJoin('cities', 'cities.id', 'places.city_id')
-  .select(['cities.name as city', 'cities.country_code as country', 'places.category as type', (eb) => eb.fn.countAll<number>().as('n')])
-  .where('places.category', 'is not', null)
-  .groupBy(['cities.name', 'cities.country_code', 'places.category'])
-  .orderBy('n', 'desc')
-  .limit(1500)
-  .execute();
+const pairs = await typeCityPairs(db, 1500);
 const variants: Array<Record<string, string>> = [
   {},
   { has_phone: 'true' },

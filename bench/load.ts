@@ -20,7 +20,7 @@ import { openDatabase } from '../src/infra/db/database.ts';
 import { scopeCosts } from '../src/infra/ratelimit/costs.ts';
 import { TokenService } from '../src/modules/auth/tokens.service.ts';
 import { argValue } from './lib/args.ts';
-import { buildCatalog } from './lib/catalog.ts';
+import { buildCatalog, typeCityPairs } from './lib/catalog.ts';
 import { buildServer, freePort, procStatus, root, serverLog, serverScript, start, stop, waitFor } from './lib/server.ts';
 
 const duration = Number(argValue('--duration', '60'));
@@ -62,16 +62,7 @@ const abusers = await Promise.all(Array.from({ length: abuserCount }, (_, i) => 
 await tokens.close();
 
 // Distinct searches: (city, type) pairs of every size, and words from real names.
-const pairs = await db.kysely
-  .selectFrom('places')
-  .innerJoin('cities', 'cities.id', 'places.city_id')
-  .select(['cities.name as city', 'cities.country_code as country', 'places.category as type', (eb) => eb.fn.countAll<number>().as('n')])
-  .where('places.category', 'is not', null)
-  .groupBy(['cities.name', 'cities.country_code', 'places.category'])
-  .having((eb) => eb.fn.countAll(), '>=', 5)
-  .orderBy('n', 'desc')
-  .limit(3000)
-  .execute();
+const pairs = await typeCityPairs(db, 3000, 5);
 const smallPairs = pairs.filter((p) => Number(p.n) >= 20 && Number(p.n) <= 300);
 const names = await db.kysely
   .selectFrom('places')

@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { argValue } from './lib/args.ts';
 import { credentials } from './lib/bench-account.ts';
-import { buildCatalog } from './lib/catalog.ts';
+import { buildCatalog, typeCityPairs } from './lib/catalog.ts';
 import { openLoop, percentile } from './lib/open-loop.ts';
 import { mulberry32 } from './lib/random.ts';
 import { buildServer, freePort, root, start, stop, unlimited, waitFor } from './lib/server.ts';
@@ -30,15 +30,7 @@ const catalog = await buildCatalog({ size, dir: resolve(root, 'var/bench'), data
 log(`catalog: ${catalog.rows} places at ${catalog.path}`);
 const db = openDatabase(catalog.url);
 const sampleNames = await db.kysely.selectFrom('places').select('name').where('source_id', 'not like', '%#r%').orderBy('id').execute();
-const pairs = await db.kysely
-  .selectFrom('places')
-  .innerJoin('cities', 'cities.id', 'places.city_id')
-  .select(['cities.name as city', 'cities.country_code as country', 'places.category as type', (eb) => eb.fn.countAll<number>().as('n')])
-  .where('places.category', 'is not', null)
-  .groupBy(['cities.name', 'cities.country_code', 'places.category'])
-  .orderBy('n', 'desc')
-  .limit(1500)
-  .execute();
+const pairs = await typeCityPairs(db, 1500);
 await db.close();
 
 function shuffle<T>(xs: T[], random: () => number): T[] {

@@ -196,3 +196,17 @@ function replaceLastDigits(phone: string, digits: string): string {
   }
   return out;
 }
+
+/** The catalog's (city, type) pairs with their places, largest first: the type+city searches a bench sends. */
+export function typeCityPairs(db: Db, limit: number, minPlaces = 1) {
+  return db.kysely
+    .selectFrom('places')
+    .innerJoin('cities', 'cities.id', 'places.city_id')
+    .select(['cities.name as city', 'cities.country_code as country', 'places.category as type', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('places.category', 'is not', null)
+    .groupBy(['cities.name', 'cities.country_code', 'places.category'])
+    .having((eb) => eb.fn.countAll(), '>=', minPlaces)
+    .orderBy('n', 'desc')
+    .limit(limit)
+    .execute();
+}
