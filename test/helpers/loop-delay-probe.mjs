@@ -1,15 +1,28 @@
-// Loaded into `leadatlas serve` with NODE_OPTIONS=--import (by test/helpers/soak.ts): appends the event-loop
-// delay of the main thread, one JSON line a second (p99 and max in ms), to LOOP_DELAY_PROBE_FILE.
+// Loaded into `leadatlas serve` with NODE_OPTIONS=--import (by test/helpers/soak.ts): measures the event-loop
+// delay of the main thread with a timer every 10 ms (how late each tick ran) and appends one JSON line a second
+// to LOOP_DELAY_PROBE_FILE: the ticks counted and every delay of 5 ms or more. A reader then computes exact
+// percentiles over any window (a minute, the whole run) by merging lines, which per-second percentiles cannot give.
 import { appendFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.LOOP_DELAY_PROBE_FILE;
 if (file && isMainThread) {
-  const h = monitorEventLoopDelay({ resolution: 10 });
-  h.enable();
+  const resolutionMs = 10;
+  let count = 0;
+  let slow = [];
+  let expected = performance.now() + resolutionMs;
+  const tick = () => {
+    const now = performance.now();
+    count++;
+    const delay = now - expected;
+    if (delay >= 5) slow.push(Math.round(delay * 10) / 10);
+    expected = now + resolutionMs;
+    setTimeout(tick, resolutionMs).unref();
+  };
+  setTimeout(tick, resolutionMs).unref();
   setInterval(() => {
-    appendFileSync(file, `${JSON.stringify({ at: Date.now(), p99: h.percentile(99) / 1e6, max: h.max / 1e6 })}\n`);
-    h.reset();
+    appendFileSync(file, `${JSON.stringify({ at: Date.now(), count, slow })}\n`);
+    count = 0;
+    slow = [];
   }, 1000).unref();
 }
