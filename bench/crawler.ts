@@ -60,6 +60,7 @@ import { openTestSqlite } from '../test/helpers/databases.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { osmDir } from '../test/helpers/osm.ts';
 import { argValue } from './lib/args.ts';
+import { farmUrl, siteName } from './lib/farm-sites.ts';
 
 const sites = Number(argValue('--sites', '10000'));
 const concurrency = Number(argValue('--concurrency', '256'));
@@ -68,12 +69,6 @@ const mode = argValue('--mode', 'main');
 const scenario = argValue('--scenario', 'throughput');
 const niceValue = argValue('--nice', '10');
 const addresses = Array.from({ length: 8 }, (_, i) => `127.0.0.${11 + i}`);
-const trades = ['baeckerei', 'trattoria', 'boulangerie', 'taberna', 'kahvila', 'padaria', 'sushi', 'kapsalon'];
-const tlds = ['de', 'it', 'fr', 'es', 'fi', 'pt', 'jp', 'nl'];
-
-function siteName(i: number): string {
-  return `${trades[i % trades.length]}-${i}.${tlds[(i >> 3) % tlds.length]}`;
-}
 
 type Kind = 'normal' | 'robots' | 'missing' | 'shell' | 'no-dns';
 function kindOf(i: number): Kind {
@@ -287,7 +282,6 @@ async function main(): Promise<void> {
   );
 }
 
-const farmUrl = (i: number, port: number) => `http://${siteName(i)}:${port}/`;
 const machineLine = () =>
   `machine: ${cpus().length} × ${cpus()[0]?.model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load ${loadavg()
     .map((l) => l.toFixed(1))

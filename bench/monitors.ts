@@ -23,19 +23,16 @@ import { spawn } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { createReadPool } from '../src/infra/db/read-pool.ts';
 import { evaluateMonitors } from '../src/modules/monitors/monitors.evaluator.ts';
-import { insertMonitor, matchingPlaces } from '../src/modules/monitors/monitors.repository.ts';
-import { placesVersion } from '../src/modules/places/place-changes.repository.ts';
-import { noCriteria, type PlaceCriteria } from '../src/modules/search/query/criteria.ts';
 import { createReadTasks, readTasksModule } from '../src/modules/search/read-tasks.ts';
 import type { MapSearchQuery } from '../src/modules/search/search.schema.ts';
 import { searchPlaces } from '../src/modules/search/search.service.ts';
 import { createSearch } from '../src/modules/search/search.ts';
 import { argValue } from './lib/args.ts';
 import { buildCatalog } from './lib/catalog.ts';
+import { changeBatches, makeMonitors } from './lib/monitor-load.ts';
 import { mulberry32 } from './lib/random.ts';
 
 const size = Number(argValue('--places', '200000'));
@@ -60,96 +57,14 @@ log(
 );
 
 // Monitors of earlier runs go: each run starts from none.
-await db.kysely.deleteFrom('monitor_events').execute();
-await db.kysely.deleteFrom('monitor_places').execute();
-await db.kysely.deleteFrom('monitors').execute();
-
-const pairs = await db.kysely
-  .selectFrom('places')
-  .select(['category', 'city_id', 'city', (eb) => eb.fn.countAll<number>().as('n')])
-  .where('category', 'is not', null)
-  .where('city_id', 'is not', null)
-  .where('closed_at', 'is', null)
-  .groupBy(['category', 'city_id', 'city'])
-  .having((eb) => eb.fn.countAll(), '<=', maxPlaces)
-  .execute();
-log(`${pairs.length.toLocaleString('en')} (category, city) pairs to draw monitors from`);
-
-const now = new Date().toISOString();
-const accounts: number[] = [];
-for (let i = 0; i < 100; i++) {
-  const email = `bench-monitors-${Date.now()}-${i}@example.com`;
-  const row = await db.kysely
-    .insertInto('accounts')
-    .values({ email, email_norm: email, password_hash: 'x', created_at: now, password_changed_at: now })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  accounts.push(Number(row.id));
-}
-const criteriaOf = (p: (typeof pairs)[number]): PlaceCriteria => ({
-  ...noCriteria,
-  categories: [p.category!],
-  cityId: Number(p.city_id),
-});
-let started = performance.now();
-const version = await placesVersion(db);
-let members = 0;
-for (let i = 0; i < monitorCount; i++) {
-  const pair = pairs[Math.floor(random() * pairs.length)]!;
-  const criteria = criteriaOf(pair);
-  const places = await matchingPlaces(db, criteria, { limit: maxPlaces + 1 });
-  members += places.length;
-  await insertMonitor(
-    db,
-    {
-      public_id: `mon_bench${String(i).padStart(9, '0')}`,
-      account_id: accounts[i % accounts.length]!,
-      search_id: 'srch_benchbenchbenchbe',
-      criteria: JSON.stringify({ criteria, onlyNew: false }),
-      events: 'added,closed,changed',
-      webhook_url: null,
-      status: 'active',
-      version,
-      created_at: now,
-      updated_at: now,
-    },
-    places,
-  );
-}
+const load = await makeMonitors(db, monitorCount, maxPlaces, random);
+const { pairs, accounts } = load;
 log(
-  `${monitorCount.toLocaleString('en')} monitors made (${members.toLocaleString('en')} members) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  `${monitorCount.toLocaleString('en')} monitors made from ${pairs.length.toLocaleString('en')} (category, city) pairs (${load.members.toLocaleString('en')} members) in ${load.seconds.toFixed(1)} s`,
 );
+const changeBatch = await changeBatches(db, changes, random);
 
-const ids = (await db.kysely.selectFrom('places').select('id').where('closed_at', 'is', null).execute()).map((r) => Number(r.id));
-let batchNo = 0;
-/** Renames `changes` random open places and closes one in ten, in one transaction. */
-async function changeBatch(): Promise<void> {
-  batchNo++;
-  const chosen = new Set<number>();
-  while (chosen.size < changes) chosen.add(ids[Math.floor(random() * ids.length)]!);
-  const list = [...chosen];
-  await db.kysely.transaction().execute(async (trx) => {
-    for (let i = 0; i < list.length; i += 500) {
-      const part = list.slice(i, i + 500);
-      await trx
-        .updateTable('places')
-        .set({ name: sql`name || ${` b${batchNo}`}`, content_hash: sql`content_hash || ${`-${batchNo}`}` })
-        .where('id', 'in', part)
-        .execute();
-      await trx
-        .updateTable('places')
-        .set({ closed_at: now, closed_reason: 'closed' })
-        .where(
-          'id',
-          'in',
-          part.filter((_, k) => k % 10 === 0),
-        )
-        .execute();
-    }
-  });
-}
-
-started = performance.now();
+let started = performance.now();
 await changeBatch();
 const changeS = (performance.now() - started) / 1000;
 started = performance.now();

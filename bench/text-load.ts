@@ -11,7 +11,7 @@
  *   npm run bench:text-load -- [--size 1000000] [--rate 200] [--seconds 20]
  */
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { resolve } from 'node:path';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { argValue } from './lib/args.ts';
@@ -19,7 +19,7 @@ import { credentials } from './lib/bench-account.ts';
 import { buildCatalog, typeCityPairs } from './lib/catalog.ts';
 import { openLoop, percentile } from './lib/open-loop.ts';
 import { mulberry32 } from './lib/random.ts';
-import { buildServer, freePort, root, start, stop, unlimited, waitFor } from './lib/server.ts';
+import { buildServer, cpuSeconds, freePort, httpGet, root, start, stop, unlimited, waitFor } from './lib/server.ts';
 
 const size = Number(argValue('--size', '1000000'));
 const rate = Number(argValue('--rate', '200'));
@@ -54,26 +54,7 @@ log(`mix: ${text.length} distinct full-text queries, ${typeCity.length} distinct
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 let authorization = '';
-function get(port: number, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, path, agent, headers: { authorization } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => {
-        body += c;
-      });
-      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', fail);
-    req.end();
-  });
-}
-
-/** CPU seconds of a process, every thread (utime + stime of /proc/PID/stat, in clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+const get = (port: number, path: string) => httpGet(agent, port, path, { authorization });
 
 interface Figure {
   cpuUs: number;

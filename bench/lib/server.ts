@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { openSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { type Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
@@ -88,4 +88,31 @@ export async function stop(child: ChildProcess): Promise<void> {
 export function procStatus(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/** CPU seconds of a process, every thread (utime + stime of /proc/PID/stat, in clock ticks of 1/100 s). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** A GET on loopback through `agent` (keep-alive), its status and body. */
+export function httpGet(
+  agent: Agent,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => {
+        body += c;
+      });
+      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', fail);
+    req.end();
+  });
 }
