@@ -4,7 +4,10 @@
  * resident memory, open file descriptors, WAL size, event-loop delay (p99 of the main thread), requests,
  * 5xx and failures, then the slope of each per minute:
  *
- *   npm run bench:soak -- [--minutes 60] [--rate 5] [--sample-seconds 60]
+ *   npm run bench:soak -- [--minutes 60] [--rate 5] [--sample-seconds 60] [--cpu-prof DIR]
+ *
+ * `--cpu-prof DIR` writes a CPU profile of the server's main thread into DIR when it stops: what held the event
+ * loop under the mix.
  *
  * Targets (issue 37): RSS and file descriptors flat (slope within noise), event-loop delay p99 < 50 ms, 0 × 5xx.
  */
@@ -19,6 +22,7 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '60' },
     rate: { type: 'string', default: '5' },
     'sample-seconds': { type: 'string', default: '60' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const dir = mkdtempSync(join(tmpdir(), 'leadatlas-soak-'));
@@ -29,6 +33,7 @@ try {
     rate: Number(values.rate),
     sampleSeconds: Number(values['sample-seconds']),
     log: (line) => console.log(line),
+    ...(values['cpu-prof'] ? { cpuProfileDir: values['cpu-prof'] } : {}),
   });
   const s = report.slopes;
   console.log(

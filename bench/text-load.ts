@@ -19,7 +19,7 @@ import { credentials } from './lib/bench-account.ts';
 import { buildCatalog, typeCityPairs } from './lib/catalog.ts';
 import { openLoop, percentile } from './lib/open-loop.ts';
 import { mulberry32 } from './lib/random.ts';
-import { buildServer, cpuSeconds, freePort, httpGet, root, start, stop, unlimited, waitFor } from './lib/server.ts';
+import { buildServer, cpuSeconds, freePort, httpGet, root, start, stop, unlimited, waitFor, waitIdle } from './lib/server.ts';
 
 const size = Number(argValue('--size', '1000000'));
 const rate = Number(argValue('--rate', '200'));
@@ -127,11 +127,8 @@ for (const engine of ['memory', 'sql'] as const) {
   log(`\nSEARCH_ENGINE=${engine}: /readyz ${JSON.stringify(index)} (${Math.round(performance.now() - builtAt)} ms after /healthz)`);
   // The start-up's background work (the opening-hours and trust passes over every place) is not a request's:
   // wait until the idle server spends under 5 % of a core (at most ten minutes).
-  for (let i = 0; i < 300; i++) {
-    const before = cpuSeconds(app.pid!);
-    await new Promise((r) => setTimeout(r, 2000));
-    if (cpuSeconds(app.pid!) - before < 0.1) break;
-  }
+  await waitIdle(app.pid!);
+
   // Warm-up on requests the measured runs do not send (the mixes are long enough: each run takes the next ones).
   await paced(app.pid!, port, text.slice(-1000), 0, 5);
   const t = await paced(app.pid!, port, text, sentText);

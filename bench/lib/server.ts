@@ -116,3 +116,12 @@ export function httpGet(
     req.end();
   });
 }
+
+/** Waits until a process spends under 5 % of a core for two seconds (at most ten minutes): its start-up work done. */
+export async function waitIdle(pid: number): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const before = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, 2000));
+    if (cpuSeconds(pid) - before < 0.1) return;
+  }
+}

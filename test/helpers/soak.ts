@@ -18,6 +18,8 @@ export interface SoakOptions {
   sampleSeconds: number;
   rate: number;
   log?: (line: string) => void;
+  /** A directory for a CPU profile of the server's main thread (written when it stops). */
+  cpuProfileDir?: string;
 }
 
 export interface SoakSample {
@@ -84,6 +86,7 @@ export async function soak(o: SoakOptions): Promise<SoakReport> {
     ...installation.env,
     NODE_OPTIONS: `--import=${pathToFileURL(join(import.meta.dirname, 'loop-delay-probe.mjs')).href}`,
     LOOP_DELAY_PROBE_FILE: probeFile,
+    ...(o.cpuProfileDir ? { LOOP_DELAY_PROBE_CPU_PROF: o.cpuProfileDir } : {}),
   });
   const pid = server.child.pid!;
   const dbFile = installation.env.DATABASE_URL!.replace(/^sqlite:/, '');
