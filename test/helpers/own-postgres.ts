@@ -28,8 +28,10 @@ export interface OwnPostgres {
   running(): boolean;
   /** The server's log so far. */
   log(): string;
-  /** Runs one statement as the superuser on database `name`. */
-  query<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, name?: string): Promise<pg.QueryResult<T>>;
+  /** Runs `text` (one statement, or several as one simple query) as the superuser on database `name`, after `first` when given. */
+  query<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, name?: string, first?: string): Promise<pg.QueryResult<T>>;
+  /** `pg_amcheck` of database `name` (tables and B-tree indexes, the extension installed if missing): status 0 when nothing is corrupt. */
+  amcheck(name: string): Promise<{ status: number | null; output: string }>;
   /** Stops the server at once (`-m immediate`), whatever state it is in. */
   stop(): void;
 }
@@ -159,47 +161,63 @@ export async function startOwnPostgres(options: OwnPostgresOptions): Promise<Own
     ctl,
     running: () => run(join(bin, 'pg_ctl'), ctlArgs(['status'])).status === 0,
     log: readLog,
-    async query(text, name) {
+    async query(text, name, first) {
       const client = new pg.Client({ connectionString: url(name), connectionTimeoutMillis: 5000 });
       await client.connect();
       try {
+        if (first) await client.query(first);
         return await client.query(text);
       } finally {
         await client.end();
       }
     },
+    amcheck: (name) =>
+      runAsync(join(bin, 'pg_amcheck'), [
+        '--install-missing',
+        '--heapallindexed',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-d',
+        name,
+      ]),
     stop: () => void run(join(bin, 'pg_ctl'), ctlArgs(['-m', 'immediate', 'stop'])),
   };
 }
 
+/** How `initdb` makes a cluster, and what it writes into its `postgresql.conf` (part of the cached cluster's key). */
+const initdbArgs = ['-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync', '--no-instructions', '--wal-segsize=1'];
+const initialSettings = [
+  // The machine does not crash in these tests, the server does: what it wrote is in the page cache.
+  'fsync = off',
+  'full_page_writes = off',
+  'logging_collector = off',
+  'min_wal_size = 4MB',
+  'max_wal_size = 32MB',
+  'max_connections = 60',
+];
+
 function initdb(dataDir: string, walDir?: string): void {
-  const args = ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync', '--no-instructions'];
-  // Segments of 1 MB: the log takes and gives back room in small steps, and a copy of the cluster is small.
-  args.push('--wal-segsize=1');
+  // Segments of 1 MB (--wal-segsize): the log takes and gives back room in small steps, and a copy is small.
+  const args = ['-D', dataDir, ...initdbArgs];
   if (walDir) args.push('--waldir', walDir);
   const init = run(join(postgresBinDir()!, 'initdb'), args);
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout || init.error?.message}`);
-  const conf = [
-    // The machine does not crash in these tests, the server does: what it wrote is in the page cache.
-    'fsync = off',
-    'full_page_writes = off',
-    'logging_collector = off',
-    'min_wal_size = 4MB',
-    'max_wal_size = 32MB',
-    'max_connections = 60',
-  ].join('\n');
-  shAsPostgres(`printf '%s\\n' "$1" >> "$2"`, conf, join(dataDir, 'postgresql.conf'));
+  shAsPostgres(`printf '%s\\n' "$1" >> "$2"`, initialSettings.join('\n'), join(dataDir, 'postgresql.conf'));
 }
 
 /**
  * A stopped cluster whose database `leadatlas` holds the reference data and Munich's extract, what a server
  * of a test's own starts from: built once per machine (~30 s), then copied (a second). Keyed like the other
- * templates (test/helpers/templates.ts) plus this file and the PostgreSQL version.
+ * templates (test/helpers/templates.ts) plus how initdb made it and the PostgreSQL version.
  */
 async function munichCluster(): Promise<string> {
   const key = createHash('sha256')
     .update(templateDigest())
-    .update(readFileSync(new URL(import.meta.url)))
+    .update(JSON.stringify([initdbArgs, initialSettings]))
     .update(postgresBinDir()!)
     .update(munichExtract)
     .digest('hex')
