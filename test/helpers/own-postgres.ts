@@ -1,6 +1,6 @@
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openDatabase } from '../../src/infra/db/database.ts';
@@ -251,7 +251,23 @@ async function munichCluster(): Promise<string> {
       }
       rmSync(join(building, 'server.log'), { force: true });
       renameSync(building, path);
+      pruneClusters(name);
     },
   );
+  const now = new Date();
+  utimesSync(path, now, now);
   return path;
+}
+
+/** Clusters of other keys (another branch's migrations, another PostgreSQL) unused for two days, removed. */
+function pruneClusters(keep: string): void {
+  for (const f of readdirSync(cacheDir)) {
+    if (!f.startsWith('pg-cluster-munich-') || f === keep || f.endsWith('.partial')) continue;
+    const path = join(cacheDir, f);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > 2 * 24 * 3600_000) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // another process pruned it first
+    }
+  }
 }
