@@ -6,15 +6,16 @@ import { join, resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, runCliAsync } from '../helpers/cli.ts';
 import { type DrillInstallation, prepareInstallation, type RunningServer, startServer } from '../helpers/crash-drill.ts';
+import { startDnsServer } from '../helpers/dns-server.ts';
 
 /**
  * A full disk (issue 37): the database, the export files and the backups of an installation on a tmpfs the
  * test mounts (as root), filled to the last byte while `serve` runs. Writes answer 507 naming the path,
- * reads go on, `/readyz` says the disk is full, export and match jobs fail naming the disk, a backup and an import stop with the same sentence and
- * leave no partial file, the database passes `PRAGMA integrity_check`, and all of it works again once
- * the filler file is removed.
+ * reads go on, `/readyz` says the disk is full, export and match jobs fail naming the disk and leave no
+ * partial file, a backup, an import and an enrichment run stop with the same sentence (exit 74), the
+ * database passes `PRAGMA integrity_check`, and all of it works again once the filler file is removed.
  */
 const dir = mkdtempSync(join(tmpdir(), 'leadatlas-full-disk-'));
 const disk = join(dir, 'disk');
@@ -25,11 +26,13 @@ const skip =
 const michelin = resolve(import.meta.dirname, '../../../shared/data/places/michelin-guide-2022-6510.csv.gz');
 let installation: DrillInstallation | undefined;
 let server: RunningServer | undefined;
+let dns: Awaited<ReturnType<typeof startDnsServer>> | undefined;
 
 after(async () => {
   server?.child.kill('SIGKILL');
   if (server) await new Promise((r) => server!.child.once('exit', r));
   await installation?.close();
+  await dns?.close();
   if (!skip) spawnSync('umount', [disk]);
   rmSync(dir, { recursive: true, force: true });
 });
@@ -60,7 +63,7 @@ interface Problem {
   checks?: Record<string, string>;
 }
 
-test('on a full disk writes answer 507 naming the path, reads are served, backup, import and match job stop cleanly, and everything resumes once there is room', {
+test('on a full disk writes answer 507 naming the path, reads are served, backup, import, enrichment and match job stop cleanly, and everything resumes once there is room', {
   skip,
   timeout: 240_000,
 }, async () => {
@@ -98,6 +101,11 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
   };
   assert.ok(first.total > 5, JSON.stringify(first));
   assert.equal((await get('/readyz')).status, 200);
+  // The places an enrichment crawls: their sites' names answer NXDOMAIN from a DNS server of the test's own,
+  // so a crawl is quick and offline, and still records every site's outcome in the database.
+  const enrichSearch = (await (await get('/api/v2/map/search?type=bakery&city=M%C3%BCnchen&per_page=5')).json()) as { search_id: string };
+  dns = await startDnsServer({});
+  const enrichEnv = { ...env, ENRICH_DNS_SERVERS: dns.address, ENRICH_ALLOW_PRIVATE_NETWORKS: 'true', ENRICH_CONCURRENCY: '8' };
 
   const filler = join(disk, 'filler');
   fill(filler);
@@ -174,6 +182,14 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
   assert.equal(imported.status, 74, imported.stderr);
   assert.match(imported.stderr, /the disk holding .* is full/);
 
+  // An enrichment job is refused (507) or queued; an enrichment run stops with the same sentence (exit 74).
+  const enrichJob = await post('/api/v2/enrichments', { search_id: enrichSearch.search_id });
+  assert.ok(enrichJob.status === 202 || enrichJob.status === 201 || enrichJob.status === 507, `enrichment job: ${enrichJob.status}`);
+  if (enrichJob.status === 507) assert.equal(((await enrichJob.json()) as Problem).reason, 'disk_full');
+  const enrichedOnFull = await runCliAsync(['enrich', '--search', enrichSearch.search_id], enrichEnv);
+  assert.equal(enrichedOnFull.status, 74, enrichedOnFull.stderr);
+  assert.match(enrichedOnFull.stderr, new RegExp(`the disk holding ${disk}/leadatlas\\.db is full.*free at least`));
+
   const integrity = () => {
     const check = new SQLite(join(disk, 'leadatlas.db'), { readonly: true });
     try {
@@ -183,6 +199,14 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
     }
   };
   assert.equal(integrity(), 'ok');
+  // The export and match jobs that met the full disk left no partial file (a download link exists only for a
+  // job that succeeded, whose file was renamed into place once whole).
+  const exportFiles = existsSync(env.EXPORT_DATA_DIR!) ? readdirSync(env.EXPORT_DATA_DIR!, { recursive: true }).map(String) : [];
+  assert.deepEqual(
+    exportFiles.filter((n) => n.endsWith('.tmp')),
+    [],
+    'no partial export or match file',
+  );
 
   // Room again: everything resumes without a restart.
   rmSync(filler);
@@ -201,6 +225,19 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
   const matchAgain = await uploadList();
   assert.ok(matchAgain.status < 300, `match job: ${matchAgain.status}`);
   assert.equal((await matchJobEnd(((await matchAgain.json()) as { id: string }).id)).status, 'succeeded');
+  const enrichJobAgain = await post('/api/v2/enrichments', { search_id: enrichSearch.search_id });
+  assert.ok(enrichJobAgain.status < 300, `enrichment job: ${enrichJobAgain.status} ${await enrichJobAgain.clone().text()}`);
+  const enrichedAgain = await runCliAsync(['enrich', '--search', enrichSearch.search_id], enrichEnv);
+  assert.equal(enrichedAgain.status, 0, enrichedAgain.stderr);
+  // The job's progress is what the server reads from the queue every few seconds.
+  const enrichJobId = ((await enrichJobAgain.json()) as { id: string }).id;
+  let enrichState: { status: string; sites: number; sites_done: number } = { status: 'running', sites: 0, sites_done: 0 };
+  for (let i = 0; i < 300 && enrichState.status !== 'succeeded' && enrichState.status !== 'failed'; i++) {
+    await sleep(100);
+    enrichState = (await (await get(`/api/v2/enrichments/${enrichJobId}`)).json()) as typeof enrichState;
+  }
+  assert.equal(enrichState.status, 'succeeded', `every site crawled: ${JSON.stringify(enrichState)}\n${enrichedAgain.stderr}`);
+  assert.ok(enrichState.sites > 0 && enrichState.sites_done === enrichState.sites);
   const backupAgain = runCli(['db', 'backup', join(disk, 'backup.db')], env);
   assert.equal(backupAgain.status, 0, backupAgain.stderr);
   assert.ok(existsSync(join(disk, 'backup.db')));

@@ -44,6 +44,26 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
   return spawnSync(process.execPath, cliArgs(args), { cwd: repoRoot, env: cliEnv(env), encoding: 'utf8', timeout: timeoutMs });
 }
 
+/**
+ * `leadatlas ARGS…` run to its end without blocking this process, for a run that asks a server living in the
+ * test's own process (a DNS server, a web): `runCli` would hold the event loop while it waits.
+ */
+export async function runCliAsync(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 180_000,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(args, env, ['ignore', 'pipe', 'pipe']);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [status] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  return { status, stdout, stderr };
+}
+
 /** A TCP port free on 127.0.0.1 a moment ago, for a server the test starts. */
 export async function freePort(): Promise<number> {
   const server = createServer();

@@ -86,7 +86,7 @@ export async function prepareInstallation(dir: string, extraEnv: Record<string, 
     '--name',
     'drill',
     '--scopes',
-    'places:read,search,export,suppressions:write,monitors,match',
+    'places:read,search,export,suppressions:write,monitors,match,enrich',
   ]);
   const receiver = await webhookReceiver();
   return { env, authorization: `Bearer ${token.trim()}`, receiver, close: () => receiver.close() };

@@ -41,7 +41,7 @@ import { migrateToLatest } from '../../src/infra/db/migrate.ts';
 export type Template = 'migrated' | 'prepared';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
-const cacheDir = join(process.env.LEADATLAS_CACHE_DIR ?? join(tmpdir(), 'leadatlas-cache'), 'test-templates');
+export const cacheDir = join(process.env.LEADATLAS_CACHE_DIR ?? join(tmpdir(), 'leadatlas-cache'), 'test-templates');
 /** Templates unused this long (another branch's migrations, an old package) are removed when one is built. */
 const keepUnusedMs = 2 * 24 * 3600_000;
 /** A lock older than this belongs to a builder that died: a build takes seconds. */
@@ -58,7 +58,7 @@ const keyedPaths = [
 ];
 
 let digest: string | undefined;
-function templateDigest(): string {
+export function templateDigest(): string {
   if (digest) return digest;
   const hash = createHash('sha256');
   const files = keyedPaths.flatMap((p) => walk(join(repoRoot, p))).sort();
@@ -86,7 +86,7 @@ async function fill(db: Db, template: Template): Promise<void> {
  * Runs `build` unless `exists()`, under an exclusive lock file, so that of two processes that need the same
  * template one builds it and the other waits for it. `build` must publish atomically (a rename).
  */
-async function once(name: string, exists: () => Promise<boolean>, build: () => Promise<void>): Promise<void> {
+export async function once(name: string, exists: () => Promise<boolean>, build: () => Promise<void>): Promise<void> {
   if (await exists()) return;
   mkdirSync(cacheDir, { recursive: true });
   const lock = join(cacheDir, `${name}.lock`);

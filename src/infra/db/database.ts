@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { type DatabaseConnection, type Driver, Kysely, PostgresDialect, SqliteDialect, SqliteDriver } from 'kysely';
 import type PgModule from 'pg';
 import { foldText, searchDocument } from '../text.ts';
 import { registerBudgetFunction } from './deadline.ts';
@@ -89,6 +89,27 @@ export function sizeCacheForRole(db: Db, role: keyof typeof sqliteCacheSizes): v
   db.sqlite?.pragma(`cache_size = -${sqliteCacheSizes[role]}`);
 }
 
+/**
+ * SQLite's Kysely dialect with one change: a transaction SQLite has already rolled back by itself (it does on
+ * SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM…) is not rolled back a second time. Kysely's ROLLBACK would fail
+ * with "cannot rollback - no transaction is active", and that error would replace the one that says why: a
+ * full disk would reach the caller as a plain error, not as the full disk it is (507, exit status 74).
+ */
+class SqliteDialectKeepingCause extends SqliteDialect {
+  constructor(private readonly handle: SQLite.Database) {
+    super({ database: handle });
+  }
+
+  override createDriver(): Driver {
+    const handle = this.handle;
+    return new (class extends SqliteDriver {
+      override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+        if (handle.inTransaction) await super.rollbackTransaction(connection);
+      }
+    })({ database: handle });
+  }
+}
+
 export function parseSqlitePath(url: string): string {
   const path = url.replace(/^sqlite:(\/\/)?/, '');
   if (path === '') throw new Error(`DATABASE_URL ${url} names no file`);
@@ -104,7 +125,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Db {
     applySqlitePragmas(handle, options.readonly, options.cacheKiB);
     registerTextFunctions(handle);
     registerBudgetFunction(handle);
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause(handle) });
     return {
       kysely,
       dialect: 'sqlite',
