@@ -16,7 +16,9 @@ export interface PriorityResult {
  * changes only the calling one: V8's helper threads and libuv's pool, started before, would keep theirs.
  * So each thread of `/proc/self/task` is set by its id; threads started later (worker threads, libuv's
  * pool) inherit it from the thread that starts them. Elsewhere the process's priority is set. A nice value
- * below the current one is not tried (that needs privileges): the priority is only ever lowered.
+ * below the current one is not tried (that needs privileges): the priority is only ever lowered. A nice value
+ * orders the threads of one scheduling group (a systemd unit's cgroup, a login session's autogroup) and not
+ * groups against each other: deploy/README.md says how the units set CPUWeight for that.
  */
 export function lowerPriority(nice: number): PriorityResult {
   if (nice <= getPriority(0)) return { nice, threads: 0 };
