@@ -1,5 +1,6 @@
 import { placeContactKeys } from '../contact-keys.ts';
 import type { PlaceFacts } from './engine.repository.ts';
+import { type FactColumns, FactsRow } from './fact-columns.ts';
 
 /** A place that carries a key, with what narrows an address (`contact-lookup.ts`). */
 export interface ContactHit {
@@ -30,6 +31,15 @@ export class ContactIndex {
   static build(batches: readonly PlaceFacts[][]): ContactIndex {
     const index = new ContactIndex();
     for (const batch of batches) for (const facts of batch) index.add(facts);
+    return index;
+  }
+
+  /** The postings of every place's facts by column, read through one reused object (`FactsRow`). */
+  static fromColumns(facts: FactColumns): ContactIndex {
+    const index = new ContactIndex();
+    if (facts.size === 0) return index;
+    const row = new FactsRow(facts);
+    for (let i = 0; i < facts.size; i++) index.add(row.at(i));
     return index;
   }
 
