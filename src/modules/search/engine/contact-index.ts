@@ -1,6 +1,6 @@
 import { placeContactKeys } from '../contact-keys.ts';
 import type { PlaceFacts } from './engine.repository.ts';
-import { type FactColumns, FactsRow } from './fact-columns.ts';
+import { type FactColumns, FactsRow, numbersOf } from './fact-columns.ts';
 
 /** A place that carries a key, with what narrows an address (`contact-lookup.ts`). */
 export interface ContactHit {
@@ -42,6 +42,7 @@ export class ContactIndex {
   static fromColumns(facts: FactColumns): ContactIndex {
     const index = new ContactIndex();
     if (facts.size === 0) return index;
+    index.grow(numbersOf(facts, 'id').reduce((m, id) => Math.max(m, id), 0) + 1, true);
     const row = new FactsRow(facts);
     for (let i = 0; i < facts.size; i++) index.add(row.at(i));
     return index;
@@ -127,8 +128,9 @@ export class ContactIndex {
     return code;
   }
 
-  private grow(ids: number): void {
-    const capacity = Math.max(ids, Math.ceil(this.cityIdOf.length * 1.5), 1024);
+  /** Room for place ids below `ids` (exactly, when the build knows them; else with slack for the next ones). */
+  private grow(ids: number, exact = false): void {
+    const capacity = exact ? ids : Math.max(ids, Math.ceil(this.cityIdOf.length * 1.5), 1024);
     const grown = (a: Int32Array) => {
       const next = new Int32Array(capacity);
       next.set(a);
