@@ -3,7 +3,7 @@
  * from the snapshot, in a fresh process each time, with its wall time, its CPU (process.cpuUsage: on a shared host the
  * CPU is the figure to read), the parts the engine logs, and the memory the index holds.
  *
- *   node --expose-gc --import tsx bench/index-snapshot.ts [--size 1000000] [--rounds 3] [--base DIR]
+ *   node --expose-gc --import tsx bench/index-snapshot.ts [--size 1000000] [--rounds 3] [--base DIR] [--by-part]
  *
  * `--base DIR`: a copy of another version's `src/` (e.g. `git archive <commit> src | tar -x -C DIR`); each round then
  * starts that version from the same snapshot file before this one, so before and after are measured in the same
@@ -12,6 +12,7 @@
  * Memory (each child, after a full GC): the JavaScript heap, the array buffers (typed arrays) and the resident set,
  * before the engine starts (roaring's WebAssembly module loaded) and after, with the index; the WebAssembly memory
  * that holds the bitmaps only grows, so the resident set's growth is an upper bound (the build's peak included).
+ * `--by-part`: then each part of the index built alone (CPU, heap and array buffers it adds).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -88,6 +89,83 @@ async function child(src: string, url: string, snapshotPath: string): Promise<Ch
   };
 }
 
+/**
+ * Each part of the index alone, built from the snapshot's columns in this process: its CPU and what it adds to
+ * the heap and the array buffers after GC (the bitmaps' WebAssembly memory is in neither).
+ */
+async function parts(url: string, snapshotPath: string): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc!;
+  const { roaringLibraryInitialize } = await import('roaring-wasm');
+  await roaringLibraryInitialize();
+  const { openDatabase } = await import('../src/infra/db/database.ts');
+  const { factsShape } = await import('../src/modules/search/engine/engine.repository.ts');
+  const { decodeSnapshot } = await import('../src/modules/search/engine/index-snapshot.ts');
+  const { BitmapIndex } = await import('../src/modules/search/engine/bitmap-index.ts');
+  const { ContactIndex } = await import('../src/modules/search/engine/contact-index.ts');
+  const { GeoIndex } = await import('../src/modules/search/engine/geo-index.ts');
+  const { NameOrder } = await import('../src/modules/search/engine/name-order.ts');
+  const { TextIndex } = await import('../src/modules/search/engine/text-index.ts');
+  const { textAt } = await import('../src/modules/search/engine/fact-columns.ts');
+  const db = openDatabase(url);
+  const shape = (await factsShape(db))!;
+  await db.close();
+  const kept: unknown[] = [];
+  const measure = () => {
+    gc();
+    gc();
+    return process.memoryUsage();
+  };
+  let n = 0;
+  const part = (label: string, make: () => unknown) => {
+    const before = measure();
+    const cpu = process.cpuUsage();
+    kept.push(make());
+    const used = process.cpuUsage(cpu);
+    const after = measure();
+    const per = (x: number) => (x / n).toFixed(1);
+    console.log(
+      `  ${label.padEnd(34)} CPU ${((used.user + used.system) / 1000).toFixed(0).padStart(6)} ms; heap +${per(after.heapUsed - before.heapUsed)} B/place, ` +
+        `array buffers +${per(after.arrayBuffers - before.arrayBuffers)} B/place`,
+    );
+  };
+  let read: ReturnType<typeof decodeSnapshot> | null = null;
+  part('read and decode the file', () => {
+    read = decodeSnapshot(readFileSync(snapshotPath), shape);
+    if (read.ok) n = read.snapshot.facts.size;
+  });
+  const decoded = read as ReturnType<typeof decodeSnapshot> | null;
+  if (!decoded?.ok) throw new Error('the snapshot could not be read');
+  const facts = decoded.snapshot.facts;
+  n = facts.size;
+  const document = textAt(facts, 'document');
+  const docs = Array.from({ length: n }, (_, i) => document(i) ?? '');
+  part('text: documents and trigram bitmaps', () => {
+    const text = new TextIndex();
+    text.load(docs);
+    return text;
+  });
+  part('contact postings', () => ContactIndex.fromColumns(facts));
+  part('bitmaps and per-slot arrays, text', () => BitmapIndex.build(0, facts));
+  part('the same + coordinates, k-d tree (memory: theirs)', () => {
+    const geo = new GeoIndex();
+    BitmapIndex.build(0, facts, () => [geo]).dispose();
+    return geo;
+  });
+  let names: unknown;
+  part('the same + name order (memory: its, + the arrays)', () => {
+    BitmapIndex.build(0, facts, (index) => [(names = new NameOrder((s) => index.placeIdOf(s)))]).dispose();
+    return names;
+  });
+  const dictionary = facts.columns.get('document');
+  if (dictionary?.kind === 'text')
+    console.log(`  distinct documents: ${dictionary.dictionary.length} of ${n} places (the resampled catalog repeats names)`);
+}
+
+if (process.argv.includes('--parts')) {
+  await parts(argValue('--url', ''), argValue('--snapshot', ''));
+  process.exit(0);
+}
+
 if (process.argv.includes('--child')) {
   const result = await child(argValue('--src', ''), argValue('--url', ''), argValue('--snapshot', ''));
   process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -150,6 +228,15 @@ for (const [label, t] of Object.entries(totals))
     log(
       `${label}: median load wall ${(median(t.wall) / 1000).toFixed(1)} s, CPU ${(median(t.cpu) / 1000).toFixed(1)} s over ${t.wall.length} rounds`,
     );
+if (process.argv.includes('--by-part')) {
+  log("the index's parts, each built alone from the snapshot's columns (this version):");
+  const out = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', import.meta.filename, '--parts', '--url', catalog.url, '--snapshot', snapshotPath],
+    { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  log(out.stdout.trimEnd());
+}
 if (base && totals.base!.cpu.length > 0)
   log(
     `CPU base / this: ${(median(totals.base!.cpu) / median(totals.this!.cpu)).toFixed(2)}×, wall ${(median(totals.base!.wall) / median(totals.this!.wall)).toFixed(2)}×`,
