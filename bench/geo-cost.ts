@@ -21,6 +21,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/infra/db/database.ts';
 import { BitmapIndex } from '../src/modules/search/engine/bitmap-index.ts';
 import { type PlaceFacts, placeFactsAfter } from '../src/modules/search/engine/engine.repository.ts';
+import { columnsOf } from '../src/modules/search/engine/fact-columns.ts';
 import { IndexOrders } from '../src/modules/search/engine/geo-search.ts';
 import { argValue } from './lib/args.ts';
 import { buildCatalog } from './lib/catalog.ts';
@@ -172,11 +173,12 @@ for (let after = 0; ; ) {
   after = batch.at(-1)!.id;
 }
 let started = performance.now();
-const plain = BitmapIndex.build(0, batches);
+const facts = columnsOf(batches);
+const plain = BitmapIndex.build(0, facts);
 const plainMs = performance.now() - started;
 const orders = new IndexOrders();
 started = performance.now();
-const extended = BitmapIndex.build(0, batches, (index) => orders.attach(index));
+const extended = BitmapIndex.build(0, facts, (index) => orders.attach(index));
 const extendedMs = performance.now() - started;
 const places = plain.size;
 console.log(

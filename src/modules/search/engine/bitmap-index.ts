@@ -2,6 +2,7 @@ import { RoaringBitmap32 } from 'roaring-wasm';
 import { emailStatuses, phoneTypes, websiteStatuses } from '../../contacts/trust.types.ts';
 import type { OpenAt } from '../../places/opening-hours.reads.ts';
 import type { PlaceFacts } from './engine.repository.ts';
+import { defaultOrder, type FactColumns, FactsRow, textAt } from './fact-columns.ts';
 import { before, keepFirst, type OrderKey } from './order-keys.ts';
 import type { SlotExtension, SlotExtensionsOf } from './slot-extension.ts';
 import { type IndexText, TextIndex } from './text-index.ts';
@@ -150,36 +151,33 @@ export class BitmapIndex {
     return this.extId[slot]!;
   }
 
-  /**
-   * Builds the index from every place (any order): slots in the default order, each bitmap made in one go.
-   */
-  static build(version: number, places: PlaceFacts[][], extensions: SlotExtensionsOf = () => []): BitmapIndex {
+  /** Builds the index from every place's facts by column (any order, one `FactsRow`): slots in the default order, each bitmap in one go. */
+  static build(version: number, facts: FactColumns, extensions: SlotExtensionsOf = () => []): BitmapIndex {
     const index = new BitmapIndex(version);
     index.extensions = extensions(index);
-    const all = places.flat();
-    all.sort((a, b) => b.review_key - a.review_key || b.id - a.id);
-    index.ensureCapacity(
-      all.length,
-      all.reduce((m, p) => Math.max(m, p.id), 0),
-    );
-    const lists = new Map<RoaringBitmap32 | string, number[]>();
+    const n = facts.size;
+    const { order, maxId } = defaultOrder(facts);
+    index.ensureCapacity(n, maxId);
+    const lists = new Map<RoaringBitmap32, number[]>();
     const listOf = (bitmap: RoaringBitmap32): number[] => {
       let list = lists.get(bitmap);
       if (!list) lists.set(bitmap, (list = []));
       return list;
     };
-    for (const facts of all) {
+    const row = n > 0 ? new FactsRow(facts) : null;
+    for (let r = 0; r < n; r++) {
       const s = index.slots++;
-      index.fill(s, facts);
+      index.fill(s, row!.at(order[r]!));
       for (const bitmap of index.bitmapsOf(s)) listOf(bitmap).push(s);
     }
     index.sorted = index.slots;
     for (const extension of index.extensions) extension.seal(index.sorted);
-    index.text.load(all.map((f) => f.document));
+    const document = n > 0 ? textAt(facts, 'document') : () => '';
+    index.text.load(Array.from(order, (i) => document(i) ?? ''));
     for (const [bitmap, list] of lists) {
-      (bitmap as RoaringBitmap32).addMany(Uint32Array.from(list));
-      (bitmap as RoaringBitmap32).runOptimize();
-      (bitmap as RoaringBitmap32).shrinkToFit();
+      bitmap.addMany(Uint32Array.from(list));
+      bitmap.runOptimize();
+      bitmap.shrinkToFit();
     }
     return index;
   }

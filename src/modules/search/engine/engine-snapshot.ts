@@ -1,7 +1,8 @@
 import type { Db } from '../../../infra/db/database.ts';
 import { byDialect } from '../../../infra/db/dialect.ts';
 import { placeChangesSince, placesVersion } from '../../places/place-changes.repository.ts';
-import { countPlaces, factsShape, type PlaceFacts } from './engine.repository.ts';
+import { countPlaces, factsShape } from './engine.repository.ts';
+import type { FactColumns } from './fact-columns.ts';
 import { IndexSnapshotFile } from './index-snapshot.ts';
 
 type Log = { warn(obj: unknown, msg: string): void; info(obj: unknown, msg: string): void };
@@ -20,10 +21,10 @@ const defaultSnapshotPath = byDialect<string | null>({
   postgres: () => './var/search-index.snapshot',
 });
 
-/** Facts at a places version: what the index is built from, read from the database or a snapshot. */
+/** Facts at a places version, by column: what the index is built from, read from the database or a snapshot. */
 export interface FactsAt {
   version: number;
-  batches: PlaceFacts[][];
+  facts: FactColumns;
 }
 
 /**
@@ -65,10 +66,10 @@ export class EngineSnapshot {
     if (!(await placeChangesSince(this.db, version, 1)).complete)
       return refuse('stale', `the change log no longer reaches back to version ${version}`);
     this.log?.info(
-      { path: this.file.path, version, current, places: facts.length, ms: Math.round(performance.now() - started) },
+      { path: this.file.path, version, current, places: facts.size, ms: Math.round(performance.now() - started) },
       'search index snapshot read',
     );
-    return { version, batches: [facts] };
+    return { version, facts };
   }
 
   /** Whether an index loaded from the snapshot and brought up to date holds as many places as the database. */
@@ -80,12 +81,11 @@ export class EngineSnapshot {
   }
 
   /** Writes the facts of a build from the database; a failure is logged, never thrown (the index is built). */
-  async save({ version, batches }: FactsAt): Promise<void> {
-    const facts = batches.flat();
-    if (facts.length === 0) return;
+  async save({ version, facts }: FactsAt): Promise<void> {
+    if (facts.size === 0) return;
     try {
       const started = performance.now();
-      const bytes = await this.file.write(version, { digest: (await factsShape(this.db))!.digest, columns: Object.keys(facts[0]!) }, facts);
+      const bytes = await this.file.write(version, { digest: (await factsShape(this.db))!.digest, columns: facts.names }, facts);
       this.log?.info(
         { path: this.file.path, version, bytes, ms: Math.round(performance.now() - started) },
         'search index snapshot written',

@@ -5,6 +5,7 @@ import { byDialect } from '../../../infra/db/dialect.ts';
 import { searchDocument } from '../../../infra/text.ts';
 import { foundValid, indexedPlaceFacts } from '../../places/place-facts.ts';
 import type { PlaceContactFacts } from '../contact-keys.ts';
+import { columnsOf, type FactColumns } from './fact-columns.ts';
 
 /**
  * One place as the in-memory index holds it (`indexedPlaceFacts`: 0/1 flags, the default order's key), with
@@ -145,6 +146,21 @@ const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ?
 export async function placeFactsAfter(db: Db, afterId: number, limit: number): Promise<PlaceFacts[]> {
   const rows = await factsQuery(db).where('places.id', '>', afterId).orderBy('places.id').limit(limit).execute();
   return rows.map(asFacts);
+}
+
+/** Places read per statement while building. */
+const BUILD_BATCH = 50_000;
+
+/** Every place's facts, read in id batches, as columns: what a build from the database starts from. */
+export async function everyPlaceFacts(db: Db): Promise<FactColumns> {
+  const batches: PlaceFacts[][] = [];
+  for (let after = 0; ; ) {
+    const batch = await placeFactsAfter(db, after, BUILD_BATCH);
+    if (batch.length === 0) break;
+    batches.push(batch);
+    after = batch.at(-1)!.id;
+  }
+  return columnsOf(batches);
 }
 
 /**

@@ -50,6 +50,9 @@ export class GeoIndex implements SlotExtension {
   /** Builds the tree over slots 0..sorted-1 (the build's slots, in order: tree item i is slot i). */
   seal(sorted: number): void {
     this.sealed = sorted;
+    // The build's slots are all filled: the arrays are cut to them (growth resumes with the next change).
+    this.lat = this.lat.slice(0, sorted);
+    this.lon = this.lon.slice(0, sorted);
     const tree = new KDBush(Math.max(sorted, 1), 64, Float32Array);
     // A place without coordinates is put where no box reaches; the exact test rejects it anyway.
     for (let s = 0; s < sorted; s++)

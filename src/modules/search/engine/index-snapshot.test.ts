@@ -12,6 +12,7 @@ import { noCriteria, type PlaceCriteria } from '../query/criteria.ts';
 import { type ApiReadTasks, createReadTasks, readTasksModule } from '../read-tasks.ts';
 import { factsShape, placeFactsAfter } from './engine.repository.ts';
 import { EngineSnapshot } from './engine-snapshot.ts';
+import { FactsRow } from './fact-columns.ts';
 import { decodeSnapshot, encodeSnapshot } from './index-snapshot.ts';
 import { MemorySearchEngine } from './search-engine.ts';
 
@@ -174,7 +175,12 @@ for (const dialect of dialects) {
       const read = decodeSnapshot(bytes, shape);
       assert.ok(read.ok);
       assert.equal(read.snapshot.version, 42);
-      assert.deepEqual(read.snapshot.facts, facts, 'every fact as it was read, nulls and text included');
+      const row = new FactsRow(read.snapshot.facts);
+      assert.deepEqual(
+        Array.from({ length: read.snapshot.facts.size }, (_, i) => ({ ...row.at(i) })),
+        facts,
+        'every fact as it was read, nulls and text included',
+      );
       const reason = (b: Buffer, s = shape) => {
         const r = decodeSnapshot(b, s);
         return r.ok ? 'ok' : r.reason;

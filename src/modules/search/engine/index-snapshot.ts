@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { PlaceFacts } from './engine.repository.ts';
+import { columnsOf, type FactColumn, type FactColumns } from './fact-columns.ts';
 
 /**
  * The index snapshot: the facts the in-memory index is built from (`placeFactsAfter`'s rows), at one places
@@ -49,10 +50,10 @@ const HeaderSchema = Type.Object({
 type Header = Static<typeof HeaderSchema>;
 type Column = Static<typeof ColumnSchema>;
 
-/** The snapshot as read: the version it holds the catalog at and every place's facts. */
+/** The snapshot as read: the version it holds the catalog at and every place's facts, by column. */
 export interface SnapshotContents {
   version: number;
-  facts: PlaceFacts[];
+  facts: FactColumns;
   writtenAt: string;
 }
 
@@ -68,27 +69,41 @@ export interface FactsShape {
 
 const align8 = (n: number) => (n + 7) & ~7;
 
-/** Encodes every place's facts (all rows of the same columns) at `version` into the snapshot's bytes. */
-export function encodeSnapshot(version: number, shape: FactsShape, facts: readonly PlaceFacts[]): Buffer {
-  const rows = facts as unknown as ReadonlyArray<Record<string, unknown>>;
+/** Encodes every place's facts (columns, or rows of the same columns) at `version` into the snapshot's bytes. */
+export function encodeSnapshot(version: number, shape: FactsShape, facts: FactColumns | readonly PlaceFacts[]): Buffer {
+  const columns = Array.isArray(facts) ? columnsOf(facts as readonly PlaceFacts[], shape.columns) : (facts as FactColumns);
   const parts: Buffer[] = [];
   let body = 0;
-  const put = (bytes: Buffer): { offset: number; bytes: number } => {
+  const put = (bytes: Uint8Array): { offset: number; bytes: number } => {
     const offset = body;
-    parts.push(bytes);
-    const padded = align8(bytes.length);
-    if (padded > bytes.length) parts.push(Buffer.alloc(padded - bytes.length));
+    parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    const padded = align8(bytes.byteLength);
+    if (padded > bytes.byteLength) parts.push(Buffer.alloc(padded - bytes.byteLength));
     body += padded;
-    return { offset, bytes: bytes.length };
+    return { offset, bytes: bytes.byteLength };
   };
-  const columns: Column[] = shape.columns.map((name) => encodeColumn(name, rows, put));
+  const asBytes = (a: Uint8Array | Int32Array | Float64Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const sections: Column[] = shape.columns.map((name) => {
+    const column = columns.columns.get(name);
+    if (!column) throw new Error(`snapshot: no column ${name}`);
+    if (column.kind === 'text')
+      return {
+        name,
+        kind: 'text',
+        values: put(asBytes(column.codes)),
+        dictionary: put(Buffer.from(JSON.stringify(column.dictionary), 'utf8')),
+      };
+    const section: Column = { name, kind: column.kind, values: put(asBytes(column.values)) };
+    if (column.nulls) section.nulls = put(column.nulls);
+    return section;
+  });
   const bodyBuffer = Buffer.concat(parts, body);
   const header: Header = {
     format: SNAPSHOT_FORMAT,
     version,
     shape: shape.digest,
-    places: rows.length,
-    columns,
+    places: columns.size,
+    columns: sections,
     bodyBytes: body,
     sha256: createHash('sha256').update(bodyBuffer).digest('hex'),
     writtenAt: new Date().toISOString(),
@@ -98,56 +113,6 @@ export function encodeSnapshot(version: number, shape: FactsShape, facts: readon
   length.writeUInt32LE(json.length);
   const start = align8(MAGIC.length + 4 + json.length);
   return Buffer.concat([MAGIC, length, json, Buffer.alloc(start - (MAGIC.length + 4 + json.length)), bodyBuffer]);
-}
-
-function encodeColumn(
-  name: string,
-  rows: ReadonlyArray<Record<string, unknown>>,
-  put: (b: Buffer) => { offset: number; bytes: number },
-): Column {
-  let text = false;
-  let nulls = false;
-  let u8 = true;
-  let i32 = true;
-  for (const row of rows) {
-    const v = row[name];
-    if (v === null || v === undefined) nulls = true;
-    else if (typeof v === 'string') text = true;
-    else if (typeof v === 'number') {
-      if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) u8 = i32 = false;
-      else if (v < 0 || v > 255) u8 = false;
-    } else throw new Error(`snapshot: column ${name} holds a ${typeof v}`);
-  }
-  if (text) {
-    const codes = new Int32Array(rows.length);
-    const dictionary: string[] = [];
-    const codeOf = new Map<string, number>();
-    rows.forEach((row, i) => {
-      const v = row[name];
-      if (v === null || v === undefined) return void (codes[i] = -1);
-      if (typeof v !== 'string') throw new Error(`snapshot: column ${name} mixes text and numbers`);
-      let code = codeOf.get(v);
-      if (code === undefined) codeOf.set(v, (code = dictionary.push(v) - 1));
-      codes[i] = code;
-    });
-    return {
-      name,
-      kind: 'text',
-      values: put(Buffer.from(codes.buffer, codes.byteOffset, codes.byteLength)),
-      dictionary: put(Buffer.from(JSON.stringify(dictionary), 'utf8')),
-    };
-  }
-  const kind = u8 ? 'u8' : i32 ? 'i32' : 'f64';
-  const values = kind === 'u8' ? new Uint8Array(rows.length) : kind === 'i32' ? new Int32Array(rows.length) : new Float64Array(rows.length);
-  const mask = nulls ? new Uint8Array(rows.length) : null;
-  rows.forEach((row, i) => {
-    const v = row[name];
-    if (typeof v === 'number') values[i] = v;
-    else if (mask) mask[i] = 1;
-  });
-  const column: Column = { name, kind, values: put(Buffer.from(values.buffer, values.byteOffset, values.byteLength)) };
-  if (mask) column.nulls = put(Buffer.from(mask.buffer, mask.byteOffset, mask.byteLength));
-  return column;
 }
 
 class Corrupt extends Error {}
@@ -196,14 +161,13 @@ function decode(file: Buffer, shape: FactsShape): SnapshotRead {
     check(s.offset % 8 === 0 && s.offset + s.bytes <= body.length, `${what}: section out of bounds`);
     return body.subarray(s.offset, s.offset + s.bytes);
   };
-  const rows: Array<Record<string, unknown>> = Array.from({ length: n }, () => ({}));
+  const columns = new Map<string, FactColumn>();
   for (const column of header.columns) {
     const raw = section(column.values, column.name);
     const width = column.kind === 'u8' ? 1 : column.kind === 'f64' ? 8 : 4;
     check(raw.length === n * width, `${column.name}: ${raw.length} bytes for ${n} places`);
     // The body starts 8-byte aligned in a fresh buffer (readFile), so typed views need no copy.
-    const aligned = (raw.byteOffset & 7) === 0;
-    const bytes = aligned ? raw : Buffer.from(raw);
+    const bytes = (raw.byteOffset & 7) === 0 ? raw : new Uint8Array(raw);
     if (column.kind === 'text') {
       check(column.dictionary !== undefined, `${column.name}: no dictionary`);
       let dictionary: unknown;
@@ -215,24 +179,23 @@ function decode(file: Buffer, shape: FactsShape): SnapshotRead {
       check(Array.isArray(dictionary) && dictionary.every((s) => typeof s === 'string'), `${column.name}: dictionary is not strings`);
       const words = dictionary as string[];
       const codes = new Int32Array(bytes.buffer, bytes.byteOffset, n);
-      for (let i = 0; i < n; i++) {
-        const code = codes[i]!;
-        check(code >= -1 && code < words.length, `${column.name}: code out of its dictionary`);
-        rows[i]![column.name] = code === -1 ? null : words[code];
-      }
+      for (let i = 0; i < n; i++) check(codes[i]! >= -1 && codes[i]! < words.length, `${column.name}: code out of its dictionary`);
+      columns.set(column.name, { kind: 'text', codes, dictionary: words });
       continue;
     }
-    const values =
-      column.kind === 'u8'
-        ? new Uint8Array(bytes.buffer, bytes.byteOffset, n)
-        : column.kind === 'i32'
-          ? new Int32Array(bytes.buffer, bytes.byteOffset, n)
-          : new Float64Array(bytes.buffer, bytes.byteOffset, n);
     const nulls = column.nulls ? section(column.nulls, column.name) : null;
     check(nulls === null || nulls.length === n, `${column.name}: null mask of ${nulls?.length} bytes for ${n} places`);
-    for (let i = 0; i < n; i++) rows[i]![column.name] = nulls !== null && nulls[i] === 1 ? null : values[i];
+    const mask = nulls === null ? null : new Uint8Array(nulls.buffer, nulls.byteOffset, n);
+    if (column.kind === 'u8')
+      columns.set(column.name, { kind: 'u8', values: new Uint8Array(bytes.buffer, bytes.byteOffset, n), nulls: mask });
+    else if (column.kind === 'i32')
+      columns.set(column.name, { kind: 'i32', values: new Int32Array(bytes.buffer, bytes.byteOffset, n), nulls: mask });
+    else columns.set(column.name, { kind: 'f64', values: new Float64Array(bytes.buffer, bytes.byteOffset, n), nulls: mask });
   }
-  return { ok: true, snapshot: { version: header.version, facts: rows as unknown as PlaceFacts[], writtenAt: header.writtenAt } };
+  return {
+    ok: true,
+    snapshot: { version: header.version, facts: { size: n, names, columns }, writtenAt: header.writtenAt },
+  };
 }
 
 /** Where the snapshot lives, and its bound: a larger file is refused before it is read. */
@@ -259,7 +222,7 @@ export class IndexSnapshotFile {
    * server processes may write at once), flushed to disk, then renamed over the old one, so a reader sees
    * either file entire and a crash leaves at most a temporary file.
    */
-  async write(version: number, shape: FactsShape, facts: readonly PlaceFacts[]): Promise<number> {
+  async write(version: number, shape: FactsShape, facts: FactColumns): Promise<number> {
     const bytes = encodeSnapshot(version, shape, facts);
     await mkdir(dirname(this.path), { recursive: true });
     const temporary = `${this.path}.${process.pid}.tmp`;

@@ -72,6 +72,10 @@ export class NameOrder implements SlotExtension {
   /** Orders the build's slots 0..sorted-1 by name, then place id. */
   seal(sorted: number): void {
     this.sealed = sorted;
+    // The build's names are all in: the arrays are cut to them (growth resumes with the next change).
+    this.bytes = this.bytes.slice(0, this.used);
+    this.start = this.start.slice(0, sorted);
+    this.length = this.length.slice(0, sorted);
     const order = new Int32Array(sorted);
     for (let s = 0; s < sorted; s++) order[s] = s;
     const names = this.pending;

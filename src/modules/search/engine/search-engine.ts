@@ -16,7 +16,7 @@ import { finishesWithin, TrustGate } from '../trust-filter.ts';
 import { applyChanges } from './apply-changes.ts';
 import { BitmapIndex, type FacetDimension, type FacetValue, flagNames, type IndexQuery } from './bitmap-index.ts';
 import { type ContactHit, ContactIndex } from './contact-index.ts';
-import { type PlaceFacts, placeFactsAfter } from './engine.repository.ts';
+import { everyPlaceFacts } from './engine.repository.ts';
 import type { EngineSnapshot, FactsAt } from './engine-snapshot.ts';
 import type { EngineState, SearchEngine } from './engine-state.ts';
 import { cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder, withinArea } from './geo-search.ts';
@@ -224,8 +224,6 @@ export function indexQueryOf(criteria: PlaceCriteria, sort: PlaceSort): IndexQue
   };
 }
 
-/** Places read per statement while building. */
-const BUILD_BATCH = 50_000;
 /**
  * Matches a search ordered by rating may have to be ordered in memory (each one's key read and sorted); SQL's
  * covering index (category or city, then rating) reads only a page of a larger one.
@@ -560,16 +558,10 @@ export class MemorySearchEngine extends SqlSearchEngine {
     const db = this.options.db;
     const first = !this.index;
     const version = from?.version ?? (await placesVersion(db));
-    const batches: PlaceFacts[][] = from?.batches ?? [];
-    for (let after = 0; !from; ) {
-      const batch = await placeFactsAfter(db, after, BUILD_BATCH);
-      if (batch.length === 0) break;
-      batches.push(batch);
-      after = batch.at(-1)!.id;
-    }
+    const facts = from?.facts ?? (await everyPlaceFacts(db));
     const orders = new IndexOrders();
-    const next = BitmapIndex.build(version, batches, (index) => orders.attach(index));
-    const contacts = ContactIndex.build(batches);
+    const next = BitmapIndex.build(version, facts, (index) => orders.attach(index));
+    const contacts = ContactIndex.fromColumns(facts);
     if (!(await applyChanges(db, next, undefined, contacts))) {
       next.dispose();
       throw new Error('the change log was pruned while the index was being built');
@@ -588,7 +580,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
       'search index built',
     );
     // Awaited on the first build, so that the next process starts from it.
-    if (!from) await (first ? this.options.snapshot?.save({ version, batches }) : void this.options.snapshot?.save({ version, batches }));
+    if (!from) await (first ? this.options.snapshot?.save({ version, facts }) : void this.options.snapshot?.save({ version, facts }));
   }
 }
 
