@@ -295,6 +295,13 @@ export const ConfigSchema = Type.Object({
     maximum: 1_000_000,
     description: 'Websites and email domains one round of the VERIFY_INTERVAL_MS loop checks at most (each)',
   }),
+  VERIFY_CONCURRENCY: Type.Integer({
+    default: 256,
+    minimum: 1,
+    maximum: 4096,
+    description:
+      "websites `leadatlas verify` and the VERIFY_INTERVAL_MS loop check at once (each a different host: ENRICH_HOST_DELAY_MS spaces one host's requests, so a check is mostly waiting on its host)",
+  }),
   ENRICH_HOST_DELAY_MS: Type.Integer({
     default: 1000,
     minimum: 0,

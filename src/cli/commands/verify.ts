@@ -11,7 +11,7 @@ export function registerVerify(program: Command): void {
     )
     .option('--after-days <n>', 'check what was last checked longer ago than this (default VERIFY_AFTER_DAYS)', integerOption(0))
     .option('--limit <n>', 'check at most this many websites and this many email domains', integerOption(1))
-    .option('--concurrency <n>', 'websites fetched at once (default ENRICH_CONCURRENCY)', integerOption(1, 4096))
+    .option('--concurrency <n>', 'websites fetched at once (default VERIFY_CONCURRENCY)', integerOption(1, 4096))
     .action((opts: { afterDays?: number; limit?: number; concurrency?: number }) =>
       withDb(async (db, config) => {
         await prepareDatabase(db);

@@ -10,7 +10,7 @@ export async function verifyCommand(
   options: { afterDays?: number; limit?: number; concurrency?: number },
   log: (line: string) => void,
 ): Promise<VerifySummary> {
-  const concurrency = options.concurrency ?? config.ENRICH_CONCURRENCY;
+  const concurrency = options.concurrency ?? config.VERIFY_CONCURRENCY;
   const { crawler, checker } = crawlTools(config, { maxPagesPerSite: 1, concurrency });
   const started = performance.now();
   try {
@@ -24,7 +24,7 @@ export async function verifyCommand(
     });
     const seconds = (performance.now() - started) / 1000;
     log(
-      `${summary.sites} websites and ${summary.domains} email domains checked in ${seconds.toFixed(1)} s (${(summary.sites / Math.max(seconds, 0.001)).toFixed(0)} websites/s); ${summary.changed} statuses changed, ${summary.places} places judged anew`,
+      `${summary.sites} websites and ${summary.domains} email domains checked in ${seconds.toFixed(1)} s (${(summary.sites / Math.max(seconds, 0.001)).toFixed(0)} websites/s); ${summary.changed} statuses changed, ${summary.places} places judged anew (websites ${(summary.ms.sites / 1000).toFixed(1)} s, domains ${(summary.ms.domains / 1000).toFixed(1)} s, places ${(summary.ms.places / 1000).toFixed(1)} s)`,
     );
     return summary;
   } finally {

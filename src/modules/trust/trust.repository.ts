@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
 import type { PlaceTrustColumns } from '../../infra/db/schema.trust.ts';
 import type { Database } from '../../infra/db/schema.ts';
@@ -156,22 +156,47 @@ export async function placesOfSites(db: Db, siteIds: readonly number[]): Promise
 
 /**
  * The places with an email at one of these domains (what a re-check of the domains changes): every email the
- * pass judged is in `contact_trust`, and a place it has not seen yet has its `email`. A scan of the catalog per
- * call: call it with many domains at once.
+ * pass judged is in `contact_trust`, and a place it has not seen yet has its `email`. One walk over the places
+ * that hold an address, in pages by id, the domains matched in a set: its cost does not grow with the number of
+ * domains (a `LIKE` per domain did: ten thousand domains took minutes on ten thousand places).
  */
 export async function placesOfEmailDomains(db: Db, domains: readonly string[]): Promise<number[]> {
   if (domains.length === 0) return [];
-  const rows = await db.kysely
-    .selectFrom('places')
-    .select('id')
-    .where((eb) =>
-      eb.or(
-        domains.flatMap((domain) => {
-          const pattern = `%@${domain.toLowerCase()}"%`;
-          return [eb(sql`lower(places.email)`, 'like', `%@${domain.toLowerCase()}`), eb('places.contact_trust', 'like', pattern)];
-        }),
-      ),
+  const wanted = new Set(domains.map((d) => d.toLowerCase()));
+  const found: number[] = [];
+  for (let after = 0; ; ) {
+    const rows = await db.kysely
+      .selectFrom('places')
+      .select(['id', 'email', 'contact_trust'])
+      .where('id', '>', after)
+      .where((eb) => eb.or([eb('email', 'is not', null), eb('contact_trust', 'like', '%@%')]))
+      .orderBy('id')
+      .limit(EMAIL_SCAN_PAGE)
+      .execute();
+    for (const row of rows) if (holdsDomain(row.email, row.contact_trust, wanted)) found.push(Number(row.id));
+    if (rows.length < EMAIL_SCAN_PAGE) return found;
+    after = Number(rows.at(-1)!.id);
+  }
+}
+
+const EMAIL_SCAN_PAGE = 5000;
+/** The domain of each address in a JSON text: what follows an `@` up to the closing quote. */
+const quotedDomain = /@([^"@\s]+)"/g;
+
+function holdsDomain(email: string | null, contactTrust: string | null, wanted: ReadonlySet<string>): boolean {
+  const at = email?.lastIndexOf('@') ?? -1;
+  if (
+    email &&
+    at >= 0 &&
+    wanted.has(
+      email
+        .slice(at + 1)
+        .trim()
+        .toLowerCase(),
     )
-    .execute();
-  return rows.map((r) => Number(r.id));
+  )
+    return true;
+  if (!contactTrust) return false;
+  for (const m of contactTrust.matchAll(quotedDomain)) if (wanted.has(m[1]!.toLowerCase())) return true;
+  return false;
 }

@@ -305,6 +305,8 @@ export class Crawler {
       addresses = await lookup;
     } catch (error) {
       site.signal.throwIfAborted();
+      // No answer in time says nothing of the name (a resolver under load): not `dns_error`, which reads as a dead site.
+      if ((error as { code?: unknown }).code === 'ETIMEOUT') return { outcome: 'timeout', reason: (error as Error).message };
       return { outcome: 'dns_error', reason: (error as Error).message };
     }
     try {

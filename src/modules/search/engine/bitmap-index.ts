@@ -372,8 +372,13 @@ export class BitmapIndex {
     const best: OrderKey[] = [];
     for (const s of result.toUint32Array()) {
       const v = values[s]!;
-      const k = { key: Number.isNaN(v) ? -1 : v, id: this.extId[s]! };
-      if (!after || before(after, k)) keepFirst(best, k, limit, before);
+      const key = Number.isNaN(v) ? -1 : v;
+      const id = this.extId[s]!;
+      if (after && !(key < after.key || (key === after.key && id < after.id))) continue;
+      // A full page keeps only what beats its last: most matches are turned away here, before any object is made.
+      const last = best.length === limit ? best[limit - 1]! : null;
+      if (last && !(key > last.key || (key === last.key && id > last.id))) continue;
+      keepFirst(best, { key, id }, limit, before);
     }
     return best;
   }
