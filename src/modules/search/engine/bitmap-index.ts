@@ -20,9 +20,8 @@ export type StatusDim = keyof typeof statusDims;
 const statusDimNames = Object.keys(statusDims) as StatusDim[];
 
 /**
- * Numbers a search asks a least value of (`>=`): the confidences of the best value of each kind, the lead score,
- * and when the place's content changed or a value was checked (ms since the epoch). Kept per slot; a threshold's
- * bitmap is made on first use and kept (`THRESHOLDS_KEPT`), maintained as changes are applied.
+ * Numbers a search asks a least value of (`>=`): each kind's best confidence, the lead score, when the content changed
+ * or a value was checked (ms). Per slot; a threshold's bitmap is made on first use, kept (`THRESHOLDS_KEPT`), maintained.
  */
 export const scoreDims = ['email_confidence', 'phone_confidence', 'website_confidence', 'lead_score', 'updated_at', 'verified_at'] as const;
 export type ScoreDim = (typeof scoreDims)[number];
@@ -363,9 +362,8 @@ export class BitmapIndex {
   }
 
   /**
-   * The first `limit` matches of `result` strictly after `after` by lead score or rating (`coalesce(value, -1)`
-   * descending, then the place id descending, as SQL's `sort=lead_score` and `sort=rating`): one pass over the
-   * matches keeping the best `limit`, so it costs the matches' count, not a sort of them.
+   * The first `limit` matches of `result` after `after` by lead score or rating (`coalesce(value, -1)`, then id,
+   * both descending, as SQL sorts them): one pass keeping the best `limit`, the matches' count and no sort.
    */
   pageByValue(by: 'lead_score' | 'rating', result: RoaringBitmap32, after: OrderKey | null, limit: number): OrderKey[] {
     const values = by === 'rating' ? this.rating : this.score.lead_score;
@@ -375,8 +373,7 @@ export class BitmapIndex {
       const key = Number.isNaN(v) ? -1 : v;
       const id = this.extId[s]!;
       if (after && !(key < after.key || (key === after.key && id < after.id))) continue;
-      // A full page keeps only what beats its last: most matches are turned away here, before any object is made.
-      const last = best.length === limit ? best[limit - 1]! : null;
+      const last = best.length === limit ? best[limit - 1]! : null; // a full page takes only what beats its last
       if (last && !(key > last.key || (key === last.key && id > last.id))) continue;
       keepFirst(best, { key, id }, limit, before);
     }
