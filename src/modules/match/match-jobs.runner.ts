@@ -12,8 +12,8 @@ import { type HandedLeads, openHandedLeads } from '../exports/handed-leads.ts';
 import { leasedJobQueries } from '../exports/leased-jobs.repository.ts';
 import { LeasedJobRunner, removeJobFiles, syncDir } from '../exports/leased-jobs.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
-import type { MatchRecordInput, MatchResult } from './match.schema.ts';
-import { type MatchDeps, matchRecords } from './match.service.ts';
+import type { MatchRecordInput } from './match.schema.ts';
+import { type ListMatchResult, type MatchDeps, matchListRecords } from './match.service.ts';
 import type { ColumnMapping } from './match-headers.ts';
 import * as repo from './match-jobs.repository.ts';
 import { resultColumns } from './match-jobs.schema.ts';
@@ -270,7 +270,7 @@ async function writeBatch(
 ): Promise<number> {
   const { list, counts } = o;
   const records = batch.filter((r) => !r.problem).map((r) => recordOf(list, r, o.mapping));
-  const results = records.length > 0 ? await matchRecords(o.deps, records, { threshold: o.threshold ?? undefined }) : [];
+  const results = records.length > 0 ? await matchListRecords(o.deps, records, { threshold: o.threshold ?? undefined }) : [];
   let next = 0;
   let text = '';
   const sheetRows: Cell[][] = [];
@@ -347,7 +347,7 @@ class ResultWriter {
     return `\uFEFF${this.line([...this.headers, ...resultColumns])}`;
   }
 
-  row(row: ListRow, decision: Decision, result: MatchResult | undefined, threshold: number | null): string {
+  row(row: ListRow, decision: Decision, result: ListMatchResult | undefined, threshold: number | null): string {
     const appended = resultCells(decision, result, row.problem, threshold);
     if (this.format === 'ndjson') {
       const out: Record<string, unknown> = { ...(row.object ?? {}) };
@@ -361,7 +361,7 @@ class ResultWriter {
   }
 
   /** A workbook's row: the list's own cells (numbers as numbers), then the result's, typed (never formulas). */
-  cells(row: ListRow, decision: Decision, result: MatchResult | undefined, threshold: number | null): Cell[] {
+  cells(row: ListRow, decision: Decision, result: ListMatchResult | undefined, threshold: number | null): Cell[] {
     const own: Cell[] = Array.from({ length: this.headers.length }, (_, i) => row.cells?.[i] ?? '');
     for (const i of row.numeric ?? []) {
       const n = Number(own[i]);
@@ -386,7 +386,7 @@ class ResultWriter {
 /** The values of `resultColumns` for one row. */
 function resultCells(
   decision: Decision,
-  result: MatchResult | undefined,
+  result: ListMatchResult | undefined,
   problem: string | undefined,
   threshold: number | null,
 ): Array<string | number | null> {
@@ -418,7 +418,7 @@ function resultCells(
     p?.phone ?? null,
     p?.email ?? null,
     p?.website ?? null,
-    p ? p.contacts.socials.map((s) => s.url).join(';') || null : null,
+    p ? p.socials.join(';') || null : null,
     address,
     reason,
   ];

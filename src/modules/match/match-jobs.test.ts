@@ -214,6 +214,8 @@ for (const database of ['sqlite', 'postgres'] as const) {
           assert.equal(row[col('leadatlas_status')], r.match.place.status);
           assert.equal(row[col('leadatlas_phone')], r.match.place.phone ?? '');
           assert.equal(row[col('leadatlas_website')], r.match.place.website ?? '');
+          assert.equal(row[col('leadatlas_email')], r.match.place.email ?? '');
+          assert.equal(row[col('leadatlas_socials')], r.match.place.contacts.socials.map((s) => s.url).join(';'));
           assert.equal(row[col('leadatlas_category')], r.match.place.category ?? '');
         }
       });
