@@ -2959,7 +2959,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The list with the result columns appended */
+                /** @description The list with the result columns appended, in the list's format (CSV, XLSX or NDJSON) */
                 200: {
                     headers: {
                         RateLimit: components["headers"]["RateLimit"];
@@ -2967,6 +2967,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
                         "application/x-ndjson": string;
                         "text/csv": string;
                     };

@@ -27,7 +27,7 @@ export function registerMatch(program: Command): void {
       'match a list (CSV, XLSX or NDJSON, columns recognised by their headers) against the catalog: writes every row with the place id, score, decision and the catalog contacts appended',
     )
     .argument('<file>', 'the list')
-    .requiredOption('--out <file>', 'where to write the result (CSV; NDJSON for an NDJSON list)')
+    .requiredOption('--out <file>', "where to write the result (in the list's format: CSV, XLSX or NDJSON)")
     .option('--threshold <n>', 'lowest score that is a match (0–1); the default is the one whose precision is published', fractionOption)
     .option('--mapping <json>', 'record field → header, for columns the headers do not say', mappingOption)
     .option('--as-leads', 'every matched place becomes a lead of --account, so its only_new searches and exports leave it out')

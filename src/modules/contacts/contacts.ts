@@ -1,9 +1,11 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { PhoneNormaliser } from '../geo/geo.types.ts';
+import { internationalPhone } from './evidence.ts';
 import { normaliseEmail } from './normal-forms.ts';
 import { canonicalSocial, type SocialNetwork } from './socials.ts';
 import { emailEvidence, phoneEvidence, WebsiteItemSchema } from './trust.schema.ts';
 import { evidenceOf } from './trust.ts';
+import type { StoredTrust } from './trust.types.ts';
 
 export type { ContactColumns, EmailVerdict, FoundContacts, SourceItem, StoredSourceContacts } from './contacts.types.ts';
 export { normaliseEmail, type SiteRef, siteOf } from './normal-forms.ts';
@@ -221,4 +223,46 @@ export function placeContacts(row: ContactColumns): {
     lead_score: evidence.leadScore(row.lead_score),
     filled,
   };
+}
+
+/**
+ * The email, phone and social profile URLs the public view shows (`placeContacts`'s `email`, `phone` and
+ * `contacts.socials[].url`, the same values in the same order), without each contact's evidence: no trust is
+ * judged, a phone's international form is the trust pass's where it stored one, else libphonenumber's (which is
+ * what a judgement from the row gives). For a match job's columns, where the evidence is not shown.
+ */
+export function placeContactValues(
+  row: Pick<
+    ContactColumns,
+    'email' | 'phone' | 'phone_e164' | 'website' | 'source_contacts' | 'found_contacts' | 'enrich_basis' | 'contact_trust'
+  >,
+): { email: string | null; phone: string | null; socials: string[] } {
+  const found = validFound(row);
+  let trust: StoredTrust | null | undefined;
+  const international = (e164: string | null): string | null => {
+    if (e164 === null) return null;
+    trust ??= row.contact_trust === null ? null : (JSON.parse(row.contact_trust) as StoredTrust);
+    const hit = trust?.phones.find((p) => p.value === e164);
+    return hit ? (hit.valid ? hit.international : null) : internationalPhone(e164);
+  };
+  const email = row.email ?? found?.emails[0]?.address ?? null;
+  let phone = row.phone === null ? null : (international(row.phone_e164) ?? row.phone);
+  if (phone === null && found && found.phones.length > 0) {
+    const e164 = found.phones[0]!.e164;
+    phone = international(e164) ?? e164;
+  }
+  const socials: string[] = [];
+  const seen = new Set<string>();
+  const stored = row.source_contacts === null ? {} : (JSON.parse(row.source_contacts) as StoredSourceContacts);
+  for (const s of stored.socials ?? []) {
+    if (seen.has(s.value) || !s.network) continue;
+    seen.add(s.value);
+    socials.push(s.value);
+  }
+  for (const s of found?.socials ?? []) {
+    if (seen.has(s.url)) continue;
+    seen.add(s.url);
+    socials.push(s.url);
+  }
+  return { email, phone, socials };
 }

@@ -11,6 +11,7 @@ import { checkAgainstSchema } from '../../infra/http/check-schema.ts';
 import { problemResponses } from '../../infra/http/problem.ts';
 import type { TypeBoxTypeProvider } from '../../infra/http/type-provider.ts';
 import { DownloadQuerySchema } from '../exports/export-jobs.schema.ts';
+import { exportFormats } from '../exports/formats/index.ts';
 import { listFields } from './match-headers.ts';
 import { findMatchJob } from './match-jobs.repository.ts';
 import {
@@ -32,6 +33,8 @@ import {
   receiveList,
 } from './match-jobs.service.ts';
 import { type MatchJobs, matchJobsPath } from './match-jobs.ts';
+
+const xlsxType = exportFormats.xlsx.contentType;
 
 /** Match jobs: a list uploaded, matched in the background, downloaded through a signed link, told by webhook. */
 export async function matchJobsRoutes(
@@ -121,8 +124,12 @@ export async function matchJobsRoutes(
         querystring: DownloadQuerySchema,
         response: {
           200: {
-            description: 'The list with the result columns appended',
-            content: { 'text/csv': { schema: Type.String() }, 'application/x-ndjson': { schema: Type.String() } },
+            description: "The list with the result columns appended, in the list's format (CSV, XLSX or NDJSON)",
+            content: {
+              'text/csv': { schema: Type.String() },
+              [xlsxType]: { schema: Type.String({ format: 'binary' }) },
+              'application/x-ndjson': { schema: Type.String() },
+            },
           },
           ...problemResponses(400, 403, 404, 429),
           410: Type.Ref('Problem', { description: 'The link has expired' }),
@@ -141,7 +148,14 @@ export async function matchJobsRoutes(
       );
       if (size === null) throw new AppError('not_found', `the file of match job ${id} is no longer on this server`);
       return reply
-        .header('content-type', job.file_name.endsWith('.ndjson') ? 'application/x-ndjson; charset=utf-8' : 'text/csv; charset=utf-8')
+        .header(
+          'content-type',
+          job.file_name.endsWith('.ndjson')
+            ? 'application/x-ndjson; charset=utf-8'
+            : job.file_name.endsWith('.xlsx')
+              ? xlsxType
+              : 'text/csv; charset=utf-8',
+        )
         .header('content-length', String(size))
         .header('content-disposition', job.download_name ?? `attachment; filename="${job.file_name}"`)
         .header('cache-control', 'private, no-store')

@@ -6,13 +6,14 @@ import { AppError } from '../../infra/errors.ts';
 import { asDiskFull } from '../../infra/storage.ts';
 import { attachmentDisposition } from '../exports/content-disposition.ts';
 import type { DownloadLinks } from '../exports/download-links.ts';
-import { guardFormula } from '../exports/formats/cells.ts';
+import { type Cell, guardFormula } from '../exports/formats/cells.ts';
+import { XlsxSheetWriter } from '../exports/formats/xlsx-sheet-writer.ts';
 import { type HandedLeads, openHandedLeads } from '../exports/handed-leads.ts';
 import { leasedJobQueries } from '../exports/leased-jobs.repository.ts';
 import { LeasedJobRunner, removeJobFiles, syncDir } from '../exports/leased-jobs.ts';
 import { queueDelivery } from '../webhooks/webhooks.service.ts';
-import type { MatchRecordInput, MatchResult } from './match.schema.ts';
-import { type MatchDeps, matchRecords } from './match.service.ts';
+import type { MatchRecordInput } from './match.schema.ts';
+import { type ListMatchResult, type MatchDeps, matchListRecords } from './match.service.ts';
 import type { ColumnMapping } from './match-headers.ts';
 import * as repo from './match-jobs.repository.ts';
 import { resultColumns } from './match-jobs.schema.ts';
@@ -55,7 +56,7 @@ export interface Counts {
  * row by row, hands the matcher a batch at a time, and writes `<job>.<attempt>.tmp`: every row of the list in
  * its order with the result columns appended (a bad row gets its reason, never a failed job). With `as_leads`
  * the matched places of a batch become leads of the account once the file has taken the batch. The file is
- * synced and renamed to `<job>.csv` (`.ndjson` for an NDJSON list), the upload deleted, the quota rows the bad
+ * synced and renamed to `<job>.csv` (`.xlsx` for a workbook, `.ndjson` for an NDJSON list), the upload deleted, the quota rows the bad
  * rows did not use given back, and the job ends `succeeded` with its webhook event, in one transaction.
  */
 export class MatchJobRunner {
@@ -96,7 +97,7 @@ export class MatchJobRunner {
     }
     await mkdir(dataDir, { recursive: true });
     const stored = JSON.parse(job.mapping) as StoredMapping;
-    const outFormat: ListFormat = job.input_format === 'ndjson' ? 'ndjson' : 'csv';
+    const outFormat = job.input_format as ListFormat;
     const tmp = join(dataDir, `${job.public_id}.${attempt}.tmp`);
     const counts = emptyCounts();
     let leads: HandedLeads | undefined;
@@ -212,9 +213,16 @@ export class MatchJobRunner {
 
 export const emptyCounts = (): Counts => ({ rows_done: 0, matched: 0, closed: 0, bad_rows: 0 });
 
+/** Where a result goes (a file handle): text for CSV and NDJSON, the zip's bytes for a workbook. */
+export interface ResultSink {
+  write(data: string): Promise<unknown>;
+  write(data: Uint8Array): Promise<unknown>;
+}
+
 /**
  * Matches a list into `out`, batch by batch: each row of the list in its order, its own cells as they were,
- * the result columns appended (CSV in the list's delimiter, or NDJSON for an NDJSON list). With `leads`, the
+ * the result columns appended, in the list's format (CSV in the list's delimiter; a workbook of one sheet for
+ * an XLSX list, written as it goes by `XlsxSheetWriter`; NDJSON for an NDJSON list). With `leads`, the
  * matched places of a batch are recorded once `out` has taken the batch. `counts` is updated as rows are
  * written; `onBatch` is called after each batch. Stops between batches once `stop` is aborted.
  */
@@ -224,47 +232,68 @@ export async function writeMatchedList(o: {
   headers: readonly string[];
   mapping: ColumnMapping;
   threshold: number | null;
-  out: { write(text: string): Promise<unknown> };
+  out: ResultSink;
   leads?: HandedLeads;
   stop?: AbortSignal;
   batchSize?: number;
   counts: Counts;
   onBatch?: () => Promise<void> | void;
 }): Promise<{ bytes: number }> {
-  const { list, counts } = o;
-  const writer = new ResultWriter(list, o.headers, list.format === 'ndjson' ? 'ndjson' : 'csv');
+  const { list } = o;
+  const writer = new ResultWriter(list, o.headers, list.format);
+  const workbook = list.format === 'xlsx' ? new XlsxSheetWriter(o.out, [...o.headers, ...resultColumns], 'matched') : undefined;
   let bytes = 0;
   const first = writer.header();
   if (first) {
     await o.out.write(first);
     bytes += Buffer.byteLength(first);
   }
-  for await (const batch of batches(list.rows, o.batchSize ?? 200)) {
-    if (o.stop?.aborted) break;
-    const records = batch.filter((r) => !r.problem).map((r) => recordOf(list, r, o.mapping));
-    const results = records.length > 0 ? await matchRecords(o.deps, records, { threshold: o.threshold ?? undefined }) : [];
-    let next = 0;
-    let text = '';
-    const placeIds: number[] = [];
-    for (const row of batch) {
-      const result = row.problem ? undefined : results[next++];
-      const decision: Decision = !result || result.error ? 'bad_row' : result.match ? 'matched' : 'unmatched';
-      counts.rows_done++;
-      if (decision === 'bad_row') counts.bad_rows++;
-      if (result?.match) {
-        counts.matched++;
-        if (result.match.place.status !== 'open') counts.closed++;
-        placeIds.push(result.match.placeRowId);
-      }
-      text += writer.row(row, decision, result, o.threshold);
+  try {
+    for await (const batch of batches(list.rows, o.batchSize ?? 200)) {
+      if (o.stop?.aborted) break;
+      bytes += await writeBatch(o, batch, writer, workbook);
     }
-    await o.out.write(text);
-    bytes += Buffer.byteLength(text);
-    // The file holds the batch: its places are the account's now.
-    if (o.leads && placeIds.length > 0) await o.leads.record(placeIds);
-    await o.onBatch?.();
+    if (workbook) bytes = await workbook.end();
+  } catch (error) {
+    workbook?.destroy();
+    throw error;
   }
   return { bytes };
+}
+
+/** One batch matched and written; the bytes written (none for a workbook, whose size is known at its end). */
+async function writeBatch(
+  o: Parameters<typeof writeMatchedList>[0],
+  batch: ListRow[],
+  writer: ResultWriter,
+  workbook: XlsxSheetWriter | undefined,
+): Promise<number> {
+  const { list, counts } = o;
+  const records = batch.filter((r) => !r.problem).map((r) => recordOf(list, r, o.mapping));
+  const results = records.length > 0 ? await matchListRecords(o.deps, records, { threshold: o.threshold ?? undefined }) : [];
+  let next = 0;
+  let text = '';
+  const sheetRows: Cell[][] = [];
+  const placeIds: number[] = [];
+  for (const row of batch) {
+    const result = row.problem ? undefined : results[next++];
+    const decision: Decision = !result || result.error ? 'bad_row' : result.match ? 'matched' : 'unmatched';
+    counts.rows_done++;
+    if (decision === 'bad_row') counts.bad_rows++;
+    if (result?.match) {
+      counts.matched++;
+      if (result.match.place.status !== 'open') counts.closed++;
+      placeIds.push(result.match.placeRowId);
+    }
+    if (workbook) sheetRows.push(writer.cells(row, decision, result, o.threshold));
+    else text += writer.row(row, decision, result, o.threshold);
+  }
+  if (workbook) await workbook.rows(sheetRows);
+  else await o.out.write(text);
+  // The file holds the batch: its places are the account's now.
+  if (o.leads && placeIds.length > 0) await o.leads.record(placeIds);
+  await o.onBatch?.();
+  return workbook ? 0 : Buffer.byteLength(text);
 }
 
 async function* batches<T>(rows: AsyncIterable<T>, size: number): AsyncGenerator<T[]> {
@@ -312,13 +341,13 @@ class ResultWriter {
     private readonly format: ListFormat,
   ) {}
 
-  /** CSV: a BOM (Excel reads UTF-8 by it) and the header row; NDJSON has none. */
+  /** CSV: a BOM (Excel reads UTF-8 by it) and the header row; NDJSON has none, a workbook its own. */
   header(): string {
-    if (this.format === 'ndjson') return '';
+    if (this.format !== 'csv') return '';
     return `\uFEFF${this.line([...this.headers, ...resultColumns])}`;
   }
 
-  row(row: ListRow, decision: Decision, result: MatchResult | undefined, threshold: number | null): string {
+  row(row: ListRow, decision: Decision, result: ListMatchResult | undefined, threshold: number | null): string {
     const appended = resultCells(decision, result, row.problem, threshold);
     if (this.format === 'ndjson') {
       const out: Record<string, unknown> = { ...(row.object ?? {}) };
@@ -329,6 +358,16 @@ class ResultWriter {
     }
     const own = Array.from({ length: this.headers.length }, (_, i) => row.cells?.[i] ?? '');
     return this.line([...own, ...appended.map((c) => (typeof c === 'string' ? guardFormula(c) : c))]);
+  }
+
+  /** A workbook's row: the list's own cells (numbers as numbers), then the result's, typed (never formulas). */
+  cells(row: ListRow, decision: Decision, result: ListMatchResult | undefined, threshold: number | null): Cell[] {
+    const own: Cell[] = Array.from({ length: this.headers.length }, (_, i) => row.cells?.[i] ?? '');
+    for (const i of row.numeric ?? []) {
+      const n = Number(own[i]);
+      if (i < own.length && Number.isFinite(n)) own[i] = n;
+    }
+    return [...own, ...resultCells(decision, result, row.problem, threshold)];
   }
 
   /** One record of the list's own CSV dialect (its delimiter), RFC 4180 quoting, CRLF. */
@@ -347,7 +386,7 @@ class ResultWriter {
 /** The values of `resultColumns` for one row. */
 function resultCells(
   decision: Decision,
-  result: MatchResult | undefined,
+  result: ListMatchResult | undefined,
   problem: string | undefined,
   threshold: number | null,
 ): Array<string | number | null> {
@@ -379,7 +418,7 @@ function resultCells(
     p?.phone ?? null,
     p?.email ?? null,
     p?.website ?? null,
-    p ? p.contacts.socials.map((s) => s.url).join(';') || null : null,
+    p ? p.socials.join(';') || null : null,
     address,
     reason,
   ];

@@ -214,6 +214,8 @@ for (const database of ['sqlite', 'postgres'] as const) {
           assert.equal(row[col('leadatlas_status')], r.match.place.status);
           assert.equal(row[col('leadatlas_phone')], r.match.place.phone ?? '');
           assert.equal(row[col('leadatlas_website')], r.match.place.website ?? '');
+          assert.equal(row[col('leadatlas_email')], r.match.place.email ?? '');
+          assert.equal(row[col('leadatlas_socials')], r.match.place.contacts.socials.map((s) => s.url).join(';'));
           assert.equal(row[col('leadatlas_category')], r.match.place.category ?? '');
         }
       });
@@ -241,15 +243,16 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.equal(usage.match_rows.used, businesses.length + 1);
     });
 
-    test('an XLSX workbook and an NDJSON file with an explicit mapping come back row by row', async () => {
+    test('an XLSX workbook comes back as a workbook, and an NDJSON file with an explicit mapping as NDJSON, row by row', async () => {
       const a = await createAccountWithToken(t.db);
       const some = businesses.slice(0, 8);
       const wb = XLSX.utils.book_new();
       XLSX.utils.book_append_sheet(
         wb,
         XLSX.utils.aoa_to_sheet([
-          ['Empresa', 'Código postal', 'Localidade', 'Telefone'],
-          ...some.map((b) => [b.name, b.postcode, city.name, b.phone]),
+          ['Ref', 'Empresa', 'Código postal', 'Localidade', 'Telefone'],
+          ...some.map((b, i) => [i + 101, b.name, b.postcode, city.name, b.phone]),
+          [109, '', '80331', city.name, ''],
         ]),
         'Clientes',
       );
@@ -266,8 +269,15 @@ for (const database of ['sqlite', 'postgres'] as const) {
       assert.equal(fromNdjson.statusCode, 202, fromNdjson.body);
       const x = await finished(a, fromXlsx.json().id);
       assert.equal(x.status, 'succeeded', x.failure);
-      const xRows = parse((await download(x)).body.slice(1)) as string[][];
-      assert.deepEqual(xRows[0]!.slice(0, 4), ['Empresa', 'Código postal', 'Localidade', 'Telefone']);
+      const xFile = await download(x);
+      assert.equal(xFile.headers['content-type'], 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+      assert.match(String(xFile.headers['content-disposition']), /clientes-leadatlas\.xlsx/);
+      // Read back with SheetJS: the list's rows in order, its own cells, then the result columns.
+      const book = XLSX.read(xFile.rawPayload, { type: 'buffer' });
+      assert.equal(book.SheetNames.length, 1);
+      const xRows = XLSX.utils.sheet_to_json<unknown[]>(book.Sheets[book.SheetNames[0]!]!, { header: 1, defval: null });
+      assert.deepEqual(xRows[0], ['Ref', 'Empresa', 'Código postal', 'Localidade', 'Telefone', ...resultColumns]);
+      assert.equal(xRows.length, some.length + 2, 'the header, every row, the bad row');
       const xExpected = await matchRecords(
         deps(),
         some.map((b, i) => ({
@@ -279,10 +289,30 @@ for (const database of ['sqlite', 'postgres'] as const) {
         })),
         { threshold: 0.5 },
       );
-      xRows.slice(1).forEach((row, i) => {
-        assert.equal(row[0], some[i]!.name);
-        assert.equal(row[4], xExpected[i]!.match?.place.id ?? '', `row ${i + 1}`);
+      const col = (name: string) => 5 + resultColumns.indexOf(name as (typeof resultColumns)[number]);
+      xRows.slice(1, -1).forEach((row, i) => {
+        const r = xExpected[i]!;
+        assert.equal(row[0], i + 101, 'a number of the list stays a number, and the rows keep their order');
+        assert.equal(row[1], some[i]!.name);
+        assert.equal(row[col('leadatlas_place_id')], r.match?.place.id ?? null, `row ${i + 1}`);
+        assert.equal(row[col('leadatlas_decision')], r.match ? 'matched' : 'unmatched', `row ${i + 1}`);
+        const best = r.match?.score ?? r.candidates[0]?.score;
+        assert.equal(row[col('leadatlas_score')], best === undefined ? null : Math.round(best * 1000) / 1000, 'the score is a number');
+        if (r.match) {
+          assert.equal(row[col('leadatlas_name')], r.match.place.name);
+          assert.equal(row[col('leadatlas_status')], r.match.place.status);
+          assert.equal(row[col('leadatlas_phone')], r.match.place.phone);
+          assert.equal(row[col('leadatlas_category')], r.match.place.category);
+        }
       });
+      assert.ok(
+        xExpected.some((r) => r.match),
+        'some rows match',
+      );
+      const bad = xRows.at(-1)!;
+      assert.equal(bad[0], 109);
+      assert.equal(bad[col('leadatlas_decision')], 'bad_row');
+      assert.ok(String(bad[col('leadatlas_reason')]).length > 0, 'a bad row says why');
       const n = await finished(a, fromNdjson.json().id);
       assert.equal(n.status, 'succeeded', n.failure);
       const file = await download(n);

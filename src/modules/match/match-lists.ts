@@ -16,6 +16,8 @@ export interface ListRow {
   index: number;
   /** CSV and XLSX: the cells in the header's order. */
   cells?: string[];
+  /** XLSX: the columns whose cells are numbers (the result writes them back as numbers). */
+  numeric?: number[];
   /** NDJSON: the line's object. */
   object?: Record<string, unknown>;
   /** Why the row cannot be read (a line of NDJSON that is not a JSON object). */
@@ -265,8 +267,9 @@ async function openXlsx(path: string): Promise<OpenedList> {
       () => [] as never[],
     ));
   }
-  const ready: string[][] = [];
+  const ready: Array<{ cells: string[]; numeric: number[] }> = [];
   let cells: string[] = [];
+  let numeric: number[] = [];
   let cell: { col: number; type: string } | undefined;
   let value = '';
   let inValue = false;
@@ -278,6 +281,7 @@ async function openXlsx(path: string): Promise<OpenedList> {
       open: (t) => {
         if (t.name === 'row') {
           cells = [];
+          numeric = [];
           rowNumber = Number(t.attributes.r) || lastRow + 1;
         } else if (t.name === 'c') {
           cell = { col: columnIndex(t.attributes.r, cells.length), type: t.attributes.t ?? 'n' };
@@ -289,11 +293,12 @@ async function openXlsx(path: string): Promise<OpenedList> {
         else if (name === 'c' && cell) {
           cells[cell.col] =
             cell.type === 's' ? (shared[Number(value)] ?? '') : cell.type === 'b' ? (value === '1' ? 'TRUE' : 'FALSE') : value;
+          if (cell.type === 'n' && value !== '') numeric.push(cell.col);
           cell = undefined;
         } else if (name === 'row') {
           // Rows left out of the sheet are empty rows: they are not data.
           lastRow = rowNumber;
-          ready.push(Array.from(cells, (c) => c ?? ''));
+          ready.push({ cells: Array.from(cells, (c) => c ?? ''), numeric });
         }
       },
       text: (t) => {
@@ -303,13 +308,13 @@ async function openXlsx(path: string): Promise<OpenedList> {
     () => ready.splice(0),
   );
   const first = await rowsOfSheet.next();
-  const headers = first.done ? [] : first.value.map((h) => h.trim());
+  const headers = first.done ? [] : first.value.cells.map((h) => h.trim());
   async function* rows(): AsyncGenerator<ListRow> {
     let index = 0;
     try {
       for await (const r of rowsOfSheet) {
-        if (r.every((c) => c.trim() === '')) continue;
-        yield { index: ++index, cells: r };
+        if (r.cells.every((c) => c.trim() === '')) continue;
+        yield { index: ++index, cells: r.cells, ...(r.numeric.length > 0 ? { numeric: r.numeric } : {}) };
       }
     } finally {
       zip.close();

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/db/database.ts';
-import { type PublicPlaceRow, publicPlaceColumns } from '../places/places.schema.ts';
+import { placeContactValues } from '../contacts/contacts.ts';
+import { type Place, type PublicPlaceRow, placeStatus, publicPlaceColumns } from '../places/places.schema.ts';
 
 /** Bound parameters per statement, well under SQLite's and PostgreSQL's limits. */
 const MAX_PARAMS = 8000;
@@ -92,4 +93,73 @@ export async function publicRows(db: Db, ids: readonly number[]): Promise<Map<nu
     for (const r of rows) out.set(Number(r.id), r);
   }
   return out;
+}
+
+/** What a match job reads of a matched place: its appended columns' sources (`listPlaceOf`). */
+const listPlaceColumns = [
+  'id',
+  'public_id',
+  'name',
+  'category',
+  'closed_reason',
+  'phone',
+  'phone_e164',
+  'email',
+  'website',
+  'address',
+  'street',
+  'housenumber',
+  'postcode',
+  'city',
+  'source_contacts',
+  'found_contacts',
+  'enrich_basis',
+  'contact_trust',
+] as const;
+export type ListPlaceRow = Pick<PublicPlaceRow, (typeof listPlaceColumns)[number]>;
+
+/** The columns of the matched places a match job writes. */
+export async function listPlaceRows(db: Db, ids: readonly number[]): Promise<Map<number, ListPlaceRow>> {
+  const out = new Map<number, ListPlaceRow>();
+  for (const part of slices(ids, MAX_PARAMS)) {
+    const rows = (await db.kysely.selectFrom('places').select(listPlaceColumns).where('id', 'in', part).execute()) as ListPlaceRow[];
+    for (const r of rows) out.set(Number(r.id), r);
+  }
+  return out;
+}
+
+/** A matched place as a match job writes it: the public place's values of these fields (`placeRowToPlace`'s rules). */
+export interface ListPlace {
+  id: string;
+  name: string;
+  category: string | null;
+  status: Place['status'];
+  phone: string | null;
+  email: string | null;
+  website: string | null;
+  socials: string[];
+  address: string | null;
+  street: string | null;
+  housenumber: string | null;
+  postcode: string | null;
+  city: string | null;
+}
+
+export function listPlaceOf(row: ListPlaceRow): ListPlace {
+  const contacts = placeContactValues(row);
+  return {
+    id: row.public_id,
+    name: row.name,
+    category: row.category,
+    status: placeStatus(row.closed_reason),
+    phone: contacts.phone,
+    email: contacts.email,
+    website: row.website,
+    socials: contacts.socials,
+    address: row.address,
+    street: row.street,
+    housenumber: row.housenumber,
+    postcode: row.postcode,
+    city: row.city,
+  };
 }

@@ -5,7 +5,15 @@ import { placeRowToPlace } from '../places/places.schema.ts';
 import type { Search } from '../search/search.ts';
 import type { PlaceNameResolver } from '../search/search.types.ts';
 import { type LegalForms, loadLegalForms } from './legal-forms.ts';
-import { type CandidateRow, candidateRows, placesByKey, publicRows } from './match.repository.ts';
+import {
+  type CandidateRow,
+  candidateRows,
+  type ListPlace,
+  listPlaceOf,
+  listPlaceRows,
+  placesByKey,
+  publicRows,
+} from './match.repository.ts';
 import { defaultMatchThreshold, type MatchRecordInput, type MatchResult, type RecordProblem } from './match.schema.ts';
 import { type PreparedRecord, prepareRecord } from './record.ts';
 import { type PreparedPlace, preparePlace, type Scored, scoreCandidate } from './scoring.ts';
@@ -111,6 +119,66 @@ export async function matchRecords(
   records: readonly MatchRecordInput[],
   options: MatchOptions = {},
 ): Promise<MatchResult[]> {
+  const decided = await decideRecords(deps, records, options);
+  const matched = await publicRows(deps.db, matchedIds(decided));
+  return records.map((input, i): MatchResult => {
+    const d = decided[i]!;
+    const row = d.isMatch && d.best ? matched.get(Number(d.best.place.row.id)) : undefined;
+    return {
+      ref: input.ref,
+      match:
+        row && d.best
+          ? { place: placeRowToPlace(row), score: round3(d.best.score), evidence: d.best.evidence, placeRowId: Number(row.id) }
+          : null,
+      ...candidatesOf(d),
+    };
+  });
+}
+
+/** What a match job writes of a matched place (its appended columns): the public place's values, without the contacts' evidence. */
+export interface ListMatch {
+  placeRowId: number;
+  score: number;
+  place: ListPlace;
+}
+
+/** A record's result for a list: `MatchResult` with the matched place's job columns instead of the public place. */
+export type ListMatchResult = Omit<MatchResult, 'match'> & { match: ListMatch | null };
+
+/**
+ * `matchRecords` for a match job: the same decisions, and of each match only what the job writes (`ListPlace`:
+ * name, category, status, phone, email, website, socials, address), read in fewer columns and without judging
+ * each contact's trust, which the public place does and the file does not show.
+ */
+export async function matchListRecords(
+  deps: MatchDeps,
+  records: readonly MatchRecordInput[],
+  options: MatchOptions = {},
+): Promise<ListMatchResult[]> {
+  const decided = await decideRecords(deps, records, options);
+  const matched = await listPlaceRows(deps.db, matchedIds(decided));
+  return records.map((input, i): ListMatchResult => {
+    const d = decided[i]!;
+    const row = d.isMatch && d.best ? matched.get(Number(d.best.place.row.id)) : undefined;
+    return {
+      ref: input.ref,
+      match: row && d.best ? { place: listPlaceOf(row), score: round3(d.best.score), placeRowId: Number(row.id) } : null,
+      ...candidatesOf(d),
+    };
+  });
+}
+
+const matchedIds = (decided: readonly Decided[]): number[] =>
+  decided.flatMap((d) => (d.best && d.isMatch ? [Number(d.best.place.row.id)] : []));
+
+/** A result's candidates, or its record's problem. */
+const candidatesOf = (d: Decided): Pick<MatchResult, 'candidates' | 'error'> =>
+  d.problem
+    ? { candidates: [], error: d.problem }
+    : { candidates: d.scored.slice(0, candidatesShown).map((s) => ({ id: s.place.row.public_id, score: round3(s.score) })) };
+
+/** Each record decided: its candidates from the blocking keys, scored, and whether the best is its match. */
+async function decideRecords(deps: MatchDeps, records: readonly MatchRecordInput[], options: MatchOptions): Promise<Decided[]> {
   const threshold = options.threshold ?? defaultMatchThreshold;
   const names = deps.places();
   const prepared = records.map((r) => prepareRecord(r, names, deps.legalForms));
@@ -145,25 +213,7 @@ export async function matchRecords(
     }
     return p;
   };
-
-  const decided = records.map((_, i) => decide(prepared[i]!, candidateIds[i]!, placeOf, threshold));
-  const matched = await publicRows(
-    deps.db,
-    decided.flatMap((d) => (d.best && d.isMatch ? [Number(d.best.place.row.id)] : [])),
-  );
-  return records.map((input, i): MatchResult => {
-    const d = decided[i]!;
-    if (d.problem) return { ref: input.ref, match: null, candidates: [], error: d.problem };
-    const row = d.isMatch && d.best ? matched.get(Number(d.best.place.row.id)) : undefined;
-    return {
-      ref: input.ref,
-      match:
-        row && d.best
-          ? { place: placeRowToPlace(row), score: round3(d.best.score), evidence: d.best.evidence, placeRowId: Number(row.id) }
-          : null,
-      candidates: d.scored.slice(0, candidatesShown).map((s) => ({ id: s.place.row.public_id, score: round3(s.score) })),
-    };
-  });
+  return records.map((_, i) => decide(prepared[i]!, candidateIds[i]!, placeOf, threshold));
 }
 
 interface Decided {

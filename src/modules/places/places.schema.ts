@@ -190,12 +190,17 @@ export function placeRowToPlace(row: PublicPlaceRow): Place {
     updated_at: row.updated_at,
     first_seen_at: row.first_seen_at,
     // A record of a place of several sources (`merged`) is never shown as itself; were it, it is gone as such.
-    status: row.closed_reason === 'merged' ? 'retired' : (row.closed_reason ?? 'open'),
+    status: placeStatus(row.closed_reason),
     closed_at: row.closed_at,
     sources: placeSources(row),
     contacts: contact.contacts,
     lead_score: contact.lead_score,
   };
+}
+
+/** A place's public status from its `closed_reason`. */
+export function placeStatus(closedReason: PublicPlaceRow['closed_reason']): Place['status'] {
+  return closedReason === 'merged' ? 'retired' : (closedReason ?? 'open');
 }
 
 /** The records a place is made of: its own, or the list a place of several sources keeps (`sources`). */

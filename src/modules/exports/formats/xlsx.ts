@@ -85,10 +85,7 @@ async function* sheetXml(
   limit: number,
   carryOver: (row: string) => void,
 ): AsyncGenerator<string> {
-  yield '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
-    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
-    `<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews>` +
-    `<sheetData><row r="1">${cellsXml(tabularHeader(fields), 1)}</row>`;
+  yield sheetStart(tabularHeader(fields));
   let n = 0;
   let chunk = '';
   let pending = firstRow;
@@ -116,8 +113,18 @@ async function* sheetXml(
   yield `${chunk}</sheetData></worksheet>`;
 }
 
+/** A worksheet's XML up to its header row (bold, frozen): its data rows follow from row 2. */
+export function sheetStart(header: readonly Cell[]): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+    `<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews>` +
+    `<sheetData><row r="1">${cellsXml(header, 1)}</row>`
+  );
+}
+
 /** Header cells get the bold style (s="1"); data cells the default. */
-function cellsXml(cells: readonly Cell[], style = 0): string {
+export function cellsXml(cells: readonly Cell[], style = 0): string {
   let xml = '';
   for (const c of cells) {
     const s = style ? ` s="${style}"` : '';
@@ -138,7 +145,7 @@ export function escapeXml(text: string): string {
     .replace(/>/g, '&gt;');
 }
 
-function addWorkbookParts(zip: yazl.ZipFile, sheets: number): void {
+export function addWorkbookParts(zip: yazl.ZipFile, sheets: number, sheetName = 'places'): void {
   const ids = Array.from({ length: sheets }, (_, i) => i + 1);
   const part = (xml: string) => Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n${xml}`);
   zip.addBuffer(
@@ -169,7 +176,7 @@ function addWorkbookParts(zip: yazl.ZipFile, sheets: number): void {
   zip.addBuffer(
     part(
       '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>' +
-        ids.map((i) => `<sheet name="places${i === 1 ? '' : ` ${i}`}" sheetId="${i}" r:id="rId${i}"/>`).join('') +
+        ids.map((i) => `<sheet name="${sheetName}${i === 1 ? '' : ` ${i}`}" sheetId="${i}" r:id="rId${i}"/>`).join('') +
         '</sheets></workbook>',
     ),
     'xl/workbook.xml',
