@@ -5,7 +5,6 @@ import { byDialect } from '../../../infra/db/dialect.ts';
 import { searchDocument } from '../../../infra/text.ts';
 import { foundValid, indexedPlaceFacts } from '../../places/place-facts.ts';
 import type { PlaceContactFacts } from '../contact-keys.ts';
-import { columnsOf, type FactColumns } from './fact-columns.ts';
 
 /**
  * One place as the in-memory index holds it (`indexedPlaceFacts`: 0/1 flags, the default order's key), with
@@ -151,8 +150,8 @@ export async function placeFactsAfter(db: Db, afterId: number, limit: number): P
 /** Places read per statement while building. */
 const BUILD_BATCH = 50_000;
 
-/** Every place's facts, read in id batches, as columns: what a build from the database starts from. */
-export async function everyPlaceFacts(db: Db): Promise<FactColumns> {
+/** Every place's facts, read in id batches: what a build from the database starts from (`columnsOf` makes them columns). */
+export async function everyPlaceFacts(db: Db): Promise<PlaceFacts[][]> {
   const batches: PlaceFacts[][] = [];
   for (let after = 0; ; ) {
     const batch = await placeFactsAfter(db, after, BUILD_BATCH);
@@ -160,7 +159,7 @@ export async function everyPlaceFacts(db: Db): Promise<FactColumns> {
     batches.push(batch);
     after = batch.at(-1)!.id;
   }
-  return columnsOf(batches);
+  return batches;
 }
 
 /**

@@ -19,6 +19,7 @@ import { type ContactHit, ContactIndex } from './contact-index.ts';
 import { everyPlaceFacts } from './engine.repository.ts';
 import type { EngineSnapshot, FactsAt } from './engine-snapshot.ts';
 import type { EngineState, SearchEngine } from './engine-state.ts';
+import { columnsOf } from './fact-columns.ts';
 import { cursorFits, distanceToRow, geoCriteria, IndexOrders, insidePolygon, ordersBy, pageInOrder, withinArea } from './geo-search.ts';
 import { momentOf, recall, remember } from './moments.ts';
 import { numericAfter } from './order-keys.ts';
@@ -558,7 +559,7 @@ export class MemorySearchEngine extends SqlSearchEngine {
     const db = this.options.db;
     const first = !this.index;
     const version = from?.version ?? (await placesVersion(db));
-    const facts = from?.facts ?? (await everyPlaceFacts(db));
+    const facts = from?.facts ?? columnsOf(await everyPlaceFacts(db));
     const orders = new IndexOrders();
     const next = BitmapIndex.build(version, facts, (index) => orders.attach(index));
     const contacts = ContactIndex.fromColumns(facts);
