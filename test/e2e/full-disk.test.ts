@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, test } from 'node:test';
@@ -9,6 +9,7 @@ import SQLite from 'better-sqlite3';
 import { runCli, runCliAsync } from '../helpers/cli.ts';
 import { type DrillInstallation, prepareInstallation, type RunningServer, startServer } from '../helpers/crash-drill.ts';
 import { startDnsServer } from '../helpers/dns-server.ts';
+import { fillDisk } from '../helpers/fill-disk.ts';
 
 /**
  * A full disk (issue 37): the database, the export files and the backups of an installation on a tmpfs the
@@ -36,23 +37,6 @@ after(async () => {
   if (!skip) spawnSync('umount', [disk]);
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Writes a file until the file system refuses a byte more. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1 << 20, 1 << 12, 1]) {
-      const chunk = Buffer.alloc(size, 1);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 interface Problem {
   status: number;
@@ -108,7 +92,7 @@ test('on a full disk writes answer 507 naming the path, reads are served, backup
   const enrichEnv = { ...env, ENRICH_DNS_SERVERS: dns.address, ENRICH_ALLOW_PRIVATE_NETWORKS: 'true', ENRICH_CONCURRENCY: '8' };
 
   const filler = join(disk, 'filler');
-  fill(filler);
+  fillDisk(filler);
 
   const ready = await get('/readyz');
   assert.equal(ready.status, 503);

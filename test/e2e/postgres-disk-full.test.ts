@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { postgresPath } from '../../src/infra/storage.ts';
 import { runCli } from '../helpers/cli.ts';
 import { type RunningServer, startServer } from '../helpers/crash-drill.ts';
+import { fillDisk } from '../helpers/fill-disk.ts';
 import { type OwnPostgres, ownPostgresUnavailable, startOwnPostgres } from '../helpers/own-postgres.ts';
 
 /**
@@ -50,23 +51,6 @@ after(async () => {
   for (const at of [disk, walDisk]) spawnSync('umount', [at]);
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Writes a file until the file system refuses a byte more. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1 << 20, 1 << 12, 1]) {
-      const chunk = Buffer.alloc(size, 1);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 interface Problem {
   status: number;
@@ -185,7 +169,7 @@ test('PostgreSQL on a full disk: a table that cannot grow answers 507 disk_full,
 
   // 1. The tables' disk full: PostgreSQL cannot extend a table (SQLSTATE 53100), serve answers 507.
   const tables = join(disk, 'filler');
-  fill(tables);
+  fillDisk(tables);
   const refused = await write((status) => status === 507, 60);
   assert.ok(refused, `a write found the disk full\n${postgres.log().slice(-3000)}`);
   assert.equal(refused.path, postgresPath, refused.detail);
@@ -208,7 +192,7 @@ test('PostgreSQL on a full disk: a table that cannot grow answers 507 disk_full,
     'CREATE TABLE wal_burn (n integer)',
   );
   const wal = join(walDisk, 'filler');
-  fill(wal);
+  fillDisk(wal);
   const beforeWal = { ...answers };
   await write((status) => status === 503, 200);
   const ready = (await (await get('/readyz')).json()) as { checks?: { database?: string } };
