@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { postgresPath } from '../../src/infra/storage.ts';
-import { runCli } from '../helpers/cli.ts';
 import { type RunningServer, startServer } from '../helpers/crash-drill.ts';
 import { fillDisk } from '../helpers/fill-disk.ts';
-import { type OwnPostgres, ownPostgresUnavailable, startOwnPostgres } from '../helpers/own-postgres.ts';
+import { type OwnPostgres, ownPostgresUnavailable, serveOnOwnPostgres, startOwnPostgres } from '../helpers/own-postgres.ts';
 
 /**
  * PostgreSQL's own disk full (issue 37): a server of the test's own whose whole cluster (tables and
@@ -74,35 +73,11 @@ test('PostgreSQL on a full disk: a table that cannot grow answers 507 disk_full,
     from: 'munich',
     settings: { max_wal_size: "'2GB'", checkpoint_timeout: "'1h'" },
   });
-  const env: Record<string, string> = {
-    DATABASE_URL: postgres.url('leadatlas'),
-    HOST: '127.0.0.1',
-    IMPORT_DEMO_DATA: 'false',
-    EXPORT_DATA_DIR: join(dir, 'exports'),
-    RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
-    RATE_LIMIT_IP_PER_MINUTE: '1000000000',
-    QUOTA_REQUESTS_PER_DAY: '1000000000',
-  };
-  const cli = (args: string[]) => {
-    const out = runCli(args, env);
-    assert.equal(out.status, 0, `${args.join(' ')}: ${out.stderr}`);
-    return out.stdout.trim();
-  };
-  cli(['user', 'create', '--email', 'pg-full@example.com']);
-  const token = cli([
-    'token',
-    'create',
-    '--user',
-    'pg-full@example.com',
-    '--name',
-    'full',
-    '--scopes',
-    'places:read,search,suppressions:write',
-  ]);
+  const { env, authorization } = serveOnOwnPostgres(postgres, dir, 'pg-full@example.com', 'places:read,search,suppressions:write');
   mark('PostgreSQL and account ready');
   server = await startServer(env);
   mark('serve ready');
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const headers = { authorization, 'content-type': 'application/json' };
   const get = (path: string) => fetch(`${server!.base}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
   const post = (path: string, body: unknown) =>
     fetch(`${server!.base}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });

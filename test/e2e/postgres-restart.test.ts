@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCli } from '../helpers/cli.ts';
 import { type RunningServer, startServer } from '../helpers/crash-drill.ts';
-import { type OwnPostgres, ownPostgresUnavailable, startOwnPostgres } from '../helpers/own-postgres.ts';
+import { type OwnPostgres, ownPostgresUnavailable, serveOnOwnPostgres, startOwnPostgres } from '../helpers/own-postgres.ts';
 
 /**
  * PostgreSQL restarted under load (issue 37), for real: a server of the test's own (test/helpers/own-postgres.ts),
@@ -26,22 +25,8 @@ let authorization = '';
 before(async () => {
   if (skip) return;
   postgres = await startOwnPostgres({ dataDir: join(dir, 'pg'), from: 'munich' });
-  const env: Record<string, string> = {
-    DATABASE_URL: postgres.url('leadatlas'),
-    HOST: '127.0.0.1',
-    IMPORT_DEMO_DATA: 'false',
-    EXPORT_DATA_DIR: join(dir, 'exports'),
-    RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
-    RATE_LIMIT_IP_PER_MINUTE: '1000000000',
-    QUOTA_REQUESTS_PER_DAY: '1000000000',
-  };
-  const cli = (args: string[]) => {
-    const out = runCli(args, env);
-    assert.equal(out.status, 0, `${args.join(' ')}: ${out.stderr}`);
-    return out.stdout.trim();
-  };
-  cli(['user', 'create', '--email', 'restart@example.com']);
-  authorization = `Bearer ${cli(['token', 'create', '--user', 'restart@example.com', '--name', 'restart', '--scopes', 'places:read,search'])}`;
+  let env: Record<string, string>;
+  ({ env, authorization } = serveOnOwnPostgres(postgres, dir, 'restart@example.com', 'places:read,search'));
   server = await startServer(env);
 });
 

@@ -1,10 +1,11 @@
+import assert from 'node:assert/strict';
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openDatabase } from '../../src/infra/db/database.ts';
-import { freePort } from './cli.ts';
+import { freePort, runCli } from './cli.ts';
 import { munichExtract } from './exports.ts';
 import { cacheDir, once, templateDigest } from './templates.ts';
 
@@ -270,4 +271,33 @@ function pruneClusters(keep: string): void {
       // another process pruned it first
     }
   }
+}
+
+/**
+ * What `serve` runs with on such a server (limits out of the way, exports under `dir`), and an account made
+ * through the CLI with a token of `scopes`: its Authorization header.
+ */
+export function serveOnOwnPostgres(
+  postgres: OwnPostgres,
+  dir: string,
+  email: string,
+  scopes: string,
+): { env: Record<string, string>; authorization: string } {
+  const env: Record<string, string> = {
+    DATABASE_URL: postgres.url('leadatlas'),
+    HOST: '127.0.0.1',
+    IMPORT_DEMO_DATA: 'false',
+    EXPORT_DATA_DIR: join(dir, 'exports'),
+    RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
+    RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    QUOTA_REQUESTS_PER_DAY: '1000000000',
+  };
+  const cli = (args: string[]) => {
+    const out = runCli(args, env);
+    assert.equal(out.status, 0, `${args.join(' ')}: ${out.stderr}`);
+    return out.stdout.trim();
+  };
+  cli(['user', 'create', '--email', email]);
+  const token = cli(['token', 'create', '--user', email, '--name', 'own-postgres', '--scopes', scopes]);
+  return { env, authorization: `Bearer ${token}` };
 }
