@@ -89,9 +89,11 @@ export async function buildApp({ config, db, background = true }: AppOptions): P
 
   await app.register(securityHeadersPlugin, { publicUrl: config.PUBLIC_URL });
   const storage = installationStorage(db.sqlitePath, config.EXPORT_DATA_DIR, config.DISK_MIN_FREE_MB);
+  // The rate limits' hook before the errors plugin's: a request refused for its URL's length is charged too,
+  // and its 414 carries the RateLimit fields like every other answer.
+  await app.register(rateLimitPlugin, { config });
   await app.register(errorsPlugin, { storage });
   await app.register(openapiPlugin, { publicUrl: config.PUBLIC_URL });
-  await app.register(rateLimitPlugin, { config });
   await app.register(authPlugin, { db, config });
 
   await app.register(strictQueryPlugin);

@@ -61,8 +61,14 @@ export function start(script: string[], env: Record<string, string>, nodeArgs: s
   return child;
 }
 
-export async function waitFor(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+/**
+ * Waits for the server's first answer below 500. A start on a 1M-place catalog (migrations checked, reference
+ * data, the read threads) can take minutes on a shared host, so the default is generous; a server that exits
+ * ends the wait at once.
+ */
+export async function waitFor(url: string, child: ChildProcess, limitMs = 900_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (Date.now() < end) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} (see ${serverLog})`);
     const ok = await new Promise<boolean>((done) => {
       const req = request(url, (res) => {
@@ -75,7 +81,7 @@ export async function waitFor(url: string, child: ChildProcess): Promise<void> {
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`${url} did not answer`);
+  throw new Error(`${url} did not answer within ${limitMs / 1000} s`);
 }
 
 export async function stop(child: ChildProcess): Promise<void> {

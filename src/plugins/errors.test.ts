@@ -143,6 +143,17 @@ describe('errors of the HTTP layer are problem documents with the security heade
     assert.equal(JSON.parse(res.body).code, 'uri_too_long');
   });
 
+  test('a 414 on a route with a scope is charged to the address and carries the RateLimit fields', async () => {
+    // Refused before authentication: the token is not looked at, the client's address pays.
+    const res = await app.inject({
+      url: `/api/v2/map/search?type=${'x'.repeat(maxUrlLength)}`,
+      headers: { authorization: user.authorization },
+    });
+    assertProblem(res, 414);
+    assert.ok(res.headers.ratelimit && res.headers['ratelimit-policy'], JSON.stringify(res.headers));
+    assert.match(String(res.headers['ratelimit-policy']), /ip/);
+  });
+
   test('a JSON body over the body limit answers 413', async () => {
     const res = await app.inject({
       method: 'POST',

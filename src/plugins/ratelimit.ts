@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { AppError } from '../infra/errors.ts';
 import { unauthenticatedCost } from '../infra/ratelimit/costs.ts';
 import { createRateLimiter, type RateLimiter } from '../infra/ratelimit/ratelimit.ts';
+import { maxUrlLength } from './errors.ts';
 
 export interface RateLimitPluginOptions {
   config: Config;
@@ -189,7 +190,9 @@ export const rateLimitPlugin = fp(async function rateLimitPlugin(app: FastifyIns
   app.decorate('meter', meter);
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.routeOptions.config?.scope) return done();
+    // A route with a scope charges its token after authentication; a URL too long to be served (414, before
+    // authentication) is charged to the client's address like an anonymous request.
+    if (request.routeOptions.config?.scope && request.url.length <= maxUrlLength) return done();
     meter.chargeIp(request, reply).then((refused) => done(refused), done);
   });
 

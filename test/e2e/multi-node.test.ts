@@ -157,18 +157,34 @@ describe('two API nodes on one PostgreSQL and one Redis', { timeout: 300_000 }, 
       const res = await api(node, '/api/v2/countries', token);
       return Number(/r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]);
     };
-    // The budget refills a unit every 50 ms (1,200 a minute): spend 200 units on A at once, then B must see
-    // them spent but for what refilled meanwhile (counted from the clock, so a slow host does not hide a
-    // budget that is not shared, and cannot fail one that is).
-    const before = await remaining(a);
-    const started = performance.now();
-    await Promise.all(Array.from({ length: 200 }, () => remaining(a)));
-    const onB = await remaining(b);
-    const refilled = Math.ceil((performance.now() - started) / 50);
-    assert.ok(
-      onB <= before - 200 + refilled + 5,
-      `B sees what A spent: ${before} before A spent 200, ${refilled} refilled, then ${onB} on B`,
-    );
+    // A node whose Redis command outlives its timeout (500 ms: a starved process on a busy host) counts in its
+    // own memory for 5 s by design (the fallback the Redis-down test checks); each episode is logged. A
+    // measurement during one says nothing of the sharing, so it is made again, at most three times.
+    const episodes = (node: ClusterNode) => node.output().match(/Redis does not answer/g)?.length ?? 0;
+    for (let attempt = 1; ; attempt++) {
+      // Out of any episode first: past the 5 s, a request takes Redis again.
+      if (nodes.some((n) => episodes(n) > (n.output().match(/Redis answers again/g)?.length ?? 0))) {
+        await setTimeout(5_500);
+        await Promise.all([remaining(a), remaining(b)]);
+      }
+      const seen = episodes(a) + episodes(b);
+      // The budget refills a unit every 50 ms (1,200 a minute): spend 200 units on A, then B must see them
+      // spent but for what refilled meanwhile (counted from the clock, so a slow host does not hide a budget
+      // that is not shared, and cannot fail one that is).
+      const before = await remaining(a);
+      const started = performance.now();
+      for (let spent = 0; spent < 200; spent += 10) await Promise.all(Array.from({ length: 10 }, () => remaining(a)));
+      const onB = await remaining(b);
+      const refilled = Math.ceil((performance.now() - started) / 50);
+      const fellBack = episodes(a) + episodes(b) > seen;
+      if (fellBack && attempt < 3) continue;
+      assert.ok(!fellBack, `a node fell back to its own count in each of three measurements:\n${a.output()}\n${b.output()}`);
+      assert.ok(
+        onB <= before - 200 + refilled + 5,
+        `B sees what A spent: ${before} before A spent 200, ${refilled} refilled, then ${onB} on B`,
+      );
+      return;
+    }
   });
 
   test('with PostgreSQL and Redis gone both nodes answer 503, and both recover when they are back', async () => {
