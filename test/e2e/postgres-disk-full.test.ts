@@ -170,8 +170,15 @@ test('PostgreSQL on a full disk: a table that cannot grow answers 507 disk_full,
   fillDisk(wal);
   const beforeWal = { ...answers };
   await write((status) => status === 503, 200);
+  // After the PANIC PostgreSQL is down (recovering, or stopped while the disk stays full) and /readyz says so.
+  // A recovery that found room (the failed segment's temporary file removed) can be over before /readyz asks:
+  // then PostgreSQL's log says it accepts connections again, and `ok` is the truth.
   const ready = (await (await get('/readyz')).json()) as { checks?: { database?: string } };
-  assert.equal(ready.checks?.database, 'down', '/readyz says the database is down');
+  const sincePanic = postgres.log().slice(Math.max(0, postgres.log().lastIndexOf('PANIC')));
+  assert.ok(
+    ready.checks?.database === 'down' || /ready to accept connections/.test(sincePanic),
+    `/readyz says the database is down, not ${ready.checks?.database}, while PostgreSQL is not back\n${sincePanic.slice(-2000)}`,
+  );
   const fullSince = Date.now();
   await write(() => Date.now() - fullSince > 3000, 1000);
   assert.ok(answers.unavailable > beforeWal.unavailable, 'the PANIC answered 503 database_unavailable');
