@@ -160,6 +160,26 @@ const featureNames: Record<ValueKind, string[]> = {
   website: ['platform', 'deep_path'],
 };
 
+/** For each of the three folds: refitted on the two others, its deciles of enough values, mean confidence against share right. */
+function foldLines(kind: ValueKind, all: Labelled[]): string[] {
+  return [0, 1, 2].map((fold) => {
+    const model = fit(
+      all.filter((l) => l.fold !== fold),
+      featureNames[kind],
+      PRIOR[kind],
+    );
+    const held = all.filter((l) => l.fold === fold);
+    const deciles = [...Array(10).keys()].flatMap((d) => {
+      const inside = held.filter((l) => Math.min(9, Math.floor(confidence(model, l.features) * 10)) === d);
+      if (inside.length < MIN_HELD_OUT) return [];
+      const mean = inside.reduce((s, l) => s + confidence(model, l.features), 0) / inside.length;
+      const right = inside.filter((l) => l.correct).length / inside.length;
+      return [`${(d / 10).toFixed(1)}: ${inside.length} values, ${mean.toFixed(3)} said, ${right.toFixed(3)} right`];
+    });
+    return `${kind}, fold ${fold} (${held.length} values): ${deciles.length > 0 ? deciles.join('; ') : 'no decile of 30 values'}`;
+  });
+}
+
 async function main(): Promise<void> {
   const write = process.argv.includes('--write');
   const started = performance.now();
@@ -187,7 +207,7 @@ async function main(): Promise<void> {
     const origins = [...new Set(all.map((l) => l.origin))].map((o) => `${o}: ${all.filter((l) => l.origin === o).length}`).join(', ');
     const perDecile = [...Array(10).keys()]
       .map((d) => {
-        const inside = all.filter((l) => Math.min(9, Math.floor(confidence(candidate, l.features) * 10)) === d);
+        const inside = all.filter((l) => Math.min(9, Math.floor(confidence(model.kinds[kind], l.features) * 10)) === d);
         return inside.length === 0 ? null : `${(d / 10).toFixed(1)}: ${inside.length} (${inside.filter((l) => l.heldOut).length} held out)`;
       })
       .filter((x) => x !== null)
@@ -204,10 +224,10 @@ async function main(): Promise<void> {
       better
         ? 'the new fit is kept (--write writes it)'
         : `the model file's coefficients are kept (${held.length < MIN_HELD_OUT ? `under ${MIN_HELD_OUT} held-out values` : 'the new fit is no better on the held-out part'})`,
-      `every labelled value by decile of the new fit: ${perDecile}`,
+      `every labelled value by decile of the model kept: ${perDecile}`,
       ...[...new Set(held.map((l) => l.origin))].map((o) => {
         const part = held.filter((l) => l.origin === o);
-        const mean = part.reduce((s, l) => s + confidence(candidate, l.features), 0) / part.length;
+        const mean = part.reduce((s, l) => s + confidence(model.kinds[kind], l.features), 0) / part.length;
         const right = part.filter((l) => l.correct).length / part.length;
         return `held out from ${o}: ${part.length} values, mean confidence ${mean.toFixed(3)}, share right ${right.toFixed(3)}`;
       }),
@@ -222,6 +242,17 @@ async function main(): Promise<void> {
       '',
     );
   }
+  out.push(
+    '## every third held out once (the model refitted on the other two; deciles of 30 values or more)',
+    '',
+    ...(['phone', 'website', 'email'] as const).flatMap((kind) =>
+      foldLines(
+        kind,
+        labelled.filter((l) => l.kind === kind),
+      ),
+    ),
+    '',
+  );
   console.log(out.join('\n'));
   console.log(`built and fitted in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const changed = JSON.stringify(model.kinds) !== JSON.stringify(trustModel.kinds);

@@ -32,7 +32,9 @@ export interface Labelled {
   kind: ValueKind;
   features: Record<string, number>;
   correct: boolean;
-  /** Set once every label is known (`splitByBusiness`). */
+  /** The third of the businesses the value belongs to (0, 1 or 2), set once every label is known (`splitByBusiness`). */
+  fold: number;
+  /** Fold 0: the held-out part. */
   heldOut: boolean;
   origin: string;
   /** The records (`source:id`) or site (`site:…`) the judgement rests on: one business, kept on one side of the split. */
@@ -56,7 +58,7 @@ function emailEvidence(address: string, website: string | null, source: string) 
 
 /** `x`'s value of `kind` judged by `y`'s, as if `x`'s source alone gave it; null when either lacks one. */
 function labelOf(kind: ValueKind, x: PlaceRecord, y: PlaceRecord, origin: string): Labelled | null {
-  const base = { heldOut: false, origin, business: [recordKey(x), recordKey(y)] };
+  const base = { fold: 0, heldOut: false, origin, business: [recordKey(x), recordKey(y)] };
   const source = x.source.split(':')[0]!;
   if (kind === 'phone') {
     if (!x.phone || !y.phone_e164) return null;
@@ -237,24 +239,25 @@ export function pageLabels(): Labelled[] {
     for (const phone of found.phones) {
       const facts = phoneFacts(phone.e164, first.country);
       const features = phoneFeatures({ valid: facts.valid, type: facts.type, sources: ['website'] }, first.country, facts.country);
-      out.push({ kind: 'phone', features, correct: tel.has(phone.e164), heldOut: first.heldOut, origin, business });
+      out.push({ kind: 'phone', features, correct: tel.has(phone.e164), fold: 0, heldOut: false, origin, business });
     }
     const theirs = new Set(pages.flatMap((p) => [...p.emailHashes]));
     for (const email of found.emails) {
       const address = email.address.toLowerCase();
       const features = emailFeatures(emailEvidence(address, `http://${first.siteDomain}/`, 'website'));
-      out.push({ kind: 'email', features, correct: theirs.has(sha256(address)), heldOut: first.heldOut, origin, business });
+      out.push({ kind: 'email', features, correct: theirs.has(sha256(address)), fold: 0, heldOut: false, origin, business });
     }
   }
   return out;
 }
 
-const heldOutKey = (key: string) => Number.parseInt(createHash('sha256').update(key).digest('hex').slice(0, 8), 16) % 3 === 0;
+const foldOf = (key: string) => Number.parseInt(createHash('sha256').update(key).digest('hex').slice(0, 8), 16) % 3;
 
 /**
- * Holds out a third of the businesses: the records every label links (a record in two pairs joins them) form
- * one business, held out by a hash of its first key, so that no business is on both sides. The saved pages
- * keep the split of the contact-extraction bench (their sites were tuned on or not by it).
+ * Splits the businesses in three folds and holds out fold 0: the records every label links (a record in two
+ * pairs joins them) form one business, placed by a hash of its first key, so that no business is on both
+ * sides. The saved pages keep the split of the contact-extraction bench (its held-out sites are fold 0 here:
+ * the extractor was never tuned on them).
  */
 export function splitByBusiness(labels: Labelled[]): void {
   const parent = new Map<string, string>();
@@ -271,5 +274,9 @@ export function splitByBusiness(labels: Labelled[]): void {
       if (a !== b) parent.set(b, a);
     }
   }
-  for (const l of labels) if (!l.business[0]!.startsWith('site:')) l.heldOut = heldOutKey(find(l.business[0]!));
+  for (const l of labels) {
+    const [first] = l.business as [string];
+    l.fold = first.startsWith('site:') ? foldOf(first.slice('site:'.length)) : foldOf(find(first));
+    l.heldOut = l.fold === 0;
+  }
 }
