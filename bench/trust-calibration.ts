@@ -94,17 +94,23 @@ function wilson(share: number, n: number): [number, number] {
  * within ±5 points.
  */
 function reliability(model: LogisticModel, rows: Labelled[]): string[] {
+  return reliabilityOf(rows.map((r) => ({ confidence: confidence(model, r.features), correct: r.correct })));
+}
+
+interface Scored {
+  confidence: number;
+  correct: boolean;
+}
+
+function reliabilityOf(rows: Scored[]): string[] {
   const lines = [
     '| decile | values | mean confidence | share right | 95 % interval | within ±5 points |',
     '| --- | ---: | ---: | ---: | ---: | --- |',
   ];
   for (let d = 0; d < 10; d++) {
-    const inside = rows.filter((r) => {
-      const c = confidence(model, r.features);
-      return c >= d / 10 && (c < (d + 1) / 10 || (d === 9 && c <= 1));
-    });
+    const inside = rows.filter((r) => Math.min(9, Math.floor(r.confidence * 10)) === d);
     if (inside.length === 0) continue;
-    const mean = inside.reduce((s, r) => s + confidence(model, r.features), 0) / inside.length;
+    const mean = inside.reduce((s, r) => s + r.confidence, 0) / inside.length;
     const right = inside.filter((r) => r.correct).length / inside.length;
     const [low, high] = wilson(right, inside.length);
     const ok = Math.abs(mean - right) <= 0.05;
@@ -160,24 +166,39 @@ const featureNames: Record<ValueKind, string[]> = {
   website: ['platform', 'deep_path'],
 };
 
-/** For each of the three folds: refitted on the two others, its deciles of enough values, mean confidence against share right. */
+/** A fitted model completed with the assumptions of the features no labelled value has. */
+function withAssumptions(kind: ValueKind, fitted: LogisticModel): LogisticModel {
+  const kept = Object.fromEntries(Object.entries(PRIOR[kind]).filter(([n]) => !(n in fitted.coefficients)));
+  return { intercept: fitted.intercept, coefficients: { ...kept, ...fitted.coefficients } };
+}
+
+/**
+ * Each third scored by the model refitted on the other two: per third, its deciles of enough values (mean
+ * confidence against share right), then every value's out-of-third confidence pooled in one reliability table.
+ */
 function foldLines(kind: ValueKind, all: Labelled[]): string[] {
-  return [0, 1, 2].map((fold) => {
-    const model = fit(
-      all.filter((l) => l.fold !== fold),
-      featureNames[kind],
-      PRIOR[kind],
+  const pooled: Scored[] = [];
+  const lines = [0, 1, 2].map((fold) => {
+    const model = withAssumptions(
+      kind,
+      fit(
+        all.filter((l) => l.fold !== fold),
+        featureNames[kind],
+        PRIOR[kind],
+      ),
     );
-    const held = all.filter((l) => l.fold === fold);
+    const held = all.filter((l) => l.fold === fold).map((l) => ({ confidence: confidence(model, l.features), correct: l.correct }));
+    pooled.push(...held);
     const deciles = [...Array(10).keys()].flatMap((d) => {
-      const inside = held.filter((l) => Math.min(9, Math.floor(confidence(model, l.features) * 10)) === d);
+      const inside = held.filter((l) => Math.min(9, Math.floor(l.confidence * 10)) === d);
       if (inside.length < MIN_HELD_OUT) return [];
-      const mean = inside.reduce((s, l) => s + confidence(model, l.features), 0) / inside.length;
+      const mean = inside.reduce((s, l) => s + l.confidence, 0) / inside.length;
       const right = inside.filter((l) => l.correct).length / inside.length;
       return [`${(d / 10).toFixed(1)}: ${inside.length} values, ${mean.toFixed(3)} said, ${right.toFixed(3)} right`];
     });
     return `${kind}, fold ${fold} (${held.length} values): ${deciles.length > 0 ? deciles.join('; ') : 'no decile of 30 values'}`;
   });
+  return [...lines, '', `${kind}, every value scored by the model fitted without its third:`, '', ...reliabilityOf(pooled), ''];
 }
 
 async function main(): Promise<void> {
@@ -198,8 +219,7 @@ async function main(): Promise<void> {
     const train = all.filter((l) => !l.heldOut);
     const held = all.filter((l) => l.heldOut);
     const fitted = fit(train, featureNames[kind], PRIOR[kind]);
-    const kept = Object.fromEntries(Object.entries(PRIOR[kind]).filter(([n]) => !(n in fitted.coefficients)));
-    const candidate: LogisticModel = { intercept: fitted.intercept, coefficients: { ...kept, ...fitted.coefficients } };
+    const candidate = withAssumptions(kind, fitted);
     const [mine, theirs] = [heldOutScores(candidate, held), heldOutScores(trustModel.kinds[kind], held)];
     // The new fit replaces the file's only where the held-out part can tell them apart and prefers it.
     const better = held.length >= MIN_HELD_OUT && mine.logLoss < theirs.logLoss && mine.brier < theirs.brier;

@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import KDBush from 'kdbush';
 import { registrableDomain } from '../../src/infra/web-domain.ts';
-import { matchPlaces } from '../../src/modules/conflation/matcher.ts';
+import { type MatchContext, matchPlaces } from '../../src/modules/conflation/matcher.ts';
 import { emailFacts, phoneFacts } from '../../src/modules/contacts/evidence.ts';
 import { emailFeatures, phoneFeatures, type ValueKind, websiteFeatures } from '../../src/modules/contacts/trust-model.ts';
 import { extractContacts } from '../../src/modules/enrichment/extract/extract.ts';
@@ -90,7 +90,23 @@ function blind(r: PlaceRecord, kind: ValueKind): PlaceRecord {
 }
 
 /** Whether the matcher takes `a` and `b` for one business without the values of `kind`. */
-const matchesBlind = (a: PlaceRecord, b: PlaceRecord, kind: ValueKind) => matchPlaces(blind(a, kind), blind(b, kind)).match;
+const matchesBlind = (a: PlaceRecord, b: PlaceRecord, kind: ValueKind, context: MatchContext) =>
+  matchPlaces(blind(a, kind), blind(b, kind), context).match;
+
+/**
+ * How many records of the files read carry each phone and each website domain, as an import's catalog tells the
+ * matcher: a university's domain or a chain's switchboard is not the mark of one business (a department and its
+ * university are not one place).
+ */
+function sharedKeys(records: Iterable<PlaceRecord>): MatchContext {
+  const phones = new Map<string, number>();
+  const domains = new Map<string, number>();
+  for (const r of records) {
+    if (r.phone_e164) phones.set(r.phone_e164, (phones.get(r.phone_e164) ?? 0) + 1);
+    if (r.website_domain) domains.set(r.website_domain, (domains.get(r.website_domain) ?? 0) + 1);
+  }
+  return { placesWithPhone: (p) => phones.get(p) ?? 0, placesWithDomain: (d) => domains.get(d) ?? 0 };
+}
 
 type Pair = [PlaceRecord, PlaceRecord];
 const pairKey = (a: PlaceRecord, b: PlaceRecord) => [recordKey(a), recordKey(b)].sort().join('|');
@@ -99,7 +115,7 @@ const pairKey = (a: PlaceRecord, b: PlaceRecord) => [recordKey(a), recordKey(b)]
  * For each record of `left`, the best match among the records of `right` within about 300 m, the values of
  * `kind` hidden. With `right` omitted, pairs within `left` (each unordered pair once).
  */
-function matchedPairs(left: PlaceRecord[], right: PlaceRecord[] | null, kind: ValueKind): Pair[] {
+function matchedPairs(left: PlaceRecord[], right: PlaceRecord[] | null, kind: ValueKind, context: MatchContext): Pair[] {
   const others = (right ?? left).filter((r) => r.lat !== null && r.lon !== null);
   const hidden = others.map((r) => blind(r, kind));
   const position = new Map(others.map((r, i) => [r, i]));
@@ -116,7 +132,7 @@ function matchedPairs(left: PlaceRecord[], right: PlaceRecord[] | null, kind: Va
     let best: { b: PlaceRecord; score: number } | null = null;
     for (const i of index.range(a.lon - dLon, a.lat - d, a.lon + dLon, a.lat + d)) {
       if (right === null && i <= self) continue;
-      const decision = matchPlaces(ha, hidden[i]!);
+      const decision = matchPlaces(ha, hidden[i]!, context);
       if (decision.match && (best === null || decision.score > best.score)) best = { b: others[i]!, score: decision.score };
     }
     if (best) out.push([a, best.b]);
@@ -179,14 +195,14 @@ export interface PairLabelCounts {
 export async function pairLabels(): Promise<{ labels: Labelled[]; counts: PairLabelCounts }> {
   sampleFiles.foursquare = { file: 'places/fsq-os-places-sample-10k-2024-11-19.csv.gz', format: 'foursquare-csv' };
   const read = new Map<string, Map<string, PlaceRecord>>();
-  const records = async (source: string) => {
-    if (!read.has(source)) read.set(source, await readSampleSource(source));
-    return read.get(source)!;
-  };
+  for (const source of ['michelin', 'osm', 'yelp', 'gmaps', 'zomato', 'foursquare', 'overture'])
+    read.set(source, await readSampleSource(source));
+  const records = async (source: string) => read.get(source) ?? new Map<string, PlaceRecord>();
   const all = async (source: string) => {
     const list = [...(await records(source)).values()];
     return source === 'overture' ? overtureByProvider(list) : list;
   };
+  const context = sharedKeys([...read.values()].flatMap((m) => [...m.values()]));
   const judged = await judgedPairs(records);
   const labels: Labelled[] = [];
   const counts: PairLabelCounts = { pairs: {} };
@@ -201,12 +217,12 @@ export async function pairLabels(): Promise<{ labels: Labelled[]; counts: PairLa
       }
     };
     take(
-      judged.same.filter(([a, b]) => matchesBlind(a, b, kind)),
+      judged.same.filter(([a, b]) => matchesBlind(a, b, kind, context)),
       'judged pairs',
     );
     for (const [left, right] of comparisons) {
       const origin = right === null ? `${left} providers (matcher)` : `${left} × ${right} (matcher)`;
-      const pairs = matchedPairs(await all(left), right === null ? null : await all(right), kind);
+      const pairs = matchedPairs(await all(left), right === null ? null : await all(right), kind, context);
       counts.pairs[origin] ??= { phone: 0, website: 0, email: 0 };
       counts.pairs[origin][kind] = pairs.length;
       take(pairs, origin);
