@@ -8,7 +8,8 @@
  * never copied: values two sources give for one business (hand-judged pairs, and pairs the conflation matcher
  * makes with the judged value hidden from it), and the phones and emails the enrichment's extractor finds on
  * the hand-labelled saved pages. A third of the businesses is held out (no business on both sides); the model is
- * fitted on the rest and judged on them, next to the model file's current coefficients.
+ * fitted on the rest and judged on them, next to the model file's current coefficients. Then each third is scored
+ * by the model fitted on the other two and the three are pooled, so that a decile holds every labelled value.
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';

@@ -6,8 +6,8 @@
  * (the same E.164 number, the same registrable domain, the same address), wrong when it gives another. The pair
  * must be one business by evidence other than the value judged: a pair counts for phones only when the
  * conflation matcher matches it with both phones hidden, for websites only with both domains hidden (the
- * matcher's `phone` and `domain` rules would otherwise pick exactly the pairs whose values agree). Emails play
- * no part in matching. The hand-judged pairs of test/fixtures/conflation pass the same test (the judges saw the
+ * matcher's `phone` and `domain` rules would otherwise pick exactly the pairs whose values agree), told how many
+ * records carry each phone and domain as an import is. Emails play no part in matching. The hand-judged pairs of test/fixtures/conflation pass the same test (the judges saw the
  * phones), and a pair they judged two businesses is never used.
  *
  * Values a site's own pages give are judged by the hand labels of the saved pages (`websites/`): a phone the
