@@ -135,7 +135,7 @@ function addScore(score: FieldScore, found: string[], truth: Set<string>): void 
  * The numbers a TEL label stands for: the label read as one number, and every number written inside it
  * (`1-866-MCCAIN1 (1-866-622-2461)` is labelled whole).
  */
-function telLabelNumbers(raw: string, country: string, normalise: (raw: string, country: string) => string | null): string[] {
+export function telLabelNumbers(raw: string, country: string, normalise: (raw: string, country: string) => string | null): string[] {
   const whole = normalise(raw, country);
   const inside = isSupportedCountry(country) ? findPhoneNumbersInText(raw, { defaultCountry: country }).map((m) => m.number.number) : [];
   return [...(whole ? [whole] : []), ...inside];
