@@ -27,6 +27,8 @@ import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
 const data = new URL('../../../shared/data/', import.meta.url);
 const files = ['osm/monaco-2026.osm.pbf', 'osm/tokyo-center.osm.pbf'].map((f) => new URL(f, data).pathname);
 const none = noCriteria;
+/** SEARCH_PARITY_FULL=1: after the changes, every search of the sweep again, not half of them. */
+const full = process.env.SEARCH_PARITY_FULL === '1';
 
 const monaco = { lat: 43.7384, lon: 7.4246 };
 const tokyo = { lat: 35.6812, lon: 139.7671 };
@@ -143,10 +145,11 @@ for (const dialect of dialects) {
       await t?.dispose();
     });
 
-    async function compareAll(label: string): Promise<{ pages: number; found: number }> {
+    /** Every search of the sweep, or (`half`) every other one: each area and each filter, not every pair of them. */
+    async function compareAll(label: string, half = false): Promise<{ pages: number; found: number }> {
       let pages = 0;
       let found = 0;
-      for (const [criteria, sorts] of await searches(t.db)) {
+      for (const [criteria, sorts] of (await searches(t.db)).filter((_, i) => !half || full || i % 2 === 0)) {
         for (const sort of sorts) {
           assert.ok(indexQueryOf(criteria, sort), `the index holds ${JSON.stringify(criteria)} ${sort}`);
           let at: PlaceKey | null = null;
@@ -213,9 +216,12 @@ for (const dialect of dialects) {
       await engine.catchUp();
       const now = engine.state();
       assert.ok(now.engine === 'memory' && built.engine === 'memory' && now.builtMs === built.builtMs, 'applied from the log');
-      await compareAll('after changes, loose slots');
+      // Every pair of area and filter was compared on the built index; after the changes, what is new is the
+      // places (renamed, moved in and out of every area, added), which half the pairs reach as well: every
+      // area and every filter, in every order. SEARCH_PARITY_FULL=1 compares every pair again.
+      await compareAll('after changes, loose slots', true);
       await engine.rebuild();
-      await compareAll('after the rebuild');
+      await compareAll('after the rebuild', true);
     });
 
     test('orders the whole catalog by name, with filters, as SQL does, across pages', async () => {

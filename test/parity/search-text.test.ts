@@ -25,6 +25,8 @@ import { testPlaceRecord, writePlaces } from '../helpers/places.ts';
  * renamed places arrive through the change log. The index must not hand any of them to SQL.
  */
 
+/** SEARCH_PARITY_FULL=1: after the changes, every search of the sweep again, not half of them. */
+const full = process.env.SEARCH_PARITY_FULL === '1';
 const data = new URL('../../../shared/data/', import.meta.url);
 const files = ['osm/monaco-2026.osm.pbf', 'osm/tokyo-center.osm.pbf'].map((f) => new URL(f, data).pathname);
 
@@ -157,9 +159,10 @@ for (const dialect of dialects) {
     });
 
     /** Every search, a few pages in each order, then counts and (for some) facets. Answers how many found places. */
-    async function compareAll(label: string): Promise<number> {
+    async function compareAll(label: string, half = false): Promise<number> {
       let found = 0;
       for (const [i, criteria] of (await searches(t.db)).entries()) {
+        if (half && !full && i % 2 === 1) continue;
         if (dialect.name === 'postgres' && !postgresAgrees(criteria)) continue;
         assert.ok(indexQueryOf(criteria, 'relevance'), `the index holds ${JSON.stringify(criteria)}`);
         for (const sort of (i % 3 === 0 ? ['relevance', 'review_count', 'rating'] : ['relevance']) as PlaceSort[]) {
@@ -244,7 +247,10 @@ for (const dialect of dialects) {
       );
       await memory.catchUp();
       assert.equal((memory.state() as { builtMs?: number | null }).builtMs, built, 'followed the change log without a rebuild');
-      await compareAll('after changes');
+      // Every search was compared on the built index; after the changes, what is new is the places (new,
+      // renamed, closed), which half the searches reach as well: the alone and filtered ones of each kind of
+      // query, and each order and the facets on the same indices as before. SEARCH_PARITY_FULL=1 compares all.
+      await compareAll('after changes', true);
     });
 
     test('answers the names of the matching rules as SQL does: letters outside decomposition, short words, CJK, kana voicing', async () => {
