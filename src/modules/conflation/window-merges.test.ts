@@ -24,9 +24,9 @@ const fsqPortugal = fsqPortugueseRows(fsqLines);
 const resDaRua = osmLines.find((l) => l.includes('"Rés da Rua"'))!;
 const fsqResDaRua = [fsqLines[0]!, fsqLines.find((l) => l.includes('Rés da Rua'))!];
 /**
- * The POIs within about 500 m of Rés da Rua (a community centre, matched within a few hundred metres): the place
- * its records join and hundreds of neighbours they must not. The tests of one business import these rather than
- * all of central Porto, which adds only places too far to be compared; the test of whole runs imports it all.
+ * The POIs within about 500 m of Rés da Rua: the place its records join and hundreds of neighbours they must not.
+ * The tests of one business, which check how the records of a window see each other's merges, import these
+ * rather than all of central Porto; the test of whole runs imports it all.
  */
 const aroundResDaRua = (() => {
   const at = JSON.parse(resDaRua) as { lat: number; lon: number };
