@@ -23,6 +23,18 @@ const fsqLines = fsqSampleLines();
 const fsqPortugal = fsqPortugueseRows(fsqLines);
 const resDaRua = osmLines.find((l) => l.includes('"Rés da Rua"'))!;
 const fsqResDaRua = [fsqLines[0]!, fsqLines.find((l) => l.includes('Rés da Rua'))!];
+/**
+ * The POIs within about 500 m of Rés da Rua: the place its records join and hundreds of neighbours they must not.
+ * The tests of one business, which check how the records of a window see each other's merges, import these
+ * rather than all of central Porto; the test of whole runs imports it all.
+ */
+const aroundResDaRua = (() => {
+  const at = JSON.parse(resDaRua) as { lat: number; lon: number };
+  return osmLines.filter((l) => {
+    const { lat, lon } = JSON.parse(l) as { lat: number; lon: number };
+    return Math.abs(lat - at.lat) < 0.005 && Math.abs(lon - at.lon) < 0.0065;
+  });
+})();
 
 /** Each place of several sources by public id: its sources, fields, field sources and state. */
 async function placesOfSeveralSources(db: Db) {
@@ -88,7 +100,7 @@ for (const dialect of dialects) {
 
     test('a record joins the place an earlier record of its window made, instead of making it again', async () => {
       const db = await fresh();
-      await runImport(db, enricher, file('porto.ndjson', osmLines));
+      await runImport(db, enricher, file('around-res-da-rua.ndjson', aroundResDaRua));
       await runImport(db, enricher, file('fsq.csv', fsqResDaRua), { conflate: false });
       await runImport(db, enricher, file('twin.ndjson', [resDaRua]), { source: 'twin', dataset: 'twin', conflate: false });
       const summary = await conflate(db);
@@ -122,7 +134,7 @@ for (const dialect of dialects) {
 
     test('of two records of one source that match one business in a window, one joins its place and the other stays apart', async () => {
       const db = await fresh();
-      await runImport(db, enricher, file('porto.ndjson', osmLines));
+      await runImport(db, enricher, file('around-res-da-rua.ndjson', aroundResDaRua));
       const twice = [resDaRua, resDaRua.replace('"id": "n4463481294"', '"id": "n4463481295"')];
       assert.notEqual(twice[0], twice[1]);
       const summary = await runImport(db, enricher, file('twins.ndjson', twice), { source: 'twin', dataset: 'twin' });

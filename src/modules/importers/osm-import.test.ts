@@ -73,44 +73,9 @@ describe('importing the OpenStreetMap extracts', () => {
   });
 });
 
-describe('re-importing OpenStreetMap data', () => {
-  let t: TestSqlite;
-  before(async () => {
-    t = await copyTestSqlite('prepared');
-  });
-  after(async () => t?.dispose());
-
-  test('a second import of the same file changes nothing', async () => {
-    const first = await runImport(t.db, loadEnricher(), mergedPbf);
-    assert.equal(first.imported_count, mergedNamed());
-    const second = await runImport(t.db, loadEnricher(), mergedPbf);
-    assert.deepEqual(
-      { imported: second.imported_count, updated: second.updated_count, unchanged: second.unchanged_count },
-      { imported: 0, updated: 0, unchanged: mergedNamed() },
-    );
-    assert.equal(countPlaces(t.db.sqlite!), mergedNamed());
-  });
-
-  test('the NDJSON export of the same POIs adds no row and only moves some way and relation points', async () => {
-    const s = await runImport(t.db, loadEnricher(), mergedNdjson);
-    assert.equal(s.format, 'osm-ndjson');
-    assert.equal(s.imported_count, 0);
-    assert.equal(s.updated_count + s.unchanged_count, 19_297);
-    // The export computed some way/relation points from other node versions or another method (see the
-    // reader tests): those rows are updated, everything else is identical.
-    assert.ok(s.updated_count <= 200, `${s.updated_count} updated`);
-    const nodesUpdated = await t.db.kysely
-      .selectFrom('places')
-      .select(sql<number>`count(*)`.as('n'))
-      .where('import_run_id', '=', s.runId)
-      .where('source_id', 'like', 'n%')
-      .executeTakeFirstOrThrow();
-    assert.equal(Number(nodesUpdated.n), 0);
-    assert.equal(countPlaces(t.db.sqlite!), mergedNamed());
-  });
-});
-
-describe('an import killed with SIGKILL', () => {
+// One database for the merged file's three stories, in order: the import killed and run again to its end (which
+// imports every named POI, as a first import would), the same file again, then its NDJSON export.
+describe('the merged OpenStreetMap file: an import killed with SIGKILL, then re-imports', () => {
   let t: TestSqlite;
   // Migrated and with the reference data already (the CLI's own preparation then finds nothing to do), so
   // that the child's time goes to the import that is killed.
@@ -163,5 +128,32 @@ describe('an import killed with SIGKILL', () => {
     assert.equal(countPlaces(h), mergedNamed());
     const previous = h.prepare('SELECT status, error FROM import_runs WHERE id = ?').get(cut.id) as { status: string; error: string };
     assert.deepEqual(previous, { status: 'failed', error: 'interrupted' });
+  });
+
+  test('a second import of the same file changes nothing', async () => {
+    const second = await runImport(t.db, loadEnricher(), mergedPbf);
+    assert.deepEqual(
+      { imported: second.imported_count, updated: second.updated_count, unchanged: second.unchanged_count },
+      { imported: 0, updated: 0, unchanged: mergedNamed() },
+    );
+    assert.equal(countPlaces(t.db.sqlite!), mergedNamed());
+  });
+
+  test('the NDJSON export of the same POIs adds no row and only moves some way and relation points', async () => {
+    const s = await runImport(t.db, loadEnricher(), mergedNdjson);
+    assert.equal(s.format, 'osm-ndjson');
+    assert.equal(s.imported_count, 0);
+    assert.equal(s.updated_count + s.unchanged_count, 19_297);
+    // The export computed some way/relation points from other node versions or another method (see the
+    // reader tests): those rows are updated, everything else is identical.
+    assert.ok(s.updated_count <= 200, `${s.updated_count} updated`);
+    const nodesUpdated = await t.db.kysely
+      .selectFrom('places')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('import_run_id', '=', s.runId)
+      .where('source_id', 'like', 'n%')
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(nodesUpdated.n), 0);
+    assert.equal(countPlaces(t.db.sqlite!), mergedNamed());
   });
 });

@@ -86,10 +86,13 @@ describe('importing the real CSV and NDJSON files into SQLite', () => {
     assert.equal(open.imported_count + open.updated_count, 5000);
   });
 
-  test('importing a file right after itself imports and updates nothing: all rows are unchanged', async () => {
+  test('importing a file again imports and updates nothing: all rows are unchanged', async () => {
+    const sourceOf = (file: string) => first.get(file)!.source;
     for (const { file, records } of files) {
-      // The first run may update rows another file of the same source wrote last (the Yelp overlap).
-      await runImport(db, loadEnricher(), join(data, file));
+      // A file that shares its source with another (the Yelp overlap) is imported once first: the other may have
+      // written their shared rows last. The rest are imported again as they are, after the files of other sources.
+      if (files.some((other) => other.file !== file && sourceOf(other.file) === sourceOf(file)))
+        await runImport(db, loadEnricher(), join(data, file));
       const again = await runImport(db, loadEnricher(), join(data, file));
       assert.deepEqual(
         { file, imported: again.imported_count, updated: again.updated_count, unchanged: again.unchanged_count },
