@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { importFiles, prepareDatabase } from '../../src/bootstrap.ts';
+import { importFiles } from '../../src/bootstrap.ts';
 import { loadGazetteer } from '../../src/modules/geo/gazetteer.ts';
 import { recentSearches } from '../../src/modules/search/saved-searches.ts';
 import { loadCategoryIndex } from '../../src/modules/taxonomy/taxonomy.ts';
 import { createAccountWithToken, type TestAccount } from '../helpers/accounts.ts';
 import { freePort, spawnCli } from '../helpers/cli.ts';
-import { dialects, openTestPostgres, openTestSqlite, type TestDatabase } from '../helpers/databases.ts';
+import { dialects, openTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { munichExtract } from '../helpers/exports.ts';
 import { libraryOpenAt, type OpenSearchScope, tomorrowAt18 } from '../helpers/opening-hours.ts';
 
@@ -34,8 +34,8 @@ for (const { name: dialect } of dialects.filter((d) => d.name === 'sqlite'))
     const want = (scope: OpenSearchScope) => libraryOpenAt(database.db, scope, { localMs: Date.parse(`${at}:00Z`) });
 
     before(async () => {
-      database = dialect === 'postgres' ? await openTestPostgres() : openTestSqlite();
-      await prepareDatabase(database.db);
+      // A copy of the migrated database with the reference data, as prepareDatabase leaves it (templates.ts).
+      database = await openTestDatabase(dialect, 'prepared');
       await importFiles(database.db, [munichExtract]);
       account = await createAccountWithToken(database.db, { scopes: ['search'] });
       const port = await freePort();

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase } from '../../src/infra/db/database.ts';
+import { createAccountWithToken } from './accounts.ts';
 import { freePort, runCli, spawnCli } from './cli.ts';
 import { munichExtract } from './exports.ts';
 import { copySqliteTemplate } from './templates.ts';
@@ -77,19 +78,20 @@ export async function prepareInstallation(dir: string, extraEnv: Record<string, 
     return out.stdout;
   };
   cli(['import', munichExtract]);
-  cli(['user', 'create', '--email', 'drill@example.com']);
-  const token = cli([
-    'token',
-    'create',
-    '--user',
-    'drill@example.com',
-    '--name',
-    'drill',
-    '--scopes',
-    'places:read,search,export,suppressions:write,monitors,match,enrich',
-  ]);
+  // The account and its token are written here rather than by `leadatlas user create` and `token create`:
+  // two processes fewer, the same rows (src/modules/auth/auth.cli.test.ts runs those commands).
+  const db = openDatabase(env.DATABASE_URL!);
+  let authorization: string;
+  try {
+    ({ authorization } = await createAccountWithToken(db, {
+      email: 'drill@example.com',
+      scopes: ['places:read', 'search', 'export', 'suppressions:write', 'monitors', 'match', 'enrich'],
+    }));
+  } finally {
+    await db.close();
+  }
   const receiver = await webhookReceiver();
-  return { env, authorization: `Bearer ${token.trim()}`, receiver, close: () => receiver.close() };
+  return { env, authorization, receiver, close: () => receiver.close() };
 }
 
 export interface RunningServer {
