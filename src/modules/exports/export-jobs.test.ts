@@ -6,21 +6,18 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import XLSX from 'xlsx';
 import { createAccountWithToken, type TestAccount } from '../../../test/helpers/accounts.ts';
-import { buildTestApp, sqliteCatalog, type TestApp } from '../../../test/helpers/app.ts';
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { describeAuthSuite } from '../../../test/helpers/auth-suite.ts';
-import type { TestDatabase } from '../../../test/helpers/databases.ts';
+import { copyTestSqlite, type TestDatabase } from '../../../test/helpers/databases.ts';
 import { eventually } from '../../../test/helpers/eventually.ts';
 import { munichExtract, saveSearch, type TestCity, topRestaurantCity } from '../../../test/helpers/exports.ts';
 import { readmeSnippet, receiver } from '../../../test/helpers/webhooks.ts';
 import { type App, buildApp } from '../../app.ts';
+import { importFiles } from '../../bootstrap.ts';
 import { loadConfig } from '../../config.ts';
 import { accountWebhookSecret } from '../webhooks/webhooks.service.ts';
 import { DownloadLinks } from './download-links.ts';
 import { createJob } from './export-jobs.service.ts';
-
-// The Munich extract imported into SQLite once: the SQLite suites below each start from a copy of their own.
-const munichSqlite = sqliteCatalog([munichExtract]);
-after(() => munichSqlite.dispose());
 
 for (const database of ['sqlite', 'postgres'] as const) {
   describe(`export jobs on the Munich OpenStreetMap extract (${database})`, () => {
@@ -30,9 +27,7 @@ for (const database of ['sqlite', 'postgres'] as const) {
     const env = { EXPORT_DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_BASE_MS: '200', EXPORT_LINK_TTL: '3600' };
 
     before(async () => {
-      t = await buildTestApp(
-        database === 'sqlite' ? { database: await munichSqlite.copy(), env } : { dialect: database, files: [munichExtract], env },
-      );
+      t = await buildTestApp({ dialect: database, files: [munichExtract], env });
       city = await topRestaurantCity(t.db);
       await t.app.ready();
     });
@@ -351,7 +346,8 @@ describe('export jobs across servers stopping and starting (sqlite, the Munich e
   const jobRow = (id: string) => t.db.kysely.selectFrom('export_jobs').selectAll().where('public_id', '=', id).executeTakeFirstOrThrow();
 
   before(async () => {
-    t = await munichSqlite.copy();
+    t = await copyTestSqlite('prepared');
+    await importFiles(t.db, [munichExtract]);
   });
   after(async () => {
     for (const app of apps) await app.close();
