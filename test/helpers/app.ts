@@ -5,7 +5,7 @@ import { type App, buildApp } from '../../src/app.ts';
 import { importFiles } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Db, DialectName } from '../../src/infra/db/database.ts';
-import { openTestDatabase } from './databases.ts';
+import { copyOpenSqlite, copyTestSqlite, openTestDatabase, type TestDatabase, type TestSqlite } from './databases.ts';
 
 export interface TestApp {
   app: App;
@@ -22,6 +22,11 @@ export interface TestAppOptions {
    * on close). Route tests loop over `dialects` (test/helpers/databases.ts) and pass each one here.
    */
   dialect?: DialectName;
+  /**
+   * A database to build on instead of a new copy of the prepared template (it must hold the reference data; say,
+   * `copyOpenSqlite` of a catalog the file imported once), disposed of on close like one of its own.
+   */
+  database?: TestDatabase & { url: string };
   /** Real data files to import first (after migrations and reference data). */
   files?: string[];
   /** Environment overrides on top of the test defaults (silent logs, no demo import). */
@@ -36,7 +41,7 @@ export interface TestAppOptions {
  * template, test/helpers/templates.ts), the given files imported.
  */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const t = await openTestDatabase(options.dialect ?? 'sqlite', 'prepared');
+  const t = options.database ?? (await openTestDatabase(options.dialect ?? 'sqlite', 'prepared'));
   try {
     if (options.files?.length) await importFiles(t.db, options.files);
     await options.prepare?.(t.db);
@@ -67,4 +72,30 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     await t.dispose();
     throw error;
   }
+}
+
+/**
+ * Real data files imported into SQLite once for a test file whose suites need the same catalog in several
+ * databases (an app each, with state of its own): `copy()` gives each one a copy of its own (`copyOpenSqlite`),
+ * so that no test sees another's writes, for the cost of one import. `dispose()` in the file's `after`.
+ */
+export function sqliteCatalog(files: string[]): { copy(): Promise<TestSqlite>; dispose(): Promise<void> } {
+  let imported: Promise<TestSqlite> | undefined;
+  const load = async () => {
+    const seed = await copyTestSqlite('prepared');
+    try {
+      await importFiles(seed.db, files);
+    } catch (error) {
+      await seed.dispose();
+      throw error;
+    }
+    return seed;
+  };
+  return {
+    copy: async () => copyOpenSqlite((await (imported ??= load())).db),
+    dispose: async () => {
+      const seed = await imported?.catch(() => undefined);
+      await seed?.dispose();
+    },
+  };
 }

@@ -40,6 +40,23 @@ export async function copyTestSqlite(from: Template): Promise<TestSqlite> {
   return openSqliteIn(dir);
 }
 
+/**
+ * A SQLite file of its own that starts as `source` is now: `VACUUM INTO`, a consistent copy of every table and
+ * index, whatever is still in the write-ahead log. For a file whose tests need the same imported catalog in more
+ * than one database (one per app, each with state of its own): one import, then copies.
+ */
+export async function copyOpenSqlite(source: Db): Promise<TestSqlite> {
+  if (source.sqlite === undefined) throw new Error('copyOpenSqlite: not a SQLite database');
+  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-test-'));
+  try {
+    source.sqlite.prepare('VACUUM INTO ?').run(join(dir, 'test.db'));
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return openSqliteIn(dir);
+}
+
 function openSqliteIn(dir: string): TestSqlite {
   const path = join(dir, 'test.db');
   const url = `sqlite:${path}`;
@@ -112,6 +129,14 @@ const allDialects: Array<{ name: DialectName; open: (from?: Template) => Promise
  * silently testing less.
  */
 export const dialects = selectDialects(process.env.TEST_DIALECTS);
+
+/**
+ * The dialects of a route suite whose difference between the dialects test/parity/dialects.test.ts already
+ * checks (both apps sent the same requests on the same real data, the answers compared exactly): the first of
+ * `dialects` only, so that the suite checks what each answer should be once and parity that the other dialect
+ * agrees. `DIALECT_PARITY_FULL=1` runs such a suite on every dialect of `dialects` too.
+ */
+export const parityCoveredDialects = process.env.DIALECT_PARITY_FULL === '1' ? dialects : dialects.slice(0, 1);
 
 function selectDialects(names: string | undefined): typeof allDialects {
   if (names === undefined || names.trim() === '') return allDialects;

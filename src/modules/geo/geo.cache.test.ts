@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { keptCacheCopies } from './geo.data.ts';
 
 const dataModule = new URL('./geo.data.ts', import.meta.url).href;
@@ -50,6 +50,22 @@ function gazetteerDigestInChildProcess(cacheDir: string): string {
   return runInChildProcess(script, cacheDir);
 }
 
+/**
+ * The rows read from the packages in a fresh process with an empty cache folder of its own, which that process
+ * fills: done once for the file (the folder kept until its end), the reference the cache tests below start from.
+ */
+let fromPackages: { dir: string; digest: string } | undefined;
+function rowsFromPackages(): { dir: string; digest: string } {
+  if (fromPackages === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
+    fromPackages = { dir, digest: digestInChildProcess(dir) };
+  }
+  return fromPackages;
+}
+after(() => {
+  if (fromPackages) rmSync(fromPackages.dir, { recursive: true, force: true });
+});
+
 test('the gazetteer read back from its cache answers as the one built from the rows', () => {
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
   try {
@@ -67,26 +83,23 @@ test('the gazetteer read back from its cache answers as the one built from the r
 });
 
 test('country and city rows read back from the cache equal the rows read from the packages', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
-  try {
-    const fromPackages = digestInChildProcess(dir);
-    const cached = readdirSync(dir).sort();
-    assert.deepEqual(
-      cached.map((f) => f.replace(/-[0-9a-f]{16}\.v8$/, '')),
-      ['cities', 'countries'],
-    );
-    assert.equal(digestInChildProcess(dir), fromPackages);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { dir, digest } = rowsFromPackages();
+  const cached = readdirSync(dir).sort();
+  assert.deepEqual(
+    cached.map((f) => f.replace(/-[0-9a-f]{16}\.v8$/, '')),
+    ['cities', 'countries'],
+  );
+  assert.equal(digestInChildProcess(dir), digest);
 });
 
 test('an unreadable cache file is ignored and the packages are read instead', () => {
+  const { dir: written, digest } = rowsFromPackages();
   const dir = mkdtempSync(join(tmpdir(), 'leadatlas-geo-cache-'));
   try {
-    const fromPackages = digestInChildProcess(dir);
-    for (const f of readdirSync(dir)) writeFileSync(join(dir, f), 'not a v8 snapshot');
-    assert.equal(digestInChildProcess(dir), fromPackages);
+    // The cache files a process reading the packages writes, by their names, each unreadable.
+    for (const f of readdirSync(written)) writeFileSync(join(dir, f), 'not a v8 snapshot');
+    assert.ok(readdirSync(dir).length > 0);
+    assert.equal(digestInChildProcess(dir), digest);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
