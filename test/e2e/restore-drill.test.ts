@@ -127,6 +127,7 @@ describe('a backup taken under load restores into a new installation that answer
         EXPORT_DATA_DIR: join(dir, 'pg-exports'),
         RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
         QUOTA_REQUESTS_PER_DAY: '1000000000',
+        SEARCH_TIME_BUDGET_MS: '60000',
       };
       const cli = (args: string[]) => {
         const out = runCli(args, env);
