@@ -105,7 +105,7 @@ export async function buildApp({ config, db, background = true }: AppOptions): P
   // Export jobs run in the background from the database: started once the app is ready, stopped (their
   // jobs put back in the queue) before the database closes.
   const jobs = createExportJobs({ db, config, log: app.log, quotas: app.quotas });
-  if (background) inBackground(app, jobs);
+  if (background) inBackground(app, jobs, 'first');
   await app.register(exportJobsRoutes, { db, config, jobs });
   // Enrichment crawls places' websites in the background when ENRICH_WORKERS > 0, like export jobs:
   // started once the app is ready, stopped (its sites put back in the queue) before the database closes.
@@ -199,7 +199,7 @@ export async function buildApp({ config, db, background = true }: AppOptions): P
   await app.register(referenceRoutes, { db, reads });
   // Match jobs run in the background as export jobs do, their ends told through the same webhook queue.
   const matchJobs = createMatchJobs({ db, config, log: app.log, search, allowance: app.quotas, onEvent: () => jobs.webhooks.poke() });
-  if (background) inBackground(app, matchJobs);
+  if (background) inBackground(app, matchJobs, 'first');
   await app.register(matchJobsRoutes, { db, config, jobs: matchJobs, allowance: app.quotas });
   await app.register(dashboardRoutes, { config, db, jobs, search, matchJobs });
   await app.register(mcpRoutes);
@@ -217,12 +217,17 @@ async function closeInTurn(...workers: Array<{ close(): unknown }>): Promise<voi
   for (const worker of workers) await worker.close();
 }
 
-/** A worker of the server's background: started once the app is ready, stopped before the database closes. */
-function inBackground(app: App, worker: { start(): unknown; close(): unknown }): void {
+/**
+ * A worker of the server's background: started once the app is ready, stopped before the database closes.
+ * `first`: stopped as soon as the server is asked to close (`preClose`), before the requests in flight end and
+ * the other closes run: a job runner, whose running jobs go back to the queue for the next process; stopped
+ * later, a job could run to its end during the closes.
+ */
+function inBackground(app: App, worker: { start(): unknown; close(): unknown }, when: 'first' | 'last' = 'last'): void {
   app.addHook('onReady', async () => {
     await worker.start();
   });
-  app.addHook('onClose', async () => {
+  app.addHook(when === 'first' ? 'preClose' : 'onClose', async () => {
     await worker.close();
   });
 }
