@@ -67,16 +67,8 @@ export class LeasedJobRunner<Job extends LeasedJobRow> {
 
   /** Stops taking jobs and puts the running ones back in the queue, for the next process to run. */
   async close(): Promise<void> {
-    // The running jobs are told to stop at once, not after the round of the queue in progress: on a slow
-    // database that round can outlast a job, which would then run to its end instead of going back to the queue.
-    const stopAll = () => {
-      for (const { stop } of this.running.values()) stop.abort('closing' satisfies JobStop);
-    };
-    const closing = this.loop.close();
-    stopAll();
-    await closing;
-    // A job the round claimed before it saw the loop closed.
-    stopAll();
+    await this.loop.close();
+    for (const { stop } of this.running.values()) stop.abort('closing' satisfies JobStop);
     await Promise.allSettled([...this.running.values()].map((r) => r.done));
   }
 
